@@ -1,0 +1,38 @@
+// seqio's DataSource contract (seqio/dataset_providers.py): where a Task's raw
+// examples come from.
+//
+// A source lists its splits and yields a Dataset for one split, optionally
+// file-shuffled with a seed and restricted to one shard (ShardInfo: the
+// index-th of num_shards, file-level when there are enough files, else every
+// num_shards-th example). Framework-free: no libtorch.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "t5xx/data/dataset.h"
+
+namespace t5xx::seqio {
+
+// seqio.ShardInfo: this reader is shard `index` of `num_shards`.
+struct ShardInfo {
+  int index = 0;
+  int num_shards = 1;
+};
+
+class DataSource {
+ public:
+  virtual ~DataSource() = default;
+  virtual std::vector<std::string> splits() const = 0;
+  // Throws t5xx::Error naming the split and the known splits when `split`
+  // is unknown, and naming the file pattern when it matches no file.
+  virtual DatasetPtr GetDataset(const std::string& split, bool shuffle,
+                                uint64_t seed,
+                                const ShardInfo& shard_info) const = 0;
+};
+
+using DataSourcePtr = std::shared_ptr<const DataSource>;
+
+}  // namespace t5xx::seqio
