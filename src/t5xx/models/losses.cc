@@ -1,0 +1,104 @@
+#include "t5xx/models/losses.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::models {
+
+LossNormalizingFactor LossNormalizingFactor::Parse(const std::string& text,
+                                                   const std::string& where) {
+  LossNormalizingFactor f;
+  std::string t = text;
+  if (t.size() >= 2 && (t.front() == '\'' || t.front() == '"')) {
+    t = t.substr(1, t.size() - 2);
+  }
+  if (t == "None" || t.empty()) return f;
+  if (t == "NUM_REAL_TARGET_TOKENS") {
+    f.kind = Kind::kNumRealTargetTokens;
+    return f;
+  }
+  if (t == "NUM_TOTAL_TARGET_TOKENS") {
+    f.kind = Kind::kNumTotalTargetTokens;
+    return f;
+  }
+  if (t == "AVERAGE_PER_SEQUENCE") {
+    throw Error(where + ": loss_normalizing_factor 'AVERAGE_PER_SEQUENCE' is not "
+                "implemented yet; use None, a number, NUM_REAL_TARGET_TOKENS or "
+                "NUM_TOTAL_TARGET_TOKENS");
+  }
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (end == t.c_str() || *end != '\0' || !(v > 0.0)) {
+    throw Error(where + ": loss_normalizing_factor must be None, a positive "
+                "number, NUM_REAL_TARGET_TOKENS or NUM_TOTAL_TARGET_TOKENS; got '" +
+                text + "'");
+  }
+  f.kind = Kind::kConstant;
+  f.constant = v;
+  return f;
+}
+
+std::string LossNormalizingFactor::ToString() const {
+  switch (kind) {
+    case Kind::kNone: return "None";
+    case Kind::kConstant: return std::to_string(constant);
+    case Kind::kNumRealTargetTokens: return "NUM_REAL_TARGET_TOKENS";
+    case Kind::kNumTotalTargetTokens: return "NUM_TOTAL_TARGET_TOKENS";
+  }
+  return "None";
+}
+
+LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
+                                       const at::Tensor& targets,
+                                       const at::Tensor& weights,
+                                       double label_smoothing, double z_loss,
+                                       const LossNormalizingFactor& factor) {
+  const int64_t vocab = logits.size(-1);
+  at::Tensor lse = at::logsumexp(logits, {-1});                 // [B, L]
+  at::Tensor target_logit =
+      logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1);     // [B, L]
+  at::Tensor ce;
+  if (label_smoothing > 0.0) {
+    const double confidence = 1.0 - label_smoothing;
+    const double low = label_smoothing / static_cast<double>(vocab - 1);
+    const double normalizing_constant =
+        -(confidence * std::log(confidence) +
+          static_cast<double>(vocab - 1) * low * std::log(low + 1e-20));
+    // -sum_v q_v (logit_v - lse) = lse - low*sum_v logit_v
+    //                              - (confidence - low) * logit_target
+    at::Tensor sum_logits = logits.sum({-1});
+    ce = lse - low * sum_logits - (confidence - low) * target_logit -
+         normalizing_constant;
+  } else {
+    ce = lse - target_logit;
+  }
+  at::Tensor zl = z_loss * lse.pow(2);
+  at::Tensor per_token = ce + zl;
+  LossOutput out;
+  at::Tensor total = (per_token * weights).sum();
+  at::Tensor total_z = (zl * weights).sum();
+  double divisor = 1.0;
+  at::Tensor weight_sum = weights.sum();
+  switch (factor.kind) {
+    case LossNormalizingFactor::Kind::kNone: break;
+    case LossNormalizingFactor::Kind::kConstant: divisor = factor.constant; break;
+    case LossNormalizingFactor::Kind::kNumRealTargetTokens:
+      divisor = std::max(weight_sum.item<double>(), 1e-30);
+      break;
+    case LossNormalizingFactor::Kind::kNumTotalTargetTokens:
+      divisor = static_cast<double>(targets.numel());
+      break;
+  }
+  out.loss = total / divisor;
+  out.z_loss = (total_z / divisor).detach();
+  out.cross_ent_loss = (out.loss - out.z_loss).detach();
+  out.weight_sum = weight_sum.detach();
+  out.correct =
+      ((logits.argmax(-1) == targets).to(at::kFloat) * weights).sum().detach();
+  out.per_token_loss = per_token.detach();
+  return out;
+}
+
+}  // namespace t5xx::models

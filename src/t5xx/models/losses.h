@@ -1,0 +1,50 @@
+// t5x's losses (t5x/losses.py): cross-entropy with z-loss and label
+// smoothing, summed over tokens and divided by a loss normalizing factor.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+
+namespace t5xx::models {
+
+// How the summed loss is normalised (t5x's loss_normalizing_factor):
+// kNone = raw sum; kConstant = divide by `constant`; kNumRealTargetTokens =
+// divide by sum(weights); kNumTotalTargetTokens = divide by numel(targets).
+struct LossNormalizingFactor {
+  enum class Kind { kNone, kConstant, kNumRealTargetTokens, kNumTotalTargetTokens };
+  Kind kind = Kind::kNone;
+  double constant = 1.0;
+
+  // Parses a gin value's text form: "None", a number, or one of
+  // NUM_REAL_TARGET_TOKENS / NUM_TOTAL_TARGET_TOKENS. Throws t5xx::Error
+  // naming `where` and the accepted values otherwise (AVERAGE_PER_SEQUENCE is
+  // not implemented yet and is refused with that message).
+  static LossNormalizingFactor Parse(const std::string& text,
+                                     const std::string& where);
+  std::string ToString() const;
+};
+
+struct LossOutput {
+  at::Tensor loss;             // scalar: (sum of cross_ent + z_loss) / factor
+  at::Tensor z_loss;           // scalar, part of `loss`, detached
+  at::Tensor cross_ent_loss;   // scalar: loss - z_loss, detached
+  at::Tensor weight_sum;       // scalar: sum(weights)
+  at::Tensor correct;          // scalar: sum(weights * (argmax == target))
+  at::Tensor per_token_loss;   // [B, L] cross-entropy + z-loss, unweighted
+};
+
+// logits: float32 [B, L, V]; targets: int64 [B, L]; weights: float32 [B, L]
+// (0 for padding). Per token: loss = -sum_v soft_target_v * log_softmax_v -
+// normalizing_constant + z_loss * logsumexp^2, where soft targets put
+// 1 - label_smoothing on the target and label_smoothing / (V - 1) elsewhere
+// and normalizing_constant is the soft targets' entropy term (t5x's
+// compute_weighted_cross_entropy). Differentiable in logits.
+LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
+                                       const at::Tensor& targets,
+                                       const at::Tensor& weights,
+                                       double label_smoothing, double z_loss,
+                                       const LossNormalizingFactor& factor);
+
+}  // namespace t5xx::models

@@ -1,0 +1,53 @@
+#include "t5xx/models/param_store.h"
+
+#include <stdexcept>
+
+namespace t5xx::models {
+
+Param& ParamStore::Add(std::string name, at::Tensor value,
+                       std::vector<std::string> axes) {
+  if (Contains(name)) throw std::logic_error("duplicate parameter " + name);
+  if (static_cast<int64_t>(axes.size()) != value.dim()) {
+    throw std::logic_error("parameter " + name + " has " +
+                           std::to_string(value.dim()) + " dims but " +
+                           std::to_string(axes.size()) + " axis names");
+  }
+  params_.push_back({std::move(name), std::move(value), std::move(axes)});
+  return params_.back();
+}
+
+const Param& ParamStore::GetParam(const std::string& name) const {
+  for (const auto& p : params_) {
+    if (p.name == name) return p;
+  }
+  throw std::out_of_range("no parameter named " + name);
+}
+
+const at::Tensor& ParamStore::Get(const std::string& name) const {
+  return GetParam(name).value;
+}
+
+bool ParamStore::Contains(const std::string& name) const {
+  for (const auto& p : params_) {
+    if (p.name == name) return true;
+  }
+  return false;
+}
+
+int64_t ParamStore::NumElements() const {
+  int64_t n = 0;
+  for (const auto& p : params_) n += p.value.numel();
+  return n;
+}
+
+void ParamStore::SetRequiresGrad(bool requires_grad) {
+  for (auto& p : params_) p.value.set_requires_grad(requires_grad);
+}
+
+void ParamStore::ZeroGrad() {
+  for (auto& p : params_) {
+    if (p.value.grad().defined()) p.value.mutable_grad() = at::Tensor();
+  }
+}
+
+}  // namespace t5xx::models

@@ -1,0 +1,43 @@
+// Named parameters that carry t5x's logical axis names.
+//
+// Each parameter has t5x's dotted path (e.g.
+// "encoder.layers_0.attention.query.kernel"), a float32 tensor and one logical
+// axis name per dimension (embed, mlp, heads, kv, joined_kv, vocab,
+// relpos_buckets; t5x/examples/t5/layers.py param_with_axes). Model code only
+// declares axes; the partitioner maps them to mesh axes.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+namespace t5xx::models {
+
+struct Param {
+  std::string name;               // t5x dotted path, without "target."
+  at::Tensor value;               // float32, requires_grad for training
+  std::vector<std::string> axes;  // logical axis names, one per dim
+};
+
+class ParamStore {
+ public:
+  // Adds a parameter; throws std::logic_error on a duplicate name or when
+  // axes.size() != value.dim().
+  Param& Add(std::string name, at::Tensor value, std::vector<std::string> axes);
+  // Throws std::out_of_range naming the parameter when absent.
+  const at::Tensor& Get(const std::string& name) const;
+  const Param& GetParam(const std::string& name) const;
+  bool Contains(const std::string& name) const;
+
+  std::vector<Param>& params() { return params_; }
+  const std::vector<Param>& params() const { return params_; }
+  int64_t NumElements() const;
+  void SetRequiresGrad(bool requires_grad);
+  void ZeroGrad();
+
+ private:
+  std::vector<Param> params_;
+};
+
+}  // namespace t5xx::models

@@ -1,0 +1,38 @@
+// T5Config: the hyper-parameters of t5x's minimal T5 network
+// (t5x/examples/t5/network.py, gin name t5x.examples.t5.network.T5Config).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace t5xx::models {
+
+struct T5Config {
+  int64_t vocab_size = 32128;  // rows of token_embedder / cols of logits_dense
+  std::string dtype = "float32";  // activation dtype; only float32 today
+  int64_t emb_dim = 512;
+  int64_t num_heads = 6;
+  int64_t num_encoder_layers = 8;
+  int64_t num_decoder_layers = 8;
+  int64_t head_dim = 64;
+  int64_t mlp_dim = 1024;
+  // ('gelu', 'linear') = T5.1.1's gated GELU; ('relu',) = T5.1.0's ReLU MLP.
+  std::vector<std::string> mlp_activations = {"gelu", "linear"};
+  double dropout_rate = 0.0;
+  bool logits_via_embedding = false;
+  // Relative position bias (fixed in t5x's network, exposed for tests).
+  int64_t relative_attention_num_buckets = 32;
+  int64_t relative_attention_max_distance = 128;
+
+  // Throws t5xx::Error naming the field when a value is out of range or a
+  // feature is not implemented (e.g. dtype other than float32).
+  void Validate() const;
+};
+
+// Presets with t5x's T5.1.1 dimensions (t5x/examples/t5/t5_1_1/*.gin);
+// "tiny" is t5xx's own (emb 128, 4 heads x 32, 2+2 layers, mlp 256) used by
+// tests and the demo. Throws t5xx::Error for an unknown name.
+T5Config T5_1_1Config(const std::string& size);
+
+}  // namespace t5xx::models
