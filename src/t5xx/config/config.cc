@@ -1,0 +1,454 @@
+#include "t5xx/config/config.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::gin {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void Fail(const Location& loc, const std::string& msg) {
+  std::string where = loc.ToString();
+  throw Error(where.empty() ? msg : where + ": " + msg);
+}
+
+std::string KeyName(const std::string& scope, const std::string& configurable,
+                    const std::string& param) {
+  std::string s = scope.empty() ? "" : scope + "/";
+  return s + configurable + "." + param;
+}
+
+std::vector<std::string> ScopePrefixes(const std::string& scope) {
+  // "a/b" -> {"a/b", "a", ""}: most specific first.
+  std::vector<std::string> out;
+  std::string s = scope;
+  while (!s.empty()) {
+    out.push_back(s);
+    size_t slash = s.rfind('/');
+    s = slash == std::string::npos ? "" : s.substr(0, slash);
+  }
+  out.push_back("");
+  return out;
+}
+
+bool IsStringTyped(const ParamSpec& p) {
+  return p.type == ParamType::kString || p.type == ParamType::kOptionalString ||
+         !p.allowed_strings.empty();
+}
+
+}  // namespace
+
+Config::Config(const Registry* registry) : registry_(registry) {
+  if (registry_ == nullptr) throw std::invalid_argument("gin::Config needs a registry");
+}
+
+void Config::AddSearchPath(const std::string& dir) {
+  if (std::find(search_paths_.begin(), search_paths_.end(), dir) == search_paths_.end()) {
+    search_paths_.push_back(dir);
+  }
+}
+
+std::string Config::FindFile(const std::string& path, const std::string& including_dir,
+                             std::vector<std::string>* tried) const {
+  fs::path p(path);
+  auto exists = [&](const fs::path& candidate) {
+    tried->push_back(candidate.string());
+    std::error_code ec;
+    return fs::is_regular_file(candidate, ec);
+  };
+  if (p.is_absolute()) return exists(p) ? p.string() : "";
+  std::vector<fs::path> dirs;
+  if (!including_dir.empty()) dirs.emplace_back(including_dir);
+  else dirs.emplace_back(".");
+  for (const std::string& d : search_paths_) dirs.emplace_back(d);
+  for (const fs::path& d : dirs) {
+    fs::path candidate = d == "." ? p : d / p;
+    if (exists(candidate)) return candidate.lexically_normal().string();
+  }
+  return "";
+}
+
+void Config::ParseFile(const std::string& path) {
+  std::vector<std::string> tried;
+  std::string found = FindFile(path, "", &tried);
+  if (found.empty()) {
+    std::string msg = "gin file '" + path + "' not found (looked for";
+    for (size_t i = 0; i < tried.size(); ++i) msg += (i ? ", " : " ") + tried[i];
+    throw Error(msg + ")");
+  }
+  ParseFileAt(found, found);
+}
+
+void Config::ParseFileAt(const std::string& resolved_path, const std::string& shown_path) {
+  std::ifstream in(resolved_path, std::ios::binary);
+  if (!in) throw Error("cannot read gin file '" + resolved_path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::error_code ec;
+  std::string canonical = fs::weakly_canonical(resolved_path, ec).string();
+  if (ec) canonical = resolved_path;
+  include_stack_.push_back(canonical);
+  parsed_files_.push_back(shown_path);
+  try {
+    ParseStatements(ParseGinText(ss.str(), shown_path),
+                    fs::path(resolved_path).parent_path().string());
+  } catch (...) {
+    include_stack_.pop_back();
+    throw;
+  }
+  include_stack_.pop_back();
+}
+
+void Config::ParseString(const std::string& text, const std::string& source_name) {
+  ParseStatements(ParseGinText(text, source_name), fs::path(source_name).parent_path().string());
+}
+
+void Config::AddBinding(const std::string& binding_text, const std::string& source_name) {
+  // Leading blanks are not indentation here (shell quoting often adds them).
+  size_t start = binding_text.find_first_not_of(" \t\r\n");
+  std::string text = start == std::string::npos ? "" : binding_text.substr(start);
+  ParseStatements(ParseGinText(text, source_name, /*flag_source=*/true), "");
+}
+
+void Config::AddFlagBinding(const std::string& name, const std::string& value_text,
+                            const std::string& source_name) {
+  Record rec;
+  rec.st = ParseGinKey(name, source_name, /*flag_source=*/true);
+  rec.st.loc = Location{source_name, 0, 0};  // the whole flag names the key
+  Location value_loc{source_name, 0, 0};
+  try {
+    rec.st.value = ParseGinValue(value_text, source_name, /*flag_source=*/true);
+  } catch (const Error& e) {
+    rec.st.value = Value::String(value_text, value_loc);
+    if (rec.st.kind == Statement::Kind::kBinding) {
+      rec.string_fallback = true;
+      rec.fallback_error = e.what();
+    }
+  }
+  finalized_ = false;
+  records_.push_back(std::move(rec));
+}
+
+void Config::ParseStatements(const std::vector<Statement>& statements, const std::string& dir) {
+  finalized_ = false;
+  for (const Statement& st : statements) {
+    switch (st.kind) {
+      case Statement::Kind::kDynamicRegistration:
+        break;  // everything registered is available by import alias anyway
+      case Statement::Kind::kImport: {
+        auto it = aliases_.find(st.alias);
+        if (it != aliases_.end() && it->second.first != st.module) {
+          Fail(st.loc, "import alias '" + st.alias + "' for '" + st.module + "' conflicts with '" +
+                           it->second.first + "' imported as '" + st.alias + "' at " +
+                           it->second.second.ToString());
+        }
+        if (it == aliases_.end()) aliases_[st.alias] = {st.module, st.loc};
+        break;
+      }
+      case Statement::Kind::kInclude: {
+        std::vector<std::string> tried;
+        std::string found = FindFile(st.path, dir, &tried);
+        if (found.empty()) {
+          std::string msg = "included file '" + st.path + "' not found (looked for";
+          for (size_t i = 0; i < tried.size(); ++i) msg += (i ? ", " : " ") + tried[i];
+          Fail(st.loc, msg + ")");
+        }
+        std::error_code ec;
+        std::string canonical = fs::weakly_canonical(found, ec).string();
+        if (ec) canonical = found;
+        auto cycle = std::find(include_stack_.begin(), include_stack_.end(), canonical);
+        if (cycle != include_stack_.end()) {
+          std::string chain;
+          for (auto i = cycle; i != include_stack_.end(); ++i) chain += *i + " -> ";
+          Fail(st.loc, "include cycle: '" + st.path + "' is already being parsed (" + chain +
+                           canonical + ")");
+        }
+        ParseFileAt(found, found);
+        break;
+      }
+      case Statement::Kind::kBinding:
+      case Statement::Kind::kMacro: {
+        Record rec;
+        rec.st = st;
+        records_.push_back(std::move(rec));
+        break;
+      }
+    }
+  }
+}
+
+Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack,
+                           const std::string& what) const {
+  using K = Value::Kind;
+  switch (v.kind()) {
+    case K::kMacro: {
+      const std::string& name = v.macro_name();
+      auto it = macros_.find(name);
+      if (it == macros_.end()) {
+        std::vector<std::string> names;
+        for (const auto& kv : macros_) names.push_back(kv.first);
+        std::string msg = "undefined macro '%" + name + "'";
+        std::string near = ClosestMatch(name, names);
+        if (!near.empty()) msg += "; did you mean '%" + near + "'?";
+        else msg += "; define it with '" + name + " = <value>' or --gin." + name + "=<value>";
+        Fail(v.location(), msg);
+      }
+      auto seen = std::find(macro_stack.begin(), macro_stack.end(), name);
+      if (seen != macro_stack.end()) {
+        std::string chain;
+        for (auto i = seen; i != macro_stack.end(); ++i) chain += "%" + *i + " -> ";
+        Fail(v.location(), "macro cycle: " + chain + "%" + name);
+      }
+      macro_stack.push_back(name);
+      Value out = ResolveValue(it->second.value, macro_stack, what);
+      macro_stack.pop_back();
+      return out;
+    }
+    case K::kReference: {
+      Registry::Resolution r = registry_->Resolve(v.reference_name(), [&] {
+        std::map<std::string, std::string> a;
+        for (const auto& kv : aliases_) a[kv.first] = kv.second.first;
+        return a;
+      }());
+      if (!r.ok()) Fail(v.location(), r.error + " (in reference '" + v.ToGinString() + "')");
+      Value out = v;
+      out.set_reference_name(r.full_name);
+      return out;
+    }
+    case K::kList:
+    case K::kTuple: {
+      Value out = v;
+      for (Value& item : out.mutable_items()) item = ResolveValue(item, macro_stack, what);
+      return out;
+    }
+    case K::kDict: {
+      Value out = v;
+      for (auto& kv : out.mutable_dict()) {
+        kv.first = ResolveValue(kv.first, macro_stack, what);
+        kv.second = ResolveValue(kv.second, macro_stack, what);
+      }
+      return out;
+    }
+    case K::kRequired:
+      if (!macro_stack.empty()) {
+        const std::string& name = macro_stack.back();
+        Fail(macros_.at(name).loc, "macro '" + name + "' is %gin.REQUIRED and was never set; set it in a gin file ('" +
+                                       name + " = ...') or with --gin." + name + "=<value>");
+      }
+      Fail(v.location(), what + " is %gin.REQUIRED and was never overridden; bind it in a gin file or with --gin." +
+                             what + "=<value>");
+    default:
+      return v;
+  }
+}
+
+void Config::Finalize() {
+  finalized_ = false;
+  bindings_.clear();
+  macros_.clear();
+  resolved_macros_.clear();
+  operative_.clear();
+  std::map<std::string, std::string> aliases;
+  for (const auto& kv : aliases_) aliases[kv.first] = kv.second.first;
+
+  // Macros first: later definitions win, and bindings may use macros defined
+  // after them.
+  for (const Record& rec : records_) {
+    if (rec.st.kind == Statement::Kind::kMacro) macros_[rec.st.param] = {rec.st.value, rec.st.loc};
+  }
+  // Every %gin.REQUIRED macro must have been overridden: report them all.
+  {
+    std::vector<std::string> missing;
+    const MacroDef* first = nullptr;
+    for (const Record& rec : records_) {  // definition order
+      if (rec.st.kind != Statement::Kind::kMacro) continue;
+      const MacroDef& def = macros_.at(rec.st.param);
+      if (def.value.kind() != Value::Kind::kRequired) continue;
+      if (std::find(missing.begin(), missing.end(), rec.st.param) != missing.end()) continue;
+      if (!first) first = &def;
+      missing.push_back(rec.st.param);
+    }
+    if (!missing.empty()) {
+      std::string msg;
+      if (missing.size() == 1) {
+        msg = "macro '" + missing[0] + "' is %gin.REQUIRED and was never set; set it in a gin file ('" +
+              missing[0] + " = ...') or with --gin." + missing[0] + "=<value>";
+      } else {
+        msg = "macros";
+        for (size_t i = 0; i < missing.size(); ++i) msg += (i ? ", '" : " '") + missing[i] + "'";
+        msg += " are %gin.REQUIRED and were never set; set each in a gin file or with --gin.NAME=<value> (e.g. --gin." +
+               missing[0] + "=<value>)";
+      }
+      Fail(first->loc, msg);
+    }
+  }
+  for (const auto& kv : macros_) {
+    std::vector<std::string> stack{kv.first};
+    resolved_macros_[kv.first] = ResolveValue(kv.second.value, stack, kv.first);
+  }
+
+  size_t order = 0;
+  for (const Record& rec : records_) {
+    const Statement& st = rec.st;
+    if (st.kind != Statement::Kind::kBinding) continue;
+    const std::string written = KeyName(st.scope, st.configurable, st.param);
+    Registry::Resolution r = registry_->Resolve(st.configurable, aliases);
+    if (!r.ok()) Fail(st.loc, r.error + " (in binding '" + written + "')");
+    const ConfigurableSpec* spec = registry_->Find(r.full_name);
+    const ParamSpec* ps = spec->FindParam(st.param);
+    if (ps == nullptr) {
+      std::vector<std::string> names;
+      for (const ParamSpec& p : spec->params) names.push_back(p.name);
+      std::string msg = "unknown parameter '" + st.param + "' of '" + r.full_name + "' (in binding '" + written + "')";
+      std::string near = ClosestMatch(st.param, names);
+      if (!near.empty()) {
+        msg += "; did you mean '" + near + "'?";
+      } else if (names.empty()) {
+        msg += "; it takes no parameters";
+      } else {
+        msg += "; its parameters are";
+        for (size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : " ") + names[i];
+      }
+      Fail(st.loc, msg);
+    }
+    const std::string full_param = KeyName(st.scope, r.full_name, st.param);
+    Value value;
+    if (rec.string_fallback) {
+      if (!IsStringTyped(*ps)) {
+        throw Error(rec.fallback_error + " (value for '" + written + "', which takes " +
+                    ParamTypeName(ps->type) + ")");
+      }
+      value = st.value;
+    } else {
+      std::vector<std::string> stack;
+      value = ResolveValue(st.value, stack, full_param);
+    }
+    std::string err = CheckParamValue(*ps, value, full_param);
+    if (!err.empty()) {
+      if (st.value.kind() == Value::Kind::kMacro) {
+        const MacroDef& def = macros_.at(st.value.macro_name());
+        err += " (from macro %" + st.value.macro_name() + " set at " + def.loc.ToString() + ")";
+      }
+      Fail(st.value.kind() == Value::Kind::kMacro ? st.value.location() : value.location(), err);
+    }
+    Bound& b = bindings_[Key{st.scope, r.full_name, st.param}];
+    b.value = std::move(value);
+    b.loc = st.loc;
+    b.order = order++;
+    b.used = false;
+  }
+  finalized_ = true;
+}
+
+void Config::RequireFinalized(const char* fn) const {
+  if (!finalized_) {
+    throw std::logic_error(std::string("gin::Config::") + fn +
+                           " called before Finalize() (or after new bindings were added)");
+  }
+}
+
+const ParamSpec& Config::CheckRegistered(const std::string& configurable,
+                                         const std::string& param) const {
+  const ConfigurableSpec* spec = registry_->Find(configurable);
+  if (spec == nullptr) {
+    std::string msg = "internal error: gin query for unregistered configurable '" + configurable + "'";
+    std::string near = registry_->SuggestName(configurable);
+    if (!near.empty()) msg += "; did you mean '" + near + "'?";
+    throw Error(msg + " (register it in RegisterT5xConfigurables)");
+  }
+  const ParamSpec* ps = spec->FindParam(param);
+  if (ps == nullptr) {
+    std::vector<std::string> names;
+    for (const ParamSpec& p : spec->params) names.push_back(p.name);
+    std::string msg = "internal error: gin query for unregistered parameter '" + param + "' of '" + configurable + "'";
+    std::string near = ClosestMatch(param, names);
+    if (!near.empty()) msg += "; did you mean '" + near + "'?";
+    throw Error(msg + " (register it in RegisterT5xConfigurables)");
+  }
+  return *ps;
+}
+
+const Config::Bound* Config::FindBound(const std::string& configurable, const std::string& param,
+                                       const std::string& scope) const {
+  for (const std::string& s : ScopePrefixes(scope)) {
+    auto it = bindings_.find(Key{s, configurable, param});
+    if (it != bindings_.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+Value Config::Query(const std::string& configurable, const std::string& param,
+                    const std::string& scope) {
+  RequireFinalized("Query");
+  const ParamSpec& ps = CheckRegistered(configurable, param);
+  const std::string what = KeyName(scope, configurable, param);
+  Value v;
+  if (const Bound* b = FindBound(configurable, param, scope)) {
+    b->used = true;
+    v = b->value;
+  } else if (ps.required) {
+    throw Error("no value for required parameter '" + what + "'; bind it in a gin file ('" + what +
+                " = ...') or with --gin." + what + "=<value>");
+  } else {
+    v = ps.default_value;
+    v.set_location(Location{"default of " + configurable + "." + param, 0, 0});
+  }
+  v.set_description(what);
+  operative_[{configurable, scope, param}] = v;
+  return v;
+}
+
+bool Config::IsBound(const std::string& configurable, const std::string& param,
+                     const std::string& scope) const {
+  RequireFinalized("IsBound");
+  CheckRegistered(configurable, param);
+  return FindBound(configurable, param, scope) != nullptr;
+}
+
+std::optional<Value> Config::MacroValue(const std::string& name) const {
+  RequireFinalized("MacroValue");
+  auto it = resolved_macros_.find(name);
+  if (it == resolved_macros_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string Config::OperativeConfigString() const {
+  RequireFinalized("OperativeConfigString");
+  std::string out;
+  std::string group;
+  for (const auto& [key, value] : operative_) {
+    const auto& [configurable, scope, param] = key;
+    std::string this_group = (scope.empty() ? "" : scope + "/") + configurable;
+    if (this_group != group) {
+      if (!out.empty()) out += "\n";
+      out += "# Parameters for " + this_group + ":\n";
+      group = this_group;
+    }
+    out += KeyName(scope, configurable, param) + " = " + value.ToGinString() + "\n";
+  }
+  return out;
+}
+
+std::vector<std::string> Config::UnusedBindings() const {
+  RequireFinalized("UnusedBindings");
+  std::vector<std::pair<size_t, std::string>> unused;
+  for (const auto& [key, b] : bindings_) {
+    if (b.used) continue;
+    const auto& [scope, configurable, param] = key;
+    std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
+    unused.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
+  }
+  std::sort(unused.begin(), unused.end());
+  std::vector<std::string> out;
+  for (auto& u : unused) out.push_back(std::move(u.second));
+  return out;
+}
+
+}  // namespace t5xx::gin

@@ -1,0 +1,158 @@
+// t5xx::gin::Config: parsed gin files + bindings, validated and queryable.
+//
+// Life cycle:
+//   Config config(&registry);
+//   config.ParseFile("models/t5_1_1/small.gin");    // and/or ParseString
+//   config.AddBinding("TRAIN_STEPS = 100", "--gin_bindings flag");
+//   config.Finalize();                               // validate everything
+//   int64_t steps = config.Query("__main__.train", "total_steps").AsInt();
+//
+// Semantics follow gin-config as t5x uses it (see docs/gin.md):
+//   * Files/strings/bindings are applied in order; a later binding of the same
+//     (scope, configurable, parameter) or macro replaces the earlier one.
+//   * `include 'x.gin'` pastes x.gin in place; it is looked up relative to the
+//     including file's folder, then in the search paths. Include cycles are
+//     an error.
+//   * Import aliases (`from t5x import models`, `import __main__ as
+//     train_script`) are global to the Config, like gin's dynamic
+//     registration; names are resolved by Registry::Resolve at Finalize.
+//   * Macros are global and resolved lazily (at Finalize), so a macro may be
+//     used before the file that defines it is parsed. Their values are
+//     type-checked where they are used.
+//   * Scoped lookup: Query(c, p, "a/b") takes the binding of scope "a/b", else
+//     "a", else the unscoped one, else the registered default (gin's rule).
+//
+// Every user error throws t5xx::Error whose message starts with the
+// file:line:column (or flag) of the offending text and quotes it.
+// Calling Query/IsBound/MacroValue/OperativeConfigString/UnusedBindings
+// before Finalize (or after parsing more text) throws std::logic_error (a
+// programming error). Not thread-safe: Query records what it returns.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "t5xx/config/parser.h"
+#include "t5xx/config/registry.h"
+#include "t5xx/config/value.h"
+
+namespace t5xx::gin {
+
+class Config {
+ public:
+  // `registry` must outlive the Config.
+  explicit Config(const Registry* registry);
+
+  // Appends a folder searched for gin files (ParseFile, include) after the
+  // including file's own folder.
+  void AddSearchPath(const std::string& dir);
+  const std::vector<std::string>& search_paths() const { return search_paths_; }
+
+  // Parses a gin file. A relative `path` is tried against the current
+  // directory, then each search path. Throws t5xx::Error if not found
+  // (listing where it looked) or on any syntax error.
+  void ParseFile(const std::string& path);
+
+  // Parses gin text; `source_name` is used in locations, and its folder (if
+  // it names one) is searched first for includes.
+  void ParseString(const std::string& text, const std::string& source_name);
+
+  // Parses one binding (or several lines) as from --gin_bindings; locations
+  // use `source_name` with line 0, e.g. "--gin_bindings flag, column 7".
+  void AddBinding(const std::string& binding_text, const std::string& source_name);
+
+  // `--gin.NAME=VALUE`: binds NAME (a macro or [scope/]configurable.param) to
+  // VALUE. If VALUE is not valid gin (e.g. /tmp/run) and NAME is a macro or a
+  // string-typed parameter, VALUE is taken as a plain string; otherwise the
+  // parse error is reported at Finalize. `source_name` e.g. "--gin.MODEL_DIR flag".
+  void AddFlagBinding(const std::string& name, const std::string& value_text,
+                      const std::string& source_name);
+
+  // Resolves aliases, references and macros; checks every binding names a
+  // registered configurable and parameter ("did you mean"), type-checks
+  // values, and fails if any %gin.REQUIRED (macro or binding) was never
+  // overridden (naming every such macro). Throws t5xx::Error. May be called
+  // again after more parsing.
+  void Finalize();
+  bool finalized() const { return finalized_; }
+
+  // The value for `param` of `configurable` (full registered name) in
+  // `scope` ("" or "a/b"): scoped binding, else less specific scopes, else
+  // unscoped, else the registered default. References come back with full
+  // registered names; macros are resolved. The returned Value's description()
+  // names the parameter so its As*() errors are self-explanatory. Records the
+  // value for OperativeConfigString and marks the binding used.
+  // Throws t5xx::Error if the configurable/param is not registered
+  // (programming error) or if a required parameter has no binding.
+  Value Query(const std::string& configurable, const std::string& param,
+              const std::string& scope = "");
+
+  // True if a binding (in `scope` or a less specific one) exists. Throws
+  // t5xx::Error for an unregistered configurable/param.
+  bool IsBound(const std::string& configurable, const std::string& param,
+               const std::string& scope = "") const;
+
+  // Resolved value of a macro, if defined.
+  std::optional<Value> MacroValue(const std::string& name) const;
+
+  // Every value returned by Query (explicit bindings and defaults), in gin
+  // syntax with full names and macros resolved, grouped by [scope/]
+  // configurable under "# Parameters for ..." headers, sorted. Parsing it
+  // back (with the same registry) gives the same Query results.
+  std::string OperativeConfigString() const;
+
+  // Final bindings that no Query has read: "file:line: scope/full.name.param"
+  // (flag bindings: "--gin.X flag: name.param"), in the order written.
+  std::vector<std::string> UnusedBindings() const;
+
+  // Files parsed so far (including included ones), in order.
+  const std::vector<std::string>& parsed_files() const { return parsed_files_; }
+
+ private:
+  struct Record {
+    Statement st;
+    bool string_fallback = false;  // value is a raw flag string (see AddFlagBinding)
+    std::string fallback_error;    // why it did not parse as gin
+  };
+  struct Bound {
+    Value value;  // resolved
+    Location loc;
+    size_t order = 0;
+    mutable bool used = false;  // set by Query
+  };
+  struct MacroDef {
+    Value value;  // as written
+    Location loc;
+  };
+  using Key = std::tuple<std::string, std::string, std::string>;  // scope, full name, param
+
+  void ParseStatements(const std::vector<Statement>& statements, const std::string& dir);
+  void ParseFileAt(const std::string& resolved_path, const std::string& shown_path);
+  std::string FindFile(const std::string& path, const std::string& including_dir,
+                       std::vector<std::string>* tried) const;
+  Value ResolveValue(const Value& v, std::vector<std::string>& macro_stack,
+                     const std::string& what) const;
+  const Bound* FindBound(const std::string& configurable, const std::string& param,
+                         const std::string& scope) const;
+  const ParamSpec& CheckRegistered(const std::string& configurable, const std::string& param) const;
+  void RequireFinalized(const char* fn) const;
+
+  const Registry* registry_;
+  std::vector<std::string> search_paths_;
+  std::vector<std::string> include_stack_;  // canonical paths being parsed
+  std::vector<std::string> parsed_files_;
+  std::map<std::string, std::pair<std::string, Location>> aliases_;  // alias -> (module, where)
+  std::vector<Record> records_;
+
+  bool finalized_ = false;
+  std::map<Key, Bound> bindings_;
+  std::map<std::string, MacroDef> macros_;
+  std::map<std::string, Value> resolved_macros_;
+  // (full name, scope, param) -> value returned by Query.
+  std::map<std::tuple<std::string, std::string, std::string>, Value> operative_;
+};
+
+}  // namespace t5xx::gin

@@ -1,0 +1,150 @@
+#include "t5xx/config/t5x_configurables.h"
+
+#include <utility>
+
+namespace t5xx::gin {
+
+namespace {
+
+using T = ParamType;
+
+ParamSpec Required(std::string name, ParamType type, std::string doc = "") {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = type;
+  p.required = true;
+  p.doc = std::move(doc);
+  return p;
+}
+
+ParamSpec Optional(std::string name, ParamType type, Value default_value, std::string doc = "") {
+  ParamSpec p;
+  p.name = std::move(name);
+  p.type = type;
+  p.default_value = std::move(default_value);
+  p.doc = std::move(doc);
+  return p;
+}
+
+Value I(int64_t v) { return Value::Int(v); }
+Value F(double v) { return Value::Float(v); }
+Value B(bool v) { return Value::Bool(v); }
+Value S(std::string v) { return Value::String(std::move(v)); }
+Value None() { return Value::None(); }
+
+}  // namespace
+
+void RegisterT5xConfigurables(Registry& r) {
+  {
+    ParamSpec lnf = Optional("loss_normalizing_factor", T::kOptionalFloat, None(),
+                             "Divides the summed loss; a number, None, or a special factor name.");
+    lnf.allowed_strings = {"NUM_REAL_TARGET_TOKENS", "NUM_TOTAL_TARGET_TOKENS",
+                           "AVERAGE_PER_SEQUENCE"};
+    r.Register({"t5x.models.EncoderDecoderModel",
+                {Required("module", T::kReference, "The flax network (network.Transformer)."),
+                 Required("input_vocabulary", T::kReference),
+                 Required("output_vocabulary", T::kReference),
+                 Required("optimizer_def", T::kReference),
+                 Optional("z_loss", T::kFloat, F(0.0), "Coefficient of the log(Z)^2 auxiliary loss."),
+                 Optional("label_smoothing", T::kFloat, F(0.0)),
+                 lnf},
+                "Encoder-decoder model: loss, scoring and decoding around a network."});
+  }
+  r.Register({"t5x.examples.t5.network.Transformer",
+              {Required("config", T::kReference, "A network.T5Config.")},
+              "The T5.1.1 encoder-decoder network."});
+  r.Register({"t5x.examples.t5.network.T5Config",
+              {Required("vocab_size", T::kInt),
+               Optional("dtype", T::kString, S("float32"), "Activation dtype."),
+               Required("emb_dim", T::kInt),
+               Required("num_heads", T::kInt),
+               Required("num_encoder_layers", T::kInt),
+               Required("num_decoder_layers", T::kInt),
+               Required("head_dim", T::kInt),
+               Required("mlp_dim", T::kInt),
+               Optional("mlp_activations", T::kList, Value::Tuple({S("relu")})),
+               Optional("dropout_rate", T::kFloat, F(0.1)),
+               Optional("logits_via_embedding", T::kBool, B(false))},
+              "Hyperparameters of the T5.1.1 network."});
+  r.Register({"seqio.SentencePieceVocabulary",
+              {Required("sentencepiece_model_file", T::kString),
+               Optional("extra_ids", T::kInt, I(0), "Sentinel ids appended to the vocabulary.")},
+              "A SentencePiece vocabulary."});
+  r.Register({"t5x.adafactor.Adafactor",
+              {Optional("decay_rate", T::kFloat, F(0.8)),
+               Optional("step_offset", T::kInt, I(0)),
+               Optional("multiply_by_parameter_scale", T::kBool, B(true)),
+               Optional("clipping_threshold", T::kOptionalFloat, F(1.0)),
+               Optional("epsilon1", T::kFloat, F(1e-30)),
+               Optional("epsilon2", T::kFloat, F(1e-3)),
+               Optional("min_dim_size_to_factor", T::kInt, I(128)),
+               Optional("factored", T::kBool, B(true)),
+               Optional("logical_factor_rules", T::kAny, None())},
+              "The Adafactor optimizer (t5x's own implementation)."});
+  r.Register({"t5x.adafactor.standard_logical_factor_rules", {},
+              "Factorization rules by logical axis name."});
+  r.Register({"t5x.partitioning.PjitPartitioner",
+              {Optional("num_partitions", T::kOptionalInt, None()),
+               Optional("model_parallel_submesh", T::kAny, None()),
+               Optional("logical_axis_rules", T::kAny, None())},
+              "Partitions the model and data over the device mesh."});
+  r.Register({"t5x.partitioning.standard_logical_axis_rules",
+              {Optional("activation_partitioning_dims", T::kInt, I(1)),
+               Optional("parameter_partitioning_dims", T::kInt, I(1))},
+              "Default mapping of logical axes to mesh axes."});
+  r.Register({"t5x.utils.DatasetConfig",
+              {Required("mixture_or_task_name", T::kString),
+               Required("task_feature_lengths", T::kDict),
+               Required("split", T::kString),
+               Required("batch_size", T::kInt),
+               Required("shuffle", T::kBool),
+               Required("seed", T::kOptionalInt),
+               Optional("use_cached", T::kBool, B(false)),
+               Optional("pack", T::kBool, B(false)),
+               Optional("module", T::kOptionalString, None())},
+              "Which seqio task/mixture to read and how to batch it."});
+  r.Register({"t5x.utils.CheckpointConfig",
+              {Optional("save", T::kOptionalReference, None()),
+               Optional("restore", T::kOptionalReference, None())},
+              "Checkpoint saving and restoring options."});
+  r.Register({"t5x.utils.SaveCheckpointConfig",
+              {Optional("period", T::kOptionalInt, None()),
+               Optional("dtype", T::kString, S("float32")),
+               Optional("keep", T::kOptionalInt, None()),
+               Optional("save_dataset", T::kBool, B(false))},
+              "When and how to save checkpoints."});
+  r.Register({"t5x.trainer.Trainer",
+              {Optional("num_microbatches", T::kOptionalInt, None()),
+               Required("learning_rate_fn", T::kReference)},
+              "Runs train and eval steps."});
+  r.Register({"t5x.utils.create_learning_rate_scheduler",
+              {Optional("factors", T::kString, S("constant * linear_warmup * rsqrt_decay")),
+               Optional("base_learning_rate", T::kFloat, F(0.5)),
+               Optional("warmup_steps", T::kInt, I(1000)),
+               Optional("decay_factor", T::kFloat, F(0.5)),
+               Optional("steps_per_decay", T::kInt, I(20000)),
+               Optional("steps_per_cycle", T::kInt, I(100000)),
+               Optional("step_offset", T::kInt, I(0)),
+               Optional("min_learning_rate", T::kFloat, F(1e-8))},
+              "Learning rate as a product of named factors."});
+  r.Register({"t5x.gin_utils.summarize_gin_config", {},
+              "Writes the operative config to the model dir and summaries."});
+  r.Register({"__main__.train",
+              {Required("model", T::kReference),
+               Required("model_dir", T::kString),
+               Required("train_dataset_cfg", T::kReference),
+               Optional("train_eval_dataset_cfg", T::kOptionalReference, None()),
+               Required("checkpoint_cfg", T::kReference),
+               Required("partitioner", T::kReference),
+               Required("trainer_cls", T::kReference),
+               Required("total_steps", T::kInt),
+               Optional("eval_steps", T::kInt, I(10)),
+               Optional("eval_period", T::kOptionalInt, None()),
+               Optional("stats_period", T::kOptionalInt, None()),
+               Optional("random_seed", T::kOptionalInt, None()),
+               Optional("use_hardware_rng", T::kBool, B(false)),
+               Optional("summarize_config_fn", T::kOptionalReference, None())},
+              "The train entry point (t5x/train.py's train)."});
+}
+
+}  // namespace t5xx::gin

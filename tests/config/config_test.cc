@@ -1,0 +1,482 @@
+// Config + Registry tests: name resolution, scopes, macros, includes,
+// validation errors, operative config and unused bindings.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "t5xx/config/config.h"
+#include "t5xx/config/registry.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::gin {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <typename Fn>
+std::string ErrorOf(Fn fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_ERROR_CONTAINS(stmt, text)                                   \
+  do {                                                                      \
+    std::string msg_ = ErrorOf([&] { stmt; });                              \
+    EXPECT_NE(msg_.find(text), std::string::npos)                           \
+        << "message: '" << msg_ << "'\nexpected to contain: '" << (text) << "'"; \
+  } while (0)
+
+ParamSpec P(const std::string& name, ParamType type, Value def = Value(), bool required = false) {
+  ParamSpec p;
+  p.name = name;
+  p.type = type;
+  p.default_value = std::move(def);
+  p.required = required;
+  return p;
+}
+
+Registry TestRegistry() {
+  Registry r;
+  ParamSpec lnf = P("factor", ParamType::kOptionalFloat);
+  lnf.allowed_strings = {"NUM_TOKENS"};
+  r.Register({"pkg.mod.Fn",
+              {P("count", ParamType::kInt, Value::Int(3)), P("rate", ParamType::kFloat, Value::Float(0.5)),
+               P("name", ParamType::kString, Value::String("x")),
+               P("maybe", ParamType::kOptionalInt), P("ref", ParamType::kOptionalReference),
+               P("items", ParamType::kList, Value::List({})), P("anything", ParamType::kAny),
+               P("table", ParamType::kDict, Value::Dict({})), P("flag", ParamType::kBool, Value::Bool(false)),
+               P("needed", ParamType::kInt, Value(), /*required=*/true), lnf},
+              "test"});
+  r.Register({"pkg.other.Fn", {P("x", ParamType::kInt, Value::Int(0))}, ""});
+  r.Register({"pkg.mod.Thing", {}, ""});
+  r.Register({"__main__.train", {P("model", ParamType::kOptionalReference)}, ""});
+  return r;
+}
+
+class ConfigTest : public ::testing::Test {
+ protected:
+  ConfigTest() : registry_(TestRegistry()), config_(&registry_) {}
+
+  // Parses text as "t.gin" and finalizes.
+  void Load(const std::string& text) {
+    config_.ParseString(text, "t.gin");
+    config_.Finalize();
+  }
+
+  Registry registry_;
+  Config config_;
+};
+
+// ---------------------------------------------------------------- Registry
+
+TEST(GinRegistry, RegisterFindAndErrors) {
+  Registry r = TestRegistry();
+  ASSERT_NE(r.Find("pkg.mod.Fn"), nullptr);
+  EXPECT_EQ(r.Find("pkg.mod.Fn")->FindParam("count")->default_value.AsInt(), 3);
+  EXPECT_EQ(r.Find("mod.Fn"), nullptr);  // Find is exact
+  EXPECT_EQ(r.size(), 4u);
+  EXPECT_ERROR_CONTAINS(r.Register({"pkg.mod.Fn", {}, ""}),
+                        "configurable 'pkg.mod.Fn' is registered twice");
+  EXPECT_ERROR_CONTAINS(r.Register({"a.B", {P("x", ParamType::kInt, Value::Int(1)), P("x", ParamType::kInt, Value::Int(1))}, ""}),
+                        "parameter 'x' of 'a.B' is registered twice");
+  EXPECT_ERROR_CONTAINS(r.Register({"a.C", {P("x", ParamType::kInt, Value::String("s"))}, ""}),
+                        "default of 'a.C.x': expected an int, got 's'");
+  EXPECT_ERROR_CONTAINS(r.Register({"a..D", {}, ""}), "invalid configurable name 'a..D'");
+}
+
+TEST(GinRegistry, Resolve) {
+  Registry r = TestRegistry();
+  std::map<std::string, std::string> aliases{{"mod", "pkg.mod"}, {"train_script", "__main__"},
+                                             {"pkg.mod", "pkg.mod"}};
+  EXPECT_EQ(r.Resolve("pkg.mod.Fn").full_name, "pkg.mod.Fn");
+  EXPECT_EQ(r.Resolve("mod.Fn", aliases).full_name, "pkg.mod.Fn");
+  EXPECT_EQ(r.Resolve("train_script.train", aliases).full_name, "__main__.train");
+  EXPECT_EQ(r.Resolve("Thing").full_name, "pkg.mod.Thing");      // unique suffix
+  EXPECT_EQ(r.Resolve("other.Fn").full_name, "pkg.other.Fn");    // dotted suffix
+  EXPECT_EQ(r.Resolve("Fn").error,
+            "ambiguous configurable name 'Fn': it could be 'pkg.mod.Fn', 'pkg.other.Fn'; write more of the name");
+  EXPECT_EQ(r.Resolve("mod.Fnn", aliases).error, "unknown configurable 'mod.Fnn'; did you mean 'mod.Fn'?");
+  EXPECT_EQ(r.Resolve("pkg.mod.Thnig").error, "unknown configurable 'pkg.mod.Thnig'; did you mean 'pkg.mod.Thing'?");
+  EXPECT_EQ(r.Resolve("zzzzzz").error, "unknown configurable 'zzzzzz'");
+}
+
+TEST(GinRegistry, EditDistanceAndTypes) {
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(ClosestMatch("z_los", {"z_loss", "label_smoothing"}), "z_loss");
+  EXPECT_EQ(ClosestMatch("completely_else", {"z_loss"}), "");
+  ParamSpec f = P("rate", ParamType::kFloat);
+  EXPECT_EQ(CheckParamValue(f, Value::Int(1)), "");
+  EXPECT_EQ(CheckParamValue(f, Value::String("abc"), "a.rate"),
+            "expected a float for a.rate, got 'abc' (a string)");
+  EXPECT_EQ(CheckParamValue(P("n", ParamType::kOptionalInt), Value::None()), "");
+  EXPECT_EQ(CheckParamValue(P("n", ParamType::kInt), Value::None()), "expected an int, got 'None' (None)");
+  EXPECT_EQ(CheckParamValue(P("l", ParamType::kList), Value::Tuple({})), "");
+  EXPECT_EQ(ParamTypeName(ParamType::kOptionalString), "a string or None");
+}
+
+// ---------------------------------------------------------------- Bindings
+
+TEST_F(ConfigTest, BindingsDefaultsAndOverrides) {
+  Load(R"(
+pkg.mod.Fn.count = 10
+pkg.mod.Fn.name = 'first'
+pkg.mod.Fn.name = "second"   # later wins
+pkg.mod.Fn.items = ['a', 'b']
+pkg.mod.Fn.table = {'inputs': 512}
+pkg.mod.Fn.factor = 'NUM_TOKENS'
+)");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count").AsInt(), 10);
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "name").AsString(), "second");
+  EXPECT_DOUBLE_EQ(config_.Query("pkg.mod.Fn", "rate").AsFloat(), 0.5);  // default
+  EXPECT_TRUE(config_.Query("pkg.mod.Fn", "maybe").is_none());
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "items").AsList()[1].AsString(), "b");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "table").AsDict()[0].second.AsInt(), 512);
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "factor").AsString(), "NUM_TOKENS");
+  EXPECT_TRUE(config_.IsBound("pkg.mod.Fn", "count"));
+  EXPECT_FALSE(config_.IsBound("pkg.mod.Fn", "rate"));
+  Value v = config_.Query("pkg.mod.Fn", "count");
+  EXPECT_EQ(v.location().ToString(), "t.gin:2:20");
+  EXPECT_EQ(v.description(), "pkg.mod.Fn.count");
+  EXPECT_EQ(ErrorOf([&] { v.AsString(); }),
+            "t.gin:2:20: expected a string for pkg.mod.Fn.count, got '10' (an int)");
+}
+
+TEST_F(ConfigTest, BlockFormAndLaterFilesOverride) {
+  config_.ParseString("pkg.mod.Fn:\n  count = 1\n  rate = 2.5\n", "a.gin");
+  config_.ParseString("pkg.mod.Fn.count = 7\n", "b.gin");
+  config_.Finalize();
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count").AsInt(), 7);
+  EXPECT_DOUBLE_EQ(config_.Query("pkg.mod.Fn", "rate").AsFloat(), 2.5);
+}
+
+TEST_F(ConfigTest, Scopes) {
+  Load(R"(
+pkg.mod.Fn.count = 1
+train/pkg.mod.Fn.count = 2
+train/eval/pkg.mod.Fn.count = 3
+train/pkg.mod.Fn.name = 'train'
+)");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count").AsInt(), 1);
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count", "train").AsInt(), 2);
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count", "train/eval").AsInt(), 3);
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count", "other").AsInt(), 1);    // unscoped
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "name", "train/eval").AsString(), "train");  // parent scope
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "name", "infer").AsString(), "x");  // default
+  EXPECT_TRUE(config_.IsBound("pkg.mod.Fn", "name", "train"));
+  EXPECT_FALSE(config_.IsBound("pkg.mod.Fn", "name"));
+}
+
+TEST_F(ConfigTest, ImportsAliasesAndReferences) {
+  Load(R"(
+from __gin__ import dynamic_registration
+import __main__ as train_script
+from pkg import mod
+import pkg.other as oth
+train_script.train.model = @train/mod.Fn()
+mod.Fn.ref = @Thing
+oth.Fn.x = 4
+mod.Fn.anything = [@mod.Thing(), {'k': @s/pkg.other.Fn}]
+)");
+  Value model = config_.Query("__main__.train", "model");
+  EXPECT_EQ(model.reference_name(), "pkg.mod.Fn");  // full name after resolution
+  EXPECT_EQ(model.reference_scope(), "train");
+  EXPECT_TRUE(model.reference_evaluated());
+  Value ref = config_.Query("pkg.mod.Fn", "ref");
+  EXPECT_EQ(ref.reference_name(), "pkg.mod.Thing");
+  EXPECT_FALSE(ref.reference_evaluated());
+  EXPECT_EQ(config_.Query("pkg.other.Fn", "x").AsInt(), 4);
+  Value any = config_.Query("pkg.mod.Fn", "anything");
+  EXPECT_EQ(any.AsList()[0].reference_name(), "pkg.mod.Thing");
+  EXPECT_EQ(any.AsList()[1].AsDict()[0].second.reference_name(), "pkg.other.Fn");
+  EXPECT_EQ(any.AsList()[1].AsDict()[0].second.reference_scope(), "s");
+}
+
+TEST_F(ConfigTest, ConflictingImportAlias) {
+  EXPECT_ERROR_CONTAINS(config_.ParseString("from pkg import mod\nimport pkg.other as mod\n", "t.gin"),
+                        "t.gin:2:1: import alias 'mod' for 'pkg.other' conflicts with 'pkg.mod' imported as 'mod' at t.gin:1:1");
+}
+
+// ---------------------------------------------------------------- Macros
+
+TEST_F(ConfigTest, Macros) {
+  Load(R"(
+pkg.mod.Fn.count = %STEPS       # used before it is defined
+pkg.mod.Fn.items = [%STEPS, %NAME]
+pkg.mod.Fn.name = %NAME
+NAME = %OTHER                   # macro of a macro
+OTHER = 'hello'
+STEPS = 5
+STEPS = 6                       # later wins
+pkg.mod.Fn.ref = %MODEL
+MODEL = @mod.Thing()
+import pkg.mod as mod
+)");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count").AsInt(), 6);
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "items").ToGinString(), "[6, 'hello']");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "name").AsString(), "hello");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "ref").reference_name(), "pkg.mod.Thing");
+  EXPECT_EQ(config_.MacroValue("STEPS")->AsInt(), 6);
+  EXPECT_FALSE(config_.MacroValue("NOPE").has_value());
+}
+
+TEST_F(ConfigTest, RequiredMacro) {
+  config_.ParseString("RATE = %gin.REQUIRED\npkg.mod.Fn.rate = %RATE\n", "base.gin");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(),
+                        "base.gin:1:1: macro 'RATE' is %gin.REQUIRED and was never set; set it in a gin file ('RATE = ...') or with --gin.RATE=<value>");
+  config_.AddFlagBinding("RATE", "0.25", "--gin.RATE flag");
+  config_.Finalize();
+  EXPECT_DOUBLE_EQ(config_.Query("pkg.mod.Fn", "rate").AsFloat(), 0.25);
+}
+
+TEST_F(ConfigTest, SeveralRequiredMacrosAreAllNamed) {
+  config_.ParseString("A = %gin.REQUIRED\nB = %gin.REQUIRED\n", "r.gin");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(), "r.gin:1:1: macros 'A', 'B' are %gin.REQUIRED and were never set");
+}
+
+TEST_F(ConfigTest, RequiredBinding) {
+  config_.ParseString("pkg.mod.Fn.count = %gin.REQUIRED\n", "r.gin");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(),
+                        "r.gin:1:20: pkg.mod.Fn.count is %gin.REQUIRED and was never overridden");
+}
+
+TEST_F(ConfigTest, MacroErrors) {
+  config_.ParseString("STEPS = 'many'\npkg.mod.Fn.count = %STEPS\n", "m.gin");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(),
+                        "m.gin:2:20: expected an int for pkg.mod.Fn.count, got 'many' (a string) (from macro %STEPS set at m.gin:1:1)");
+
+  Config c2(&registry_);
+  c2.ParseString("STEPS = 1\npkg.mod.Fn.count = %STEP\n", "m.gin");
+  EXPECT_ERROR_CONTAINS(c2.Finalize(), "m.gin:2:20: undefined macro '%STEP'; did you mean '%STEPS'?");
+
+  Config c3(&registry_);
+  c3.ParseString("A = %B\nB = [%A]\npkg.mod.Fn.items = %A\n", "m.gin");
+  EXPECT_ERROR_CONTAINS(c3.Finalize(), "macro cycle: %A -> %B -> %A");
+}
+
+// ---------------------------------------------------------------- Validation errors
+
+TEST_F(ConfigTest, UnknownConfigurableSuggests) {
+  config_.ParseString("from pkg import mod\n\nmod.Fnn.count = 1\n", "u.gin");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(),
+                        "u.gin:3:1: unknown configurable 'mod.Fnn'; did you mean 'mod.Fn'? (in binding 'mod.Fnn.count')");
+}
+
+TEST_F(ConfigTest, UnknownParameterSuggests) {
+  config_.ParseString("pkg.mod.Fn:\n  cuont = 1\n", "u.gin");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(),
+                        "u.gin:2:3: unknown parameter 'cuont' of 'pkg.mod.Fn' (in binding 'pkg.mod.Fn.cuont'); did you mean 'count'?");
+  Config c2(&registry_);
+  c2.ParseString("pkg.mod.Thing.x = 1\n", "u.gin");
+  EXPECT_ERROR_CONTAINS(c2.Finalize(), "unknown parameter 'x' of 'pkg.mod.Thing' (in binding 'pkg.mod.Thing.x'); it takes no parameters");
+}
+
+TEST_F(ConfigTest, UnknownReferenceSuggests) {
+  config_.ParseString("pkg.mod.Fn.ref = @pkg.mod.Thng()\n", "u.gin");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(),
+                        "u.gin:1:18: unknown configurable 'pkg.mod.Thng'; did you mean 'pkg.mod.Thing'? (in reference '@pkg.mod.Thng()')");
+}
+
+TEST_F(ConfigTest, AmbiguousName) {
+  config_.ParseString("Fn.count = 1\n", "u.gin");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(), "u.gin:1:1: ambiguous configurable name 'Fn'");
+}
+
+TEST_F(ConfigTest, TypeMismatch) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"pkg.mod.Fn.count = 1.5", "t.gin:1:20: expected an int for pkg.mod.Fn.count, got '1.5' (a float)"},
+      {"pkg.mod.Fn.rate = 'fast'", "t.gin:1:19: expected a float for pkg.mod.Fn.rate, got 'fast' (a string)"},
+      {"pkg.mod.Fn.name = None", "t.gin:1:19: expected a string for pkg.mod.Fn.name, got 'None' (None)"},
+      {"pkg.mod.Fn.flag = 1", "t.gin:1:19: expected a bool for pkg.mod.Fn.flag, got '1' (an int)"},
+      {"pkg.mod.Fn.items = 'a'", "expected a list or tuple for pkg.mod.Fn.items, got 'a' (a string)"},
+      {"pkg.mod.Fn.ref = 'a'", "expected a reference (@name or @name()) or None for pkg.mod.Fn.ref"},
+      {"train/pkg.mod.Fn.factor = 'FOO'",
+       "expected a float or None or one of 'NUM_TOKENS' for train/pkg.mod.Fn.factor, got 'FOO' (a string)"},
+  };
+  for (const auto& [text, expected] : cases) {
+    Config c(&registry_);
+    c.ParseString(std::string(text) + "\n", "t.gin");
+    EXPECT_ERROR_CONTAINS(c.Finalize(), expected);
+  }
+}
+
+TEST_F(ConfigTest, QueryProgrammingErrors) {
+  EXPECT_THROW(config_.Query("pkg.mod.Fn", "count"), std::logic_error);  // not finalized
+  config_.Finalize();
+  EXPECT_ERROR_CONTAINS(config_.Query("pkg.mod.Fnx", "count"),
+                        "internal error: gin query for unregistered configurable 'pkg.mod.Fnx'; did you mean 'pkg.mod.Fn'?");
+  EXPECT_ERROR_CONTAINS(config_.Query("pkg.mod.Fn", "cont"),
+                        "unregistered parameter 'cont' of 'pkg.mod.Fn'; did you mean 'count'?");
+  EXPECT_ERROR_CONTAINS(config_.Query("pkg.mod.Fn", "needed", "train"),
+                        "no value for required parameter 'train/pkg.mod.Fn.needed'");
+  config_.ParseString("pkg.mod.Fn.count = 1\n", "late.gin");
+  EXPECT_THROW(config_.Query("pkg.mod.Fn", "count"), std::logic_error);  // needs Finalize again
+}
+
+// ---------------------------------------------------------------- Flags-style bindings
+
+TEST_F(ConfigTest, AddBindingAndFlagBindings) {
+  config_.AddBinding("pkg.mod.Fn.count = 12", "--gin_bindings flag");
+  config_.AddFlagBinding("DIR", "/tmp/run", "--gin.DIR flag");                 // plain string macro
+  config_.AddFlagBinding("pkg.mod.Fn.name", "my_run", "--gin.pkg.mod.Fn.name flag");  // string param
+  config_.AddFlagBinding("pkg.mod.Fn.table", "{'inputs': 8}", "--gin.pkg.mod.Fn.table flag");
+  config_.AddFlagBinding("pkg.mod.Fn.factor", "NUM_TOKENS", "--gin.pkg.mod.Fn.factor flag");
+  config_.AddBinding("pkg.mod.Fn.items = [%DIR]", "--gin_bindings flag");
+  config_.Finalize();
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count").AsInt(), 12);
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "name").AsString(), "my_run");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "table").AsDict()[0].second.AsInt(), 8);
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "items").AsList()[0].AsString(), "/tmp/run");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "factor").AsString(), "NUM_TOKENS");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count").location().ToString(), "--gin_bindings flag, column 20");
+}
+
+TEST_F(ConfigTest, FlagBindingErrors) {
+  config_.AddFlagBinding("pkg.mod.Fn.count", "many", "--gin.pkg.mod.Fn.count flag");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(),
+                        "--gin.pkg.mod.Fn.count flag, column 1: expected a value (strings need quotes");
+  EXPECT_ERROR_CONTAINS(config_.Finalize(), "(value for 'pkg.mod.Fn.count', which takes an int)");
+
+  Config c2(&registry_);
+  c2.AddFlagBinding("STEPS", "abc", "--gin.STEPS flag");
+  c2.ParseString("pkg.mod.Fn.count = %STEPS\n", "t.gin");
+  EXPECT_ERROR_CONTAINS(c2.Finalize(),
+                        "t.gin:1:20: expected an int for pkg.mod.Fn.count, got 'abc' (a string) (from macro %STEPS set at --gin.STEPS flag)");
+
+  Config c3(&registry_);
+  EXPECT_ERROR_CONTAINS(c3.AddBinding("pkg.mod.Fn.count 3", "--gin_bindings flag"),
+                        "--gin_bindings flag, column 18: expected '=' after 'pkg.mod.Fn.count', got '3'");
+}
+
+// ---------------------------------------------------------------- Includes
+
+class GinFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("t5xx_gin_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "sub");
+    fs::create_directories(dir_ / "lib");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void Write(const std::string& rel, const std::string& text) {
+    std::ofstream(dir_ / rel) << text;
+  }
+  std::string Path(const std::string& rel) const { return (dir_ / rel).string(); }
+
+  fs::path dir_;
+  Registry registry_ = TestRegistry();
+};
+
+TEST_F(GinFilesTest, IncludeRelativeThenSearchPath) {
+  Write("sub/main.gin", "include 'base.gin'\ninclude 'shared.gin'\npkg.mod.Fn.count = 2\n");
+  Write("sub/base.gin", "pkg.mod.Fn.count = 1\npkg.mod.Fn.name = 'base'\n");
+  Write("lib/shared.gin", "pkg.mod.Fn.rate = 9.0\npkg.mod.Fn.name = 'shared'\n");
+  Config config(&registry_);
+  config.AddSearchPath(Path("lib"));
+  config.ParseFile(Path("sub/main.gin"));
+  config.Finalize();
+  EXPECT_EQ(config.Query("pkg.mod.Fn", "count").AsInt(), 2);
+  EXPECT_EQ(config.Query("pkg.mod.Fn", "name").AsString(), "shared");
+  EXPECT_DOUBLE_EQ(config.Query("pkg.mod.Fn", "rate").AsFloat(), 9.0);
+  EXPECT_EQ(config.parsed_files().size(), 3u);
+  // Relative top-level file found through a search path.
+  Config c2(&registry_);
+  c2.AddSearchPath(dir_.string());
+  c2.ParseFile("sub/base.gin");
+  c2.Finalize();
+  EXPECT_EQ(c2.Query("pkg.mod.Fn", "name").AsString(), "base");
+  EXPECT_EQ(c2.Query("pkg.mod.Fn", "name").location().ToString(), Path("sub/base.gin") + ":2:19");
+}
+
+TEST_F(GinFilesTest, IncludeCycleAndMissing) {
+  Write("a.gin", "include 'b.gin'\n");
+  Write("b.gin", "pkg.mod.Fn.count = 1\ninclude 'a.gin'\n");
+  Config config(&registry_);
+  std::string msg = ErrorOf([&] { config.ParseFile(Path("a.gin")); });
+  EXPECT_NE(msg.find(Path("b.gin") + ":2:1: include cycle: 'a.gin' is already being parsed"), std::string::npos) << msg;
+
+  Write("c.gin", "\n  \ninclude 'nope.gin'\n");
+  Config c2(&registry_);
+  msg = ErrorOf([&] { c2.ParseFile(Path("c.gin")); });
+  EXPECT_NE(msg.find(Path("c.gin") + ":3:1: included file 'nope.gin' not found (looked for " + Path("nope.gin")),
+            std::string::npos) << msg;
+  Config c3(&registry_);
+  EXPECT_ERROR_CONTAINS(c3.ParseFile("missing_file.gin"), "gin file 'missing_file.gin' not found");
+}
+
+TEST_F(GinFilesTest, ErrorsInIncludedFileNameThatFile) {
+  Write("main.gin", "include 'bad.gin'\n");
+  Write("bad.gin", "pkg.mod.Fn.count = 1\npkg.mod.Fn.rate = 'x\n");
+  Config config(&registry_);
+  EXPECT_ERROR_CONTAINS(config.ParseFile(Path("main.gin")), Path("bad.gin") + ":2:19: unterminated string 'x");
+}
+
+// ---------------------------------------------------------------- Operative config
+
+TEST_F(ConfigTest, OperativeConfigRoundTrip) {
+  Load(R"(
+from pkg import mod
+N = 4
+mod.Fn:
+  count = %N
+  name = 'it\'s "quoted"'
+  items = ('a', 1.5, None, [True])
+  table = {'inputs': 512, 'targets': 114}
+  ref = @train/mod.Thing()
+  anything = @pkg.other.Fn
+train/mod.Fn.count = 8
+pkg.other.Fn.x = 3   # never queried
+)");
+  const std::vector<std::pair<std::string, std::string>> queries = {
+      {"count", ""}, {"name", ""}, {"items", ""}, {"table", ""}, {"ref", ""},
+      {"anything", ""}, {"rate", ""}, {"maybe", ""}, {"count", "train"}};
+  std::vector<Value> first;
+  for (const auto& [param, scope] : queries) first.push_back(config_.Query("pkg.mod.Fn", param, scope));
+
+  std::string operative = config_.OperativeConfigString();
+  EXPECT_NE(operative.find("# Parameters for pkg.mod.Fn:\n"), std::string::npos) << operative;
+  EXPECT_NE(operative.find("pkg.mod.Fn.count = 4\n"), std::string::npos) << operative;
+  EXPECT_NE(operative.find("pkg.mod.Fn.rate = 0.5\n"), std::string::npos) << operative;  // default
+  EXPECT_NE(operative.find("pkg.mod.Fn.ref = @train/pkg.mod.Thing()\n"), std::string::npos) << operative;
+  EXPECT_NE(operative.find("# Parameters for train/pkg.mod.Fn:\ntrain/pkg.mod.Fn.count = 8\n"), std::string::npos)
+      << operative;
+  EXPECT_EQ(operative.find("pkg.other.Fn.x"), std::string::npos) << operative;
+  EXPECT_EQ(operative.find("%N"), std::string::npos) << operative;
+
+  Config again(&registry_);
+  again.ParseString(operative, "operative.gin");
+  again.Finalize();
+  for (size_t i = 0; i < queries.size(); ++i) {
+    EXPECT_EQ(again.Query("pkg.mod.Fn", queries[i].first, queries[i].second), first[i])
+        << queries[i].first << " in scope '" << queries[i].second << "'";
+  }
+  EXPECT_EQ(again.OperativeConfigString(), operative);
+
+  std::vector<std::string> unused = config_.UnusedBindings();
+  ASSERT_EQ(unused.size(), 1u);
+  EXPECT_EQ(unused[0], "t.gin:12: pkg.other.Fn.x");
+}
+
+TEST_F(ConfigTest, UnusedBindingsIncludeOverriddenScopesAndFlags) {
+  config_.ParseString("pkg.mod.Fn.count = 1\ntrain/pkg.mod.Fn.count = 2\n", "u.gin");
+  config_.AddBinding("pkg.mod.Fn.rate = 1.0", "--gin_bindings flag");
+  config_.Finalize();
+  config_.Query("pkg.mod.Fn", "count", "train");
+  std::vector<std::string> unused = config_.UnusedBindings();
+  ASSERT_EQ(unused.size(), 2u);
+  EXPECT_EQ(unused[0], "u.gin:1: pkg.mod.Fn.count");
+  EXPECT_EQ(unused[1], "--gin_bindings flag: pkg.mod.Fn.rate");
+}
+
+}  // namespace
+}  // namespace t5xx::gin
