@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs what t5xx needs on Debian 12, idempotently and non-interactively.
+#   scripts/setup.sh          build + run dependencies, demo corpus sources
+#   scripts/setup.sh --test   also the Python packages the tests use to
+#                             check t5xx against real clients (zarr, ...)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ccache pkg-config python3 python3-pip python3-venv
+  libtorch-dev libgloo-dev
+  libopenblas0-pthread  # optimised BLAS for libtorch (Debian defaults to netlib: ~35x slower matmul)
+  libsentencepiece-dev sentencepiece
+  nlohmann-json3-dev libmsgpack-cxx-dev libboost-dev
+  zlib1g-dev libzstd-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  fortunes fortunes-min dict-gcide
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "[setup] installing: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "[setup] Debian packages: all present"
+fi
+
+if [ "${1:-}" = "--test" ]; then
+  # Python is used only inside tests that check t5xx's files with real
+  # readers; t5xx itself never runs Python. A venv keeps it off the system.
+  venv="${T5XX_TEST_VENV:-$HOME/.cache/t5xx/test-venv}"
+  if [ ! -x "$venv/bin/python3" ]; then
+    python3 -m venv "$venv"
+  fi
+  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore' 2>/dev/null; then
+    echo "[setup] installing test-only Python packages into $venv"
+    "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore
+  fi
+fi

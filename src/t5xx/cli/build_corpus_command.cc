@@ -1,0 +1,46 @@
+#include <cstdlib>
+#include <iostream>
+
+#include "t5xx/cli/commands.h"
+#include "t5xx/data/corpus_builder.h"
+#include "t5xx/data/demo_tasks.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::cli {
+namespace {
+
+int64_t ParseCount(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  long long n = std::strtoll(v.c_str(), &end, 10);
+  Check(!v.empty() && *end == '\0' && n >= 0,
+        "t5xx build_corpus: --" + flag + " must be a non-negative integer, got '" + v + "'");
+  return n;
+}
+
+}  // namespace
+
+int BuildCorpusCommand(const std::vector<std::string>& args) {
+  auto flags = ParseFlags(args, {"data_dir", "vocab_size", "max_documents"}, "build_corpus");
+  const std::string data_dir =
+      flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
+  seqio::CorpusOptions options;
+  options.output_dir = seqio::DemoCorpusDir(data_dir);
+  if (flags.count("vocab_size")) {
+    options.vocab_size = static_cast<int>(ParseCount("vocab_size", flags["vocab_size"]));
+  }
+  if (flags.count("max_documents")) {
+    options.max_documents = ParseCount("max_documents", flags["max_documents"]);
+  }
+  std::cout << "[build_corpus] building " << options.output_dir << " ..." << std::endl;
+  seqio::CorpusInfo info = seqio::BuildCorpus(options);
+  std::cout << "[build_corpus] " << (info.reused ? "already complete" : "built") << ": "
+            << info.train.documents << " train / " << info.validation.documents
+            << " validation documents, " << info.train.characters + info.validation.characters
+            << " characters, SentencePiece vocabulary of " << info.base_vocab_size
+            << " pieces at " << info.vocab_model_file;
+  if (!info.reused) std::cout << " (" << info.build_seconds << " s)";
+  std::cout << std::endl;
+  return 0;
+}
+
+}  // namespace t5xx::cli

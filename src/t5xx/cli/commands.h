@@ -1,0 +1,21 @@
+// Subcommands of the t5xx binary. Each takes the arguments after the command
+// name and returns the process exit status; user errors are thrown as
+// t5xx::Error.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace t5xx::cli {
+
+// Parses "--name=value" / "--name value" for the flags in `known` (without
+// leading dashes) from args; throws t5xx::Error naming any other argument.
+std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& args,
+                                              const std::vector<std::string>& known,
+                                              const std::string& command);
+
+int TrainCommand(const std::vector<std::string>& args);
+int BuildCorpusCommand(const std::vector<std::string>& args);
+
+}  // namespace t5xx::cli

@@ -1,0 +1,43 @@
+#include <map>
+#include <string>
+#include <vector>
+
+#include "t5xx/cli/commands.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::cli {
+
+std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& args,
+                                              const std::vector<std::string>& known,
+                                              const std::string& command) {
+  std::map<std::string, std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    Check(a.rfind("--", 0) == 0,
+          "t5xx " + command + ": unexpected argument '" + a + "' (flags look like --name=value)");
+    std::string name = a.substr(2), value;
+    const size_t eq = name.find('=');
+    bool has_value = eq != std::string::npos;
+    if (has_value) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    bool ok = false;
+    for (const auto& k : known) ok = ok || k == name;
+    if (!ok) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "--" : ", --") + k;
+      throw Error("t5xx " + command + ": unknown flag '--" + name + "' (known: " + list +
+                  (command == "train" ? ", and the gin flags --gin_file, --gin.NAME, "
+                                        "--gin_bindings, --gin_search_paths" : "") + ")");
+    }
+    if (!has_value) {
+      Check(i + 1 < args.size(), "t5xx " + command + ": flag --" + name + " needs a value");
+      value = args[++i];
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+}  // namespace t5xx::cli

@@ -1,0 +1,62 @@
+// The t5xx command line: `t5xx train`, `t5xx build_corpus`.
+//
+// User errors (t5xx::Error) print one line "t5xx: error: ..." and exit 2.
+#include <ATen/Parallel.h>
+
+#include <cstdlib>
+#include <exception>
+#include <thread>
+#include <iostream>
+#include <string>
+#include <algorithm>
+#include <vector>
+
+#include "t5xx/cli/commands.h"
+#include "t5xx/util/error.h"
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: t5xx <command> [flags]\n"
+    "\n"
+    "commands:\n"
+    "  train         train a model from gin files, as t5x's train.py:\n"
+    "                  t5xx train --gin_file=FILE [--gin_file=...]\n"
+    "                    [--gin.NAME=VALUE] [--gin_bindings='fn.p = v']\n"
+    "                    [--gin_search_paths=a,b] [--data_dir=DIR]\n"
+    "  build_corpus  build the demo corpus (C4 format) and its SentencePiece\n"
+    "                model from Debian's fortunes and dict-gcide:\n"
+    "                  t5xx build_corpus [--data_dir=DIR] [--vocab_size=8000]\n"
+    "                    [--max_documents=N]\n"
+    "\n"
+    "--data_dir defaults to $T5XX_DATA_DIR, else $XDG_CACHE_HOME/t5xx, else\n"
+    "~/.cache/t5xx. configs/ of the source tree is on the gin search path.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  // libtorch defaults to one intra-op thread per physical core as it counts
+  // them; use every core the process may run on unless OMP_NUM_THREADS says.
+  if (!std::getenv("OMP_NUM_THREADS")) {
+    at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "train") return t5xx::cli::TrainCommand(args);
+    if (command == "build_corpus") return t5xx::cli::BuildCorpusCommand(args);
+    throw t5xx::Error("unknown command '" + command +
+                      "' (commands: train, build_corpus; see t5xx --help)");
+  } catch (const t5xx::Error& e) {
+    std::cerr << "t5xx: error: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "t5xx: internal error: " << e.what() << std::endl;
+    return 1;
+  }
+}

@@ -1,0 +1,235 @@
+#include "t5xx/cli/train_setup.h"
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::cli {
+namespace {
+
+constexpr char kTrain[] = "__main__.train";
+constexpr char kModel[] = "t5x.models.EncoderDecoderModel";
+constexpr char kTransformer[] = "t5x.examples.t5.network.Transformer";
+constexpr char kT5Config[] = "t5x.examples.t5.network.T5Config";
+constexpr char kVocab[] = "seqio.SentencePieceVocabulary";
+constexpr char kAdafactor[] = "t5x.adafactor.Adafactor";
+constexpr char kFactorRules[] = "t5x.adafactor.standard_logical_factor_rules";
+constexpr char kDatasetConfig[] = "t5x.utils.DatasetConfig";
+constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
+constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
+constexpr char kPartitioner[] = "t5x.partitioning.PjitPartitioner";
+constexpr char kAxisRules[] = "t5x.partitioning.standard_logical_axis_rules";
+constexpr char kTrainer[] = "t5x.trainer.Trainer";
+constexpr char kLrScheduler[] = "t5x.utils.create_learning_rate_scheduler";
+constexpr char kSummarize[] = "t5x.gin_utils.summarize_gin_config";
+
+std::string Where(const gin::Value& v) {
+  std::string loc = v.location().ToString();
+  return loc.empty() ? v.description() : loc + " (" + v.description() + ")";
+}
+
+// Checks that `v` references `expected` (evaluated `@x()` unless
+// callable_ok) and returns its scope.
+std::string ExpectReference(const gin::Value& v, const std::string& expected,
+                            bool evaluated = true) {
+  Check(v.kind() == gin::Value::Kind::kReference,
+        Where(v) + ": expected @" + expected + (evaluated ? "()" : "") +
+            ", got " + v.ToGinString());
+  Check(v.reference_name() == expected,
+        Where(v) + ": t5xx supports only @" + expected + (evaluated ? "()" : "") +
+            " here, got @" + v.reference_name());
+  Check(v.reference_evaluated() == evaluated,
+        Where(v) + ": expected " + std::string(evaluated ? "@" + expected + "()" : "@" + expected) +
+            " (" + (evaluated ? "evaluated" : "not called") + "), got " + v.ToGinString());
+  return v.reference_scope();
+}
+
+std::optional<int64_t> OptionalInt(const gin::Value& v) {
+  if (v.is_none()) return std::nullopt;
+  return v.AsInt();
+}
+
+void Refuse(bool bad, const gin::Value& v, const std::string& what_to_do) {
+  Check(!bad, Where(v) + " = " + v.ToGinString() + " is not supported yet; " + what_to_do);
+}
+
+DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope) {
+  DatasetConfig d;
+  auto q = [&](const char* p) { return c.Query(kDatasetConfig, p, scope); };
+  d.mixture_or_task_name = q("mixture_or_task_name").AsString();
+  const gin::Value lengths = q("task_feature_lengths");  // outlives the loop
+  for (const auto& [k, v] : lengths.AsDict()) {
+    d.task_feature_lengths[k.AsString()] = v.AsInt();
+  }
+  d.split = q("split").AsString();
+  d.batch_size = q("batch_size").AsInt();
+  Check(d.batch_size >= 1, "utils.DatasetConfig.batch_size must be >= 1, got " +
+                               std::to_string(d.batch_size));
+  d.shuffle = q("shuffle").AsBool();
+  d.seed = OptionalInt(q("seed"));
+  d.pack = q("pack").AsBool();
+  gin::Value use_cached = q("use_cached");
+  Refuse(use_cached.AsBool(), use_cached,
+         "t5xx has no seqio cache yet; set USE_CACHED_TASKS = False");
+  gin::Value module = q("module");
+  Refuse(!module.is_none(), module,
+         "t5xx registers tasks in C++ at start-up; remove the module binding "
+         "(MIXTURE_OR_TASK_MODULE = None)");
+  return d;
+}
+
+}  // namespace
+
+TrainSetup ReadTrainSetup(gin::Config& c) {
+  TrainSetup s;
+  s.model_dir = c.Query(kTrain, "model_dir").AsString();
+  Check(!s.model_dir.empty(), "train.model_dir (MODEL_DIR) is empty; pass --gin.MODEL_DIR=/path");
+
+  // --- model ---
+  const std::string model_scope = ExpectReference(c.Query(kTrain, "model"), kModel);
+  const std::string module_scope =
+      ExpectReference(c.Query(kModel, "module", model_scope), kTransformer);
+  const std::string cfg_scope =
+      ExpectReference(c.Query(kTransformer, "config", module_scope), kT5Config);
+  auto tq = [&](const char* p) { return c.Query(kT5Config, p, cfg_scope); };
+  models::T5Config& t = s.t5_config;
+  t.vocab_size = tq("vocab_size").AsInt();
+  t.dtype = tq("dtype").AsString();
+  t.emb_dim = tq("emb_dim").AsInt();
+  t.num_heads = tq("num_heads").AsInt();
+  t.num_encoder_layers = tq("num_encoder_layers").AsInt();
+  t.num_decoder_layers = tq("num_decoder_layers").AsInt();
+  t.head_dim = tq("head_dim").AsInt();
+  t.mlp_dim = tq("mlp_dim").AsInt();
+  t.mlp_activations.clear();
+  const gin::Value activations = tq("mlp_activations");  // outlives the loop
+  for (const auto& a : activations.AsList()) t.mlp_activations.push_back(a.AsString());
+  t.dropout_rate = tq("dropout_rate").AsFloat();
+  t.logits_via_embedding = tq("logits_via_embedding").AsBool();
+  t.Validate();
+
+  s.z_loss = c.Query(kModel, "z_loss", model_scope).AsFloat();
+  s.label_smoothing = c.Query(kModel, "label_smoothing", model_scope).AsFloat();
+  {
+    gin::Value lnf = c.Query(kModel, "loss_normalizing_factor", model_scope);
+    std::string text = lnf.is_none() ? "None"
+                       : lnf.kind() == gin::Value::Kind::kString ? lnf.AsString()
+                                                                 : std::to_string(lnf.AsFloat());
+    s.loss_normalizing_factor = models::LossNormalizingFactor::Parse(text, Where(lnf));
+  }
+  {
+    // The model's vocabularies are used for decoding (later issues); for
+    // training t5xx checks that the task's vocabulary fits the embedding.
+    gin::Value in = c.Query(kModel, "input_vocabulary", model_scope);
+    gin::Value out = c.Query(kModel, "output_vocabulary", model_scope);
+    const std::string vs = ExpectReference(out, kVocab);
+    ExpectReference(in, kVocab);
+    s.output_vocabulary.sentencepiece_model_file =
+        c.Query(kVocab, "sentencepiece_model_file", vs).AsString();
+    s.output_vocabulary.extra_ids = c.Query(kVocab, "extra_ids", vs).AsInt();
+  }
+
+  // --- optimizer ---
+  const std::string opt_scope =
+      ExpectReference(c.Query(kModel, "optimizer_def", model_scope), kAdafactor);
+  auto aq = [&](const char* p) { return c.Query(kAdafactor, p, opt_scope); };
+  s.adafactor.decay_rate = aq("decay_rate").AsFloat();
+  s.adafactor.step_offset = aq("step_offset").AsInt();
+  s.adafactor.multiply_by_parameter_scale = aq("multiply_by_parameter_scale").AsBool();
+  {
+    gin::Value ct = aq("clipping_threshold");
+    s.adafactor.clipping_threshold =
+        ct.is_none() ? std::nullopt : std::optional<double>(ct.AsFloat());
+  }
+  s.adafactor.epsilon1 = aq("epsilon1").AsFloat();
+  s.adafactor.epsilon2 = aq("epsilon2").AsFloat();
+  s.adafactor.min_dim_size_to_factor = aq("min_dim_size_to_factor").AsInt();
+  s.adafactor.factored = aq("factored").AsBool();
+  {
+    // Every T5.1.1 kernel is 2-D, where t5x ignores the factor rules and
+    // uses the largest-two-dims heuristic; t5xx does the same.
+    gin::Value rules = aq("logical_factor_rules");
+    if (!rules.is_none()) ExpectReference(rules, kFactorRules);
+  }
+
+  // --- trainer and schedule ---
+  const std::string trainer_scope =
+      ExpectReference(c.Query(kTrain, "trainer_cls"), kTrainer, /*evaluated=*/false);
+  s.num_microbatches = OptionalInt(c.Query(kTrainer, "num_microbatches", trainer_scope));
+  const std::string lr_scope = ExpectReference(
+      c.Query(kTrainer, "learning_rate_fn", trainer_scope), kLrScheduler);
+  auto lq = [&](const char* p) { return c.Query(kLrScheduler, p, lr_scope); };
+  s.lr.factors = lq("factors").AsString();
+  s.lr.base_learning_rate = lq("base_learning_rate").AsFloat();
+  s.lr.warmup_steps = lq("warmup_steps").AsInt();
+  s.lr.decay_factor = lq("decay_factor").AsFloat();
+  s.lr.steps_per_decay = lq("steps_per_decay").AsInt();
+  s.lr.steps_per_cycle = lq("steps_per_cycle").AsInt();
+  s.lr.step_offset = lq("step_offset").AsInt();
+  s.lr.min_learning_rate = lq("min_learning_rate").AsFloat();
+
+  // --- partitioner ---
+  const std::string part_scope = ExpectReference(c.Query(kTrain, "partitioner"), kPartitioner);
+  {
+    gin::Value np = c.Query(kPartitioner, "num_partitions", part_scope);
+    s.num_partitions = np.is_none() ? 1 : np.AsInt();
+    gin::Value sub = c.Query(kPartitioner, "model_parallel_submesh", part_scope);
+    Refuse(!sub.is_none(), sub, "use num_partitions instead");
+    gin::Value rules = c.Query(kPartitioner, "logical_axis_rules", part_scope);
+    if (rules.is_none()) {
+      s.logical_axis_rules = partitioning::StandardLogicalAxisRules();
+    } else {
+      const std::string rs = ExpectReference(rules, kAxisRules);
+      s.logical_axis_rules = partitioning::StandardLogicalAxisRules(
+          static_cast<int>(c.Query(kAxisRules, "activation_partitioning_dims", rs).AsInt()),
+          static_cast<int>(c.Query(kAxisRules, "parameter_partitioning_dims", rs).AsInt()));
+    }
+  }
+
+  // --- data ---
+  s.train_dataset = ReadDatasetConfig(
+      c, ExpectReference(c.Query(kTrain, "train_dataset_cfg"), kDatasetConfig));
+  {
+    gin::Value ev = c.Query(kTrain, "train_eval_dataset_cfg");
+    if (!ev.is_none()) {
+      s.train_eval_dataset = ReadDatasetConfig(c, ExpectReference(ev, kDatasetConfig));
+    }
+  }
+
+  // --- checkpoints ---
+  {
+    const std::string cs =
+        ExpectReference(c.Query(kTrain, "checkpoint_cfg"), kCheckpointConfig);
+    gin::Value restore = c.Query(kCheckpointConfig, "restore", cs);
+    Refuse(!restore.is_none(), restore,
+           "restoring comes with the checkpoint issue; set utils.CheckpointConfig.restore = None");
+    gin::Value save = c.Query(kCheckpointConfig, "save", cs);
+    if (!save.is_none()) {
+      const std::string ss = ExpectReference(save, kSaveConfig);
+      s.checkpoint_period = OptionalInt(c.Query(kSaveConfig, "period", ss));
+      gin::Value dtype = c.Query(kSaveConfig, "dtype", ss);
+      Refuse(dtype.AsString() != "float32", dtype, "set SaveCheckpointConfig.dtype = 'float32'");
+      gin::Value keep = c.Query(kSaveConfig, "keep", ss);
+      Refuse(!keep.is_none(), keep, "set SaveCheckpointConfig.keep = None (all kept)");
+      gin::Value sd = c.Query(kSaveConfig, "save_dataset", ss);
+      Refuse(sd.AsBool(), sd, "set SaveCheckpointConfig.save_dataset = False");
+    }
+  }
+
+  // --- loop ---
+  s.total_steps = c.Query(kTrain, "total_steps").AsInt();
+  s.eval_steps = c.Query(kTrain, "eval_steps").AsInt();
+  s.eval_period = OptionalInt(c.Query(kTrain, "eval_period"));
+  {
+    gin::Value sp = c.Query(kTrain, "stats_period");
+    s.stats_period = sp.is_none() ? 100 : sp.AsInt();
+    gin::Value seed = c.Query(kTrain, "random_seed");
+    s.random_seed = seed.is_none() ? 0 : seed.AsInt();
+    gin::Value hw = c.Query(kTrain, "use_hardware_rng");
+    Refuse(hw.AsBool(), hw,
+           "t5xx derives every random draw from random_seed; set USE_HARDWARE_RNG = False");
+    gin::Value summarize = c.Query(kTrain, "summarize_config_fn");
+    if (!summarize.is_none()) ExpectReference(summarize, kSummarize, /*evaluated=*/false);
+  }
+  return s;
+}
+
+}  // namespace t5xx::cli

@@ -1,0 +1,69 @@
+// Reads everything `t5xx train` needs from a finalized gin Config, the way
+// t5x's train() receives it: MODEL = @models.EncoderDecoderModel(), its
+// network.Transformer/T5Config, adafactor.Adafactor, the train/ and
+// train_eval/ utils.DatasetConfig, utils.CheckpointConfig, PjitPartitioner,
+// trainer.Trainer and utils.create_learning_rate_scheduler.
+//
+// Every value the run uses is queried here (so the operative config lists
+// it); a bound value t5xx cannot honour yet is a t5xx::Error naming the
+// binding and what to set instead.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "t5xx/config/config.h"
+#include "t5xx/models/losses.h"
+#include "t5xx/models/t5_config.h"
+#include "t5xx/optim/adafactor.h"
+#include "t5xx/optim/lr_schedule.h"
+#include "t5xx/partitioning/logical_axis_rules.h"
+
+namespace t5xx::cli {
+
+// t5x.utils.DatasetConfig.
+struct DatasetConfig {
+  std::string mixture_or_task_name;
+  std::map<std::string, int64_t> task_feature_lengths;
+  std::string split;
+  int64_t batch_size = 0;
+  bool shuffle = false;
+  std::optional<int64_t> seed;
+  bool pack = false;
+};
+
+// seqio.SentencePieceVocabulary as bound for the model.
+struct VocabularyConfig {
+  std::string sentencepiece_model_file;  // as bound
+  int64_t extra_ids = 0;
+};
+
+struct TrainSetup {
+  std::string model_dir;
+  models::T5Config t5_config;
+  double z_loss = 0;
+  double label_smoothing = 0;
+  models::LossNormalizingFactor loss_normalizing_factor;
+  VocabularyConfig output_vocabulary;
+  optim::AdafactorConfig adafactor;
+  optim::LearningRateSchedulerConfig lr;
+  std::optional<int64_t> num_microbatches;
+  int64_t num_partitions = 1;
+  partitioning::LogicalAxisRules logical_axis_rules;
+  DatasetConfig train_dataset;
+  std::optional<DatasetConfig> train_eval_dataset;
+  std::optional<int64_t> checkpoint_period;
+  int64_t total_steps = 0;
+  int64_t eval_steps = 10;
+  std::optional<int64_t> eval_period;
+  int64_t stats_period = 100;
+  int64_t random_seed = 0;
+};
+
+// Throws t5xx::Error for a reference to the wrong configurable, a value of
+// the wrong type, or an option that is not implemented yet.
+TrainSetup ReadTrainSetup(gin::Config& config);
+
+}  // namespace t5xx::cli

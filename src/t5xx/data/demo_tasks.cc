@@ -1,0 +1,57 @@
+#include "t5xx/data/demo_tasks.h"
+
+#include <filesystem>
+#include <memory>
+
+#include "t5xx/data/corpus_builder.h"
+#include "t5xx/data/json_lines_source.h"
+#include "t5xx/data/sentencepiece_vocabulary.h"
+#include "t5xx/data/span_corruption.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+
+std::string DemoCorpusDir(const std::string& data_dir) {
+  return data_dir + "/c4_demo";
+}
+
+std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
+                                             TaskRegistry& registry) {
+  const std::string dir = DemoCorpusDir(data_dir);
+  const std::string build_hint =
+      "; build it with `t5xx build_corpus --data_dir=" + data_dir +
+      "` (needs the Debian packages fortunes and dict-gcide)";
+  if (!std::filesystem::exists(dir + "/corpus_info.json")) {
+    return "the demo corpus for task '" + std::string(kDemoTaskName) +
+           "' is missing: no " + dir + "/corpus_info.json" + build_hint;
+  }
+  CorpusInfo info;
+  VocabularyPtr vocab;
+  try {
+    info = ReadCorpusInfo(dir);
+    vocab = std::make_shared<SentencePieceVocabulary>(info.vocab_model_file,
+                                                      kDemoExtraIds);
+  } catch (const Error& e) {
+    return std::string(e.what()) + build_hint;
+  }
+  auto source = std::make_shared<JsonLinesDataSource>(
+      std::map<std::string, std::string>{
+          {"train", info.TrainFilePattern()},
+          {"validation", info.ValidationFilePattern()}},
+      std::vector<std::string>{"text"});
+  OutputFeatures features{{"inputs", Feature{vocab, true, true}},
+                          {"targets", Feature{vocab, true, true}}};
+  std::vector<Preprocessor> preprocessors = {
+      RekeyPreprocessor({{"inputs", ""}, {"targets", "text"}}),
+      TokenizePreprocessor(),
+      SpanCorruptionPreprocessor(3.0, 0.15),
+      AppendEosAfterTrimPreprocessor(),
+  };
+  if (!registry.Has(kDemoTaskName)) {
+    registry.Add(std::make_shared<Task>(kDemoTaskName, source,
+                                        std::move(preprocessors), features));
+  }
+  return std::nullopt;
+}
+
+}  // namespace t5xx::seqio

@@ -1,0 +1,30 @@
+// The demo pretraining task over the corpus that `t5xx build_corpus` makes
+// (C4's format, English text from Debian packages).
+//
+// "c4_demo_span_corruption" mirrors t5's c4_v220_span_corruption: JSON-lines
+// source -> rekey {inputs: "", targets: "text"} -> tokenize -> span_corruption
+// (noise density 0.15, mean span length 3) -> append_eos_after_trim, with the
+// corpus's SentencePiece model plus 100 extra ids as vocabulary.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "t5xx/data/task.h"
+
+namespace t5xx::seqio {
+
+inline constexpr char kDemoTaskName[] = "c4_demo_span_corruption";
+inline constexpr int32_t kDemoExtraIds = 100;
+
+// <data_dir>/c4_demo: where build_corpus writes the demo corpus.
+std::string DemoCorpusDir(const std::string& data_dir);
+
+// Registers the demo task when the corpus under data_dir is complete.
+// Returns std::nullopt on success, else the reason it was not registered
+// (corpus or vocabulary missing, with the command that builds it); the
+// caller raises it when the demo task is requested.
+std::optional<std::string> RegisterDemoTasks(
+    const std::string& data_dir, TaskRegistry& registry = TaskRegistry::Global());
+
+}  // namespace t5xx::seqio

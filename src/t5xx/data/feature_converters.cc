@@ -1,0 +1,439 @@
+// See feature_converters.h.
+#include "t5xx/data/feature_converters.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+namespace {
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return "[" + out + "]";
+}
+
+Tokens NonPadding(const Tokens& t) {
+  Tokens out(t.size());
+  for (size_t i = 0; i < t.size(); ++i) out[i] = t[i] != 0 ? 1 : 0;
+  return out;
+}
+
+Tokens Take(Example& ex, const std::string& key) {
+  return std::move(GetMutableTokens(ex, key));
+}
+
+// Validates each example against the task feature lengths (lazily).
+class ValidateDataset : public Dataset {
+ public:
+  ValidateDataset(DatasetPtr input, FeatureLengths lengths, std::string who)
+      : input_(std::move(input)), lengths_(std::move(lengths)),
+        who_(std::move(who)) {}
+  std::optional<Example> Next() override {
+    auto ex = input_->Next();
+    if (!ex) return std::nullopt;
+    const std::string where =
+        who_ + " example " + std::to_string(index_++) + ": ";
+    Example out;
+    for (const auto& [k, L] : lengths_) {
+      auto it = ex->find(k);
+      if (it == ex->end()) {
+        std::string have;
+        for (const auto& kv : *ex) have += (have.empty() ? "" : ", ") + kv.first;
+        throw Error(where + "missing task feature '" + k + "' (features: [" +
+                    have + "])");
+      }
+      if (!std::holds_alternative<Tokens>(it->second))
+        throw Error(where + "task feature '" + k +
+                    "' is a string; tokenize it first");
+      const int64_t n = static_cast<int64_t>(std::get<Tokens>(it->second).size());
+      if (n > L)
+        throw Error(where + k + " longer than its task feature length (" +
+                    std::to_string(n) + " > " + std::to_string(L) +
+                    "); raise the length or trim in a preprocessor");
+      out[k] = std::move(it->second);
+    }
+    return out;
+  }
+
+ private:
+  DatasetPtr input_;
+  FeatureLengths lengths_;
+  std::string who_;
+  int64_t index_ = 0;
+};
+
+// Internal invariant: output keys and lengths are exactly the model's.
+Example CheckModelOutput(Example ex, const FeatureLengths& model_lengths,
+                         const std::string& who) {
+  if (ex.size() != model_lengths.size())
+    throw std::logic_error(who + ": produced " + std::to_string(ex.size()) +
+                           " features, expected " +
+                           std::to_string(model_lengths.size()));
+  for (const auto& [k, L] : model_lengths) {
+    auto it = ex.find(k);
+    if (it == ex.end() || !std::holds_alternative<Tokens>(it->second) ||
+        static_cast<int64_t>(std::get<Tokens>(it->second).size()) != L)
+      throw std::logic_error(who + ": model feature '" + k +
+                             "' missing or not of length " + std::to_string(L));
+  }
+  return ex;
+}
+
+}  // namespace
+
+void FeatureConverter::ValidateLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  const auto expected = TaskFeatures();
+  std::vector<std::string> missing, extra;
+  for (const auto& k : expected)
+    if (!task_feature_lengths.count(k)) missing.push_back(k);
+  for (const auto& kv : task_feature_lengths)
+    if (std::find(expected.begin(), expected.end(), kv.first) == expected.end())
+      extra.push_back(kv.first);
+  if (!missing.empty() || !extra.empty()) {
+    std::string msg = name() + ": task_feature_lengths must have exactly the "
+                      "keys " + JoinNames(expected);
+    if (!missing.empty()) msg += "; missing " + JoinNames(missing);
+    if (!extra.empty()) msg += "; unexpected " + JoinNames(extra);
+    throw Error(msg);
+  }
+  for (const auto& [k, L] : task_feature_lengths)
+    Check(L >= 1, name() + ": task feature length of '" + k +
+                      "' must be >= 1, got " + std::to_string(L));
+}
+
+DatasetPtr FeatureConverter::operator()(
+    DatasetPtr input, const FeatureLengths& task_feature_lengths,
+    const std::string& task_name) const {
+  Check(input != nullptr, name() + ": input dataset is null");
+  ValidateLengths(task_feature_lengths);
+  std::string who = name();
+  if (!task_name.empty()) who += " (task '" + task_name + "')";
+  DatasetPtr ds = std::make_unique<ValidateDataset>(std::move(input),
+                                                    task_feature_lengths, who);
+  ds = ConvertValidated(std::move(ds), task_feature_lengths);
+  FeatureLengths model_lengths = GetModelFeatureLengths(task_feature_lengths);
+  return Map(std::move(ds), [model_lengths, who](Example ex) {
+    return CheckModelOutput(std::move(ex), model_lengths, who);
+  });
+}
+
+std::vector<Example> FeatureConverter::Convert(
+    std::vector<Example> examples, const FeatureLengths& task_feature_lengths,
+    const std::string& task_name) const {
+  auto ds = (*this)(FromVector(std::move(examples)), task_feature_lengths,
+                    task_name);
+  return Collect(*ds);
+}
+
+// ---------------------------------------------------------------------------
+// EncDec
+
+std::vector<std::string> EncDecFeatureConverter::TaskFeatures() const {
+  return {"inputs", "targets"};
+}
+
+std::vector<std::string> EncDecFeatureConverter::ModelFeatures() const {
+  std::vector<std::string> f = {"encoder_input_tokens", "decoder_target_tokens",
+                                "decoder_input_tokens", "decoder_loss_weights"};
+  if (pack()) {
+    for (const char* k : {"encoder_segment_ids", "encoder_positions",
+                          "decoder_segment_ids", "decoder_positions"})
+      f.push_back(k);
+  }
+  return f;
+}
+
+FeatureLengths EncDecFeatureConverter::GetModelFeatureLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  ValidateLengths(task_feature_lengths);
+  const int64_t I = task_feature_lengths.at("inputs");
+  const int64_t T = task_feature_lengths.at("targets");
+  FeatureLengths out;
+  for (const auto& k : ModelFeatures())
+    out[k] = k.rfind("encoder_", 0) == 0 ? I : T;
+  return out;
+}
+
+DatasetPtr EncDecFeatureConverter::ConvertValidated(
+    DatasetPtr input, const FeatureLengths& lengths) const {
+  const int32_t bos = bos_id();
+  if (pack()) {
+    return Map(TrimAndPackDataset(std::move(input), lengths),
+               [bos](Example ex) {
+                 Example out;
+                 Tokens targets = Take(ex, "targets");
+                 Tokens tseg = Take(ex, "targets_segment_ids");
+                 out["decoder_input_tokens"] =
+                     MakeAutoregressiveInputs(targets, tseg, bos);
+                 out["decoder_loss_weights"] = NonPadding(targets);
+                 out["decoder_target_tokens"] = std::move(targets);
+                 out["decoder_segment_ids"] = std::move(tseg);
+                 out["decoder_positions"] = Take(ex, "targets_positions");
+                 out["encoder_input_tokens"] = Take(ex, "inputs");
+                 out["encoder_segment_ids"] = Take(ex, "inputs_segment_ids");
+                 out["encoder_positions"] = Take(ex, "inputs_positions");
+                 return out;
+               });
+  }
+  return Map(std::move(input), [bos, lengths](Example ex) {
+    ex = TrimAndPad(std::move(ex), lengths);
+    Example out;
+    Tokens targets = Take(ex, "targets");
+    out["decoder_input_tokens"] = MakeAutoregressiveInputs(targets, bos);
+    out["decoder_loss_weights"] = NonPadding(targets);
+    out["decoder_target_tokens"] = std::move(targets);
+    out["encoder_input_tokens"] = Take(ex, "inputs");
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// LM
+
+std::vector<std::string> LMFeatureConverter::TaskFeatures() const {
+  return {"targets"};
+}
+
+std::vector<std::string> LMFeatureConverter::ModelFeatures() const {
+  std::vector<std::string> f = {"decoder_target_tokens", "decoder_input_tokens",
+                                "decoder_loss_weights"};
+  if (pack()) {
+    f.push_back("decoder_segment_ids");
+    f.push_back("decoder_positions");
+  }
+  return f;
+}
+
+FeatureLengths LMFeatureConverter::GetModelFeatureLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  ValidateLengths(task_feature_lengths);
+  FeatureLengths out;
+  for (const auto& k : ModelFeatures()) out[k] = task_feature_lengths.at("targets");
+  return out;
+}
+
+DatasetPtr LMFeatureConverter::ConvertValidated(
+    DatasetPtr input, const FeatureLengths& lengths) const {
+  const int32_t bos = bos_id();
+  if (pack()) {
+    return Map(TrimAndPackDataset(std::move(input), lengths),
+               [bos](Example ex) {
+                 Example out;
+                 Tokens targets = Take(ex, "targets");
+                 Tokens tseg = Take(ex, "targets_segment_ids");
+                 out["decoder_input_tokens"] =
+                     MakeAutoregressiveInputs(targets, tseg, bos);
+                 out["decoder_loss_weights"] = NonPadding(targets);
+                 out["decoder_target_tokens"] = std::move(targets);
+                 out["decoder_segment_ids"] = std::move(tseg);
+                 out["decoder_positions"] = Take(ex, "targets_positions");
+                 return out;
+               });
+  }
+  return Map(std::move(input), [bos, lengths](Example ex) {
+    ex = TrimAndPad(std::move(ex), lengths);
+    Example out;
+    Tokens targets = Take(ex, "targets");
+    out["decoder_input_tokens"] = MakeAutoregressiveInputs(targets, bos);
+    out["decoder_loss_weights"] = NonPadding(targets);
+    out["decoder_target_tokens"] = std::move(targets);
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// PrefixLM
+
+std::vector<std::string> PrefixLMFeatureConverter::TaskFeatures() const {
+  return {"inputs", "targets"};
+}
+
+std::vector<std::string> PrefixLMFeatureConverter::ModelFeatures() const {
+  std::vector<std::string> f = {"decoder_target_tokens", "decoder_input_tokens",
+                                "decoder_loss_weights",
+                                "decoder_causal_attention"};
+  if (pack()) {
+    f.push_back("decoder_segment_ids");
+    f.push_back("decoder_positions");
+  }
+  return f;
+}
+
+FeatureLengths PrefixLMFeatureConverter::GetModelFeatureLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  ValidateLengths(task_feature_lengths);
+  const int64_t L =
+      task_feature_lengths.at("inputs") + task_feature_lengths.at("targets");
+  FeatureLengths out;
+  for (const auto& k : ModelFeatures()) out[k] = L;
+  return out;
+}
+
+namespace {
+
+// Builds the PrefixLM outputs from per-position tokens, positions and
+// (per-position) input widths.
+void FinishPrefixLM(Example& out, const Tokens& tok, const Tokens& pos,
+                    const Tokens& width, const Tokens& width_add_pos) {
+  Tokens loss(tok.size()), causal(tok.size());
+  for (size_t i = 0; i < tok.size(); ++i) {
+    loss[i] = ((pos[i] < width[i]) != (tok[i] != 0)) ? 1 : 0;
+    causal[i] = pos[i] < width_add_pos[i] ? 1 : 0;
+  }
+  out["decoder_loss_weights"] = std::move(loss);
+  out["decoder_causal_attention"] = std::move(causal);
+}
+
+}  // namespace
+
+DatasetPtr PrefixLMFeatureConverter::ConvertValidated(
+    DatasetPtr input, const FeatureLengths& lengths) const {
+  const int32_t bos = bos_id();
+  const int64_t L = lengths.at("inputs") + lengths.at("targets");
+  // Concatenate inputs ++ targets into "targets" (and, for packing,
+  // per-position copies of |inputs| and |inputs|+1 that pack alongside it,
+  // so padding gets width 0 and neither loss nor causal attention).
+  const bool packed = pack();
+  DatasetPtr concat = Map(std::move(input), [packed](Example ex) {
+    Tokens inputs = Take(ex, "inputs");
+    Tokens targets = Take(ex, "targets");
+    const int32_t width = static_cast<int32_t>(inputs.size());
+    Tokens x = std::move(inputs);
+    x.insert(x.end(), targets.begin(), targets.end());
+    Example out;
+    if (packed) {
+      // A width of 0 would be read as padding by the packer: store -1 and
+      // restore 0 after packing (as seqio does). Width+1 is always >= 1.
+      out["inputs_width"] = Tokens(x.size(), width == 0 ? -1 : width);
+      out["inputs_width_add_pos"] = Tokens(x.size(), width + 1);
+    } else {
+      out["inputs_width"] = Tokens{width};
+    }
+    out["targets"] = std::move(x);
+    return out;
+  });
+  if (packed) {
+    FeatureLengths pack_lengths = {
+        {"targets", L}, {"inputs_width", L}, {"inputs_width_add_pos", L}};
+    return Map(TrimAndPackDataset(std::move(concat), pack_lengths),
+               [bos](Example ex) {
+                 Example out;
+                 Tokens tok = Take(ex, "targets");
+                 Tokens seg = Take(ex, "targets_segment_ids");
+                 Tokens pos = Take(ex, "targets_positions");
+                 Tokens width = Take(ex, "inputs_width");
+                 for (auto& w : width) w = std::max(w, 0);
+                 FinishPrefixLM(out, tok, pos, width,
+                                Take(ex, "inputs_width_add_pos"));
+                 out["decoder_input_tokens"] =
+                     MakeAutoregressiveInputs(tok, seg, bos);
+                 out["decoder_target_tokens"] = std::move(tok);
+                 out["decoder_segment_ids"] = std::move(seg);
+                 out["decoder_positions"] = std::move(pos);
+                 return out;
+               });
+  }
+  return Map(std::move(concat), [bos, L](Example ex) {
+    const int32_t w = GetTokens(ex, "inputs_width").at(0);
+    Tokens tok = Take(ex, "targets");
+    tok.resize(static_cast<size_t>(L), 0);
+    Tokens pos(tok.size());
+    for (size_t i = 0; i < pos.size(); ++i) pos[i] = static_cast<int32_t>(i);
+    Example out;
+    FinishPrefixLM(out, tok, pos, Tokens(tok.size(), w),
+                   Tokens(tok.size(), w + 1));
+    out["decoder_input_tokens"] = MakeAutoregressiveInputs(tok, bos);
+    out["decoder_target_tokens"] = std::move(tok);
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Batching
+
+std::vector<int32_t> Batch::Row(const std::string& feature, int64_t r) const {
+  auto it = features.find(feature);
+  Check(it != features.end(), "Batch::Row: no feature '" + feature + "'");
+  Check(r >= 0 && r < batch_size, "Batch::Row: row " + std::to_string(r) +
+                                      " outside [0, " +
+                                      std::to_string(batch_size) + ")");
+  const int64_t L = lengths.at(feature);
+  return std::vector<int32_t>(it->second.begin() + r * L,
+                              it->second.begin() + (r + 1) * L);
+}
+
+BatchIterator::BatchIterator(DatasetPtr input, int64_t batch_size,
+                             FeatureLengths lengths)
+    : input_(std::move(input)), batch_size_(batch_size),
+      lengths_(std::move(lengths)) {
+  Check(input_ != nullptr, "BatchIterator: input dataset is null");
+  Check(batch_size_ >= 1, "BatchIterator: batch_size must be >= 1, got " +
+                              std::to_string(batch_size_));
+}
+
+std::optional<Batch> BatchIterator::Next() {
+  if (lookahead_) {
+    std::optional<Batch> out = std::move(lookahead_);
+    lookahead_.reset();
+    return out;
+  }
+  if (done_) return std::nullopt;
+  std::vector<Example> rows;
+  while (static_cast<int64_t>(rows.size()) < batch_size_) {
+    auto ex = input_->Next();
+    if (!ex) {
+      done_ = true;
+      return std::nullopt;  // drop_remainder
+    }
+    rows.push_back(std::move(*ex));
+  }
+  if (lengths_.empty()) {
+    for (const auto& [k, v] : rows[0])
+      if (std::holds_alternative<Tokens>(v))
+        lengths_[k] = static_cast<int64_t>(std::get<Tokens>(v).size());
+    Check(!lengths_.empty(), "BatchIterator: first example has no token features");
+  }
+  Batch b;
+  b.batch_size = batch_size_;
+  b.lengths = lengths_;
+  for (const auto& [k, L] : lengths_) {
+    auto& flat = b.features[k];
+    flat.reserve(static_cast<size_t>(batch_size_ * L));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const std::string where =
+          "BatchIterator: example " + std::to_string(examples_read_ + r) + ": ";
+      auto it = rows[r].find(k);
+      Check(it != rows[r].end(), where + "missing feature '" + k + "'");
+      Check(std::holds_alternative<Tokens>(it->second),
+            where + "feature '" + k + "' is a string");
+      const Tokens& t = std::get<Tokens>(it->second);
+      Check(static_cast<int64_t>(t.size()) == L,
+            where + "feature '" + k + "' has length " +
+                std::to_string(t.size()) + ", expected exactly " +
+                std::to_string(L) + " (use a FeatureConverter to pad/pack)");
+      flat.insert(flat.end(), t.begin(), t.end());
+    }
+  }
+  examples_read_ += static_cast<int64_t>(rows.size());
+  return b;
+}
+
+bool BatchIterator::HasNext() {
+  if (!lookahead_) lookahead_ = Next();
+  return lookahead_.has_value();
+}
+
+Batch BatchIterator::NextBatch() {
+  auto b = Next();
+  Check(b.has_value(), "BatchIterator: dataset exhausted (a final partial "
+                       "batch, if any, is dropped)");
+  return std::move(*b);
+}
+
+}  // namespace t5xx::seqio

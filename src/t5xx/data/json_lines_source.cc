@@ -1,0 +1,213 @@
+#include "t5xx/data/json_lines_source.h"
+
+#include <memory>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/data/file_utils.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+namespace {
+
+uint64_t SplitMix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += "'" + n + "'";
+  }
+  return out;
+}
+
+class LinesDataset : public Dataset {
+ public:
+  LinesDataset(FileReadPlan plan, LineParser parse)
+      : plan_(std::move(plan)), parse_(std::move(parse)) {}
+
+  std::optional<Example> Next() override {
+    while (true) {
+      if (!reader_) {
+        if (file_index_ >= plan_.files.size()) return std::nullopt;
+        reader_ = std::make_unique<LineReader>(plan_.files[file_index_]);
+      }
+      if (!reader_->Next(&line_)) {
+        reader_.reset();
+        ++file_index_;
+        continue;
+      }
+      const int64_t pos = position_;
+      // Every line is parsed, even for other example shards: the parser
+      // decides whether a line is an example at all (blank lines are not).
+      std::optional<Example> ex =
+          parse_(reader_->path(), reader_->line_number(), line_);
+      if (!ex) continue;
+      ++position_;
+      if (pos % plan_.example_stride != plan_.example_offset) continue;
+      return ex;
+    }
+  }
+
+ private:
+  FileReadPlan plan_;
+  LineParser parse_;
+  size_t file_index_ = 0;
+  std::unique_ptr<LineReader> reader_;
+  std::string line_;
+  int64_t position_ = 0;
+};
+
+bool IsBlank(const std::string& s) {
+  for (char c : s) {
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+FileReadPlan PlanFileRead(const std::string& source_name,
+                          const std::string& split, const std::string& pattern,
+                          bool shuffle, uint64_t seed,
+                          const ShardInfo& shard_info) {
+  if (shard_info.num_shards < 1 || shard_info.index < 0 ||
+      shard_info.index >= shard_info.num_shards) {
+    throw Error(source_name + ": invalid ShardInfo(index=" +
+                std::to_string(shard_info.index) +
+                ", num_shards=" + std::to_string(shard_info.num_shards) +
+                "): need num_shards >= 1 and 0 <= index < num_shards");
+  }
+  std::vector<std::string> files = Glob(pattern);
+  if (files.empty()) {
+    throw Error(source_name + ": file pattern '" + pattern + "' of split '" +
+                split + "' matches no file; check the path (and that the " +
+                "data was built/downloaded)");
+  }
+  FileReadPlan plan;
+  const size_t n = static_cast<size_t>(shard_info.num_shards);
+  if (files.size() >= n) {
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (i % n == static_cast<size_t>(shard_info.index)) {
+        plan.files.push_back(files[i]);
+      }
+    }
+  } else {
+    plan.files = files;
+    plan.example_stride = shard_info.num_shards;
+    plan.example_offset = shard_info.index;
+  }
+  if (shuffle && plan.files.size() > 1) {
+    uint64_t state = seed;
+    for (size_t i = plan.files.size() - 1; i > 0; --i) {
+      const size_t j = static_cast<size_t>(SplitMix64(state) % (i + 1));
+      std::swap(plan.files[i], plan.files[j]);
+    }
+  }
+  return plan;
+}
+
+DatasetPtr ReadLinesDataset(FileReadPlan plan, LineParser parse) {
+  return std::make_unique<LinesDataset>(std::move(plan), std::move(parse));
+}
+
+Example ParseJsonLine(const std::string& path, int64_t line_number,
+                      const std::string& line,
+                      const std::vector<std::string>& fields) {
+  const std::string where = path + ":" + std::to_string(line_number) + ": ";
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(where + "malformed JSON line: " + e.what());
+  }
+  if (!j.is_object()) {
+    throw Error(where + "malformed JSON line: expected an object like "
+                        "{\"text\": ...}, got a JSON " +
+                std::string(j.type_name()));
+  }
+  Example ex;
+  if (fields.empty()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.value().is_string()) {
+        ex.emplace(it.key(), it.value().get<std::string>());
+      }
+    }
+    return ex;
+  }
+  for (const auto& f : fields) {
+    auto it = j.find(f);
+    if (it == j.end()) {
+      std::vector<std::string> present;
+      for (auto k = j.begin(); k != j.end(); ++k) present.push_back(k.key());
+      throw Error(where + "missing field '" + f + "' (the line has " +
+                  (present.empty() ? std::string("no fields")
+                                   : JoinNames(present)) +
+                  ")");
+    }
+    if (!it->is_string()) {
+      throw Error(where + "field '" + f + "' is not a string (it is a JSON " +
+                  it->type_name() + ")");
+    }
+    ex.emplace(f, it->get<std::string>());
+  }
+  return ex;
+}
+
+JsonLinesDataSource::JsonLinesDataSource(
+    std::map<std::string, std::string> split_to_filepattern,
+    std::vector<std::string> fields)
+    : split_to_filepattern_(std::move(split_to_filepattern)),
+      fields_(std::move(fields)) {
+  if (split_to_filepattern_.empty()) {
+    throw Error("JsonLinesDataSource: split_to_filepattern is empty; give "
+                "at least one split, e.g. {\"train\": \"/data/*.json.gz\"}");
+  }
+}
+
+std::vector<std::string> JsonLinesDataSource::splits() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : split_to_filepattern_) out.push_back(k);
+  return out;
+}
+
+const std::string& JsonLinesDataSource::PatternFor(
+    const std::string& split) const {
+  auto it = split_to_filepattern_.find(split);
+  if (it == split_to_filepattern_.end()) {
+    throw Error("JsonLinesDataSource: unknown split '" + split +
+                "'; known splits: " + JoinNames(splits()));
+  }
+  return it->second;
+}
+
+std::vector<std::string> JsonLinesDataSource::ListShards(
+    const std::string& split) const {
+  return PlanFileRead("JsonLinesDataSource", split, PatternFor(split),
+                      /*shuffle=*/false, 0, ShardInfo{})
+      .files;
+}
+
+DatasetPtr JsonLinesDataSource::GetDataset(const std::string& split,
+                                           bool shuffle, uint64_t seed,
+                                           const ShardInfo& shard_info) const {
+  FileReadPlan plan = PlanFileRead("JsonLinesDataSource", split,
+                                   PatternFor(split), shuffle, seed,
+                                   shard_info);
+  std::vector<std::string> fields = fields_;
+  return ReadLinesDataset(
+      std::move(plan),
+      [fields](const std::string& path, int64_t line_number,
+               const std::string& line) -> std::optional<Example> {
+        if (IsBlank(line)) return std::nullopt;
+        return ParseJsonLine(path, line_number, line, fields);
+      });
+}
+
+}  // namespace t5xx::seqio

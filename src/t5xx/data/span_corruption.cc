@@ -1,0 +1,379 @@
+// See span_corruption.h.
+#include "t5xx/data/span_corruption.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <sstream>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+namespace {
+
+// Purposes for HashSeed so that independent decisions use independent streams.
+constexpr uint64_t kPurposeNoiseSegments = 11;
+constexpr uint64_t kPurposeCleanSegments = 12;
+constexpr uint64_t kPurposeChunk = 13;
+constexpr uint64_t kPurposeMask = 14;
+constexpr uint64_t kStepChunk = 101;
+constexpr uint64_t kStepDenoise = 102;
+
+// Round half to even, as Python's round() and tf.round.
+int64_t RoundHalfEven(double x) {
+  double r = std::nearbyint(x);  // default FE_TONEAREST = half-to-even
+  return static_cast<int64_t>(r);
+}
+
+void CheckDensityAndMean(double noise_density, double mean, const char* who) {
+  Check(noise_density >= 0.0 && noise_density < 1.0,
+        std::string(who) + ": noise_density must be in [0, 1), got " +
+            std::to_string(noise_density));
+  Check(mean > 0.0, std::string(who) + ": mean_noise_span_length must be > 0, "
+                                       "got " + std::to_string(mean));
+}
+
+// Splits n items into k non-empty consecutive runs, uniformly over all
+// compositions: choose k-1 distinct cut points among the n-1 gaps.
+std::vector<int64_t> RandomSegmentLengths(int64_t n, int64_t k,
+                                          StatelessRng rng) {
+  if (k <= 1) return {n};
+  std::vector<int64_t> gaps(static_cast<size_t>(n - 1));
+  for (int64_t i = 0; i < n - 1; ++i) gaps[i] = i + 1;
+  for (int64_t i = 0; i < k - 1; ++i) {
+    const int64_t j = i + rng.UniformInt(n - 1 - i);
+    std::swap(gaps[i], gaps[j]);
+  }
+  std::vector<int64_t> cuts(gaps.begin(), gaps.begin() + (k - 1));
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<int64_t> lengths;
+  int64_t prev = 0;
+  for (int64_t c : cuts) {
+    lengths.push_back(c - prev);
+    prev = c;
+  }
+  lengths.push_back(n - prev);
+  return lengths;
+}
+
+void CheckSameLength(const Tokens& tokens, const NoiseMask& mask,
+                     const char* who) {
+  Check(tokens.size() == mask.size(),
+        std::string(who) + ": tokens have length " +
+            std::to_string(tokens.size()) + " but the noise mask has length " +
+            std::to_string(mask.size()));
+}
+
+// Replaces the first token of each run where sel[i] is true by a sentinel
+// (unique: vocab_size - k for the k-th run; else vocab_size - 1) and drops the
+// rest of the run.
+Tokens RunsToSentinels(const Tokens& tokens, const NoiseMask& sel,
+                       int32_t vocab_size, bool unique) {
+  Tokens out;
+  out.reserve(tokens.size());
+  int32_t run = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (!sel[i]) {
+      out.push_back(tokens[i]);
+    } else if (i == 0 || !sel[i - 1]) {
+      ++run;
+      out.push_back(unique ? vocab_size - run : vocab_size - 1);
+    }
+  }
+  return out;
+}
+
+NoiseMask Invert(const NoiseMask& m) {
+  NoiseMask out(m.size());
+  for (size_t i = 0; i < m.size(); ++i) out[i] = !m[i];
+  return out;
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> RandomSpansHelper(
+    int64_t inputs_length, double noise_density, double mean_noise_span_length,
+    int64_t extra_tokens_per_span_inputs,
+    int64_t extra_tokens_per_span_targets) {
+  Check(inputs_length >= 1, "random_spans_helper: inputs_length must be >= 1, "
+                            "got " + std::to_string(inputs_length));
+  CheckDensityAndMean(noise_density, mean_noise_span_length,
+                      "random_spans_helper");
+  // Lengths after corruption of t raw tokens (both include one EOS).
+  auto corrupted = [&](int64_t t) {
+    const int64_t noise = RoundHalfEven(static_cast<double>(t) * noise_density);
+    const int64_t spans =
+        RoundHalfEven(static_cast<double>(noise) / mean_noise_span_length);
+    return std::make_pair(
+        (t - noise) + spans * extra_tokens_per_span_inputs + 1,
+        noise + spans * extra_tokens_per_span_targets + 1);
+  };
+  int64_t t = inputs_length - 1;
+  while (corrupted(t + 1).first <= inputs_length) ++t;
+  int64_t targets_length = corrupted(t).second;
+  const int64_t in_len = corrupted(t).first;
+  if (noise_density == 0.5 && targets_length > in_len) {
+    --t;
+    --targets_length;
+  }
+  return {t, targets_length};
+}
+
+NoiseSpanCounts RandomSpansNoiseCounts(int64_t length, double noise_density,
+                                       double mean_noise_span_length) {
+  Check(length >= 0, "random_spans_noise_mask: length must be >= 0, got " +
+                         std::to_string(length));
+  CheckDensityAndMean(noise_density, mean_noise_span_length,
+                      "random_spans_noise_mask");
+  NoiseSpanCounts c;
+  c.padded_length = std::max<int64_t>(length, 2);
+  if (noise_density == 0.0) return c;
+  // t5 computes these in float32.
+  const float lf = static_cast<float>(c.padded_length);
+  const float df = static_cast<float>(noise_density);
+  int64_t noise = RoundHalfEven(static_cast<double>(lf * df));
+  noise = std::min(std::max<int64_t>(noise, 1), c.padded_length - 1);
+  const float mf = static_cast<float>(mean_noise_span_length);
+  int64_t spans =
+      RoundHalfEven(static_cast<double>(static_cast<float>(noise) / mf));
+  spans = std::max<int64_t>(spans, 1);
+  spans = std::min({spans, noise, c.padded_length - noise});
+  c.num_noise_tokens = noise;
+  c.num_noise_spans = spans;
+  return c;
+}
+
+NoiseMask RandomSpansNoiseMask(int64_t length, double noise_density,
+                               uint64_t seed, double mean_noise_span_length) {
+  const NoiseSpanCounts c =
+      RandomSpansNoiseCounts(length, noise_density, mean_noise_span_length);
+  if (c.num_noise_tokens == 0) return NoiseMask(static_cast<size_t>(length), false);
+  const int64_t clean = c.padded_length - c.num_noise_tokens;
+  const auto noise_runs =
+      RandomSegmentLengths(c.num_noise_tokens, c.num_noise_spans,
+                           StatelessRng(seed, 0, kPurposeNoiseSegments));
+  const auto clean_runs =
+      RandomSegmentLengths(clean, c.num_noise_spans,
+                           StatelessRng(seed, 0, kPurposeCleanSegments));
+  NoiseMask mask;
+  mask.reserve(static_cast<size_t>(c.padded_length));
+  for (size_t s = 0; s < noise_runs.size(); ++s) {
+    mask.insert(mask.end(), static_cast<size_t>(clean_runs[s]), false);
+    mask.insert(mask.end(), static_cast<size_t>(noise_runs[s]), true);
+  }
+  mask.resize(static_cast<size_t>(length));
+  return mask;
+}
+
+Tokens NoiseTokenToSentinel(const Tokens& tokens, const NoiseMask& mask,
+                            int32_t vocab_size) {
+  CheckSameLength(tokens, mask, "noise_token_to_sentinel");
+  Tokens out = tokens;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (mask[i]) out[i] = vocab_size - 1;
+  return out;
+}
+
+Tokens NoiseSpanToSentinel(const Tokens& tokens, const NoiseMask& mask,
+                           int32_t vocab_size) {
+  CheckSameLength(tokens, mask, "noise_span_to_sentinel");
+  return RunsToSentinels(tokens, mask, vocab_size, /*unique=*/false);
+}
+
+Tokens NonnoiseSpanToSentinel(const Tokens& tokens, const NoiseMask& mask,
+                              int32_t vocab_size) {
+  CheckSameLength(tokens, mask, "nonnoise_span_to_sentinel");
+  return RunsToSentinels(tokens, Invert(mask), vocab_size, /*unique=*/false);
+}
+
+Tokens NoiseSpanToUniqueSentinel(const Tokens& tokens, const NoiseMask& mask,
+                                 int32_t vocab_size) {
+  CheckSameLength(tokens, mask, "noise_span_to_unique_sentinel");
+  return RunsToSentinels(tokens, mask, vocab_size, /*unique=*/true);
+}
+
+Tokens NonnoiseSpanToUniqueSentinel(const Tokens& tokens, const NoiseMask& mask,
+                                    int32_t vocab_size) {
+  CheckSameLength(tokens, mask, "nonnoise_span_to_unique_sentinel");
+  return RunsToSentinels(tokens, Invert(mask), vocab_size, /*unique=*/true);
+}
+
+Tokens DropNoiseTokens(const Tokens& tokens, const NoiseMask& mask, int32_t) {
+  CheckSameLength(tokens, mask, "drop_noise_tokens");
+  Tokens out;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (!mask[i]) out.push_back(tokens[i]);
+  return out;
+}
+
+Tokens DropNonnoiseTokens(const Tokens& tokens, const NoiseMask& mask, int32_t) {
+  CheckSameLength(tokens, mask, "drop_nonnoise_tokens");
+  Tokens out;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (mask[i]) out.push_back(tokens[i]);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// Map with the example's 0-based index in the stream.
+class IndexedMapDataset : public Dataset {
+ public:
+  using Fn = std::function<std::optional<Example>(Example, uint64_t)>;
+  IndexedMapDataset(DatasetPtr input, Fn fn)
+      : input_(std::move(input)), fn_(std::move(fn)) {}
+  std::optional<Example> Next() override {
+    while (auto ex = input_->Next()) {
+      auto out = fn_(std::move(*ex), index_++);
+      if (out) return out;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  DatasetPtr input_;
+  Fn fn_;
+  uint64_t index_ = 0;
+};
+
+class ReduceConcatDataset : public Dataset {
+ public:
+  ReduceConcatDataset(DatasetPtr input, int64_t batch_size, std::string key)
+      : input_(std::move(input)), batch_size_(batch_size), key_(std::move(key)) {}
+  std::optional<Example> Next() override {
+    Tokens all;
+    int64_t n = 0;
+    while (n < batch_size_) {
+      auto ex = input_->Next();
+      if (!ex) break;
+      ++n;
+      for (int32_t t : GetTokens(*ex, key_))
+        if (t != 0) all.push_back(t);
+    }
+    if (n == 0) return std::nullopt;
+    Example out;
+    out[key_] = std::move(all);
+    return out;
+  }
+
+ private:
+  DatasetPtr input_;
+  int64_t batch_size_;
+  std::string key_;
+};
+
+}  // namespace
+
+DatasetPtr SelectRandomChunk(DatasetPtr input, uint64_t seed,
+                             int64_t max_length,
+                             const std::string& feature_key) {
+  Check(max_length >= 1, "select_random_chunk: max_length must be >= 1, got " +
+                             std::to_string(max_length));
+  return std::make_unique<IndexedMapDataset>(
+      std::move(input),
+      [=](Example ex, uint64_t index) -> std::optional<Example> {
+        const Tokens& t = GetTokens(ex, feature_key);
+        const int64_t n = static_cast<int64_t>(t.size());
+        if (n == 0) return std::nullopt;
+        const int64_t num_windows = (n + max_length - 1) / max_length;
+        StatelessRng rng(seed, index, kPurposeChunk);
+        const int64_t start = max_length * rng.UniformInt(num_windows);
+        const int64_t end = std::min(start + max_length, n);
+        Example out;
+        out[feature_key] = Tokens(t.begin() + start, t.begin() + end);
+        return out;
+      });
+}
+
+DatasetPtr ReduceConcatTokens(DatasetPtr input, int64_t batch_size,
+                              const std::string& feature_key) {
+  Check(batch_size >= 1, "reduce_concat_tokens: batch_size must be >= 1, got " +
+                             std::to_string(batch_size));
+  return std::make_unique<ReduceConcatDataset>(std::move(input), batch_size,
+                                               feature_key);
+}
+
+DatasetPtr SplitTokens(DatasetPtr input, int64_t max_tokens_per_segment,
+                       const std::string& feature_key) {
+  Check(max_tokens_per_segment >= 1,
+        "split_tokens: max_tokens_per_segment must be >= 1, got " +
+            std::to_string(max_tokens_per_segment));
+  return FlatMap(std::move(input), [=](Example ex) {
+    const Tokens& t = GetTokens(ex, feature_key);
+    std::vector<Example> out;
+    for (size_t s = 0; s < t.size();
+         s += static_cast<size_t>(max_tokens_per_segment)) {
+      const size_t e =
+          std::min(t.size(), s + static_cast<size_t>(max_tokens_per_segment));
+      Example piece;
+      piece[feature_key] = Tokens(t.begin() + s, t.begin() + e);
+      out.push_back(std::move(piece));
+    }
+    return out;
+  });
+}
+
+DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
+                   uint64_t seed, double noise_density,
+                   double mean_noise_span_length, NoiseFn inputs_fn,
+                   NoiseFn targets_fn, const std::string& inputs_key,
+                   const std::string& targets_key) {
+  auto it = output_features.find(targets_key);
+  Check(it != output_features.end() && it->second.vocabulary != nullptr,
+        "denoise: output feature '" + targets_key +
+            "' with a vocabulary is required (its vocab_size() places the "
+            "sentinels)");
+  CheckDensityAndMean(noise_density, mean_noise_span_length, "denoise");
+  const int32_t vocab_size = it->second.vocabulary->vocab_size();
+  return std::make_unique<IndexedMapDataset>(
+      std::move(input),
+      [=](Example ex, uint64_t index) -> std::optional<Example> {
+        const Tokens tokens = GetTokens(ex, targets_key);
+        const NoiseMask mask = RandomSpansNoiseMask(
+            static_cast<int64_t>(tokens.size()), noise_density,
+            HashSeed(seed, index, kPurposeMask), mean_noise_span_length);
+        ex[inputs_key] = inputs_fn(tokens, mask, vocab_size);
+        ex[targets_key] = targets_fn(tokens, mask, vocab_size);
+        return ex;
+      });
+}
+
+DatasetPtr SpanCorruption(DatasetPtr input, const FeatureLengths& sequence_length,
+                          const OutputFeatures& output_features, uint64_t seed,
+                          double mean_noise_span_length, double noise_density) {
+  auto in_it = sequence_length.find("inputs");
+  auto tg_it = sequence_length.find("targets");
+  Check(in_it != sequence_length.end() && tg_it != sequence_length.end(),
+        "span_corruption: sequence_length must give both 'inputs' and "
+        "'targets'");
+  const auto [tokens_length, targets_length] = RandomSpansHelper(
+      in_it->second, noise_density, mean_noise_span_length);
+  if (tg_it->second < targets_length) {
+    std::ostringstream msg;
+    msg << "span_corruption: targets sequence length " << tg_it->second
+        << " is too small: inputs length " << in_it->second
+        << " with noise_density " << noise_density
+        << " and mean_noise_span_length " << mean_noise_span_length
+        << " needs targets length >= " << targets_length;
+    throw Error(msg.str());
+  }
+  DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, kStepChunk),
+                                    65536, "targets");
+  ds = ReduceConcatTokens(std::move(ds), 128, "targets");
+  ds = SplitTokens(std::move(ds), tokens_length, "targets");
+  return Denoise(std::move(ds), output_features, HashSeed(seed, kStepDenoise),
+                 noise_density, mean_noise_span_length);
+}
+
+Preprocessor SpanCorruptionPreprocessor(double mean_noise_span_length,
+                                        double noise_density) {
+  return [=](DatasetPtr ds, const PreprocessContext& ctx) {
+    return SpanCorruption(std::move(ds), ctx.sequence_length,
+                          ctx.output_features, ctx.seed, mean_noise_span_length,
+                          noise_density);
+  };
+}
+
+}  // namespace t5xx::seqio

@@ -1,0 +1,220 @@
+// See task.h.
+#include "t5xx/data/task.h"
+
+#include <algorithm>
+#include <regex>
+#include <utility>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+namespace {
+
+constexpr uint64_t kShufflePurpose = 0x7461736B73687566ULL;  // "taskshuf"
+constexpr uint64_t kEpochPurpose = 0x65706F6368ULL;
+
+std::string Join(const std::vector<std::string>& v, size_t max_items = 50) {
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < max_items; ++i)
+    out += (i ? ", " : "") + v[i];
+  if (v.size() > max_items)
+    out += ", ... (" + std::to_string(v.size() - max_items) + " more)";
+  return "[" + out + "]";
+}
+
+// Checks the output features of each example (lazily).
+class CheckOutputFeatures : public Dataset {
+ public:
+  CheckOutputFeatures(DatasetPtr input, std::string task, OutputFeatures of)
+      : input_(std::move(input)), task_(std::move(task)), of_(std::move(of)) {}
+  std::optional<Example> Next() override {
+    auto ex = input_->Next();
+    if (!ex) return std::nullopt;
+    const int64_t index = index_++;
+    for (const auto& [k, f] : of_) {
+      auto it = ex->find(k);
+      if (it == ex->end()) {
+        if (!f.required) continue;
+        std::string have;
+        for (const auto& kv : *ex) have += (have.empty() ? "" : ", ") + kv.first;
+        throw Error("task '" + task_ + "': example " + std::to_string(index) +
+                    " lacks required output feature '" + k +
+                    "' after preprocessing (features: [" + have + "])");
+      }
+      if (!std::holds_alternative<Tokens>(it->second))
+        throw Error("task '" + task_ + "': output feature '" + k +
+                    "' of example " + std::to_string(index) +
+                    " is a string, expected int32 tokens; add a tokenize "
+                    "preprocessor");
+    }
+    return ex;
+  }
+
+ private:
+  DatasetPtr input_;
+  std::string task_;
+  OutputFeatures of_;
+  int64_t index_ = 0;
+};
+
+}  // namespace
+
+Task::Task(std::string name, DataSourcePtr source,
+           std::vector<Preprocessor> preprocessors,
+           OutputFeatures output_features, int64_t shuffle_buffer_size)
+    : name_(std::move(name)), source_(std::move(source)),
+      preprocessors_(std::move(preprocessors)),
+      output_features_(std::move(output_features)),
+      shuffle_buffer_size_(shuffle_buffer_size) {
+  static const std::regex kName(R"(^[\w.:#]+$)");
+  Check(std::regex_match(name_, kName),
+        "Task name '" + name_ + "' is invalid: use only letters, digits, "
+        "'_', '.', ':' and '#'");
+  Check(source_ != nullptr, "Task '" + name_ + "': source is null");
+  Check(shuffle_buffer_size_ >= 0,
+        "Task '" + name_ + "': shuffle_buffer_size must be >= 0 (0 forbids "
+        "shuffling), got " + std::to_string(shuffle_buffer_size_));
+  for (size_t i = 0; i < preprocessors_.size(); ++i)
+    Check(static_cast<bool>(preprocessors_[i]),
+          "Task '" + name_ + "': preprocessor " + std::to_string(i) +
+              " is empty");
+}
+
+DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
+                            const std::string& split, bool shuffle,
+                            uint64_t seed, const ShardInfo& shard_info,
+                            int num_epochs) const {
+  const auto known = source_->splits();
+  Check(std::find(known.begin(), known.end(), split) != known.end(),
+        "task '" + name_ + "' has no split '" + split + "'; known splits: " +
+            Join(known));
+  Check(num_epochs >= -1, "task '" + name_ + "': num_epochs must be -1 "
+                          "(forever) or >= 0, got " + std::to_string(num_epochs));
+  Check(!shuffle || shuffle_buffer_size_ > 0,
+        "task '" + name_ + "' forbids shuffling (shuffle_buffer_size 0); "
+        "call GetDataset with shuffle=false");
+  Check(shard_info.num_shards >= 1 && shard_info.index >= 0 &&
+            shard_info.index < shard_info.num_shards,
+        "task '" + name_ + "': bad ShardInfo (index " +
+            std::to_string(shard_info.index) + " of " +
+            std::to_string(shard_info.num_shards) + ")");
+
+  auto epoch = std::make_shared<uint64_t>(0);
+  DataSourcePtr source = source_;
+  DatasetPtr ds = Repeat(
+      [source, split, shuffle, seed, shard_info, epoch]() {
+        const uint64_t e = (*epoch)++;
+        return source->GetDataset(split, shuffle,
+                                  HashSeed(seed, e, kEpochPurpose), shard_info);
+      },
+      num_epochs);
+
+  for (size_t i = 0; i < preprocessors_.size(); ++i) {
+    PreprocessContext ctx{sequence_length, output_features_, HashSeed(seed, i)};
+    ds = preprocessors_[i](std::move(ds), ctx);
+    Check(ds != nullptr, "task '" + name_ + "': preprocessor " +
+                             std::to_string(i) + " returned a null dataset");
+  }
+  ds = std::make_unique<CheckOutputFeatures>(std::move(ds), name_,
+                                             output_features_);
+  if (shuffle)
+    ds = Shuffle(std::move(ds), shuffle_buffer_size_,
+                 HashSeed(seed, 0, kShufflePurpose));
+  return ds;
+}
+
+// ---------------------------------------------------------------------------
+
+TaskRegistry& TaskRegistry::Global() {
+  static TaskRegistry* registry = new TaskRegistry();
+  return *registry;
+}
+
+void TaskRegistry::Add(TaskPtr task) {
+  Check(task != nullptr, "TaskRegistry::Add: task is null");
+  std::lock_guard<std::mutex> lock(mu_);
+  Check(!tasks_.count(task->name()),
+        "TaskRegistry: a task named '" + task->name() +
+            "' is already registered; remove it first or pick another name");
+  tasks_[task->name()] = std::move(task);
+}
+
+TaskPtr TaskRegistry::Get(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tasks_.find(name);
+  if (it != tasks_.end()) return it->second;
+  std::vector<std::string> names;
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& kv : tasks_) {
+    names.push_back(kv.first);
+    scored.emplace_back(EditDistance(name, kv.first), kv.first);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string msg = "no task named '" + name + "'";
+  std::vector<std::string> close;
+  const size_t limit = std::max<size_t>(3, name.size() / 3);
+  for (const auto& [d, n] : scored)
+    if (d <= limit && close.size() < 3) close.push_back(n);
+  if (!close.empty()) msg += "; did you mean " + Join(close) + "?";
+  msg += names.empty() ? "; no tasks are registered"
+                       : "; registered tasks: " + Join(names);
+  throw Error(msg);
+}
+
+bool TaskRegistry::Has(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tasks_.count(name) > 0;
+}
+
+bool TaskRegistry::Remove(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tasks_.erase(name) > 0;
+}
+
+std::vector<std::string> TaskRegistry::Names() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& kv : tasks_) out.push_back(kv.first);
+  return out;
+}
+
+void TaskRegistry::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  tasks_.clear();
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+BatchIterator GetDataset(const std::string& mixture_or_task_name,
+                         const FeatureLengths& task_feature_lengths,
+                         const FeatureConverter& feature_converter,
+                         const std::string& split, bool shuffle,
+                         int num_epochs, const ShardInfo& shard_info,
+                         uint64_t seed, int64_t batch_size,
+                         const TaskRegistry& registry) {
+  Check(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
+                             std::to_string(batch_size));
+  TaskPtr task = registry.Get(mixture_or_task_name);
+  // Validate the lengths before touching the source.
+  const FeatureLengths model_lengths =
+      feature_converter.GetModelFeatureLengths(task_feature_lengths);
+  DatasetPtr ds = task->GetDataset(task_feature_lengths, split, shuffle, seed,
+                                   shard_info, num_epochs);
+  ds = feature_converter(std::move(ds), task_feature_lengths, task->name());
+  return BatchIterator(std::move(ds), batch_size, model_lengths);
+}
+
+}  // namespace t5xx::seqio

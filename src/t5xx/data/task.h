@@ -1,0 +1,127 @@
+// seqio Task, TaskRegistry and get_dataset (seqio/dataset_providers.py).
+//
+// A Task chains a DataSource, preprocessors and output-feature checks; the
+// free function GetDataset/get_dataset runs task -> feature converter ->
+// batch(drop_remainder) as seqio.get_dataset does. Mixtures are not
+// implemented. Framework-free: no libtorch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "t5xx/data/data_source.h"
+#include "t5xx/data/dataset.h"
+#include "t5xx/data/feature_converters.h"
+#include "t5xx/data/preprocessors.h"
+#include "t5xx/data/utils.h"
+
+namespace t5xx::seqio {
+
+class Task {
+ public:
+  // Throws t5xx::Error if `name` does not match ^[\w.:#]+$ (seqio's rule),
+  // `source` is null, or shuffle_buffer_size < 0. shuffle_buffer_size == 0
+  // forbids shuffling (seqio's shuffle_buffer_size=None).
+  Task(std::string name, DataSourcePtr source,
+       std::vector<Preprocessor> preprocessors, OutputFeatures output_features,
+       int64_t shuffle_buffer_size = 1000);
+
+  const std::string& name() const { return name_; }
+  const DataSourcePtr& source() const { return source_; }
+  const std::vector<Preprocessor>& preprocessors() const { return preprocessors_; }
+  const OutputFeatures& output_features() const { return output_features_; }
+  std::vector<std::string> splits() const { return source_->splits(); }
+  int64_t shuffle_buffer_size() const { return shuffle_buffer_size_; }
+
+  // seqio Task.get_dataset, in this order:
+  //  1. source->GetDataset(split, shuffle, epoch seed, shard_info) per epoch,
+  //     repeated num_epochs times (-1 = forever; an epoch's source seed is
+  //     HashSeed(seed, epoch)). Repeating before the preprocessors makes
+  //     stochastic steps draw differently in each epoch (their per-example
+  //     index keeps counting), as seqio's post-cache steps do.
+  //  2. preprocessors in order; step i gets PreprocessContext{sequence_length,
+  //     output_features, HashSeed(seed, i)}.
+  //  3. checks every example: each required output feature present, and
+  //     every present output feature holds int32 tokens.
+  //  4. if shuffle: Shuffle(shuffle_buffer_size, seed).
+  // Deviation from seqio: no step trims output features to sequence_length;
+  // over-long features are reported as errors by the FeatureConverter.
+  // Throws t5xx::Error (naming the task) for an unknown split (listing the
+  // known ones), a bad num_epochs, shuffling a task that forbids it, and,
+  // while iterating, for a missing/string output feature (naming the feature
+  // and the example index).
+  DatasetPtr GetDataset(const FeatureLengths& sequence_length,
+                        const std::string& split = "train", bool shuffle = true,
+                        uint64_t seed = 0, const ShardInfo& shard_info = {},
+                        int num_epochs = 1) const;
+
+ private:
+  std::string name_;
+  DataSourcePtr source_;
+  std::vector<Preprocessor> preprocessors_;
+  OutputFeatures output_features_;
+  int64_t shuffle_buffer_size_;
+};
+
+using TaskPtr = std::shared_ptr<const Task>;
+
+// Name -> Task. Thread-safe. Global() is the process-wide registry seqio's
+// TaskRegistry is; separate instances are handy in tests.
+class TaskRegistry {
+ public:
+  static TaskRegistry& Global();
+
+  // Throws t5xx::Error if a task of that name is already registered, or
+  // task is null.
+  void Add(TaskPtr task);
+  // Throws t5xx::Error for an unknown name: "did you mean" the closest names
+  // by edit distance, then the registered names.
+  TaskPtr Get(const std::string& name) const;
+  bool Has(const std::string& name) const;
+  // Returns whether a task was removed.
+  bool Remove(const std::string& name);
+  std::vector<std::string> Names() const;  // sorted
+  void Clear();
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, TaskPtr> tasks_;
+};
+
+// Levenshtein distance (used for "did you mean").
+size_t EditDistance(const std::string& a, const std::string& b);
+
+// seqio.get_dataset: registry.Get(name)->GetDataset(task_feature_lengths,
+// split, shuffle, seed, shard_info, num_epochs) -> converter(ds,
+// task_feature_lengths, name) -> BatchIterator(batch_size, converter's model
+// feature lengths) with drop_remainder. Note seqio's default shuffle=false
+// here. Throws t5xx::Error for an unknown task, bad lengths (checked up
+// front by the converter) or batch_size < 1.
+BatchIterator GetDataset(const std::string& mixture_or_task_name,
+                         const FeatureLengths& task_feature_lengths,
+                         const FeatureConverter& feature_converter,
+                         const std::string& split = "train",
+                         bool shuffle = false, int num_epochs = 1,
+                         const ShardInfo& shard_info = {}, uint64_t seed = 0,
+                         int64_t batch_size = 1,
+                         const TaskRegistry& registry = TaskRegistry::Global());
+
+// seqio-spelled alias of GetDataset above.
+inline BatchIterator get_dataset(
+    const std::string& mixture_or_task_name,
+    const FeatureLengths& task_feature_lengths,
+    const FeatureConverter& feature_converter,
+    const std::string& split = "train", bool shuffle = false,
+    int num_epochs = 1, const ShardInfo& shard_info = {}, uint64_t seed = 0,
+    int64_t batch_size = 1,
+    const TaskRegistry& registry = TaskRegistry::Global()) {
+  return GetDataset(mixture_or_task_name, task_feature_lengths,
+                    feature_converter, split, shuffle, num_epochs, shard_info,
+                    seed, batch_size, registry);
+}
+
+}  // namespace t5xx::seqio

@@ -1,0 +1,38 @@
+// Text-line data source — seqio's TextLineDataSource
+// (seqio/dataset_providers.py): one example per line of plain or gzip files.
+// Framework-free: no libtorch.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "t5xx/data/data_source.h"
+
+namespace t5xx::seqio {
+
+// Yields {"text": <line>} (std::string, UTF-8, without the newline) for every
+// line of the files matched by the split's glob pattern, including empty
+// lines (as seqio does). The first `skip_header_lines` lines of each file are
+// skipped and do not count for example-level sharding. Files, sharding and
+// shuffling follow PlanFileRead (json_lines_source.h).
+//
+// Errors (t5xx::Error): empty split map (constructor); unknown split, a
+// pattern matching no file, invalid ShardInfo (GetDataset); unreadable or
+// truncated files (while iterating, naming file:line).
+class TextLineDataSource : public DataSource {
+ public:
+  explicit TextLineDataSource(
+      std::map<std::string, std::string> split_to_filepattern,
+      int skip_header_lines = 0);
+
+  std::vector<std::string> splits() const override;
+  DatasetPtr GetDataset(const std::string& split, bool shuffle, uint64_t seed,
+                        const ShardInfo& shard_info) const override;
+
+ private:
+  std::map<std::string, std::string> split_to_filepattern_;
+  int skip_header_lines_;
+};
+
+}  // namespace t5xx::seqio

@@ -1,0 +1,283 @@
+// See utils.h.
+#include "t5xx/data/utils.h"
+
+#include <algorithm>
+#include <deque>
+#include <utility>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+
+namespace {
+constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
+}  // namespace
+
+uint64_t SplitMix64(uint64_t x) {
+  x += kGolden;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t HashSeed(uint64_t seed, uint64_t index, uint64_t purpose) {
+  uint64_t h = SplitMix64(seed);
+  h = SplitMix64(h ^ SplitMix64(index + 0x632BE59BD9B4E019ULL));
+  h = SplitMix64(h ^ SplitMix64(purpose + 0x8CB92BA72F3D8DD7ULL));
+  return h;
+}
+
+uint64_t StatelessRng::NextU64() {
+  ++counter_;
+  return SplitMix64(key_ + counter_ * kGolden);
+}
+
+int64_t StatelessRng::UniformInt(int64_t n) {
+  Check(n > 0, "StatelessRng::UniformInt: n must be > 0, got " +
+                   std::to_string(n));
+  const uint64_t un = static_cast<uint64_t>(n);
+  // Rejection sampling removes modulo bias.
+  const uint64_t limit = UINT64_MAX - (UINT64_MAX % un);
+  uint64_t r;
+  do {
+    r = NextU64();
+  } while (r >= limit);
+  return static_cast<int64_t>(r % un);
+}
+
+double StatelessRng::Uniform01() {
+  return static_cast<double>(NextU64() >> 11) * 0x1.0p-53;
+}
+
+// ---------------------------------------------------------------------------
+
+Tokens MakeAutoregressiveInputs(const Tokens& targets, int32_t bos_id) {
+  Tokens out(targets.size(), 0);
+  if (targets.empty()) return out;
+  out[0] = bos_id;
+  for (size_t i = 1; i < targets.size(); ++i) out[i] = targets[i - 1];
+  return out;
+}
+
+Tokens MakeAutoregressiveInputs(const Tokens& targets, const Tokens& segment_ids,
+                                int32_t bos_id) {
+  Check(targets.size() == segment_ids.size(),
+        "make_autoregressive_inputs: targets has length " +
+            std::to_string(targets.size()) + " but segment_ids has length " +
+            std::to_string(segment_ids.size()));
+  Tokens out = MakeAutoregressiveInputs(targets, bos_id);
+  for (size_t i = 1; i < targets.size(); ++i) {
+    if (segment_ids[i] != segment_ids[i - 1]) out[i] = bos_id;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+
+namespace {
+
+void CheckLengths(const FeatureLengths& lengths, const char* who) {
+  Check(!lengths.empty(), std::string(who) + ": no feature lengths given");
+  for (const auto& [k, L] : lengths) {
+    Check(L >= 1, std::string(who) + ": length of feature '" + k +
+                      "' must be >= 1, got " + std::to_string(L));
+  }
+}
+
+const Tokens& TokensFor(const Example& ex, const std::string& key,
+                        const char* who) {
+  auto it = ex.find(key);
+  Check(it != ex.end(),
+        std::string(who) + ": example has no feature '" + key + "'");
+  Check(std::holds_alternative<Tokens>(it->second),
+        std::string(who) + ": feature '" + key +
+            "' is a string; tokenize it before packing");
+  return std::get<Tokens>(it->second);
+}
+
+// One packed row under construction.
+struct PackRow {
+  std::map<std::string, Tokens> tokens;
+  std::map<std::string, Tokens> positions;
+  int num_examples = 0;
+};
+
+Example FinishRow(const PackRow& row, const FeatureLengths& lengths) {
+  Example out;
+  for (const auto& [k, L] : lengths) {
+    Tokens tok = row.tokens.at(k);
+    Tokens pos = row.positions.at(k);
+    tok.resize(L, 0);
+    pos.resize(L, 0);
+    Tokens seg(L, 0);
+    int32_t starts = 0;
+    for (int64_t i = 0; i < L; ++i) {
+      if (pos[i] == 0) ++starts;
+      seg[i] = tok[i] != 0 ? starts : 0;
+    }
+    out[k] = std::move(tok);
+    out[k + "_segment_ids"] = std::move(seg);
+    out[k + "_positions"] = std::move(pos);
+  }
+  return out;
+}
+
+// Packs one padded_batch block with greedy next-fit.
+std::vector<Example> PackBlock(const std::vector<Example>& block,
+                               const FeatureLengths& lengths) {
+  std::vector<Example> rows;
+  PackRow row;
+  auto reset = [&] {
+    row = PackRow();
+    for (const auto& kv : lengths) {
+      row.tokens[kv.first];
+      row.positions[kv.first];
+    }
+  };
+  reset();
+  for (const Example& ex : block) {
+    std::map<std::string, Tokens> pieces;
+    for (const auto& [k, L] : lengths) {
+      const Tokens& v = TokensFor(ex, k, "trim_and_pack");
+      const size_t trimmed = std::min<size_t>(v.size(), static_cast<size_t>(L));
+      size_t nonzero = 0;
+      for (size_t i = 0; i < trimmed; ++i) nonzero += v[i] != 0;
+      pieces[k] = Tokens(v.begin(), v.begin() + nonzero);
+    }
+    bool overflow = false;
+    for (const auto& [k, L] : lengths) {
+      if (static_cast<int64_t>(row.tokens[k].size() + pieces[k].size()) > L)
+        overflow = true;
+    }
+    if (overflow && row.num_examples > 0) {
+      rows.push_back(FinishRow(row, lengths));
+      reset();
+    }
+    for (const auto& kv : lengths) {
+      const Tokens& piece = pieces[kv.first];
+      Tokens& t = row.tokens[kv.first];
+      Tokens& p = row.positions[kv.first];
+      for (size_t i = 0; i < piece.size(); ++i) {
+        t.push_back(piece[i]);
+        p.push_back(static_cast<int32_t>(i));
+      }
+    }
+    ++row.num_examples;
+  }
+  if (row.num_examples > 0) rows.push_back(FinishRow(row, lengths));
+  return rows;
+}
+
+int64_t BlockSize(const FeatureLengths& lengths) {
+  int64_t m = 0;
+  for (const auto& kv : lengths) m = std::max(m, kv.second);
+  return m;
+}
+
+class PackDataset : public Dataset {
+ public:
+  PackDataset(DatasetPtr input, FeatureLengths lengths)
+      : input_(std::move(input)), lengths_(std::move(lengths)) {}
+  std::optional<Example> Next() override {
+    while (pending_.empty()) {
+      if (done_) return std::nullopt;
+      std::vector<Example> block;
+      const int64_t n = BlockSize(lengths_);
+      while (static_cast<int64_t>(block.size()) < n) {
+        auto ex = input_->Next();
+        if (!ex) {
+          done_ = true;
+          break;
+        }
+        block.push_back(std::move(*ex));
+      }
+      for (auto& r : PackBlock(block, lengths_)) pending_.push_back(std::move(r));
+    }
+    Example out = std::move(pending_.front());
+    pending_.pop_front();
+    return out;
+  }
+
+ private:
+  DatasetPtr input_;
+  FeatureLengths lengths_;
+  std::deque<Example> pending_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::vector<Example> TrimAndPack(const std::vector<Example>& examples,
+                                 const FeatureLengths& lengths) {
+  CheckLengths(lengths, "trim_and_pack");
+  std::vector<Example> out;
+  const size_t n = static_cast<size_t>(BlockSize(lengths));
+  for (size_t start = 0; start < examples.size(); start += n) {
+    const size_t end = std::min(examples.size(), start + n);
+    std::vector<Example> block(examples.begin() + start, examples.begin() + end);
+    for (auto& r : PackBlock(block, lengths)) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+DatasetPtr TrimAndPackDataset(DatasetPtr input, const FeatureLengths& lengths) {
+  CheckLengths(lengths, "trim_and_pack");
+  Check(input != nullptr, "trim_and_pack: input dataset is null");
+  return std::make_unique<PackDataset>(std::move(input), lengths);
+}
+
+Example TrimAndPad(Example ex, const FeatureLengths& lengths) {
+  for (const auto& [k, L] : lengths) {
+    (void)TokensFor(ex, k, "trim_and_pad");
+    Tokens& t = std::get<Tokens>(ex[k]);
+    t.resize(static_cast<size_t>(L), 0);
+  }
+  return ex;
+}
+
+// ---------------------------------------------------------------------------
+
+namespace {
+
+class ShuffleDataset : public Dataset {
+ public:
+  ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed)
+      : input_(std::move(input)),
+        buffer_size_(static_cast<size_t>(buffer_size)),
+        rng_(HashSeed(seed, 0, /*purpose=*/0x5348554646ULL)) {}
+  std::optional<Example> Next() override {
+    while (!exhausted_ && buffer_.size() < buffer_size_) {
+      auto ex = input_->Next();
+      if (!ex) {
+        exhausted_ = true;
+        break;
+      }
+      buffer_.push_back(std::move(*ex));
+    }
+    if (buffer_.empty()) return std::nullopt;
+    const size_t i =
+        static_cast<size_t>(rng_.UniformInt(static_cast<int64_t>(buffer_.size())));
+    Example out = std::move(buffer_[i]);
+    if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
+    buffer_.pop_back();
+    return out;
+  }
+
+ private:
+  DatasetPtr input_;
+  size_t buffer_size_;
+  StatelessRng rng_;
+  std::vector<Example> buffer_;
+  bool exhausted_ = false;
+};
+
+}  // namespace
+
+DatasetPtr Shuffle(DatasetPtr input, int64_t buffer_size, uint64_t seed) {
+  Check(input != nullptr, "Shuffle: input dataset is null");
+  Check(buffer_size >= 1, "Shuffle: buffer_size must be >= 1, got " +
+                              std::to_string(buffer_size));
+  return std::make_unique<ShuffleDataset>(std::move(input), buffer_size, seed);
+}
+
+}  // namespace t5xx::seqio

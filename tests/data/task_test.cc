@@ -1,0 +1,253 @@
+// Tests for Task, TaskRegistry and get_dataset (t5xx/data/task.h).
+#include <gtest/gtest.h>
+
+#include "t5xx/data/span_corruption.h"
+#include "t5xx/data/task.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+namespace {
+
+// pad 0, eos 1, unk 2; each byte b -> 3 + b % 97 (base 100 + 20 extra ids).
+class FakeVocab : public Vocabulary {
+ public:
+  int32_t eos_id() const override { return 1; }
+  int32_t unk_id() const override { return 2; }
+  int32_t vocab_size() const override { return 120; }
+  int32_t base_vocab_size() const override { return 100; }
+  int32_t extra_ids() const override { return 20; }
+  std::vector<int32_t> Encode(const std::string& text) const override {
+    std::vector<int32_t> out;
+    for (unsigned char c : text) out.push_back(3 + c % 97);
+    return out;
+  }
+  std::string Decode(const std::vector<int32_t>&) const override { return ""; }
+};
+
+// In-memory source: {"text": "<split>-<i>..."} lines; shards take every
+// num_shards-th example; shuffling reverses the order when the seed is odd.
+class FakeSource : public DataSource {
+ public:
+  explicit FakeSource(int n, int repeat_chars = 1) : n_(n), rep_(repeat_chars) {}
+  std::vector<std::string> splits() const override { return {"train", "validation"}; }
+  DatasetPtr GetDataset(const std::string& split, bool shuffle, uint64_t seed,
+                        const ShardInfo& shard) const override {
+    std::vector<Example> v;
+    for (int i = shard.index; i < n_; i += shard.num_shards) {
+      std::string text;
+      for (int r = 0; r < rep_; ++r) text += split + "-" + std::to_string(i) + " ";
+      v.push_back({{"text", text}, {"id", std::to_string(i)}});
+    }
+    if (shuffle && seed % 2 == 1) std::reverse(v.begin(), v.end());
+    return FromVector(std::move(v));
+  }
+
+ private:
+  int n_, rep_;
+};
+
+OutputFeatures Features(bool inputs_required = true) {
+  auto v = std::make_shared<FakeVocab>();
+  return {{"inputs", {v, true, inputs_required}}, {"targets", {v, true, true}}};
+}
+
+std::vector<Preprocessor> TextToTextChain() {
+  return {RekeyPreprocessor({{"inputs", "id"}, {"targets", "text"}}),
+          TokenizePreprocessor(), AppendEosAfterTrimPreprocessor()};
+}
+
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no t5xx::Error>";
+}
+
+TEST(Task, ConstructionChecks) {
+  auto src = std::make_shared<FakeSource>(3);
+  EXPECT_NO_THROW(Task("ok.name:v1#x_2", src, {}, Features()));
+  EXPECT_THROW(Task("bad name", src, {}, Features()), Error);
+  EXPECT_THROW(Task("x", nullptr, {}, Features()), Error);
+  EXPECT_THROW(Task("x", src, {Preprocessor()}, Features()), Error);
+}
+
+TEST(Task, PipelineProducesTokenizedFeatures) {
+  Task task("t", std::make_shared<FakeSource>(4), TextToTextChain(), Features());
+  auto ds = task.GetDataset({{"inputs", 8}, {"targets", 4}}, "train", /*shuffle=*/false);
+  const auto out = Collect(*ds);
+  ASSERT_EQ(out.size(), 4u);
+  // "train-0 " -> 8 chars; trimmed to 3 then EOS.
+  EXPECT_EQ(GetTokens(out[0], "targets").size(), 4u);
+  EXPECT_EQ(GetTokens(out[0], "targets").back(), 1);
+  EXPECT_EQ(GetString(out[0], "targets_pretokenized"), "train-0 ");
+  // "0" = 48 -> 3 + 48 = 51, then EOS.
+  EXPECT_EQ(GetTokens(out[0], "inputs"), (Tokens{51, 1}));
+}
+
+TEST(Task, SplitsEpochsShards) {
+  Task task("t", std::make_shared<FakeSource>(5), TextToTextChain(), Features());
+  const std::string msg = ErrorOf([&] { task.GetDataset({}, "test", false); });
+  EXPECT_NE(msg.find("'test'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("validation"), std::string::npos) << msg;
+  EXPECT_EQ(Collect(*task.GetDataset({}, "train", false, 0, {}, 2)).size(), 10u);
+  EXPECT_EQ(Collect(*task.GetDataset({}, "train", false, 0, {}, -1), 23).size(), 23u);
+  EXPECT_EQ(Collect(*task.GetDataset({}, "train", false, 0, {1, 2}, 1)).size(), 2u);
+  EXPECT_THROW(task.GetDataset({}, "train", false, 0, {2, 2}, 1), Error);
+  EXPECT_THROW(task.GetDataset({}, "train", false, 0, {}, -3), Error);
+}
+
+TEST(Task, OutputFeatureChecks) {
+  // No tokenize: targets stays a string.
+  Task untokenized("raw", std::make_shared<FakeSource>(2),
+                   {RekeyPreprocessor({{"inputs", ""}, {"targets", "text"}})}, Features());
+  std::string msg = ErrorOf([&] { Collect(*untokenized.GetDataset({}, "train", false)); });
+  EXPECT_NE(msg.find("raw"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("is a string"), std::string::npos) << msg;
+  // Missing required inputs.
+  Task missing("m", std::make_shared<FakeSource>(2),
+               {RekeyPreprocessor({{"targets", "text"}}), TokenizePreprocessor()},
+               Features());
+  msg = ErrorOf([&] { Collect(*missing.GetDataset({}, "train", false)); });
+  EXPECT_NE(msg.find("'inputs'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("example 0"), std::string::npos) << msg;
+  // Not required: fine.
+  Task optional("o", std::make_shared<FakeSource>(2),
+                {RekeyPreprocessor({{"targets", "text"}}), TokenizePreprocessor()},
+                Features(/*inputs_required=*/false));
+  EXPECT_EQ(Collect(*optional.GetDataset({}, "train", false)).size(), 2u);
+}
+
+TEST(Task, ShuffleIsDeterministicPerSeed) {
+  Task task("t", std::make_shared<FakeSource>(30), TextToTextChain(), Features(), 8);
+  auto ids = [&](uint64_t seed) {
+    std::vector<std::string> out;
+    for (const auto& e : Collect(*task.GetDataset({}, "train", true, seed)))
+      out.push_back(GetString(e, "inputs_pretokenized"));
+    return out;
+  };
+  EXPECT_EQ(ids(3), ids(3));
+  EXPECT_NE(ids(3), ids(4));
+  EXPECT_EQ(ids(3).size(), 30u);
+  Task no_shuffle("n", std::make_shared<FakeSource>(3), TextToTextChain(), Features(), 0);
+  EXPECT_THROW(no_shuffle.GetDataset({}, "train", true), Error);
+  EXPECT_NO_THROW(no_shuffle.GetDataset({}, "train", false));
+}
+
+TEST(Task, ContextCarriesLengthsAndPerStepSeeds) {
+  std::vector<uint64_t> seeds;
+  FeatureLengths seen;
+  auto spy = [&](DatasetPtr ds, const PreprocessContext& ctx) {
+    seeds.push_back(ctx.seed);
+    seen = ctx.sequence_length;
+    EXPECT_EQ(ctx.output_features.size(), 2u);
+    return ds;
+  };
+  Task task("t", std::make_shared<FakeSource>(1), {spy, spy}, Features(false));
+  (void)task.GetDataset({{"targets", 9}}, "train", false, 5);
+  ASSERT_EQ(seeds.size(), 2u);
+  EXPECT_NE(seeds[0], seeds[1]);
+  EXPECT_EQ(seen, (FeatureLengths{{"targets", 9}}));
+}
+
+TEST(TaskRegistry, AddGetDuplicateDidYouMean) {
+  TaskRegistry reg;
+  auto src = std::make_shared<FakeSource>(1);
+  reg.Add(std::make_shared<Task>("c4_span_corruption", src, TextToTextChain(), Features()));
+  reg.Add(std::make_shared<Task>("glue_cola", src, TextToTextChain(), Features()));
+  EXPECT_EQ(reg.Get("glue_cola")->name(), "glue_cola");
+  EXPECT_THROW(
+      reg.Add(std::make_shared<Task>("glue_cola", src, TextToTextChain(), Features())),
+      Error);
+  const std::string msg = ErrorOf([&] { reg.Get("c4_span_corruptoin"); });
+  EXPECT_NE(msg.find("did you mean [c4_span_corruption]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("registered tasks: [c4_span_corruption, glue_cola]"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(reg.Names(), (std::vector<std::string>{"c4_span_corruption", "glue_cola"}));
+  EXPECT_TRUE(reg.Remove("glue_cola"));
+  EXPECT_FALSE(reg.Has("glue_cola"));
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+}
+
+TEST(GetDataset, TaskConverterBatch) {
+  TaskRegistry reg;
+  reg.Add(std::make_shared<Task>("tt", std::make_shared<FakeSource>(5), TextToTextChain(),
+                                 Features()));
+  EncDecFeatureConverter conv(/*pack=*/false);
+  FeatureLengths lengths = {{"inputs", 4}, {"targets", 6}};
+  auto it = get_dataset("tt", lengths, conv, "train", false, 1, {}, 0, 2, reg);
+  int batches = 0;
+  while (auto b = it.Next()) {
+    ++batches;
+    EXPECT_EQ(b->batch_size, 2);
+    EXPECT_EQ(b->features.at("encoder_input_tokens").size(), 2u * 4);
+    EXPECT_EQ(b->features.at("decoder_target_tokens").size(), 2u * 6);
+    EXPECT_EQ(b->lengths.at("decoder_loss_weights"), 6);
+  }
+  EXPECT_EQ(batches, 2);  // 5 examples, drop_remainder
+  // Bad lengths are caught before iterating; unknown tasks name candidates.
+  EXPECT_THROW(get_dataset("tt", {{"targets", 6}}, conv, "train", false, 1, {}, 0, 2, reg),
+               Error);
+  EXPECT_THROW(get_dataset("tx", lengths, conv, "train", false, 1, {}, 0, 2, reg), Error);
+}
+
+TEST(GetDataset, OverLengthNamesTheTask) {
+  TaskRegistry reg;
+  // No trimming preprocessor: "train-0 " is 8 tokens > 6.
+  reg.Add(std::make_shared<Task>(
+      "untrimmed", std::make_shared<FakeSource>(2),
+      std::vector<Preprocessor>{RekeyPreprocessor({{"inputs", "id"}, {"targets", "text"}}),
+                                TokenizePreprocessor()},
+      Features()));
+  EncDecFeatureConverter conv(false);
+  auto it = GetDataset("untrimmed", {{"inputs", 4}, {"targets", 6}}, conv, "train", false,
+                       1, {}, 0, 1, reg);
+  const std::string msg = ErrorOf([&] { it.Next(); });
+  EXPECT_NE(msg.find("untrimmed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("targets longer than its task feature length (8 > 6)"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(GetDataset, SpanCorruptionTaskPacked) {
+  // t5's c4_v220_span_corruption chain on a fake corpus.
+  TaskRegistry reg;
+  const auto [t, targets_len] = RandomSpansHelper(32, 0.15, 3.0);
+  (void)t;
+  reg.Add(std::make_shared<Task>(
+      "sc", std::make_shared<FakeSource>(40, 6),
+      std::vector<Preprocessor>{RekeyPreprocessor({{"inputs", ""}, {"targets", "text"}}),
+                                TokenizePreprocessor(), SpanCorruptionPreprocessor(),
+                                AppendEosAfterTrimPreprocessor()},
+      Features()));
+  EncDecFeatureConverter conv(/*pack=*/true);
+  FeatureLengths lengths = {{"inputs", 32}, {"targets", targets_len}};
+  auto run = [&](uint64_t seed, int epochs) {
+    std::vector<Batch> out;
+    auto it = GetDataset("sc", lengths, conv, "train", true, epochs, {}, seed, 4, reg);
+    while (auto b = it.Next()) out.push_back(std::move(*b));
+    return out;
+  };
+  const auto a = run(1, 1);
+  ASSERT_FALSE(a.empty());
+  for (const auto& b : a) {
+    EXPECT_EQ(b.features.at("encoder_input_tokens").size(), 4u * 32);
+    EXPECT_EQ(b.features.at("decoder_target_tokens").size(),
+              4u * static_cast<size_t>(targets_len));
+  }
+  const auto b = run(1, 1);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].features, b[i].features);
+  // Two epochs: the second one's masks are drawn afresh.
+  const auto two = run(1, 2);
+  EXPECT_GE(two.size(), 2 * a.size() - 1);
+  bool differs = false;
+  for (size_t i = 0; i < a.size() && a.size() + i < two.size(); ++i)
+    differs |= two[a.size() + i].features != a[i].features;
+  EXPECT_TRUE(differs);
+}
+
+}  // namespace
+}  // namespace t5xx::seqio
