@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 model_dir="${MODEL_DIR:-/tmp/t5xx_demo}"
 scripts/setup.sh
-scripts/build.sh
+T5XX_BUILD_TARGETS=t5xx scripts/build.sh  # the demo needs only the binary
 build/bin/t5xx build_corpus
 rm -rf "$model_dir"
 build/bin/t5xx train --gin_file=examples/t5_1_1_tiny_demo.gin --gin.MODEL_DIR="$model_dir"
