@@ -1,6 +1,6 @@
-// Checks t5xx::seqio against the language-neutral cases in
-// ${T5XX_SHARED_DIR}/testvectors/seqio.json (derived from seqio's and t5's
-// public unit tests). Vocabulary/metrics cases are owned by other tests.
+// Checks t5xx::seqio against the language-neutral cases in T5XX_TESTVECTORS
+// (shared/testvectors/seqio.json, or its copy in tests/testdata/; derived
+// from seqio's and t5's public unit tests). Vocabulary/metrics cases are owned by other tests.
 #include <fstream>
 #include <string>
 
@@ -20,8 +20,7 @@ using json = nlohmann::json;
 
 const json& Vectors() {
   static const json j = [] {
-    const std::string path =
-        std::string(T5XX_SHARED_DIR) + "/testvectors/seqio.json";
+    const std::string path = T5XX_TESTVECTORS;
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot open " + path);
     return json::parse(in);
