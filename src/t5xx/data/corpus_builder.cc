@@ -363,6 +363,15 @@ std::string DictdEntryText(const std::vector<std::string>& lines) {
 
 }  // namespace
 
+namespace {
+// Appends text as the next document of `path` (url "file://<path>#<k>").
+void AppendDocument(const std::string& path, const std::string& text,
+                    std::vector<CorpusDocument>& docs) {
+  docs.push_back({"file://" + path + "#" + std::to_string(docs.size()),
+                  SanitizeUtf8(text)});
+}
+}  // namespace
+
 std::vector<CorpusDocument> ReadFortuneFile(const std::string& path,
                                             size_t max_documents) {
   std::vector<CorpusDocument> docs;
@@ -372,10 +381,7 @@ std::vector<CorpusDocument> ReadFortuneFile(const std::string& path,
     std::string text = JoinDocumentLines(lines);
     lines.clear();
     if (text.empty()) return;
-    CorpusDocument d;
-    d.url = "file://" + path + "#" + std::to_string(docs.size());
-    d.text = SanitizeUtf8(text);
-    docs.push_back(std::move(d));
+    AppendDocument(path, text, docs);
   };
   std::string line;
   while (reader.Next(&line)) {
@@ -402,10 +408,7 @@ std::vector<CorpusDocument> ReadDictdFile(const std::string& path,
     std::string text = DictdEntryText(entry);
     entry.clear();
     if (text.empty()) return;
-    CorpusDocument d;
-    d.url = "file://" + path + "#" + std::to_string(docs.size());
-    d.text = SanitizeUtf8(text);
-    docs.push_back(std::move(d));
+    AppendDocument(path, text, docs);
   };
   std::string line;
   while (reader.Next(&line)) {

@@ -27,6 +27,22 @@ Tokens Take(Example& ex, const std::string& key) {
   return std::move(GetMutableTokens(ex, key));
 }
 
+// Moves ex["targets"] (and, when packed, its segment ids/positions) into the
+// decoder_* model features of `out` (shared by EncDec and LM converters).
+void AddDecoderFeatures(Example& ex, bool packed, int32_t bos, Example& out) {
+  Tokens targets = Take(ex, "targets");
+  if (packed) {
+    Tokens tseg = Take(ex, "targets_segment_ids");
+    out["decoder_input_tokens"] = MakeAutoregressiveInputs(targets, tseg, bos);
+    out["decoder_segment_ids"] = std::move(tseg);
+    out["decoder_positions"] = Take(ex, "targets_positions");
+  } else {
+    out["decoder_input_tokens"] = MakeAutoregressiveInputs(targets, bos);
+  }
+  out["decoder_loss_weights"] = NonPadding(targets);
+  out["decoder_target_tokens"] = std::move(targets);
+}
+
 // Validates each example against the task feature lengths (lazily).
 class ValidateDataset : public Dataset {
  public:
@@ -164,30 +180,19 @@ DatasetPtr EncDecFeatureConverter::ConvertValidated(
     DatasetPtr input, const FeatureLengths& lengths) const {
   const int32_t bos = bos_id();
   if (pack()) {
-    return Map(TrimAndPackDataset(std::move(input), lengths),
-               [bos](Example ex) {
-                 Example out;
-                 Tokens targets = Take(ex, "targets");
-                 Tokens tseg = Take(ex, "targets_segment_ids");
-                 out["decoder_input_tokens"] =
-                     MakeAutoregressiveInputs(targets, tseg, bos);
-                 out["decoder_loss_weights"] = NonPadding(targets);
-                 out["decoder_target_tokens"] = std::move(targets);
-                 out["decoder_segment_ids"] = std::move(tseg);
-                 out["decoder_positions"] = Take(ex, "targets_positions");
-                 out["encoder_input_tokens"] = Take(ex, "inputs");
-                 out["encoder_segment_ids"] = Take(ex, "inputs_segment_ids");
-                 out["encoder_positions"] = Take(ex, "inputs_positions");
-                 return out;
-               });
+    return Map(TrimAndPackDataset(std::move(input), lengths), [bos](Example ex) {
+      Example out;
+      AddDecoderFeatures(ex, /*packed=*/true, bos, out);
+      out["encoder_input_tokens"] = Take(ex, "inputs");
+      out["encoder_segment_ids"] = Take(ex, "inputs_segment_ids");
+      out["encoder_positions"] = Take(ex, "inputs_positions");
+      return out;
+    });
   }
   return Map(std::move(input), [bos, lengths](Example ex) {
     ex = TrimAndPad(std::move(ex), lengths);
     Example out;
-    Tokens targets = Take(ex, "targets");
-    out["decoder_input_tokens"] = MakeAutoregressiveInputs(targets, bos);
-    out["decoder_loss_weights"] = NonPadding(targets);
-    out["decoder_target_tokens"] = std::move(targets);
+    AddDecoderFeatures(ex, /*packed=*/false, bos, out);
     out["encoder_input_tokens"] = Take(ex, "inputs");
     return out;
   });
@@ -221,28 +226,14 @@ FeatureLengths LMFeatureConverter::GetModelFeatureLengths(
 DatasetPtr LMFeatureConverter::ConvertValidated(
     DatasetPtr input, const FeatureLengths& lengths) const {
   const int32_t bos = bos_id();
-  if (pack()) {
-    return Map(TrimAndPackDataset(std::move(input), lengths),
-               [bos](Example ex) {
-                 Example out;
-                 Tokens targets = Take(ex, "targets");
-                 Tokens tseg = Take(ex, "targets_segment_ids");
-                 out["decoder_input_tokens"] =
-                     MakeAutoregressiveInputs(targets, tseg, bos);
-                 out["decoder_loss_weights"] = NonPadding(targets);
-                 out["decoder_target_tokens"] = std::move(targets);
-                 out["decoder_segment_ids"] = std::move(tseg);
-                 out["decoder_positions"] = Take(ex, "targets_positions");
-                 return out;
-               });
-  }
-  return Map(std::move(input), [bos, lengths](Example ex) {
-    ex = TrimAndPad(std::move(ex), lengths);
+  const bool packed = pack();
+  DatasetPtr ds = packed ? TrimAndPackDataset(std::move(input), lengths)
+                         : Map(std::move(input), [lengths](Example ex) {
+                             return TrimAndPad(std::move(ex), lengths);
+                           });
+  return Map(std::move(ds), [bos, packed](Example ex) {
     Example out;
-    Tokens targets = Take(ex, "targets");
-    out["decoder_input_tokens"] = MakeAutoregressiveInputs(targets, bos);
-    out["decoder_loss_weights"] = NonPadding(targets);
-    out["decoder_target_tokens"] = std::move(targets);
+    AddDecoderFeatures(ex, packed, bos, out);
     return out;
   });
 }
