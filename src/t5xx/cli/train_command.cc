@@ -10,6 +10,7 @@
 #include "t5xx/data/corpus_builder.h"
 #include "t5xx/data/demo_tasks.h"
 #include "t5xx/data/feature_converters.h"
+#include "t5xx/data/sentencepiece_vocabulary.h"
 #include "t5xx/data/task.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/models/flops.h"
@@ -77,6 +78,28 @@ int TrainCommand(const std::vector<std::string>& all_args) {
             "; set vocab_size to at least " + std::to_string(task_vocab) +
             " (t5x rounds up to a multiple of 128)");
 
+  {
+    // The model's own vocabulary serves decoding (infer/eval, later); in
+    // training the task's vocabulary is what the embedding must cover.
+    const VocabularyConfig& v = s.output_vocabulary;
+    std::string path = v.sentencepiece_model_file;
+    if (!path.empty() && path[0] != '/' && path.find("://") == std::string::npos) {
+      path = data_dir + "/" + path;
+    }
+    if (std::filesystem::exists(path)) {
+      seqio::SentencePieceVocabulary model_vocab(path, static_cast<int32_t>(v.extra_ids));
+      Check(model_vocab.vocab_size() <= s.t5_config.vocab_size,
+            "models.EncoderDecoderModel.output_vocabulary (" + path + ") has " +
+                std::to_string(model_vocab.vocab_size()) +
+                " ids but network.T5Config.vocab_size = " +
+                std::to_string(s.t5_config.vocab_size));
+    } else {
+      std::cout << "[setup] note: the model's vocabulary " << v.sentencepiece_model_file
+                << " is not available here; it is only needed for decoding. Training "
+                   "uses the task's vocabulary."
+                << std::endl;
+    }
+  }
   std::filesystem::create_directories(s.model_dir);
   {
     std::ofstream out(s.model_dir + "/config.gin");

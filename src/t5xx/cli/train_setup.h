@@ -34,9 +34,10 @@ struct DatasetConfig {
   bool pack = false;
 };
 
-// seqio.SentencePieceVocabulary as bound for the model.
+// seqio.SentencePieceVocabulary as bound for the model (used for decoding;
+// training checks it against the embedding when the file is available).
 struct VocabularyConfig {
-  std::string sentencepiece_model_file;  // as bound
+  std::string sentencepiece_model_file;  // as bound; relative = under data_dir
   int64_t extra_ids = 0;
 };
 
