@@ -3,7 +3,9 @@
 // t5xx builds against Debian's libtorch 1.13 (CPU) and against libtorch 2.x
 // (CPU or CUDA) given with CMAKE_PREFIX_PATH. Any call whose spelling differs
 // between those versions goes through a helper here; nothing else in the tree
-// tests TORCH_VERSION_*.
+// tests TORCH_VERSION_*. Build-level differences (string ABI, CUDA/NVTX) are
+// handled in the one block after find_package(Torch) in CMakeLists.txt.
+// Verified: Debian's 1.13, and PyPI's 2.5.1 and 2.7.1 (CUDA builds, on CPU).
 #pragma once
 
 #include <ATen/ATen.h>
