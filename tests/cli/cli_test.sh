@@ -36,8 +36,21 @@ expect_error missing_gin_file "nosuch.gin" -- \
 expect_error unknown_flag "unknown flag '--stepz'" -- \
   "$T5XX" train "${demo[@]}" --stepz=3
 expect_error unknown_command "unknown command 'trian'" -- "$T5XX" trian
-expect_error bad_vocab_size "--vocab_size must be a non-negative integer" -- \
+expect_error bad_vocab_size "--vocab_size must be an integer in [260, 1000000], got 'lots'" -- \
   "$T5XX" build_corpus --data_dir="$work/data" --vocab_size=lots
+expect_error vocab_size_overflow "--vocab_size must be an integer in [260, 1000000], got '4294967297'" -- \
+  "$T5XX" build_corpus --data_dir="$work/data" --vocab_size=4294967297
+expect_error empty_data_dir "flag --data_dir has an empty value" -- \
+  "$T5XX" build_corpus --data_dir=
+expect_error no_gin_file "no --gin_file given" -- "$T5XX" train
+expect_error macro_typo "macro BATCH_SIZ is never used (did you mean 'BATCH_SIZE'?)" -- \
+  "$T5XX" train "${demo[@]}" --gin.BATCH_SIZ=8
+expect_error zero_steps "must be >= 1, got 0" -- "$T5XX" train "${demo[@]}" --gin.TRAIN_STEPS=0
+expect_error two_partitions "set num_partitions = 1" -- \
+  "$T5XX" train "${demo[@]}" --gin.partitioning.PjitPartitioner.num_partitions=2
+touch "$work/afile"
+expect_error model_dir_is_file "MODEL_DIR '$work/afile' exists and is not a directory" -- \
+  "$T5XX" train --gin_file=examples/t5_1_1_tiny_demo.gin --gin.MODEL_DIR="$work/afile"
 expect_error missing_macro "MODEL_DIR" -- \
   "$T5XX" train --gin_file=examples/t5_1_1_tiny_demo.gin
 
@@ -51,6 +64,17 @@ else
   done
   expect_error vocab_too_big_for_model "set vocab_size to at least" -- \
     "$T5XX" train "${demo[@]}" --data_dir="$work/data" --gin.network.T5Config.vocab_size=512
+  expect_error other_corpus_options "built with other options (max_documents: 3000 -> 10)" -- \
+    "$T5XX" build_corpus --data_dir="$work/data" --max_documents=10 --vocab_size=1000
+  expect_error vocab_mismatch "is not the vocabulary of task 'c4_demo_span_corruption'" -- \
+    "$T5XX" train "${demo[@]}" --data_dir="$work/data" \
+    --gin.seqio.SentencePieceVocabulary.sentencepiece_model_file=/nonexistent.model
+  expect_error targets_too_short "while reading the train dataset" -- \
+    "$T5XX" train "${demo[@]}" --data_dir="$work/data" \
+    "--gin.TASK_FEATURE_LENGTHS={'inputs': 128, 'targets': 20}"
+  expect_error zero_eval_steps "must be >= 1, got 0" -- \
+    "$T5XX" train "${demo[@]}" --data_dir="$work/data" --gin.EVAL_STEPS=0
+  [ ! -e "$work/run" ] || { echo "FAIL rejected runs created MODEL_DIR"; failures=$((failures + 1)); }
   if "$T5XX" train "${demo[@]}" --data_dir="$work/data" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4 \
        --gin.EVAL_STEPS=1 --gin_bindings='__main__.train.stats_period = 1' >"$work/train.log" 2>&1; then
     ok=1
@@ -61,6 +85,11 @@ else
     [ -f "$work/run/checkpoint_3/target.decoder.logits_dense.kernel/.zarray" ] || ok=0
     if [ $ok = 1 ]; then pass=$((pass + 1)); else
       echo "FAIL train run outputs:"; cat "$work/train.log"; ls -R "$work/run"; failures=$((failures + 1)); fi
+    cp "$work/run/config.gin" "$work/config.before"
+    expect_error rerun_same_model_dir "already holds checkpoint_3" -- \
+      "$T5XX" train "${demo[@]}" --data_dir="$work/data" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4
+    cmp -s "$work/run/config.gin" "$work/config.before" || {
+      echo "FAIL the refused rerun changed config.gin"; failures=$((failures + 1)); }
   else
     echo "FAIL train run:"; cat "$work/train.log"; failures=$((failures + 1))
   fi

@@ -478,5 +478,20 @@ TEST_F(ConfigTest, UnusedBindingsIncludeOverriddenScopesAndFlags) {
   EXPECT_EQ(unused[1], "--gin_bindings flag: pkg.mod.Fn.rate");
 }
 
+TEST_F(ConfigTest, MacrosSetByFlagsButNeverUsedAreReported) {
+  // COUNT is used (directly), LIMIT through another macro; COUNTT is a typo
+  // set on the command line; SPARE is defined in a file and may go unused.
+  config_.ParseString("COUNT = 1\nLIMIT = 2\nWRAP = %LIMIT\nSPARE = 3\n"
+                      "pkg.mod.Fn.count = %COUNT\npkg.mod.Fn.rate = %WRAP\n", "m.gin");
+  config_.AddFlagBinding("COUNTT", "5", "--gin.COUNTT flag");
+  config_.AddFlagBinding("LIMIT", "4", "--gin.LIMIT flag");
+  config_.Finalize();
+  config_.Query("pkg.mod.Fn", "count");
+  config_.Query("pkg.mod.Fn", "rate");
+  std::vector<std::string> unused = config_.UnusedBindings();
+  ASSERT_EQ(unused.size(), 1u);
+  EXPECT_EQ(unused[0], "--gin.COUNTT flag: macro COUNTT is never used (did you mean 'COUNT'?)");
+}
+
 }  // namespace
 }  // namespace t5xx::gin

@@ -237,7 +237,7 @@ TEST_F(CorpusBuilderTest, SameOptionsGiveIdenticalBytes) {
   }
 }
 
-TEST_F(CorpusBuilderTest, IsIdempotentAndRebuildsOnOptionChange) {
+TEST_F(CorpusBuilderTest, IsIdempotentAndReplacesOnlyWithOverwrite) {
   CorpusOptions o = Options(dir_ + "/idem");
   const CorpusInfo first = BuildCorpus(o);
   struct stat st1;
@@ -252,12 +252,43 @@ TEST_F(CorpusBuilderTest, IsIdempotentAndRebuildsOnOptionChange) {
   EXPECT_EQ(st1.st_ino, st2.st_ino);  // not replaced by a rename
   EXPECT_EQ(ReadFileToString(o.output_dir + "/corpus_info.json"), info1);
 
+  // Other options: refused (nothing deleted) unless overwrite is set.
   o.max_documents = 5;
+  try {
+    BuildCorpus(o);
+    FAIL() << "expected t5xx::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("built with other options (max_documents: 0 -> 5)"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ReadFileToString(o.output_dir + "/corpus_info.json"), info1);
+  o.overwrite = true;
   const CorpusInfo third = BuildCorpus(o);
   EXPECT_FALSE(third.reused);
   // max_documents takes the first 5 in source order: fortunes 0..4.
   EXPECT_EQ(third.train.documents + third.validation.documents, 5);
   EXPECT_EQ(third.sources.size(), 1u);
+}
+
+TEST_F(CorpusBuilderTest, DamagedCorpusIsRebuilt) {
+  CorpusOptions o = Options(dir_ + "/damaged");
+  const CorpusInfo first = BuildCorpus(o);
+  // Truncate a shard: the next build notices and rebuilds it.
+  const std::string shard = first.train.files.at(0);
+  const std::string bytes = ReadFileToString(shard);  // decompressed text
+  ASSERT_FALSE(bytes.empty());
+  {
+    std::ifstream in(shard, std::ios::binary);
+    std::string gz((std::istreambuf_iterator<char>(in)), {});
+    std::ofstream(shard, std::ios::binary | std::ios::trunc) << gz.substr(0, gz.size() / 2);
+  }
+  const CorpusInfo second = BuildCorpus(o);
+  EXPECT_FALSE(second.reused);
+  EXPECT_EQ(ReadFileToString(shard), bytes);
+  // Garbage in the model: rebuilt too.
+  std::ofstream(first.vocab_model_file, std::ios::trunc) << "not a model";
+  EXPECT_FALSE(BuildCorpus(o).reused);
+  EXPECT_TRUE(BuildCorpus(o).reused);
 }
 
 TEST_F(CorpusBuilderTest, GlobSourcesSkipIndexesAndDuplicateLinks) {

@@ -1,3 +1,4 @@
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 
@@ -9,27 +10,40 @@
 namespace t5xx::cli {
 namespace {
 
-int64_t ParseCount(const std::string& flag, const std::string& v) {
+// Parses a decimal integer in [minimum, maximum] for --flag.
+int64_t ParseCount(const std::string& flag, const std::string& v, int64_t minimum,
+                   int64_t maximum) {
+  errno = 0;
   char* end = nullptr;
   long long n = std::strtoll(v.c_str(), &end, 10);
-  Check(!v.empty() && *end == '\0' && n >= 0,
-        "t5xx build_corpus: --" + flag + " must be a non-negative integer, got '" + v + "'");
+  Check(!v.empty() && *end == '\0' && errno == 0 && n >= minimum && n <= maximum,
+        "t5xx build_corpus: --" + flag + " must be an integer in [" + std::to_string(minimum) +
+            ", " + std::to_string(maximum) + "], got '" + v + "'");
   return n;
 }
 
 }  // namespace
 
 int BuildCorpusCommand(const std::vector<std::string>& args) {
-  auto flags = ParseFlags(args, {"data_dir", "vocab_size", "max_documents"}, "build_corpus");
+  auto flags = ParseFlags(args, {"data_dir", "vocab_size", "max_documents", "overwrite"},
+                          "build_corpus");
   const std::string data_dir =
       flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
   seqio::CorpusOptions options;
   options.output_dir = seqio::DemoCorpusDir(data_dir);
   if (flags.count("vocab_size")) {
-    options.vocab_size = static_cast<int>(ParseCount("vocab_size", flags["vocab_size"]));
+    options.vocab_size =
+        static_cast<int>(ParseCount("vocab_size", flags["vocab_size"], 260, 1000000));
   }
   if (flags.count("max_documents")) {
-    options.max_documents = ParseCount("max_documents", flags["max_documents"]);
+    options.max_documents = static_cast<size_t>(
+        ParseCount("max_documents", flags["max_documents"], 0, int64_t{1} << 40));
+  }
+  if (flags.count("overwrite")) {
+    const std::string& v = flags["overwrite"];
+    Check(v == "true" || v == "false",
+          "t5xx build_corpus: --overwrite must be true or false, got '" + v + "'");
+    options.overwrite = v == "true";
   }
   std::cout << "[build_corpus] building " << options.output_dir << " ..." << std::endl;
   seqio::CorpusInfo info = seqio::BuildCorpus(options);

@@ -35,6 +35,7 @@ std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& ar
       Check(i + 1 < args.size(), "t5xx " + command + ": flag --" + name + " needs a value");
       value = args[++i];
     }
+    Check(!value.empty(), "t5xx " + command + ": flag --" + name + " has an empty value");
     out[name] = value;
   }
   return out;

@@ -27,7 +27,10 @@ constexpr char kUsage[] =
     "  build_corpus  build the demo corpus (C4 format) and its SentencePiece\n"
     "                model from Debian's fortunes and dict-gcide:\n"
     "                  t5xx build_corpus [--data_dir=DIR] [--vocab_size=8000]\n"
-    "                    [--max_documents=N]\n"
+    "                    [--max_documents=N (0 = all)] [--overwrite=true]\n"
+    "                reuses a complete corpus built with the same options,\n"
+    "                rebuilds a damaged one, and replaces one built with\n"
+    "                other options only with --overwrite=true\n"
     "\n"
     "--data_dir defaults to $T5XX_DATA_DIR, else $XDG_CACHE_HOME/t5xx, else\n"
     "~/.cache/t5xx. configs/ of the source tree is on the gin search path.\n";

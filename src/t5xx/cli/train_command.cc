@@ -1,3 +1,8 @@
+// `t5xx train`: t5x's train.py. Everything that can be checked is checked
+// before MODEL_DIR is created or written: the gin config, the task and its
+// vocabulary, the first train batch and the first eval batch (so lengths,
+// splits and files are known to work), and that MODEL_DIR holds no earlier
+// run (restoring comes with the checkpoint issue).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -5,6 +10,7 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/train_setup.h"
+#include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/config/t5x_configurables.h"
 #include "t5xx/data/corpus_builder.h"
@@ -23,6 +29,8 @@
 namespace t5xx::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 std::string Join(const std::vector<std::string>& v, const std::string& sep) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
@@ -35,6 +43,7 @@ seqio::TaskPtr GetTask(const std::string& name,
   return seqio::TaskRegistry::Global().Get(name);
 }
 
+// Batches of `d` as model tensors; the stream's errors name `what`.
 trainer::BatchFn MakeBatchFn(const DatasetConfig& d, int num_epochs, uint64_t seed) {
   auto converter = std::make_shared<seqio::EncDecFeatureConverter>(d.pack);
   seqio::FeatureLengths lengths(d.task_feature_lengths.begin(), d.task_feature_lengths.end());
@@ -48,9 +57,78 @@ trainer::BatchFn MakeBatchFn(const DatasetConfig& d, int num_epochs, uint64_t se
   };
 }
 
+// Prefixes errors raised while reading a dataset with which one it is.
+template <typename F>
+auto Reading(const std::string& what, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    throw Error("while reading " + what + ": " + e.what());
+  }
+}
+
+std::string Describe(const DatasetConfig& d, const std::string& scope) {
+  return "the " + scope + " dataset (" + scope + "/utils.DatasetConfig: task '" +
+         d.mixture_or_task_name + "', split '" + d.split + "')";
+}
+
+// t5x's train() requires the task's output vocabulary to equal the model's
+// (utils.verify_matching_vocabs); relative model paths are under data_dir.
+void CheckVocabularies(const TrainSetup& s, const seqio::Task& task,
+                       const std::string& data_dir) {
+  int64_t task_vocab = 0;
+  for (const auto& [name, feature] : task.output_features()) {
+    task_vocab = std::max<int64_t>(task_vocab, feature.vocabulary->vocab_size());
+  }
+  Check(task_vocab <= s.t5_config.vocab_size,
+        "task '" + task.name() + "' uses a vocabulary of " + std::to_string(task_vocab) +
+            " ids but network.T5Config.vocab_size = " + std::to_string(s.t5_config.vocab_size) +
+            "; set vocab_size to at least " + std::to_string(task_vocab) +
+            " (t5x rounds up to a multiple of 128)");
+  auto it = task.output_features().find("targets");
+  if (it == task.output_features().end()) return;
+  const auto* task_spm =
+      dynamic_cast<const seqio::SentencePieceVocabulary*>(it->second.vocabulary.get());
+  const VocabularyConfig& v = s.output_vocabulary;
+  std::string path = v.sentencepiece_model_file;
+  if (!path.empty() && path[0] != '/' && path.find("://") == std::string::npos) {
+    path = data_dir + "/" + path;
+  }
+  const bool same_file = task_spm && fs::exists(path) &&
+                         fs::weakly_canonical(path) == fs::weakly_canonical(task_spm->model_file());
+  if (task_spm && same_file && task_spm->extra_ids() == v.extra_ids) return;
+  throw Error(
+      "the model's vocabulary (seqio.SentencePieceVocabulary.sentencepiece_model_file = '" +
+      v.sentencepiece_model_file + "', extra_ids = " + std::to_string(v.extra_ids) +
+      ") is not the vocabulary of task '" + task.name() + "' (" +
+      (task_spm ? "'" + task_spm->model_file() + "', extra_ids = " +
+                      std::to_string(task_spm->extra_ids())
+                : std::string("not a SentencePieceVocabulary")) +
+      "); t5x requires them to match: bind the model's vocabulary to the task's "
+      "(a relative path is looked up under --data_dir)");
+}
+
+// MODEL_DIR must be new or hold no earlier run: t5xx cannot resume yet.
+void CheckModelDir(const std::string& model_dir) {
+  if (!fs::exists(model_dir)) return;
+  Check(fs::is_directory(model_dir),
+        "MODEL_DIR '" + model_dir + "' exists and is not a directory; pass "
+        "--gin.MODEL_DIR=<a new directory>");
+  std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(model_dir);
+  Check(steps.empty(),
+        "MODEL_DIR '" + model_dir + "' already holds checkpoint_" + std::to_string(steps.back()) +
+            "; t5xx cannot resume a run yet (restoring comes with the checkpoint work), so "
+            "use a new MODEL_DIR or delete this one");
+}
+
 }  // namespace
 
 int TrainCommand(const std::vector<std::string>& all_args) {
+  bool has_gin_file = false;
+  for (const auto& a : all_args) has_gin_file = has_gin_file || a.rfind("--gin_file", 0) == 0;
+  Check(has_gin_file,
+        "t5xx train: no --gin_file given; e.g. t5xx train "
+        "--gin_file=examples/t5_1_1_tiny_demo.gin --gin.MODEL_DIR=/tmp/run");
   gin::Registry registry;
   gin::RegisterT5xConfigurables(registry);
   gin::Config config(&registry);
@@ -64,75 +142,76 @@ int TrainCommand(const std::vector<std::string>& all_args) {
   Check(unused.empty(), "these gin bindings are never read by `t5xx train` (t5x would "
                         "ignore them silently): " + Join(unused, "; ") +
                         "; remove them or fix their names");
+  CheckModelDir(s.model_dir);
 
   // Tasks are registered explicitly at start-up.
   std::optional<std::string> demo_problem = seqio::RegisterDemoTasks(data_dir);
   seqio::TaskPtr task = GetTask(s.train_dataset.mixture_or_task_name, demo_problem);
-  int64_t task_vocab = 0;
-  for (const auto& [name, feature] : task->output_features()) {
-    task_vocab = std::max<int64_t>(task_vocab, feature.vocabulary->vocab_size());
-  }
-  Check(task_vocab <= s.t5_config.vocab_size,
-        "task '" + task->name() + "' uses a vocabulary of " + std::to_string(task_vocab) +
-            " ids but network.T5Config.vocab_size = " + std::to_string(s.t5_config.vocab_size) +
-            "; set vocab_size to at least " + std::to_string(task_vocab) +
-            " (t5x rounds up to a multiple of 128)");
-
-  {
-    // The model's own vocabulary serves decoding (infer/eval, later); in
-    // training the task's vocabulary is what the embedding must cover.
-    const VocabularyConfig& v = s.output_vocabulary;
-    std::string path = v.sentencepiece_model_file;
-    if (!path.empty() && path[0] != '/' && path.find("://") == std::string::npos) {
-      path = data_dir + "/" + path;
-    }
-    if (std::filesystem::exists(path)) {
-      seqio::SentencePieceVocabulary model_vocab(path, static_cast<int32_t>(v.extra_ids));
-      Check(model_vocab.vocab_size() <= s.t5_config.vocab_size,
-            "models.EncoderDecoderModel.output_vocabulary (" + path + ") has " +
-                std::to_string(model_vocab.vocab_size()) +
-                " ids but network.T5Config.vocab_size = " +
-                std::to_string(s.t5_config.vocab_size));
-    } else {
-      std::cout << "[setup] note: the model's vocabulary " << v.sentencepiece_model_file
-                << " is not available here; it is only needed for decoding. Training "
-                   "uses the task's vocabulary."
-                << std::endl;
-    }
-  }
-  std::filesystem::create_directories(s.model_dir);
-  {
-    std::ofstream out(s.model_dir + "/config.gin");
-    Check(out.good(), "cannot write " + s.model_dir + "/config.gin; check MODEL_DIR");
-    out << config.OperativeConfigString();
-  }
+  CheckVocabularies(s, *task, data_dir);
 
   models::EncoderDecoderModel model(models::Transformer(s.t5_config), s.z_loss,
                                     s.label_smoothing, s.loss_normalizing_factor);
   partitioning::PjitPartitioner partitioner(s.num_partitions, s.logical_axis_rules);
-  models::ParamStore params = model.module().InitParams(static_cast<uint64_t>(s.random_seed));
-  std::cout << "[setup] T5.1.1 encoder-decoder, " << params.NumElements()
-            << " parameters; mesh (data=" << partitioner.mesh().data
-            << ", model=" << partitioner.mesh().model << "); task " << task->name()
-            << "; batch " << s.train_dataset.batch_size << "; lengths";
-  for (const auto& [k, v] : s.train_dataset.task_feature_lengths) std::cout << " " << k << "=" << v;
-  std::cout << "; model_dir " << s.model_dir << std::endl;
+  trainer::Trainer trainer(model, model.module().InitParams(static_cast<uint64_t>(s.random_seed)),
+                           optim::Adafactor(s.adafactor), optim::LearningRateSchedule(s.lr),
+                           partitioner, s.num_microbatches);
 
-  trainer::Trainer trainer(model, std::move(params), optim::Adafactor(s.adafactor),
-                           optim::LearningRateSchedule(s.lr), partitioner,
-                           s.num_microbatches);
-  trainer::BatchFn train_batches =
-      MakeBatchFn(s.train_dataset, /*num_epochs=*/-1, static_cast<uint64_t>(s.random_seed));
+  // Read the first batches now, so that bad lengths, splits or files fail
+  // before anything is written.
+  const std::string train_what = Describe(s.train_dataset, "train");
+  trainer::BatchFn train_stream = Reading(train_what, [&] {
+    return MakeBatchFn(s.train_dataset, /*num_epochs=*/-1, static_cast<uint64_t>(s.random_seed));
+  });
+  auto first = std::make_shared<std::optional<models::FeatureBatch>>(
+      Reading(train_what, [&] { return train_stream(); }));
+  Check(first->has_value(), train_what + " yields no full batch of " +
+                                std::to_string(s.train_dataset.batch_size) + " examples");
+  trainer::BatchFn train_batches = [first, train_stream, train_what]() {
+    if (first->has_value()) {
+      std::optional<models::FeatureBatch> b = std::move(*first);
+      first->reset();
+      return b;
+    }
+    return Reading(train_what, [&] { return train_stream(); });
+  };
   std::function<trainer::BatchFn()> make_eval;
   std::string eval_name;
   if (s.train_eval_dataset) {
     const DatasetConfig eval_cfg = *s.train_eval_dataset;
     GetTask(eval_cfg.mixture_or_task_name, demo_problem);
     eval_name = eval_cfg.mixture_or_task_name;
-    make_eval = [eval_cfg, seed = s.random_seed]() {
-      return MakeBatchFn(eval_cfg, /*num_epochs=*/1, static_cast<uint64_t>(seed));
+    const std::string eval_what = Describe(eval_cfg, "train_eval");
+    make_eval = [eval_cfg, eval_what, seed = s.random_seed]() {
+      trainer::BatchFn stream = Reading(eval_what, [&] {
+        return MakeBatchFn(eval_cfg, /*num_epochs=*/1, static_cast<uint64_t>(seed));
+      });
+      return trainer::BatchFn([stream, eval_what]() {
+        return Reading(eval_what, [&] { return stream(); });
+      });
     };
+    Check(make_eval()().has_value(),
+          eval_what + " yields no full batch of " + std::to_string(eval_cfg.batch_size) +
+              " examples; lower train_eval/utils.DatasetConfig.batch_size or set "
+              "train.train_eval_dataset_cfg = None");
   }
+
+  // Only now: MODEL_DIR and the operative config.
+  std::error_code ec;
+  fs::create_directories(s.model_dir, ec);
+  Check(!ec, "cannot create MODEL_DIR '" + s.model_dir + "': " + ec.message() +
+                 "; pass --gin.MODEL_DIR=<a writable directory>");
+  {
+    std::ofstream out(s.model_dir + "/config.gin");
+    out << config.OperativeConfigString();
+    Check(out.good(), "cannot write " + s.model_dir + "/config.gin; check MODEL_DIR");
+  }
+  std::cout << "[setup] T5.1.1 encoder-decoder, " << trainer.params().NumElements()
+            << " parameters; mesh (data=" << partitioner.mesh().data
+            << ", model=" << partitioner.mesh().model << "); task " << task->name()
+            << "; batch " << s.train_dataset.batch_size << "; lengths";
+  for (const auto& [k, v] : s.train_dataset.task_feature_lengths) std::cout << " " << k << "=" << v;
+  std::cout << "; model_dir " << s.model_dir << std::endl;
+
   trainer::TrainLoopConfig loop;
   loop.model_dir = s.model_dir;
   loop.total_steps = s.total_steps;

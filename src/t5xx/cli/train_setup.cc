@@ -47,6 +47,18 @@ std::optional<int64_t> OptionalInt(const gin::Value& v) {
   return v.AsInt();
 }
 
+int64_t AtLeast(const gin::Value& v, int64_t minimum) {
+  const int64_t n = v.AsInt();
+  Check(n >= minimum, Where(v) + " must be >= " + std::to_string(minimum) + ", got " +
+                          std::to_string(n));
+  return n;
+}
+
+std::optional<int64_t> NoneOrAtLeast(const gin::Value& v, int64_t minimum) {
+  if (v.is_none()) return std::nullopt;
+  return AtLeast(v, minimum);
+}
+
 void Refuse(bool bad, const gin::Value& v, const std::string& what_to_do) {
   Check(!bad, Where(v) + " = " + v.ToGinString() + " is not supported yet; " + what_to_do);
 }
@@ -60,9 +72,7 @@ DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope) {
     d.task_feature_lengths[k.AsString()] = v.AsInt();
   }
   d.split = q("split").AsString();
-  d.batch_size = q("batch_size").AsInt();
-  Check(d.batch_size >= 1, "utils.DatasetConfig.batch_size must be >= 1, got " +
-                               std::to_string(d.batch_size));
+  d.batch_size = AtLeast(q("batch_size"), 1);
   d.shuffle = q("shuffle").AsBool();
   d.seed = OptionalInt(q("seed"));
   d.pack = q("pack").AsBool();
@@ -153,7 +163,12 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   // --- trainer and schedule ---
   const std::string trainer_scope =
       ExpectReference(c.Query(kTrain, "trainer_cls"), kTrainer, /*evaluated=*/false);
-  s.num_microbatches = OptionalInt(c.Query(kTrainer, "num_microbatches", trainer_scope));
+  {
+    gin::Value mb = c.Query(kTrainer, "num_microbatches", trainer_scope);
+    s.num_microbatches = NoneOrAtLeast(mb, 1);
+    Refuse(s.num_microbatches.value_or(1) != 1, mb,
+           "gradient accumulation is planned; set trainer.Trainer.num_microbatches = None");
+  }
   const std::string lr_scope = ExpectReference(
       c.Query(kTrainer, "learning_rate_fn", trainer_scope), kLrScheduler);
   auto lq = [&](const char* p) { return c.Query(kLrScheduler, p, lr_scope); };
@@ -165,12 +180,19 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   s.lr.steps_per_cycle = lq("steps_per_cycle").AsInt();
   s.lr.step_offset = lq("step_offset").AsInt();
   s.lr.min_learning_rate = lq("min_learning_rate").AsFloat();
+  try {
+    optim::LearningRateSchedule check(s.lr);
+  } catch (const Error& e) {
+    throw Error(Where(lq("factors")) + ": " + e.what());
+  }
 
   // --- partitioner ---
   const std::string part_scope = ExpectReference(c.Query(kTrain, "partitioner"), kPartitioner);
   {
     gin::Value np = c.Query(kPartitioner, "num_partitions", part_scope);
-    s.num_partitions = np.is_none() ? 1 : np.AsInt();
+    s.num_partitions = np.is_none() ? 1 : AtLeast(np, 1);
+    Refuse(s.num_partitions != 1, np,
+           "t5xx runs one process with one device for now; set num_partitions = 1");
     gin::Value sub = c.Query(kPartitioner, "model_parallel_submesh", part_scope);
     Refuse(!sub.is_none(), sub, "use num_partitions instead");
     gin::Value rules = c.Query(kPartitioner, "logical_axis_rules", part_scope);
@@ -204,7 +226,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     gin::Value save = c.Query(kCheckpointConfig, "save", cs);
     if (!save.is_none()) {
       const std::string ss = ExpectReference(save, kSaveConfig);
-      s.checkpoint_period = OptionalInt(c.Query(kSaveConfig, "period", ss));
+      s.checkpoint_period = NoneOrAtLeast(c.Query(kSaveConfig, "period", ss), 1);
       gin::Value dtype = c.Query(kSaveConfig, "dtype", ss);
       Refuse(dtype.AsString() != "float32", dtype, "set SaveCheckpointConfig.dtype = 'float32'");
       gin::Value keep = c.Query(kSaveConfig, "keep", ss);
@@ -215,14 +237,14 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   }
 
   // --- loop ---
-  s.total_steps = c.Query(kTrain, "total_steps").AsInt();
-  s.eval_steps = c.Query(kTrain, "eval_steps").AsInt();
-  s.eval_period = OptionalInt(c.Query(kTrain, "eval_period"));
+  s.total_steps = AtLeast(c.Query(kTrain, "total_steps"), 1);
+  s.eval_steps = AtLeast(c.Query(kTrain, "eval_steps"), 1);
+  s.eval_period = NoneOrAtLeast(c.Query(kTrain, "eval_period"), 1);
   {
     gin::Value sp = c.Query(kTrain, "stats_period");
-    s.stats_period = sp.is_none() ? 100 : sp.AsInt();
+    s.stats_period = sp.is_none() ? 100 : AtLeast(sp, 1);
     gin::Value seed = c.Query(kTrain, "random_seed");
-    s.random_seed = seed.is_none() ? 0 : seed.AsInt();
+    s.random_seed = seed.is_none() ? 0 : AtLeast(seed, 0);
     gin::Value hw = c.Query(kTrain, "use_hardware_rng");
     Refuse(hw.AsBool(), hw,
            "t5xx derives every random draw from random_seed; set USE_HARDWARE_RNG = False");

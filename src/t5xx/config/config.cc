@@ -1,6 +1,7 @@
 #include "t5xx/config/config.h"
 
 #include <algorithm>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -436,6 +437,59 @@ std::string Config::OperativeConfigString() const {
   return out;
 }
 
+namespace {
+
+void CollectMacroRefs(const Value& v, std::set<std::string>& out) {
+  if (v.kind() == Value::Kind::kMacro) {
+    out.insert(v.macro_name());
+    return;
+  }
+  if (v.kind() == Value::Kind::kList || v.kind() == Value::Kind::kTuple) {
+    for (const Value& item : v.AsList()) CollectMacroRefs(item, out);
+  } else if (v.kind() == Value::Kind::kDict) {
+    for (const auto& [k, val] : v.AsDict()) {
+      CollectMacroRefs(k, out);
+      CollectMacroRefs(val, out);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Config::UnusedFlagMacros() const {
+  // Macros reachable from any binding, directly or through other macros.
+  std::set<std::string> referenced;
+  for (const Record& rec : records_) {
+    if (rec.st.kind == Statement::Kind::kBinding) CollectMacroRefs(rec.st.value, referenced);
+  }
+  std::vector<std::string> frontier(referenced.begin(), referenced.end());
+  while (!frontier.empty()) {
+    const std::string name = frontier.back();
+    frontier.pop_back();
+    auto it = macros_.find(name);
+    if (it == macros_.end()) continue;
+    std::set<std::string> inner;
+    CollectMacroRefs(it->second.value, inner);
+    for (const auto& m : inner) {
+      if (referenced.insert(m).second) frontier.push_back(m);
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& kv : macros_) names.push_back(kv.first);
+  std::vector<std::string> out;
+  for (const auto& [name, def] : macros_) {
+    if (referenced.count(name) || def.loc.file.rfind("--", 0) != 0) continue;
+    std::vector<std::string> others;
+    for (const auto& n : names) {
+      if (n != name) others.push_back(n);
+    }
+    std::string near = ClosestMatch(name, others);
+    out.push_back(def.loc.ToString() + ": macro " + name + " is never used" +
+                  (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+  }
+  return out;
+}
+
 std::vector<std::string> Config::UnusedBindings() const {
   RequireFinalized("UnusedBindings");
   std::vector<std::pair<size_t, std::string>> unused;
@@ -448,6 +502,7 @@ std::vector<std::string> Config::UnusedBindings() const {
   std::sort(unused.begin(), unused.end());
   std::vector<std::string> out;
   for (auto& u : unused) out.push_back(std::move(u.second));
+  for (auto& m : UnusedFlagMacros()) out.push_back(std::move(m));
   return out;
 }
 

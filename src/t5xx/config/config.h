@@ -105,13 +105,18 @@ class Config {
   std::string OperativeConfigString() const;
 
   // Final bindings that no Query has read: "file:line: scope/full.name.param"
-  // (flag bindings: "--gin.X flag: name.param"), in the order written.
+  // (flag bindings: "--gin.X flag: name.param"), in the order written; then
+  // macros set on the command line (--gin.NAME / --gin_bindings) that no
+  // binding refers to, e.g. a typo such as --gin.BATCH_SIZ=8:
+  // "--gin.BATCH_SIZ flag: macro BATCH_SIZ is never used (did you mean
+  // 'BATCH_SIZE'?)". Macros defined in gin files may go unused, as in gin.
   std::vector<std::string> UnusedBindings() const;
 
   // Files parsed so far (including included ones), in order.
   const std::vector<std::string>& parsed_files() const { return parsed_files_; }
 
  private:
+  std::vector<std::string> UnusedFlagMacros() const;
   struct Record {
     Statement st;
     bool string_fallback = false;  // value is a raw flag string (see AddFlagBinding)

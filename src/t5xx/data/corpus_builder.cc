@@ -722,6 +722,25 @@ CorpusInfo ReadCorpusInfo(const std::string& output_dir) {
   }
 }
 
+namespace {
+// True when the model loads and every shard exists and decompresses to the
+// end (a truncated or damaged shard makes a rebuild).
+bool CorpusIsIntact(const CorpusInfo& info) {
+  if (!FileExists(info.vocab_model_file)) return false;
+  spm::Model model(info.vocab_model_file);  // throws Error when damaged
+  std::vector<std::string> files = info.train.files;
+  files.insert(files.end(), info.validation.files.begin(), info.validation.files.end());
+  for (const auto& f : files) {
+    if (!FileExists(f)) return false;
+    LineReader reader(f);
+    std::string line;
+    while (reader.Next(&line)) {
+    }
+  }
+  return true;
+}
+}  // namespace
+
 CorpusInfo BuildCorpus(const CorpusOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   Check(!o.output_dir.empty(), "BuildCorpus: output_dir is empty");
@@ -740,24 +759,42 @@ CorpusInfo BuildCorpus(const CorpusOptions& o) {
   const std::string info_path = dir + "/" + kInfoFile;
   const json options_json = OptionsJson(o);
 
-  // Idempotency: a complete corpus built with the same options is reused.
+  // Idempotency: a complete, intact corpus built with the same options is
+  // reused; one built with other options is replaced only with `overwrite`.
   if (FileExists(info_path)) {
+    json j;
     try {
-      const json j = json::parse(ReadFileToString(info_path));
-      if (j.value("format_version", 0) == CorpusInfo::kFormatVersion &&
-          j.at("options") == options_json) {
-        CorpusInfo info = InfoFromJson(j, dir);
-        bool complete = FileExists(info.vocab_model_file);
-        for (const auto& f : info.train.files) complete = complete && FileExists(f);
-        for (const auto& f : info.validation.files)
-          complete = complete && FileExists(f);
-        if (complete) {
-          info.reused = true;
-          return info;
-        }
-      }
+      j = json::parse(ReadFileToString(info_path));
     } catch (const json::exception&) {
-      // Unreadable marker: rebuild.
+      j = json();  // unreadable marker: the corpus is incomplete, rebuild
+    }
+    if (j.is_object() && j.value("format_version", 0) == CorpusInfo::kFormatVersion &&
+        j.contains("options")) {
+      if (j.at("options") != options_json) {
+        if (!o.overwrite) {
+          std::string differ;
+          for (const auto& [k, v] : options_json.items()) {
+            if (!j.at("options").contains(k) || j.at("options").at(k) != v) {
+              differ += (differ.empty() ? "" : ", ") + k + ": " +
+                        (j.at("options").contains(k) ? j.at("options").at(k).dump() : "unset") +
+                        " -> " + v.dump();
+            }
+          }
+          throw Error(dir + " already holds a complete corpus built with other options (" +
+                      differ + "); pass --overwrite to replace it, or choose another --data_dir");
+        }
+      } else {
+        try {
+          CorpusInfo info = InfoFromJson(j, dir);
+          if (CorpusIsIntact(info)) {
+            info.reused = true;
+            return info;
+          }
+        } catch (const json::exception&) {
+        } catch (const Error&) {
+        }
+        // Missing or damaged files: rebuild below.
+      }
     }
   }
 

@@ -33,6 +33,10 @@ std::string DefaultDataDir();
 struct CorpusOptions {
   // Where everything is written (created if missing).
   std::string output_dir;
+  // Replace a complete corpus in output_dir that was built with other
+  // options; without it that is an error (nothing is deleted). Not part of
+  // the options compared for reuse.
+  bool overwrite = false;
   // Fraction of documents in the validation split, chosen by a hash of
   // (seed, url): independent of document order. In [0, 1).
   double validation_fraction = 0.02;
