@@ -230,7 +230,7 @@ import pkg.mod as mod
 TEST_F(ConfigTest, RequiredMacro) {
   config_.ParseString("RATE = %gin.REQUIRED\npkg.mod.Fn.rate = %RATE\n", "base.gin");
   EXPECT_ERROR_CONTAINS(config_.Finalize(),
-                        "base.gin:1:1: macro 'RATE' is %gin.REQUIRED and was never set; set it in a gin file ('RATE = ...') or with --gin.RATE=<value>");
+                        "base.gin:1:1: macro 'RATE' is %gin.REQUIRED and was never set (read by pkg.mod.Fn.rate at base.gin:2:1); set it in a gin file ('RATE = ...') or with --gin.RATE=<value>");
   config_.AddFlagBinding("RATE", "0.25", "--gin.RATE flag");
   config_.Finalize();
   EXPECT_DOUBLE_EQ(config_.Query("pkg.mod.Fn", "rate").AsFloat(), 0.25);

@@ -11,6 +11,25 @@
 
 namespace t5xx::gin {
 
+namespace {
+
+void CollectMacroRefs(const Value& v, std::set<std::string>& out) {
+  if (v.kind() == Value::Kind::kMacro) {
+    out.insert(v.macro_name());
+    return;
+  }
+  if (v.kind() == Value::Kind::kList || v.kind() == Value::Kind::kTuple) {
+    for (const Value& item : v.AsList()) CollectMacroRefs(item, out);
+  } else if (v.kind() == Value::Kind::kDict) {
+    for (const auto& [k, val] : v.AsDict()) {
+      CollectMacroRefs(k, out);
+      CollectMacroRefs(val, out);
+    }
+  }
+}
+
+}  // namespace
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -279,7 +298,18 @@ void Config::Finalize() {
     if (!missing.empty()) {
       std::string msg;
       if (missing.size() == 1) {
-        msg = "macro '" + missing[0] + "' is %gin.REQUIRED and was never set; set it in a gin file ('" +
+        std::string readers;
+        for (const Record& rec : records_) {
+          if (rec.st.kind != Statement::Kind::kBinding) continue;
+          std::set<std::string> refs;
+          CollectMacroRefs(rec.st.value, refs);
+          if (!refs.count(missing[0])) continue;
+          readers += (readers.empty() ? "" : ", ") +
+                     KeyName(rec.st.scope, rec.st.configurable, rec.st.param) + " at " +
+                     rec.st.loc.ToString();
+        }
+        msg = "macro '" + missing[0] + "' is %gin.REQUIRED and was never set" +
+              (readers.empty() ? "" : " (read by " + readers + ")") + "; set it in a gin file ('" +
               missing[0] + " = ...') or with --gin." + missing[0] + "=<value>";
       } else {
         msg = "macros";
@@ -437,24 +467,6 @@ std::string Config::OperativeConfigString() const {
   return out;
 }
 
-namespace {
-
-void CollectMacroRefs(const Value& v, std::set<std::string>& out) {
-  if (v.kind() == Value::Kind::kMacro) {
-    out.insert(v.macro_name());
-    return;
-  }
-  if (v.kind() == Value::Kind::kList || v.kind() == Value::Kind::kTuple) {
-    for (const Value& item : v.AsList()) CollectMacroRefs(item, out);
-  } else if (v.kind() == Value::Kind::kDict) {
-    for (const auto& [k, val] : v.AsDict()) {
-      CollectMacroRefs(k, out);
-      CollectMacroRefs(val, out);
-    }
-  }
-}
-
-}  // namespace
 
 std::vector<std::string> Config::UnusedFlagMacros() const {
   // Macros reachable from any binding, directly or through other macros.
