@@ -54,6 +54,25 @@ expect_error model_dir_is_file "MODEL_DIR '$work/afile' exists and is not a dire
 expect_error missing_macro "MODEL_DIR" -- \
   "$T5XX" train --gin_file=examples/t5_1_1_tiny_demo.gin
 
+# t5xx config: every stock model config validates with runs/pretrain.gin, and
+# the printed operative config, fed back in, prints the same text.
+for size in tiny small base large xl xxl; do
+  if "$T5XX" config --gin_file=models/t5_1_1/$size.gin --gin_file=runs/pretrain.gin \
+       --gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=some_task --gin.TRAIN_STEPS=1 \
+       "--gin.TASK_FEATURE_LENGTHS={'inputs': 8, 'targets': 8}" --gin.DROPOUT_RATE=0.0 \
+       >"$work/op_$size.gin" 2>"$work/err"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL config $size:"; cat "$work/err"; failures=$((failures + 1))
+  fi
+done
+grep -q "^t5x.examples.t5.network.T5Config.emb_dim = 512$" "$work/op_small.gin" ||
+  { echo "FAIL small.gin emb_dim"; failures=$((failures + 1)); }
+"$T5XX" config "--gin_file=$work/op_small.gin" >"$work/op_again.gin" 2>"$work/err" &&
+  cmp -s "$work/op_small.gin" "$work/op_again.gin" && pass=$((pass + 1)) ||
+  { echo "FAIL operative config round trip"; cat "$work/err"; diff "$work/op_small.gin" "$work/op_again.gin" | head; failures=$((failures + 1)); }
+[ ! -e "$work/x" ] || { echo "FAIL t5xx config wrote MODEL_DIR"; failures=$((failures + 1)); }
+
 # A small real corpus, then a 3-step run.
 if ! "$T5XX" build_corpus --data_dir="$work/data" --max_documents=3000 --vocab_size=1000 >"$work/corpus.log" 2>&1; then
   echo "FAIL build_corpus:"; cat "$work/corpus.log"; failures=$((failures + 1))
@@ -85,6 +104,22 @@ else
     [ -f "$work/run/checkpoint_3/target.decoder.logits_dense.kernel/.zarray" ] || ok=0
     if [ $ok = 1 ]; then pass=$((pass + 1)); else
       echo "FAIL train run outputs:"; cat "$work/train.log"; ls -R "$work/run"; failures=$((failures + 1)); fi
+    # The operative config train wrote is what `t5xx config` prints.
+    "$T5XX" config "${demo[@]}" --data_dir="$work/data" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4 \
+      --gin.EVAL_STEPS=1 --gin_bindings='__main__.train.stats_period = 1' >"$work/op_train.gin" 2>&1 &&
+      cmp -s "$work/op_train.gin" "$work/run/config.gin" && pass=$((pass + 1)) ||
+      { echo "FAIL config.gin differs from t5xx config"; failures=$((failures + 1)); }
+    # A config written like t5x's examples runs unchanged (apart from paths).
+    if "$T5XX" train --gin_file="$(dirname "$0")/testdata/t5x_style_pretrain.gin" \
+         --gin.MODEL_DIR="$work/t5x_style" --data_dir="$work/data" >"$work/t5x_style.log" 2>&1 &&
+       [ -f "$work/t5x_style/checkpoint_2/checkpoint" ] &&
+       grep -q "^\[eval c4_demo_span_corruption\] step 2 " "$work/t5x_style.log" &&
+       grep -q "^t5x.utils.DatasetConfig.batch_size\|^train_eval/t5x.utils.DatasetConfig.batch_size = 2$" \
+         "$work/t5x_style/config.gin"; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL t5x-style config run:"; cat "$work/t5x_style.log"; failures=$((failures + 1))
+    fi
     cp "$work/run/config.gin" "$work/config.before"
     expect_error rerun_same_model_dir "already holds checkpoint_3" -- \
       "$T5XX" train "${demo[@]}" --data_dir="$work/data" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4

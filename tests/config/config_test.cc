@@ -56,6 +56,9 @@ Registry TestRegistry() {
               "test"});
   r.Register({"pkg.other.Fn", {P("x", ParamType::kInt, Value::Int(0))}, ""});
   r.Register({"pkg.mod.Thing", {}, ""});
+  // A method of a class, as t5x binds models.EncoderDecoderModel.
+  // predict_batch_with_aux.num_decodes: registered as its own configurable.
+  r.Register({"pkg.mod.Thing.predict", {P("num_decodes", ParamType::kInt, Value::Int(1))}, ""});
   r.Register({"__main__.train", {P("model", ParamType::kOptionalReference)}, ""});
   return r;
 }
@@ -81,7 +84,7 @@ TEST(GinRegistry, RegisterFindAndErrors) {
   ASSERT_NE(r.Find("pkg.mod.Fn"), nullptr);
   EXPECT_EQ(r.Find("pkg.mod.Fn")->FindParam("count")->default_value.AsInt(), 3);
   EXPECT_EQ(r.Find("mod.Fn"), nullptr);  // Find is exact
-  EXPECT_EQ(r.size(), 4u);
+  EXPECT_EQ(r.size(), 5u);
   EXPECT_ERROR_CONTAINS(r.Register({"pkg.mod.Fn", {}, ""}),
                         "configurable 'pkg.mod.Fn' is registered twice");
   EXPECT_ERROR_CONTAINS(r.Register({"a.B", {P("x", ParamType::kInt, Value::Int(1)), P("x", ParamType::kInt, Value::Int(1))}, ""}),
@@ -476,6 +479,19 @@ TEST_F(ConfigTest, UnusedBindingsIncludeOverriddenScopesAndFlags) {
   ASSERT_EQ(unused.size(), 2u);
   EXPECT_EQ(unused[0], "u.gin:1: pkg.mod.Fn.count");
   EXPECT_EQ(unused[1], "--gin_bindings flag: pkg.mod.Fn.rate");
+}
+
+TEST_F(ConfigTest, MethodBindings) {
+  // Class.method.param through an import alias, in both binding forms.
+  Load("from pkg import mod\n"
+       "mod.Thing.predict.num_decodes = 4\n"
+       "infer/mod.Thing.predict:\n"
+       "  num_decodes = 8\n");
+  EXPECT_EQ(config_.Query("pkg.mod.Thing.predict", "num_decodes").AsInt(), 4);
+  EXPECT_EQ(config_.Query("pkg.mod.Thing.predict", "num_decodes", "infer").AsInt(), 8);
+  Config other(&registry_);
+  other.ParseString("from pkg import mod\nmod.Thing.predikt.num_decodes = 4\n", "m.gin");
+  EXPECT_ERROR_CONTAINS(other.Finalize(), "m.gin:2:1:");
 }
 
 TEST_F(ConfigTest, MacrosSetByFlagsButNeverUsedAreReported) {

@@ -24,6 +24,9 @@ constexpr char kUsage[] =
     "                  t5xx train --gin_file=FILE [--gin_file=...]\n"
     "                    [--gin.NAME=VALUE] [--gin_bindings='fn.p = v']\n"
     "                    [--gin_search_paths=a,b] [--data_dir=DIR]\n"
+    "  config        validate a train configuration without running it and\n"
+    "                print the operative config (what train writes to\n"
+    "                MODEL_DIR/config.gin); takes train's gin flags\n"
     "  build_corpus  build the demo corpus (C4 format) and its SentencePiece\n"
     "                model from Debian's fortunes and dict-gcide:\n"
     "                  t5xx build_corpus [--data_dir=DIR] [--vocab_size=8000]\n"
@@ -52,9 +55,10 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   try {
     if (command == "train") return t5xx::cli::TrainCommand(args);
+    if (command == "config") return t5xx::cli::ConfigCommand(args);
     if (command == "build_corpus") return t5xx::cli::BuildCorpusCommand(args);
     throw t5xx::Error("unknown command '" + command +
-                      "' (commands: train, build_corpus; see t5xx --help)");
+                      "' (commands: train, config, build_corpus; see t5xx --help)");
   } catch (const t5xx::Error& e) {
     std::cerr << "t5xx: error: " << e.what() << std::endl;
     return 2;

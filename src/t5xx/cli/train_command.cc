@@ -11,8 +11,6 @@
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/train_setup.h"
 #include "t5xx/checkpoints/checkpoints.h"
-#include "t5xx/config/flags.h"
-#include "t5xx/config/t5x_configurables.h"
 #include "t5xx/data/corpus_builder.h"
 #include "t5xx/data/demo_tasks.h"
 #include "t5xx/data/feature_converters.h"
@@ -30,12 +28,6 @@ namespace t5xx::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
 
 seqio::TaskPtr GetTask(const std::string& name,
                        const std::optional<std::string>& demo_problem) {
@@ -124,24 +116,11 @@ void CheckModelDir(const std::string& model_dir) {
 }  // namespace
 
 int TrainCommand(const std::vector<std::string>& all_args) {
-  bool has_gin_file = false;
-  for (const auto& a : all_args) has_gin_file = has_gin_file || a.rfind("--gin_file", 0) == 0;
-  Check(has_gin_file,
-        "t5xx train: no --gin_file given; e.g. t5xx train "
-        "--gin_file=examples/t5_1_1_tiny_demo.gin --gin.MODEL_DIR=/tmp/run");
-  gin::Registry registry;
-  gin::RegisterT5xConfigurables(registry);
-  gin::Config config(&registry);
-  std::vector<std::string> rest = gin::ParseGinFlags(all_args, config);
-  auto flags = ParseFlags(rest, {"data_dir"}, "train");
-  const std::string data_dir =
-      flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
-  config.Finalize();
-  TrainSetup s = ReadTrainSetup(config);
-  std::vector<std::string> unused = config.UnusedBindings();
-  Check(unused.empty(), "these gin bindings are never read by `t5xx train` (t5x would "
-                        "ignore them silently): " + Join(unused, "; ") +
-                        "; remove them or fix their names");
+  LoadedTrainConfig loaded = LoadTrainConfig(all_args, "train", {"data_dir"});
+  gin::Config& config = *loaded.config;
+  const TrainSetup& s = loaded.setup;
+  const std::string data_dir = loaded.flags.count("data_dir") ? loaded.flags["data_dir"]
+                                                              : seqio::DefaultDataDir();
   CheckModelDir(s.model_dir);
 
   // Tasks are registered explicitly at start-up.

@@ -1,5 +1,8 @@
 #include "t5xx/cli/train_setup.h"
 
+#include "t5xx/cli/commands.h"
+#include "t5xx/config/flags.h"
+#include "t5xx/config/t5x_configurables.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::cli {
@@ -252,6 +255,29 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     if (!summarize.is_none()) ExpectReference(summarize, kSummarize, /*evaluated=*/false);
   }
   return s;
+}
+
+LoadedTrainConfig LoadTrainConfig(const std::vector<std::string>& args,
+                                  const std::string& command,
+                                  const std::vector<std::string>& known_flags) {
+  bool has_gin_file = false;
+  for (const auto& a : args) has_gin_file = has_gin_file || a.rfind("--gin_file", 0) == 0;
+  Check(has_gin_file, "t5xx " + command + ": no --gin_file given; e.g. t5xx " + command +
+                          " --gin_file=examples/t5_1_1_tiny_demo.gin --gin.MODEL_DIR=/tmp/run");
+  LoadedTrainConfig out;
+  out.registry = std::make_unique<gin::Registry>();
+  gin::RegisterT5xConfigurables(*out.registry);
+  out.config = std::make_unique<gin::Config>(out.registry.get());
+  std::vector<std::string> rest = gin::ParseGinFlags(args, *out.config);
+  out.flags = ParseFlags(rest, known_flags, command);
+  out.config->Finalize();
+  out.setup = ReadTrainSetup(*out.config);
+  std::vector<std::string> unused = out.config->UnusedBindings();
+  std::string list;
+  for (const auto& u : unused) list += (list.empty() ? "" : "; ") + u;
+  Check(unused.empty(), "these gin bindings are never read by `t5xx train` (t5x would "
+                        "ignore them silently): " + list + "; remove them or fix their names");
+  return out;
 }
 
 }  // namespace t5xx::cli

@@ -11,10 +11,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "t5xx/config/config.h"
+#include "t5xx/config/registry.h"
 #include "t5xx/models/losses.h"
 #include "t5xx/models/t5_config.h"
 #include "t5xx/optim/adafactor.h"
@@ -66,5 +68,22 @@ struct TrainSetup {
 // Throws t5xx::Error for a reference to the wrong configurable, a value of
 // the wrong type, or an option that is not implemented yet.
 TrainSetup ReadTrainSetup(gin::Config& config);
+
+// A parsed, finalized and fully read train configuration.
+struct LoadedTrainConfig {
+  std::unique_ptr<gin::Registry> registry;
+  std::unique_ptr<gin::Config> config;  // points into *registry
+  TrainSetup setup;
+  std::map<std::string, std::string> flags;  // the command's own flags
+};
+
+// What `t5xx train` and `t5xx config` share: requires at least one
+// --gin_file, consumes the gin flags (gin::ParseGinFlags), parses the
+// command's own `known_flags` (ParseFlags), finalizes, reads the train setup
+// and refuses bindings (and command-line macros) that nothing read.
+// Throws t5xx::Error.
+LoadedTrainConfig LoadTrainConfig(const std::vector<std::string>& args,
+                                  const std::string& command,
+                                  const std::vector<std::string>& known_flags);
 
 }  // namespace t5xx::cli

@@ -70,6 +70,12 @@ void RegisterT5xConfigurables(Registry& r) {
               {Required("sentencepiece_model_file", T::kString),
                Optional("extra_ids", T::kInt, I(0), "Sentinel ids appended to the vocabulary.")},
               "A SentencePiece vocabulary."});
+  r.Register({"seqio.Feature",
+              {Required("vocabulary", T::kReference),
+               Optional("add_eos", T::kBool, B(true), "append_eos(_after_trim) acts on it."),
+               Optional("required", T::kBool, B(true), "The task fails when it is missing.")},
+              "An output feature of a seqio Task (tasks are defined in C++ for now; "
+              "bindings are read once gin-defined tasks land)."});
   r.Register({"t5x.adafactor.Adafactor",
               {Optional("decay_rate", T::kFloat, F(0.8)),
                Optional("step_offset", T::kInt, I(0)),

@@ -1,0 +1,18 @@
+// `t5xx config`: validates a train configuration without running it and
+// prints the operative config — the same text `t5xx train` writes to
+// MODEL_DIR/config.gin. Reads no data and writes nothing; accepts train's
+// --data_dir so the same command line works for both.
+#include <iostream>
+
+#include "t5xx/cli/commands.h"
+#include "t5xx/cli/train_setup.h"
+
+namespace t5xx::cli {
+
+int ConfigCommand(const std::vector<std::string>& args) {
+  LoadedTrainConfig loaded = LoadTrainConfig(args, "config", {"data_dir"});
+  std::cout << loaded.config->OperativeConfigString();
+  return 0;
+}
+
+}  // namespace t5xx::cli
