@@ -10,28 +10,16 @@
 #include "t5xx/config/config.h"
 #include "t5xx/config/registry.h"
 #include "t5xx/util/error.h"
+#include "test_util.h"
 
 namespace t5xx::gin {
 namespace {
 
+using ::t5xx::testing::ErrorOf;
+
 namespace fs = std::filesystem;
 
-template <typename Fn>
-std::string ErrorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
-#define EXPECT_ERROR_CONTAINS(stmt, text)                                   \
-  do {                                                                      \
-    std::string msg_ = ErrorOf([&] { stmt; });                              \
-    EXPECT_NE(msg_.find(text), std::string::npos)                           \
-        << "message: '" << msg_ << "'\nexpected to contain: '" << (text) << "'"; \
-  } while (0)
 
 ParamSpec P(const std::string& name, ParamType type, Value def = Value(), bool required = false) {
   ParamSpec p;

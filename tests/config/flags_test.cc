@@ -9,21 +9,15 @@
 #include "t5xx/config/flags.h"
 #include "t5xx/config/t5x_configurables.h"
 #include "t5xx/util/error.h"
+#include "test_util.h"
 
 namespace t5xx::gin {
 namespace {
 
+using ::t5xx::testing::ErrorOf;
+
 namespace fs = std::filesystem;
 
-template <typename Fn>
-std::string ErrorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 class FlagsTest : public ::testing::Test {
  protected:

@@ -8,22 +8,15 @@
 #include "t5xx/config/parser.h"
 #include "t5xx/config/value.h"
 #include "t5xx/util/error.h"
+#include "test_util.h"
 
 namespace t5xx::gin {
 namespace {
 
+using ::t5xx::testing::ErrorOf;
+
 Value V(const std::string& text) { return ParseGinValue(text, "v.gin"); }
 
-// Runs `fn` and returns the t5xx::Error message ("" if nothing was thrown).
-template <typename Fn>
-std::string ErrorOf(Fn fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(GinValue, Ints) {
   EXPECT_EQ(V("42").AsInt(), 42);

@@ -5,18 +5,13 @@
 
 #include "t5xx/data/feature_converters.h"
 #include "t5xx/util/error.h"
+#include "test_util.h"
 
 namespace t5xx::seqio {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no t5xx::Error>";
-}
+using ::t5xx::testing::ErrorOf;
+
 
 TEST(FeatureConverter, LengthKeysMustMatchTaskFeaturesUpFront) {
   EncDecFeatureConverter enc_dec(/*pack=*/false);

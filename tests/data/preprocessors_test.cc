@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include "t5xx/data/preprocessors.h"
 #include "t5xx/data/utils.h"
 #include "t5xx/util/error.h"
@@ -12,20 +14,10 @@
 namespace t5xx::seqio {
 namespace {
 
-// pad 0, eos 1, unk 2; each byte b -> 3 + b % 97 (base 100, 5 extra ids).
-class FakeVocab : public Vocabulary {
+// pad 0, eos 1, unk 2; byte c -> 3 + c mod 97; 5 extra ids.
+class FakeVocab : public ::t5xx::testing::FakeVocabulary {
  public:
-  int32_t eos_id() const override { return 1; }
-  int32_t unk_id() const override { return 2; }
-  int32_t vocab_size() const override { return 105; }
-  int32_t base_vocab_size() const override { return 100; }
-  int32_t extra_ids() const override { return 5; }
-  std::vector<int32_t> Encode(const std::string& text) const override {
-    std::vector<int32_t> out;
-    for (unsigned char c : text) out.push_back(3 + c % 97);
-    return out;
-  }
-  std::string Decode(const std::vector<int32_t>&) const override { return ""; }
+  FakeVocab() : FakeVocabulary(100, 5) {}
 };
 
 OutputFeatures Features(bool inputs_eos = false) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include "t5xx/data/preprocessors.h"
 #include "t5xx/data/span_corruption.h"
 #include "t5xx/util/error.h"
@@ -14,26 +16,7 @@ namespace {
 
 // Minimal T5-convention vocabulary: pad 0, eos 1, unk 2; base ids < base;
 // `extra` sentinel ids on top. Encode maps each byte to 3 + byte % (base-3).
-class FakeVocab : public Vocabulary {
- public:
-  FakeVocab(int32_t base, int32_t extra) : base_(base), extra_(extra) {}
-  int32_t eos_id() const override { return 1; }
-  int32_t unk_id() const override { return 2; }
-  int32_t vocab_size() const override { return base_ + extra_; }
-  int32_t base_vocab_size() const override { return base_; }
-  int32_t extra_ids() const override { return extra_; }
-  std::vector<int32_t> Encode(const std::string& text) const override {
-    std::vector<int32_t> out;
-    for (unsigned char c : text) out.push_back(3 + c % (base_ - 3));
-    return out;
-  }
-  std::string Decode(const std::vector<int32_t>& ids) const override {
-    return std::to_string(ids.size());
-  }
-
- private:
-  int32_t base_, extra_;
-};
+using FakeVocab = ::t5xx::testing::FakeVocabulary;
 
 using Lengths = std::pair<int64_t, int64_t>;
 constexpr int32_t kBase = 1000, kExtra = 100, kVocabSize = kBase + kExtra;

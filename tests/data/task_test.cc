@@ -4,24 +4,17 @@
 #include "t5xx/data/span_corruption.h"
 #include "t5xx/data/task.h"
 #include "t5xx/util/error.h"
+#include "test_util.h"
 
 namespace t5xx::seqio {
 namespace {
 
-// pad 0, eos 1, unk 2; each byte b -> 3 + b % 97 (base 100 + 20 extra ids).
-class FakeVocab : public Vocabulary {
+using ::t5xx::testing::ErrorOf;
+
+// pad 0, eos 1, unk 2; byte c -> 3 + c mod 97; 20 extra ids.
+class FakeVocab : public ::t5xx::testing::FakeVocabulary {
  public:
-  int32_t eos_id() const override { return 1; }
-  int32_t unk_id() const override { return 2; }
-  int32_t vocab_size() const override { return 120; }
-  int32_t base_vocab_size() const override { return 100; }
-  int32_t extra_ids() const override { return 20; }
-  std::vector<int32_t> Encode(const std::string& text) const override {
-    std::vector<int32_t> out;
-    for (unsigned char c : text) out.push_back(3 + c % 97);
-    return out;
-  }
-  std::string Decode(const std::vector<int32_t>&) const override { return ""; }
+  FakeVocab() : FakeVocabulary(100, 20) {}
 };
 
 // In-memory source: {"text": "<split>-<i>..."} lines; shards take every
@@ -56,14 +49,6 @@ std::vector<Preprocessor> TextToTextChain() {
           TokenizePreprocessor(), AppendEosAfterTrimPreprocessor()};
 }
 
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no t5xx::Error>";
-}
 
 TEST(Task, ConstructionChecks) {
   auto src = std::make_shared<FakeSource>(3);
