@@ -13,6 +13,8 @@
 // suffix of a registered name is accepted ("EncoderDecoderModel").
 #pragma once
 
+#include "t5xx/util/edit_distance.h"
+
 #include <map>
 #include <string>
 #include <vector>
@@ -70,8 +72,8 @@ struct ConfigurableSpec {
 std::string CheckParamValue(const ParamSpec& spec, const Value& value,
                             const std::string& what = "");
 
-// Levenshtein distance (insert/delete/substitute, cost 1 each).
-size_t EditDistance(const std::string& a, const std::string& b);
+// Levenshtein distance (t5xx/util/edit_distance.h), used for "did you mean".
+using ::t5xx::EditDistance;
 
 // The candidate closest to `word` by EditDistance if it is close enough
 // (distance <= max(2, word.size() / 3)), else "".

@@ -6,6 +6,8 @@
 // implemented. Framework-free: no libtorch.
 #pragma once
 
+#include "t5xx/util/edit_distance.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -92,8 +94,8 @@ class TaskRegistry {
   std::map<std::string, TaskPtr> tasks_;
 };
 
-// Levenshtein distance (used for "did you mean").
-size_t EditDistance(const std::string& a, const std::string& b);
+// Levenshtein distance (t5xx/util/edit_distance.h), used for "did you mean".
+using ::t5xx::EditDistance;
 
 // seqio.get_dataset: registry.Get(name)->GetDataset(task_feature_lengths,
 // split, shuffle, seed, shard_info, num_epochs) -> converter(ds,
