@@ -120,6 +120,20 @@ else
     else
       echo "FAIL t5x-style config run:"; cat "$work/t5x_style.log"; failures=$((failures + 1))
     fi
+    # t5xx data show / stats on the demo task.
+    if "$T5XX" data show --task=c4_demo_span_corruption --data_dir="$work/data" --n=2 \
+         --lengths=inputs=128,targets=32 --feature_converter=EncDecFeatureConverter --pack=true \
+         >"$work/show.jsonl" 2>"$work/err" && [ "$(wc -l <"$work/show.jsonl")" = 2 ] &&
+       grep -q '"encoder_input_tokens_text":' "$work/show.jsonl" &&
+       "$T5XX" data stats --task=c4_demo_span_corruption --data_dir="$work/data" --max_examples=50 \
+         --lengths=inputs=128,targets=32 >"$work/stats.json" 2>>"$work/err" &&
+       grep -q '"examples": [1-9]' "$work/stats.json"; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL data show/stats:"; cat "$work/err" "$work/show.jsonl" "$work/stats.json"; failures=$((failures + 1))
+    fi
+    expect_error data_show_no_lengths "pass the task feature lengths" -- \
+      "$T5XX" data show --task=c4_demo_span_corruption --data_dir="$work/data"
     cp "$work/run/config.gin" "$work/config.before"
     expect_error rerun_same_model_dir "already holds checkpoint_3" -- \
       "$T5XX" train "${demo[@]}" --data_dir="$work/data" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4

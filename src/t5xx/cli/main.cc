@@ -27,6 +27,13 @@ constexpr char kUsage[] =
     "  config        validate a train configuration without running it and\n"
     "                print the operative config (what train writes to\n"
     "                MODEL_DIR/config.gin); takes train's gin flags\n"
+    "  data show     print a task's examples as JSON lines, ids and decoded text:\n"
+    "                  t5xx data show --task=NAME [--split=train] [--n=5]\n"
+    "                    [--lengths=inputs=128,targets=32] [--seed=0]\n"
+    "                    [--feature_converter=EncDecFeatureConverter --pack=true]\n"
+    "  data stats    count examples and tokens (padding fraction with a converter):\n"
+    "                  t5xx data stats --task=NAME [--split=validation]\n"
+    "                    [--max_examples=1000] [--lengths=...] [--feature_converter=...]\n"
     "  build_corpus  build the demo corpus (C4 format) and its SentencePiece\n"
     "                model from Debian's fortunes and dict-gcide:\n"
     "                  t5xx build_corpus [--data_dir=DIR] [--vocab_size=8000]\n"
@@ -56,9 +63,10 @@ int main(int argc, char** argv) {
   try {
     if (command == "train") return t5xx::cli::TrainCommand(args);
     if (command == "config") return t5xx::cli::ConfigCommand(args);
+    if (command == "data") return t5xx::cli::DataCommand(args);
     if (command == "build_corpus") return t5xx::cli::BuildCorpusCommand(args);
     throw t5xx::Error("unknown command '" + command +
-                      "' (commands: train, config, build_corpus; see t5xx --help)");
+                      "' (commands: train, config, data, build_corpus; see t5xx --help)");
   } catch (const t5xx::Error& e) {
     std::cerr << "t5xx: error: " << e.what() << std::endl;
     return 2;

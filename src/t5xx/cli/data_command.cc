@@ -1,0 +1,203 @@
+// `t5xx data show` and `t5xx data stats`: look at a registered task's
+// examples (seqio's "inspect the dataset" workflow) without training.
+//
+//   t5xx data show --task=NAME [--split=train] [--n=5] [--seed=0]
+//                  [--lengths=inputs=128,targets=32]
+//                  [--feature_converter=EncDecFeatureConverter --pack=true]
+//   t5xx data stats --task=NAME [--split=validation] [--max_examples=1000]
+//                  [--lengths=...] [--feature_converter=... --pack=true]
+//
+// show prints one JSON object per example: token features as ids with the
+// decoded text beside them ("<feature>_text"), strings as they are. Without
+// --feature_converter it shows the task's output (after its preprocessors);
+// with one, the model features (packed when --pack=true).
+// stats counts examples and non-padding tokens per feature (seqio's
+// stats.<split>.json excludes PAD and EOS; here only PAD is excluded), and,
+// with a converter, the padding fraction of the model features.
+#include <cerrno>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/cli/commands.h"
+#include "t5xx/data/corpus_builder.h"
+#include "t5xx/data/demo_tasks.h"
+#include "t5xx/data/feature_converters.h"
+#include "t5xx/data/task.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::cli {
+namespace {
+
+int64_t ParseInt(const std::string& flag, const std::string& v, int64_t minimum) {
+  errno = 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  Check(*end == '\0' && errno == 0 && n >= minimum,
+        "t5xx data: --" + flag + " must be an integer >= " + std::to_string(minimum) +
+            ", got '" + v + "'");
+  return n;
+}
+
+// "inputs=128,targets=32" -> {inputs: 128, targets: 32}.
+seqio::FeatureLengths ParseLengths(const std::string& text) {
+  seqio::FeatureLengths out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const size_t eq = item.find('=');
+    Check(eq != std::string::npos && eq > 0,
+          "t5xx data: --lengths expects name=length pairs such as inputs=128,targets=32; got '" +
+              item + "'");
+    out[item.substr(0, eq)] = ParseInt("lengths", item.substr(eq + 1), 1);
+  }
+  return out;
+}
+
+std::unique_ptr<seqio::FeatureConverter> MakeConverter(const std::string& name, bool pack) {
+  if (name == "EncDecFeatureConverter") return std::make_unique<seqio::EncDecFeatureConverter>(pack);
+  if (name == "LMFeatureConverter") return std::make_unique<seqio::LMFeatureConverter>(pack);
+  if (name == "PrefixLMFeatureConverter") {
+    return std::make_unique<seqio::PrefixLMFeatureConverter>(pack);
+  }
+  throw Error("t5xx data: unknown --feature_converter '" + name +
+              "' (known: EncDecFeatureConverter, LMFeatureConverter, PrefixLMFeatureConverter)");
+}
+
+// The task vocabulary that decodes `feature` (task or model feature name).
+seqio::VocabularyPtr VocabularyFor(const seqio::Task& task, const std::string& feature) {
+  const auto& of = task.output_features();
+  auto find = [&](const std::string& k) -> seqio::VocabularyPtr {
+    auto it = of.find(k);
+    return it == of.end() ? nullptr : it->second.vocabulary;
+  };
+  if (auto v = find(feature)) return v;
+  if (feature.rfind("encoder_input_tokens", 0) == 0) return find("inputs");
+  if (feature == "decoder_target_tokens" || feature == "decoder_input_tokens") {
+    return find("targets");
+  }
+  return nullptr;
+}
+
+struct DataRequest {
+  seqio::TaskPtr task;
+  seqio::DatasetPtr dataset;
+  std::unique_ptr<seqio::FeatureConverter> converter;
+  seqio::FeatureLengths lengths;
+};
+
+DataRequest Open(std::map<std::string, std::string>& f, const std::string& default_split) {
+  Check(f.count("task"), "t5xx data: --task=NAME is required (e.g. --task=" +
+                             std::string(seqio::kDemoTaskName) + ")");
+  const std::string data_dir = f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir();
+  std::optional<std::string> demo_problem = seqio::RegisterDemoTasks(data_dir);
+  if (f["task"] == seqio::kDemoTaskName && demo_problem) throw Error(*demo_problem);
+  DataRequest r;
+  r.task = seqio::TaskRegistry::Global().Get(f["task"]);
+  if (f.count("lengths")) r.lengths = ParseLengths(f["lengths"]);
+  const std::string split = f.count("split") ? f["split"] : default_split;
+  const uint64_t seed = f.count("seed") ? ParseInt("seed", f["seed"], 0) : 0;
+  r.dataset = r.task->GetDataset(r.lengths, split, /*shuffle=*/false, seed);
+  if (f.count("feature_converter")) {
+    Check(!r.lengths.empty(), "t5xx data: --feature_converter needs --lengths (the task "
+                              "feature lengths, e.g. --lengths=inputs=128,targets=32)");
+    bool pack = false;
+    if (f.count("pack")) {
+      Check(f["pack"] == "true" || f["pack"] == "false",
+            "t5xx data: --pack must be true or false, got '" + f["pack"] + "'");
+      pack = f["pack"] == "true";
+    }
+    r.converter = MakeConverter(f["feature_converter"], pack);
+    r.dataset = (*r.converter)(std::move(r.dataset), r.lengths, r.task->name());
+  } else {
+    Check(!f.count("pack"), "t5xx data: --pack needs --feature_converter");
+  }
+  return r;
+}
+
+}  // namespace
+
+int DataCommandImpl(const std::vector<std::string>& args);
+
+int DataCommand(const std::vector<std::string>& args) {
+  try {
+    return DataCommandImpl(args);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    bool has_lengths = false;
+    for (const auto& a : args) has_lengths = has_lengths || a.rfind("--lengths", 0) == 0;
+    if (!has_lengths && msg.find("sequence_length") != std::string::npos) {
+      throw Error(msg + " (pass the task feature lengths, e.g. --lengths=inputs=128,targets=32)");
+    }
+    throw;
+  }
+}
+
+int DataCommandImpl(const std::vector<std::string>& args) {
+  Check(!args.empty() && (args[0] == "show" || args[0] == "stats"),
+        "t5xx data: expected a subcommand, `show` or `stats` (see t5xx --help)");
+  const std::string sub = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  const std::vector<std::string> common = {"task", "split", "seed", "lengths",
+                                           "feature_converter", "pack", "data_dir"};
+  std::vector<std::string> known = common;
+  known.push_back(sub == "show" ? "n" : "max_examples");
+  auto f = ParseFlags(rest, known, "data " + sub);
+
+  if (sub == "show") {
+    const int64_t n = f.count("n") ? ParseInt("n", f["n"], 1) : 5;
+    DataRequest r = Open(f, "train");
+    for (int64_t i = 0; i < n; ++i) {
+      auto ex = r.dataset->Next();
+      if (!ex) break;
+      nlohmann::json j;
+      for (const auto& [k, v] : *ex) {
+        if (const auto* s = std::get_if<std::string>(&v)) {
+          j[k] = *s;
+          continue;
+        }
+        const auto& ids = std::get<seqio::Tokens>(v);
+        j[k] = ids;
+        if (auto vocab = VocabularyFor(*r.task, k)) j[k + "_text"] = vocab->Decode(ids);
+      }
+      std::cout << j.dump() << "\n";
+    }
+    return 0;
+  }
+
+  const int64_t max_examples = f.count("max_examples") ? ParseInt("max_examples", f["max_examples"], 1)
+                                                        : 1000;
+  DataRequest r = Open(f, "validation");
+  int64_t examples = 0;
+  std::map<std::string, int64_t> tokens, positions;
+  while (examples < max_examples) {
+    auto ex = r.dataset->Next();
+    if (!ex) break;
+    ++examples;
+    for (const auto& [k, v] : *ex) {
+      // Token features only (not positions, segment ids, weights, or the
+      // shifted decoder inputs, which repeat the targets).
+      if (!VocabularyFor(*r.task, k) || k == "decoder_input_tokens") continue;
+      if (const auto* t = std::get_if<seqio::Tokens>(&v)) {
+        for (int32_t id : *t) tokens[k] += id != 0;
+        positions[k] += static_cast<int64_t>(t->size());
+      }
+    }
+  }
+  nlohmann::json j;
+  j["task"] = r.task->name();
+  j["examples"] = examples;
+  for (const auto& [k, n] : tokens) {
+    j[k + "_tokens"] = n;
+    if (r.converter && positions[k] > 0) {
+      j[k + "_padding_fraction"] = 1.0 - static_cast<double>(n) / positions[k];
+    }
+  }
+  std::cout << j.dump(2) << std::endl;
+  return 0;
+}
+
+}  // namespace t5xx::cli
