@@ -1,0 +1,337 @@
+// See mixture.h.
+#include "t5xx/data/mixture.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <set>
+#include <utility>
+
+#include "t5xx/util/edit_distance.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+namespace {
+
+constexpr uint64_t kSamplePurpose = 0x6D69787475726573ULL;  // "mixtures"
+
+std::string JoinNames(const std::vector<std::string>& v, size_t max_items = 50) {
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < max_items; ++i)
+    out += (i ? ", " : "") + v[i];
+  if (v.size() > max_items)
+    out += ", ... (" + std::to_string(v.size() - max_items) + " more)";
+  return "[" + out + "]";
+}
+
+// "; did you mean [...]?" for up to 3 names within edit distance, or "".
+std::string DidYouMean(const std::string& name,
+                       const std::vector<std::string>& names) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& n : names) scored.emplace_back(EditDistance(name, n), n);
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const size_t limit = std::max<size_t>(3, name.size() / 3);
+  std::vector<std::string> close;
+  for (const auto& [d, n] : scored)
+    if (d <= limit && close.size() < 3) close.push_back(n);
+  return close.empty() ? "" : "; did you mean " + JoinNames(close) + "?";
+}
+
+std::vector<std::string> KeysOf(const OutputFeatures& of) {
+  std::vector<std::string> out;
+  for (const auto& kv : of) out.push_back(kv.first);
+  return out;
+}
+
+void CheckRateNumber(double r, const std::string& what) {
+  Check(std::isfinite(r) && r >= 0,
+        what + ": a mixing rate must be a finite number >= 0, got " +
+            std::to_string(r));
+}
+
+// seqio's sample_from_datasets(stop_on_empty_dataset) with a counter-based
+// RNG: draw k picks a live dataset with probability rate / live total.
+class SampleDataset : public Dataset {
+ public:
+  SampleDataset(std::vector<DatasetPtr> inputs, std::vector<double> rates,
+                uint64_t seed, bool stop_on_empty)
+      : inputs_(std::move(inputs)), rates_(std::move(rates)),
+        live_(inputs_.size(), true), seed_(seed), stop_(stop_on_empty) {}
+
+  std::optional<Example> Next() override {
+    while (!done_) {
+      double total = 0;
+      for (size_t i = 0; i < rates_.size(); ++i)
+        if (live_[i]) total += rates_[i];
+      if (total <= 0) break;
+      StatelessRng rng(HashSeed(seed_, draw_++, kSamplePurpose));
+      const double u = rng.Uniform01() * total;
+      size_t pick = rates_.size();
+      double acc = 0;
+      for (size_t i = 0; i < rates_.size(); ++i) {
+        if (!live_[i] || rates_[i] <= 0) continue;
+        pick = i;  // the last eligible one absorbs rounding
+        acc += rates_[i];
+        if (u < acc) break;
+      }
+      auto ex = inputs_[pick]->Next();
+      if (ex) return ex;
+      if (stop_) break;
+      live_[pick] = false;
+      inputs_[pick].reset();
+    }
+    done_ = true;
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<DatasetPtr> inputs_;
+  std::vector<double> rates_;
+  std::vector<bool> live_;
+  uint64_t seed_;
+  bool stop_;
+  uint64_t draw_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+double MixtureRate::Of(const Task& task) const {
+  if (const auto* fn = std::get_if<Fn>(&rate_)) {
+    Check(static_cast<bool>(*fn), "mixing rate function for task '" +
+                                      task.name() + "' is empty");
+    const double r = (*fn)(task);
+    CheckRateNumber(r, "rate function for task '" + task.name() + "'");
+    return r;
+  }
+  return std::get<double>(rate_);
+}
+
+double MixtureRate::Value(const std::string& what) const {
+  Check(!is_function(), what + ": expected a number as mixing rate, got a "
+                               "function (only task entries may use one)");
+  return std::get<double>(rate_);
+}
+
+// ---------------------------------------------------------------------------
+
+Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
+                 std::optional<double> default_rate, const TaskRegistry& tasks,
+                 const MixtureRegistry& mixtures)
+    : name_(std::move(name)) {
+  static const std::regex kName(R"(^[\w.:#]+$)");
+  Check(std::regex_match(name_, kName),
+        "Mixture name '" + name_ + "' is invalid: use only letters, digits, "
+        "'_', '.', ':' and '#'");
+  Check(!entries.empty(), "Mixture '" + name_ + "' has no tasks");
+  if (default_rate)
+    CheckRateNumber(*default_rate, "Mixture '" + name_ + "' default_rate");
+  std::set<std::string> seen;
+  for (auto& e : entries) {
+    const std::string where = "Mixture '" + name_ + "', entry '" + e.name + "'";
+    Check(seen.insert(e.name).second, where + " is listed twice");
+    Check(e.rate.has_value() || default_rate.has_value(),
+          where + " has no rate and the mixture has no default_rate");
+    MixtureRate rate = e.rate ? *e.rate : MixtureRate(*default_rate);
+    if (!rate.is_function()) CheckRateNumber(rate.Value(where), where);
+    if (mixtures.Has(e.name)) {
+      subs_.push_back({mixtures.Get(e.name), rate.Value(where)});
+    } else if (tasks.Has(e.name)) {
+      own_tasks_.emplace(e.name, TaskEntry{tasks.Get(e.name), rate});
+    } else {
+      std::vector<std::string> names = tasks.Names();
+      for (const auto& n : mixtures.Names()) names.push_back(n);
+      std::sort(names.begin(), names.end());
+      names.erase(std::unique(names.begin(), names.end()), names.end());
+      throw Error(where + ": no mixture or task of that name" +
+                  DidYouMean(e.name, names) +
+                  "; registered mixtures: " + JoinNames(mixtures.Names()) +
+                  "; registered tasks: " + JoinNames(tasks.Names()));
+    }
+  }
+  std::map<std::string, TaskPtr> leaves;
+  for (const auto& [n, te] : own_tasks_) leaves.emplace(n, te.task);
+  for (const auto& s : subs_)
+    for (const auto& t : s.mixture->tasks()) leaves.emplace(t->name(), t);
+  for (auto& kv : leaves) leaf_tasks_.push_back(kv.second);  // sorted by name
+  Check(!leaf_tasks_.empty(), "Mixture '" + name_ + "' has no leaf tasks");
+  const auto keys0 = KeysOf(leaf_tasks_[0]->output_features());
+  for (const auto& t : leaf_tasks_) {
+    const auto keys = KeysOf(t->output_features());
+    Check(keys == keys0,
+          "Mixture '" + name_ + "': all tasks must have the same output "
+          "features; task '" + leaf_tasks_[0]->name() + "' has " +
+              JoinNames(keys0) + " but task '" + t->name() + "' has " +
+              JoinNames(keys));
+  }
+}
+
+const OutputFeatures& Mixture::output_features() const {
+  return leaf_tasks_.front()->output_features();
+}
+
+std::vector<std::string> Mixture::sub_mixture_names() const {
+  std::vector<std::string> out;
+  for (const auto& s : subs_) out.push_back(s.mixture->name());
+  return out;
+}
+
+bool Mixture::Contains(const std::string& task_name) const {
+  for (const auto& t : leaf_tasks_)
+    if (t->name() == task_name) return true;
+  return false;
+}
+
+double Mixture::TotalRate() const {
+  double total = 0;
+  for (const auto& [n, te] : own_tasks_) total += te.rate.Of(*te.task);
+  for (const auto& s : subs_) total += s.rate;
+  return total;
+}
+
+double Mixture::GetRate(const Task& task) const {
+  double value = 0;
+  for (const auto& s : subs_) {
+    if (!s.mixture->Contains(task.name())) continue;
+    const double sub_total = s.mixture->TotalRate();
+    if (sub_total > 0) value += s.rate * s.mixture->GetRate(task) / sub_total;
+  }
+  auto it = own_tasks_.find(task.name());
+  if (it != own_tasks_.end()) value += it->second.rate.Of(*it->second.task);
+  return value;
+}
+
+DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
+                               const std::string& split, bool shuffle,
+                               std::optional<uint64_t> seed,
+                               const ShardInfo& shard_info, int num_epochs,
+                               bool stop_on_empty_dataset,
+                               bool copy_pretokenized) const {
+  std::vector<TaskPtr> usable;
+  for (const auto& t : leaf_tasks_) {
+    const auto splits = t->splits();
+    if (std::find(splits.begin(), splits.end(), split) != splits.end())
+      usable.push_back(t);
+  }
+  if (usable.empty()) {
+    std::vector<std::string> names;
+    for (const auto& t : leaf_tasks_) names.push_back(t->name());
+    throw Error("Mixture '" + name_ + "': no task has a '" + split +
+                "' split (tasks: " + JoinNames(names) + ")");
+  }
+  std::set<std::string> keep;
+  for (const auto& kv : output_features()) {
+    keep.insert(kv.first);
+    if (copy_pretokenized) keep.insert(kv.first + "_pretokenized");
+  }
+  std::vector<double> rates;
+  double total = 0;
+  for (const auto& t : usable) {
+    rates.push_back(GetRate(*t));
+    total += rates.back();
+  }
+  Check(total > 0, "Mixture '" + name_ + "': the tasks having split '" +
+                       split + "' all have mixing rate 0");
+  std::vector<DatasetPtr> datasets;
+  for (const auto& t : usable) {
+    DatasetPtr ds = t->GetDataset(sequence_length, split, shuffle,
+                                  seed.value_or(0), shard_info, num_epochs);
+    datasets.push_back(Map(std::move(ds), [keep](Example ex) {
+      for (auto it = ex.begin(); it != ex.end();)
+        it = keep.count(it->first) ? std::next(it) : ex.erase(it);
+      return ex;
+    }));
+  }
+  const uint64_t sample_seed = seed ? *seed : (shuffle ? 0 : 42);
+  return std::make_unique<SampleDataset>(std::move(datasets), std::move(rates),
+                                         sample_seed, stop_on_empty_dataset);
+}
+
+// ---------------------------------------------------------------------------
+
+MixtureRegistry& MixtureRegistry::Global() {
+  static MixtureRegistry* registry = new MixtureRegistry();
+  return *registry;
+}
+
+void MixtureRegistry::Add(MixturePtr mixture) {
+  Check(mixture != nullptr, "MixtureRegistry::Add: mixture is null");
+  std::lock_guard<std::mutex> lock(mu_);
+  Check(!mixtures_.count(mixture->name()),
+        "MixtureRegistry: a mixture named '" + mixture->name() +
+            "' is already registered; remove it first or pick another name");
+  mixtures_[mixture->name()] = std::move(mixture);
+}
+
+MixturePtr MixtureRegistry::Get(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = mixtures_.find(name);
+  if (it != mixtures_.end()) return it->second;
+  std::vector<std::string> names;
+  for (const auto& kv : mixtures_) names.push_back(kv.first);
+  throw Error("no mixture named '" + name + "'" + DidYouMean(name, names) +
+              (names.empty() ? "; no mixtures are registered"
+                             : "; registered mixtures: " + JoinNames(names)));
+}
+
+bool MixtureRegistry::Has(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return mixtures_.count(name) > 0;
+}
+
+bool MixtureRegistry::Remove(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return mixtures_.erase(name) > 0;
+}
+
+std::vector<std::string> MixtureRegistry::Names() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& kv : mixtures_) out.push_back(kv.first);
+  return out;
+}
+
+void MixtureRegistry::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  mixtures_.clear();
+}
+
+// ---------------------------------------------------------------------------
+
+BatchIterator GetMixtureOrTaskDataset(
+    const std::string& mixture_or_task_name,
+    const FeatureLengths& task_feature_lengths,
+    const FeatureConverter& feature_converter, const std::string& split,
+    bool shuffle, int num_epochs, const ShardInfo& shard_info, uint64_t seed,
+    int64_t batch_size, const TaskRegistry& registry,
+    const MixtureRegistry& mixtures) {
+  if (!mixtures.Has(mixture_or_task_name)) {
+    if (!registry.Has(mixture_or_task_name)) {
+      std::vector<std::string> names = registry.Names();
+      for (const auto& n : mixtures.Names()) names.push_back(n);
+      std::sort(names.begin(), names.end());
+      names.erase(std::unique(names.begin(), names.end()), names.end());
+      throw Error("no mixture or task named '" + mixture_or_task_name + "'" +
+                  DidYouMean(mixture_or_task_name, names) +
+                  "; registered mixtures: " + JoinNames(mixtures.Names()) +
+                  "; registered tasks: " + JoinNames(registry.Names()));
+    }
+    return GetDataset(mixture_or_task_name, task_feature_lengths,
+                      feature_converter, split, shuffle, num_epochs,
+                      shard_info, seed, batch_size, registry);
+  }
+  Check(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
+                             std::to_string(batch_size));
+  MixturePtr mixture = mixtures.Get(mixture_or_task_name);
+  const FeatureLengths model_lengths =
+      feature_converter.GetModelFeatureLengths(task_feature_lengths);
+  DatasetPtr ds = mixture->GetDataset(task_feature_lengths, split, shuffle,
+                                      seed, shard_info, num_epochs);
+  ds = feature_converter(std::move(ds), task_feature_lengths, mixture->name());
+  return BatchIterator(std::move(ds), batch_size, model_lengths);
+}
+
+}  // namespace t5xx::seqio

@@ -1,0 +1,196 @@
+// seqio Mixture, MixtureRegistry and get_mixture_or_task
+// (seqio/dataset_providers.py: Mixture, MixtureRegistry, get_mixture_or_task,
+// get_dataset).
+//
+// A Mixture samples examples from the datasets of its leaf Tasks in
+// proportion to their effective mixing rates. Entries name Tasks or other
+// Mixtures (nested); names are resolved against the registries when the
+// Mixture is constructed, as seqio does. Sampling is deterministic: draw k
+// picks a task from a counter-based RNG keyed by HashSeed(sample_seed, k).
+// Framework-free: no libtorch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "t5xx/data/dataset.h"
+#include "t5xx/data/feature_converters.h"
+#include "t5xx/data/task.h"
+#include "t5xx/data/utils.h"
+
+namespace t5xx::seqio {
+
+// A mixing rate: a number, or a function of the Task (seqio's `rate(task)`
+// callables, e.g. a rate by number of examples). A function rate is allowed
+// only for Task entries, not for sub-Mixture entries (seqio would evaluate it
+// on TaskRegistry.get(mixture_name), which fails).
+class MixtureRate {
+ public:
+  using Fn = std::function<double(const Task&)>;
+  MixtureRate(double value) : rate_(value) {}  // NOLINT(runtime/explicit)
+  MixtureRate(Fn fn) : rate_(std::move(fn)) {}  // NOLINT(runtime/explicit)
+  // Any callable double(const Task&) (lambdas), so entries read {"t", fn}.
+  template <typename F,
+            typename = std::enable_if_t<
+                std::is_invocable_r_v<double, F, const Task&> &&
+                !std::is_arithmetic_v<std::decay_t<F>> &&
+                !std::is_same_v<std::decay_t<F>, Fn>>>
+  MixtureRate(F f) : rate_(Fn(std::move(f))) {}  // NOLINT(runtime/explicit)
+
+  bool is_function() const { return std::holds_alternative<Fn>(rate_); }
+  // The rate for `task` (the number, or fn(task)).
+  double Of(const Task& task) const;
+  // The number; throws t5xx::Error if this is a function rate.
+  double Value(const std::string& what) const;
+
+ private:
+  std::variant<double, Fn> rate_;
+};
+
+// One Mixture entry: a Task or Mixture name and its rate. Without a rate the
+// Mixture's default_rate applies (seqio: a bare name).
+struct MixtureEntry {
+  MixtureEntry(std::string name) : name(std::move(name)) {}  // NOLINT
+  MixtureEntry(const char* name) : name(name) {}             // NOLINT
+  MixtureEntry(std::string name, MixtureRate rate)
+      : name(std::move(name)), rate(std::move(rate)) {}
+  std::string name;
+  std::optional<MixtureRate> rate;
+};
+
+class Mixture;
+using MixturePtr = std::shared_ptr<const Mixture>;
+// Name -> Mixture. Thread-safe. Global() is the process-wide registry (seqio's
+// MixtureRegistry); separate instances are handy in tests.
+class MixtureRegistry {
+ public:
+  static MixtureRegistry& Global();
+
+  // Throws t5xx::Error if a mixture of that name is already registered, or
+  // mixture is null.
+  void Add(MixturePtr mixture);
+  // Throws t5xx::Error for an unknown name: "did you mean" the closest names
+  // by edit distance, then the registered names.
+  MixturePtr Get(const std::string& name) const;
+  bool Has(const std::string& name) const;
+  bool Remove(const std::string& name);
+  std::vector<std::string> Names() const;  // sorted
+  void Clear();
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, MixturePtr> mixtures_;
+};
+
+class Mixture {
+ public:
+  // seqio Mixture(name, tasks, default_rate). Each entry's name is looked up
+  // first in `mixtures` (a sub-mixture), then in `tasks` (a leaf task), as
+  // seqio's constructor does. Throws t5xx::Error when:
+  //  * the name is empty or has characters outside [\w.:#];
+  //  * entries is empty, or an entry name repeats;
+  //  * an entry has no rate and default_rate is not given;
+  //  * a rate number is negative or not finite, or a sub-mixture's rate is a
+  //    function;
+  //  * a name is neither a registered mixture nor task ("did you mean" the
+  //    nearest names of both registries);
+  //  * the leaf tasks do not all have the same output feature keys (naming
+  //    the first task and the mismatching one with both key lists).
+  // Function rates of tasks are evaluated lazily (GetRate / TotalRate).
+  Mixture(std::string name, std::vector<MixtureEntry> entries,
+          std::optional<double> default_rate = std::nullopt,
+          const TaskRegistry& tasks = TaskRegistry::Global(),
+          const MixtureRegistry& mixtures = MixtureRegistry::Global());
+
+  const std::string& name() const { return name_; }
+
+  // seqio Mixture.tasks: all leaf tasks (recursively through sub-mixtures),
+  // deduplicated by name and sorted by name.
+  const std::vector<TaskPtr>& tasks() const { return leaf_tasks_; }
+  // The leaf tasks' shared output features (those of the first task).
+  const OutputFeatures& output_features() const;
+  // Names of the sub-mixtures given directly as entries.
+  std::vector<std::string> sub_mixture_names() const;
+
+  // seqio Mixture.total_rate: the sum of the entries' own rates (a
+  // sub-mixture counts with its entry rate; a function rate is evaluated on
+  // its task).
+  double TotalRate() const;
+  double total_rate() const { return TotalRate(); }
+
+  // seqio Mixture.get_rate: the effective rate of `task` =
+  //   (its own entry rate, if an entry names it directly)
+  //   + sum over direct sub-mixtures m whose tasks() contain it of
+  //       rate(m) * m.GetRate(task) / m.TotalRate().
+  // 0 for a task the mixture does not contain.
+  double GetRate(const Task& task) const;
+  double get_rate(const Task& task) const { return GetRate(task); }
+
+  // seqio Mixture.get_dataset. For each leaf task having `split` (the others
+  // are skipped; none having it is an error listing the tasks):
+  //   task->GetDataset(sequence_length, split, shuffle, seed.value_or(0),
+  //                    shard_info, num_epochs)
+  // restricted to the output feature keys (plus "<key>_pretokenized" when
+  // copy_pretokenized), then sampled by GetRate. Draw k picks task i with
+  // probability rate_i / sum(rates of the live tasks), using
+  // StatelessRng(HashSeed(sample_seed, k, purpose)); sample_seed = *seed,
+  // else 42 when !shuffle (seqio), else 0 (seqio would use a random seed;
+  // t5xx stays deterministic).
+  // num_epochs: -1 (default; seqio's None) repeats every task forever.
+  // stop_on_empty_dataset: true (seqio's sample_from_datasets default) ends
+  // the mixture as soon as a drawn task has run dry; false drops the empty
+  // task and keeps sampling the others with renormalised rates until all are
+  // empty (seqio issue #513).
+  // Throws t5xx::Error if no task has the split, all rates of the usable
+  // tasks are 0, or a task's GetDataset throws.
+  DatasetPtr GetDataset(const FeatureLengths& sequence_length,
+                        const std::string& split = "train", bool shuffle = true,
+                        std::optional<uint64_t> seed = std::nullopt,
+                        const ShardInfo& shard_info = {}, int num_epochs = -1,
+                        bool stop_on_empty_dataset = true,
+                        bool copy_pretokenized = false) const;
+
+ private:
+  struct TaskEntry {
+    TaskPtr task;
+    MixtureRate rate;
+  };
+  struct SubEntry {
+    MixturePtr mixture;
+    double rate;
+  };
+  bool Contains(const std::string& task_name) const;
+
+  std::string name_;
+  std::map<std::string, TaskEntry> own_tasks_;  // by name
+  std::vector<SubEntry> subs_;                  // in entry order
+  std::vector<TaskPtr> leaf_tasks_;             // sorted by name
+};
+
+// GetDataset (task.h) accepting mixture names too: when `mixtures` holds
+// `mixture_or_task_name` (preferred when both registries hold it, as seqio's
+// get_mixture_or_task), the mixture's GetDataset(task_feature_lengths, split,
+// shuffle, seed, shard_info, num_epochs) feeds the converter; otherwise this
+// is GetDataset(..., registry). Then converter -> BatchIterator with
+// drop_remainder. Throws t5xx::Error for a name in neither registry ("did you
+// mean" over both), bad lengths, or batch_size < 1.
+BatchIterator GetMixtureOrTaskDataset(
+    const std::string& mixture_or_task_name,
+    const FeatureLengths& task_feature_lengths,
+    const FeatureConverter& feature_converter,
+    const std::string& split = "train", bool shuffle = false,
+    int num_epochs = 1, const ShardInfo& shard_info = {}, uint64_t seed = 0,
+    int64_t batch_size = 1,
+    const TaskRegistry& registry = TaskRegistry::Global(),
+    const MixtureRegistry& mixtures = MixtureRegistry::Global());
+
+}  // namespace t5xx::seqio

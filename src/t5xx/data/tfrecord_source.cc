@@ -1,0 +1,509 @@
+#include "t5xx/data/tfrecord_source.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "t5xx/data/file_utils.h"
+#include "t5xx/data/json_lines_source.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+namespace {
+
+constexpr uint32_t kMaskDelta = 0xa282ead8u;
+
+std::array<uint32_t, 256> MakeCrc32cTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+
+uint32_t Mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + kMaskDelta; }
+
+void PutLE(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+uint64_t GetLE(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) {
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  }
+  return v;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += "'" + n + "'";
+  }
+  return out;
+}
+
+// ---- protobuf wire format -------------------------------------------------
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutLengthDelimited(std::string* out, int field, const std::string& data) {
+  PutVarint(out, (static_cast<uint64_t>(field) << 3) | 2);
+  PutVarint(out, data.size());
+  out->append(data);
+}
+
+// A cursor over one protobuf message; errors name `where`.
+class WireReader {
+ public:
+  WireReader(const char* data, size_t size, const std::string* where)
+      : p_(data), end_(data + size), where_(where) {}
+
+  bool done() const { return p_ >= end_; }
+
+  uint64_t Varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ >= end_) Fail("truncated varint");
+      const uint8_t b = static_cast<uint8_t>(*p_++);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    Fail("varint longer than 10 bytes");
+  }
+
+  // Reads a tag; returns field number, stores wire type.
+  uint32_t Tag(int* wire_type) {
+    const uint64_t tag = Varint();
+    *wire_type = static_cast<int>(tag & 7);
+    const uint64_t field = tag >> 3;
+    if (field == 0 || field > 0x1fffffff) Fail("invalid field number");
+    return static_cast<uint32_t>(field);
+  }
+
+  std::pair<const char*, size_t> Bytes() {
+    const uint64_t n = Varint();
+    if (n > static_cast<uint64_t>(end_ - p_)) Fail("truncated length-delimited field");
+    const char* start = p_;
+    p_ += n;
+    return {start, static_cast<size_t>(n)};
+  }
+
+  void Skip(size_t n) {
+    if (n > static_cast<size_t>(end_ - p_)) Fail("truncated fixed-width field");
+    p_ += n;
+  }
+
+  void SkipField(int wire_type) {
+    switch (wire_type) {
+      case 0: Varint(); return;
+      case 1: Skip(8); return;
+      case 2: Bytes(); return;
+      case 5: Skip(4); return;
+      default:
+        Fail("unsupported wire type " + std::to_string(wire_type));
+    }
+  }
+
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw Error(*where_ + ": malformed tf.Example: " + what +
+                " (is this a TFRecord of tf.Example protos?)");
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+  const std::string* where_;
+};
+
+// Decodes one Feature message into the Example value of feature `key`.
+FeatureValue DecodeFeature(const char* data, size_t size,
+                           const std::string& key, const std::string& where) {
+  WireReader r(data, size, &where);
+  int kind = 0;  // last oneof field seen wins, as in protobuf
+  std::pair<const char*, size_t> body{nullptr, 0};
+  while (!r.done()) {
+    int wt = 0;
+    const uint32_t field = r.Tag(&wt);
+    if (field >= 1 && field <= 3 && wt == 2) {
+      kind = static_cast<int>(field);
+      body = r.Bytes();
+    } else {
+      r.SkipField(wt);
+    }
+  }
+  if (kind == 0) {
+    throw Error(where + ": feature '" + key +
+                "' has no value (none of bytes_list, float_list, int64_list "
+                "is set)");
+  }
+  if (kind == 2) {
+    throw Error(where + ": feature '" + key +
+                "' is a float_list: float features are not supported yet "
+                "(t5xx Examples hold strings and int32 tokens); drop it from "
+                "the requested features or store it as int64/bytes");
+  }
+  WireReader list(body.first, body.second, &where);
+  if (kind == 1) {
+    std::vector<std::string> values;
+    while (!list.done()) {
+      int wt = 0;
+      const uint32_t field = list.Tag(&wt);
+      if (field == 1 && wt == 2) {
+        auto b = list.Bytes();
+        values.emplace_back(b.first, b.second);
+      } else {
+        list.SkipField(wt);
+      }
+    }
+    if (values.size() != 1) {
+      throw Error(where + ": feature '" + key + "' is a bytes_list of " +
+                  std::to_string(values.size()) +
+                  " elements; only single-element bytes_list (a string) is "
+                  "supported");
+    }
+    return std::move(values[0]);
+  }
+  Tokens tokens;
+  auto push = [&](uint64_t raw) {
+    const int64_t v = static_cast<int64_t>(raw);
+    if (v < std::numeric_limits<int32_t>::min() ||
+        v > std::numeric_limits<int32_t>::max()) {
+      throw Error(where + ": feature '" + key + "' has int64 value " +
+                  std::to_string(v) +
+                  " that does not fit int32 (t5xx token ids are int32)");
+    }
+    tokens.push_back(static_cast<int32_t>(v));
+  };
+  while (!list.done()) {
+    int wt = 0;
+    const uint32_t field = list.Tag(&wt);
+    if (field == 1 && wt == 0) {
+      push(list.Varint());
+    } else if (field == 1 && wt == 2) {
+      auto b = list.Bytes();
+      WireReader packed(b.first, b.second, &where);
+      while (!packed.done()) push(packed.Varint());
+    } else {
+      list.SkipField(wt);
+    }
+  }
+  return tokens;
+}
+
+// ---- dataset --------------------------------------------------------------
+
+class TFExampleDataset : public Dataset {
+ public:
+  TFExampleDataset(FileReadPlan plan, std::vector<std::string> features)
+      : plan_(std::move(plan)), features_(std::move(features)) {}
+
+  std::optional<Example> Next() override {
+    while (true) {
+      if (!reader_) {
+        if (file_index_ >= plan_.files.size()) return std::nullopt;
+        reader_ = std::make_unique<TFRecordReader>(plan_.files[file_index_]);
+      }
+      if (!reader_->Next(&record_)) {
+        reader_.reset();
+        ++file_index_;
+        continue;
+      }
+      const int64_t pos = position_++;
+      if (pos % plan_.example_stride != plan_.example_offset) continue;
+      return ParseTFExample(record_, features_,
+                            reader_->path() + ": record " +
+                                std::to_string(reader_->record_index()));
+    }
+  }
+
+ private:
+  FileReadPlan plan_;
+  std::vector<std::string> features_;
+  size_t file_index_ = 0;
+  std::unique_ptr<TFRecordReader> reader_;
+  std::string record_;
+  int64_t position_ = 0;
+};
+
+}  // namespace
+
+uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
+  static const std::array<uint32_t, 256> table = MakeCrc32cTable();
+  const auto* p = static_cast<const unsigned char*>(data);
+  crc = ~crc;
+  for (size_t i = 0; i < size; ++i) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+uint32_t MaskedCrc32c(const void* data, size_t size) {
+  return Mask(Crc32c(data, size));
+}
+
+// ---- TFRecordReader ---------------------------------------------------------
+
+TFRecordReader::TFRecordReader(const std::string& path) : path_(path) {
+  file_ = gzopen(path.c_str(), "rb");
+  if (file_ == nullptr) {
+    throw Error(path + ": cannot open TFRecord file: " +
+                (errno ? std::strerror(errno) : "out of memory"));
+  }
+  gzbuffer(file_, 1 << 16);
+}
+
+TFRecordReader::~TFRecordReader() {
+  if (file_ != nullptr) gzclose(file_);
+}
+
+size_t TFRecordReader::ReadFully(char* out, size_t n, uint64_t record_start) {
+  size_t got = 0;
+  while (got < n) {
+    const unsigned chunk =
+        static_cast<unsigned>(std::min<size_t>(n - got, 1u << 30));
+    const int r = gzread(file_, out + got, chunk);
+    if (r < 0) {
+      int errnum = 0;
+      const char* msg = gzerror(file_, &errnum);
+      throw Error(path_ + ": read error in the TFRecord starting at byte "
+                  "offset " + std::to_string(record_start) + ": " +
+                  (msg ? msg : "unknown") +
+                  " (truncated or corrupt gzip file?)");
+    }
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  offset_ += got;
+  return got;
+}
+
+bool TFRecordReader::Next(std::string* record) {
+  const uint64_t start = offset_;
+  char header[12];
+  const size_t got = ReadFully(header, sizeof(header), start);
+  if (got == 0) return false;
+  const std::string at = " at byte offset " + std::to_string(start) +
+                         " (record " + std::to_string(record_index_ + 1) + ")";
+  if (got < sizeof(header)) {
+    throw Error(path_ + ": truncated TFRecord header" + at + ": got " +
+                std::to_string(got) + " of 12 bytes");
+  }
+  const uint64_t length = GetLE(header, 8);
+  const uint32_t length_crc = static_cast<uint32_t>(GetLE(header + 8, 4));
+  if (MaskedCrc32c(header, 8) != length_crc) {
+    throw Error(path_ + ": corrupt TFRecord" + at +
+                ": length CRC mismatch (not a TFRecord file, or damaged)");
+  }
+  record->clear();
+  // Grow in bounded steps so a damaged length cannot force a huge allocation
+  // before the data is actually there.
+  uint64_t remaining = length;
+  while (remaining > 0) {
+    const size_t step =
+        static_cast<size_t>(std::min<uint64_t>(remaining, 1u << 24));
+    const size_t old = record->size();
+    record->resize(old + step);
+    const size_t n = ReadFully(&(*record)[old], step, start);
+    if (n < step) {
+      throw Error(path_ + ": truncated TFRecord" + at + ": expected " +
+                  std::to_string(length) + " data bytes, got " +
+                  std::to_string(old + n));
+    }
+    remaining -= step;
+  }
+  char footer[4];
+  const size_t f = ReadFully(footer, sizeof(footer), start);
+  if (f < sizeof(footer)) {
+    throw Error(path_ + ": truncated TFRecord" + at +
+                ": data CRC missing (file cut short)");
+  }
+  if (MaskedCrc32c(record->data(), record->size()) !=
+      static_cast<uint32_t>(GetLE(footer, 4))) {
+    throw Error(path_ + ": corrupt TFRecord" + at + ": data CRC mismatch");
+  }
+  ++record_index_;
+  record_offset_ = start;
+  return true;
+}
+
+std::vector<std::string> ReadTFRecordFile(const std::string& path) {
+  TFRecordReader reader(path);
+  std::vector<std::string> out;
+  std::string rec;
+  while (reader.Next(&rec)) out.push_back(rec);
+  return out;
+}
+
+void WriteTFRecordFile(const std::string& path,
+                       const std::vector<std::string>& records, bool gzip) {
+  std::string data;
+  for (const auto& r : records) {
+    std::string len;
+    PutLE(&len, r.size(), 8);
+    data += len;
+    PutLE(&data, MaskedCrc32c(len.data(), len.size()), 4);
+    data += r;
+    PutLE(&data, MaskedCrc32c(r.data(), r.size()), 4);
+  }
+  if (gzip) {
+    GzipWriter w(path);
+    w.Write(data);
+    w.Close();
+  } else {
+    WriteStringToFileAtomic(path, data);
+  }
+}
+
+// ---- tf.Example -------------------------------------------------------------
+
+std::string SerializeTFExample(const Example& example) {
+  std::string features;
+  for (const auto& [key, value] : example) {
+    std::string feature;
+    if (const auto* s = std::get_if<std::string>(&value)) {
+      std::string list;
+      PutLengthDelimited(&list, 1, *s);
+      PutLengthDelimited(&feature, 1, list);
+    } else {
+      const Tokens& toks = std::get<Tokens>(value);
+      std::string packed;
+      for (int32_t t : toks) {
+        PutVarint(&packed, static_cast<uint64_t>(static_cast<int64_t>(t)));
+      }
+      std::string list;
+      if (!toks.empty()) PutLengthDelimited(&list, 1, packed);
+      PutLengthDelimited(&feature, 3, list);
+    }
+    std::string entry;
+    PutLengthDelimited(&entry, 1, key);
+    PutLengthDelimited(&entry, 2, feature);
+    PutLengthDelimited(&features, 1, entry);
+  }
+  std::string out;
+  PutLengthDelimited(&out, 1, features);
+  return out;
+}
+
+Example ParseTFExample(const std::string& serialized,
+                       const std::vector<std::string>& features,
+                       const std::string& where) {
+  const std::set<std::string> wanted(features.begin(), features.end());
+  // key -> raw Feature bytes (last entry wins, as for protobuf maps).
+  std::map<std::string, std::pair<const char*, size_t>> raw;
+  WireReader ex(serialized.data(), serialized.size(), &where);
+  while (!ex.done()) {
+    int wt = 0;
+    const uint32_t field = ex.Tag(&wt);
+    if (field != 1 || wt != 2) {
+      ex.SkipField(wt);
+      continue;
+    }
+    auto fs = ex.Bytes();
+    WireReader feats(fs.first, fs.second, &where);
+    while (!feats.done()) {
+      const uint32_t ff = feats.Tag(&wt);
+      if (ff != 1 || wt != 2) {
+        feats.SkipField(wt);
+        continue;
+      }
+      auto e = feats.Bytes();
+      WireReader entry(e.first, e.second, &where);
+      std::string key;
+      std::pair<const char*, size_t> value{"", 0};
+      while (!entry.done()) {
+        const uint32_t ef = entry.Tag(&wt);
+        if (ef == 1 && wt == 2) {
+          auto k = entry.Bytes();
+          key.assign(k.first, k.second);
+        } else if (ef == 2 && wt == 2) {
+          value = entry.Bytes();
+        } else {
+          entry.SkipField(wt);
+        }
+      }
+      raw[key] = value;
+    }
+  }
+  Example out;
+  if (features.empty()) {
+    for (const auto& [key, v] : raw) {
+      out.emplace(key, DecodeFeature(v.first, v.second, key, where));
+    }
+    return out;
+  }
+  for (const auto& key : wanted) {
+    auto it = raw.find(key);
+    if (it == raw.end()) {
+      std::vector<std::string> present;
+      for (const auto& [k, v] : raw) present.push_back(k);
+      throw Error(where + ": missing feature '" + key + "' (the record has " +
+                  (present.empty() ? std::string("no features")
+                                   : JoinNames(present)) +
+                  ")");
+    }
+    out.emplace(key, DecodeFeature(it->second.first, it->second.second, key,
+                                   where));
+  }
+  return out;
+}
+
+// ---- TFExampleDataSource ----------------------------------------------------
+
+TFExampleDataSource::TFExampleDataSource(
+    std::map<std::string, std::string> split_to_filepattern,
+    std::vector<std::string> features)
+    : split_to_filepattern_(std::move(split_to_filepattern)),
+      features_(std::move(features)) {
+  if (split_to_filepattern_.empty()) {
+    throw Error("TFExampleDataSource: split_to_filepattern is empty; give "
+                "at least one split, e.g. {\"train\": \"/data/train.tfrecord-*\"}");
+  }
+}
+
+std::vector<std::string> TFExampleDataSource::splits() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : split_to_filepattern_) out.push_back(k);
+  return out;
+}
+
+const std::string& TFExampleDataSource::PatternFor(
+    const std::string& split) const {
+  auto it = split_to_filepattern_.find(split);
+  if (it == split_to_filepattern_.end()) {
+    throw Error("TFExampleDataSource: unknown split '" + split +
+                "'; known splits: " + JoinNames(splits()));
+  }
+  return it->second;
+}
+
+std::vector<std::string> TFExampleDataSource::ListShards(
+    const std::string& split) const {
+  return PlanFileRead("TFExampleDataSource", split, PatternFor(split),
+                      /*shuffle=*/false, 0, ShardInfo{})
+      .files;
+}
+
+DatasetPtr TFExampleDataSource::GetDataset(const std::string& split,
+                                           bool shuffle, uint64_t seed,
+                                           const ShardInfo& shard_info) const {
+  FileReadPlan plan = PlanFileRead("TFExampleDataSource", split,
+                                   PatternFor(split), shuffle, seed,
+                                   shard_info);
+  return std::make_unique<TFExampleDataset>(std::move(plan), features_);
+}
+
+}  // namespace t5xx::seqio
