@@ -1,0 +1,102 @@
+// A name -> factory map of preprocessors under their seqio/t5 Python names
+// ("seqio.preprocessors.rekey", "t5.data.preprocessors.span_corruption",
+// ...), so that config-defined (gin) tasks can name their steps.
+//
+// A factory takes the keyword arguments as a JSON object (nlohmann::json)
+// and returns a Preprocessor; sequence_length, output_features and the seed
+// are not arguments -- they come from the PreprocessContext as in seqio.
+// Before a factory runs, Create() validates the arguments against the
+// entry's ArgSpec list: kwargs must be an object (null = {}), every name must
+// be declared (else t5xx::Error with a "did you mean" suggestion by
+// t5xx::EditDistance), required arguments must be present, and each value
+// must have the declared type. Nothing is registered by static initializers:
+// RegisterSeqioPreprocessors(registry) fills a registry explicitly.
+// Framework-free: no libtorch.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/data/preprocessors.h"
+
+namespace t5xx::seqio {
+
+enum class ArgType {
+  kBool,
+  kInt,         // JSON integer
+  kNumber,      // JSON integer or float
+  kString,
+  kStringList,  // array of strings
+  kStringMap,   // object of string -> string or null
+};
+
+struct ArgSpec {
+  std::string name;
+  ArgType type;
+  bool required = false;
+  bool nullable = false;  // JSON null accepted (means "default"/None)
+};
+
+using PreprocessorFactory = std::function<Preprocessor(const nlohmann::json&)>;
+
+class PreprocessorRegistry {
+ public:
+  // The process-wide registry; empty until RegisterSeqioPreprocessors(Global())
+  // (or other Register calls) fill it.
+  static PreprocessorRegistry& Global();
+
+  // Adds `name`. Throws t5xx::Error if it is already registered.
+  void Register(const std::string& name, std::vector<ArgSpec> args,
+                PreprocessorFactory factory);
+  bool Contains(const std::string& name) const;
+  // Sorted names.
+  std::vector<std::string> Names() const;
+  // The declared arguments of `name` (t5xx::Error if unknown).
+  const std::vector<ArgSpec>& Args(const std::string& name) const;
+  // Validates kwargs (see above) and calls the factory. Throws t5xx::Error
+  // for an unknown name (with "did you mean") or bad arguments; messages
+  // name the preprocessor and the argument.
+  Preprocessor Create(const std::string& name,
+                      const nlohmann::json& kwargs = nlohmann::json::object()) const;
+
+ private:
+  struct Entry {
+    std::vector<ArgSpec> args;
+    PreprocessorFactory factory;
+  };
+  const Entry& Find(const std::string& name) const;
+  std::map<std::string, Entry> entries_;
+};
+
+// The closest candidate to `name` by EditDistance, if within
+// max(2, |name| / 3) edits; "" otherwise.
+std::string ClosestName(const std::string& name,
+                        const std::vector<std::string>& candidates);
+
+// Registers (arguments in parentheses; * = required):
+//   seqio.preprocessors.rekey (key_map*: {new: old|null})
+//   seqio.preprocessors.tokenize (copy_pretokenized: bool, with_eos: bool)
+//   seqio.preprocessors.tokenize_and_append_eos (copy_pretokenized: bool)
+//   seqio.preprocessors.append_eos ()
+//   seqio.preprocessors.append_eos_after_trim ()
+//   t5.data.preprocessors.span_corruption (mean_noise_span_length: number,
+//       noise_density: number)
+//   t5.data.preprocessors.prefix_lm (noise_density: number, default 0.5)
+//   t5.data.preprocessors.full_lm ()
+//   t5.data.preprocessors.iid_denoising (noise_density: number, default 0.15)
+//   t5.data.preprocessors.select_random_chunk (max_length: int, feature_key: str)
+//   t5.data.preprocessors.reduce_concat_tokens (batch_size: int, feature_key: str)
+//   t5.data.preprocessors.split_tokens (max_tokens_per_segment*: int,
+//       feature_key: str)
+//   t5.data.preprocessors.translate (source_language*: str, target_language*: str)
+//   t5.data.preprocessors.summarize (article_key*: str, summary_key*: str)
+//   t5.data.preprocessors.glue (benchmark_name*: str, label_names*: [str],
+//       feature_names: [str]|null, id_key: str|null)
+// Throws t5xx::Error if any name is already registered.
+void RegisterSeqioPreprocessors(PreprocessorRegistry& registry);
+
+}  // namespace t5xx::seqio
