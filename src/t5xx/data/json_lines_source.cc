@@ -160,46 +160,52 @@ Example ParseJsonLine(const std::string& path, int64_t line_number,
   return ex;
 }
 
-JsonLinesDataSource::JsonLinesDataSource(
-    std::map<std::string, std::string> split_to_filepattern,
-    std::vector<std::string> fields)
-    : split_to_filepattern_(std::move(split_to_filepattern)),
-      fields_(std::move(fields)) {
+FileDataSource::FileDataSource(
+    std::string source_name,
+    std::map<std::string, std::string> split_to_filepattern)
+    : source_name_(std::move(source_name)),
+      split_to_filepattern_(std::move(split_to_filepattern)) {
   if (split_to_filepattern_.empty()) {
-    throw Error("JsonLinesDataSource: split_to_filepattern is empty; give "
-                "at least one split, e.g. {\"train\": \"/data/*.json.gz\"}");
+    throw Error(source_name_ + ": split_to_filepattern is empty; give at least "
+                "one split, e.g. {\"train\": \"/data/train-*\"}");
   }
 }
 
-std::vector<std::string> JsonLinesDataSource::splits() const {
+std::vector<std::string> FileDataSource::splits() const {
   std::vector<std::string> out;
   for (const auto& [k, v] : split_to_filepattern_) out.push_back(k);
   return out;
 }
 
-const std::string& JsonLinesDataSource::PatternFor(
-    const std::string& split) const {
+const std::string& FileDataSource::PatternFor(const std::string& split) const {
   auto it = split_to_filepattern_.find(split);
   if (it == split_to_filepattern_.end()) {
-    throw Error("JsonLinesDataSource: unknown split '" + split +
+    throw Error(source_name_ + ": unknown split '" + split +
                 "'; known splits: " + JoinNames(splits()));
   }
   return it->second;
 }
 
-std::vector<std::string> JsonLinesDataSource::ListShards(
-    const std::string& split) const {
-  return PlanFileRead("JsonLinesDataSource", split, PatternFor(split),
-                      /*shuffle=*/false, 0, ShardInfo{})
+std::vector<std::string> FileDataSource::ListShards(const std::string& split) const {
+  return PlanFileRead(source_name_, split, PatternFor(split), /*shuffle=*/false, 0,
+                      ShardInfo{})
       .files;
 }
 
-DatasetPtr JsonLinesDataSource::GetDataset(const std::string& split,
-                                           bool shuffle, uint64_t seed,
-                                           const ShardInfo& shard_info) const {
-  FileReadPlan plan = PlanFileRead("JsonLinesDataSource", split,
-                                   PatternFor(split), shuffle, seed,
-                                   shard_info);
+DatasetPtr FileDataSource::GetDataset(const std::string& split, bool shuffle,
+                                      uint64_t seed,
+                                      const ShardInfo& shard_info) const {
+  return ReadPlan(
+      PlanFileRead(source_name_, split, PatternFor(split), shuffle, seed, shard_info));
+}
+
+JsonLinesDataSource::JsonLinesDataSource(
+    std::map<std::string, std::string> split_to_filepattern,
+    std::vector<std::string> fields)
+    : FileDataSource("JsonLinesDataSource", std::move(split_to_filepattern)),
+      fields_(std::move(fields)) {}
+
+DatasetPtr JsonLinesDataSource::ReadPlan(FileReadPlan plan) const {
   std::vector<std::string> fields = fields_;
   return ReadLinesDataset(
       std::move(plan),

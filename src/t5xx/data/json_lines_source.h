@@ -54,6 +54,36 @@ using LineParser = std::function<std::optional<Example>(
 // `parse`; applies the plan's example stride. Files are opened on demand.
 DatasetPtr ReadLinesDataset(FileReadPlan plan, LineParser parse);
 
+// seqio.FileDataSource: a source whose splits are file patterns. splits(),
+// ListShards() and GetDataset() (planning with PlanFileRead: sharding and
+// file shuffling) are shared; a subclass only reads a plan's files.
+class FileDataSource : public DataSource {
+ public:
+  // `source_name` names the source in errors. Throws t5xx::Error when
+  // split_to_filepattern is empty.
+  FileDataSource(std::string source_name,
+                 std::map<std::string, std::string> split_to_filepattern);
+
+  std::vector<std::string> splits() const override;
+  // Throws t5xx::Error for an unknown split (naming the known ones), a
+  // pattern matching no file, or bad shard_info (see PlanFileRead).
+  DatasetPtr GetDataset(const std::string& split, bool shuffle, uint64_t seed,
+                        const ShardInfo& shard_info) const override;
+  // The sorted, de-duplicated files of `split` (seqio list_shards). Throws
+  // like GetDataset.
+  std::vector<std::string> ListShards(const std::string& split) const;
+
+ protected:
+  // A lazy Dataset over the files (and example stride) of `plan`.
+  virtual DatasetPtr ReadPlan(FileReadPlan plan) const = 0;
+
+ private:
+  const std::string& PatternFor(const std::string& split) const;
+
+  std::string source_name_;
+  std::map<std::string, std::string> split_to_filepattern_;
+};
+
 // Reads C4-style JSON lines: every non-blank line is one JSON object.
 //
 // Each Example maps field name -> std::string (UTF-8). With a non-empty
@@ -69,7 +99,7 @@ DatasetPtr ReadLinesDataset(FileReadPlan plan, LineParser parse);
 //    value that is not an object;
 //  * "<file>:<line>: missing field 'F' ..." when a requested field is absent,
 //    "<file>:<line>: field 'F' is not a string ..." when it has another type.
-class JsonLinesDataSource : public DataSource {
+class JsonLinesDataSource : public FileDataSource {
  public:
   // split_to_filepattern: e.g. {"train", "/data/c4-train.json-*.gz"}.
   // Throws t5xx::Error when the map is empty.
@@ -77,18 +107,10 @@ class JsonLinesDataSource : public DataSource {
       std::map<std::string, std::string> split_to_filepattern,
       std::vector<std::string> fields = {});
 
-  std::vector<std::string> splits() const override;
-  DatasetPtr GetDataset(const std::string& split, bool shuffle, uint64_t seed,
-                        const ShardInfo& shard_info) const override;
-
-  // The sorted, de-duplicated files of `split` (seqio list_shards). Throws
-  // like GetDataset.
-  std::vector<std::string> ListShards(const std::string& split) const;
+ protected:
+  DatasetPtr ReadPlan(FileReadPlan plan) const override;
 
  private:
-  const std::string& PatternFor(const std::string& split) const;
-
-  std::map<std::string, std::string> split_to_filepattern_;
   std::vector<std::string> fields_;
 };
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/data_source.h"
+#include "t5xx/data/json_lines_source.h"  // FileDataSource
 
 namespace t5xx::seqio {
 
@@ -20,18 +20,16 @@ namespace t5xx::seqio {
 // Errors (t5xx::Error): empty split map (constructor); unknown split, a
 // pattern matching no file, invalid ShardInfo (GetDataset); unreadable or
 // truncated files (while iterating, naming file:line).
-class TextLineDataSource : public DataSource {
+class TextLineDataSource : public FileDataSource {
  public:
   explicit TextLineDataSource(
       std::map<std::string, std::string> split_to_filepattern,
       int skip_header_lines = 0);
 
-  std::vector<std::string> splits() const override;
-  DatasetPtr GetDataset(const std::string& split, bool shuffle, uint64_t seed,
-                        const ShardInfo& shard_info) const override;
+ protected:
+  DatasetPtr ReadPlan(FileReadPlan plan) const override;
 
  private:
-  std::map<std::string, std::string> split_to_filepattern_;
   int skip_header_lines_;
 };
 

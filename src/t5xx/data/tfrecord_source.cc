@@ -466,43 +466,10 @@ Example ParseTFExample(const std::string& serialized,
 TFExampleDataSource::TFExampleDataSource(
     std::map<std::string, std::string> split_to_filepattern,
     std::vector<std::string> features)
-    : split_to_filepattern_(std::move(split_to_filepattern)),
-      features_(std::move(features)) {
-  if (split_to_filepattern_.empty()) {
-    throw Error("TFExampleDataSource: split_to_filepattern is empty; give "
-                "at least one split, e.g. {\"train\": \"/data/train.tfrecord-*\"}");
-  }
-}
+    : FileDataSource("TFExampleDataSource", std::move(split_to_filepattern)),
+      features_(std::move(features)) {}
 
-std::vector<std::string> TFExampleDataSource::splits() const {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : split_to_filepattern_) out.push_back(k);
-  return out;
-}
-
-const std::string& TFExampleDataSource::PatternFor(
-    const std::string& split) const {
-  auto it = split_to_filepattern_.find(split);
-  if (it == split_to_filepattern_.end()) {
-    throw Error("TFExampleDataSource: unknown split '" + split +
-                "'; known splits: " + JoinNames(splits()));
-  }
-  return it->second;
-}
-
-std::vector<std::string> TFExampleDataSource::ListShards(
-    const std::string& split) const {
-  return PlanFileRead("TFExampleDataSource", split, PatternFor(split),
-                      /*shuffle=*/false, 0, ShardInfo{})
-      .files;
-}
-
-DatasetPtr TFExampleDataSource::GetDataset(const std::string& split,
-                                           bool shuffle, uint64_t seed,
-                                           const ShardInfo& shard_info) const {
-  FileReadPlan plan = PlanFileRead("TFExampleDataSource", split,
-                                   PatternFor(split), shuffle, seed,
-                                   shard_info);
+DatasetPtr TFExampleDataSource::ReadPlan(FileReadPlan plan) const {
   return std::make_unique<TFExampleDataset>(std::move(plan), features_);
 }
 

@@ -38,6 +38,7 @@
 #include <zlib.h>
 
 #include "t5xx/data/data_source.h"
+#include "t5xx/data/json_lines_source.h"  // FileDataSource
 
 namespace t5xx::seqio {
 
@@ -119,7 +120,7 @@ Example ParseTFExample(const std::string& serialized,
 // known splits), a pattern matching no file, bad shard_info; while iterating,
 // CRC/truncation errors ("<file>: ... byte offset N") and parse errors
 // ("<file>: record <i>: ..."; a missing requested key names the key).
-class TFExampleDataSource : public DataSource {
+class TFExampleDataSource : public FileDataSource {
  public:
   // split_to_filepattern: e.g. {"train", "/data/train.tfrecord-*"}.
   // `features`: keys to extract (empty = every feature of each record).
@@ -128,16 +129,10 @@ class TFExampleDataSource : public DataSource {
       std::map<std::string, std::string> split_to_filepattern,
       std::vector<std::string> features = {});
 
-  std::vector<std::string> splits() const override;
-  DatasetPtr GetDataset(const std::string& split, bool shuffle, uint64_t seed,
-                        const ShardInfo& shard_info) const override;
-  // The sorted, de-duplicated files of `split` (seqio list_shards).
-  std::vector<std::string> ListShards(const std::string& split) const;
+ protected:
+  DatasetPtr ReadPlan(FileReadPlan plan) const override;
 
  private:
-  const std::string& PatternFor(const std::string& split) const;
-
-  std::map<std::string, std::string> split_to_filepattern_;
   std::vector<std::string> features_;
 };
 
