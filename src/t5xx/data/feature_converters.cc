@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -74,6 +76,13 @@ class ValidateDataset : public Dataset {
       out[k] = std::move(it->second);
     }
     return out;
+  }
+  nlohmann::json SaveState() const override {
+    return {{"index", index_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    index_ = StateField(state, "index", "feature converter check").get<int64_t>();
+    input_->RestoreState(StateField(state, "input", "feature converter check"));
   }
 
  private:
@@ -418,6 +427,42 @@ std::optional<Batch> BatchIterator::Next() {
 bool BatchIterator::HasNext() {
   if (!lookahead_) lookahead_ = Next();
   return lookahead_.has_value();
+}
+
+nlohmann::json BatchIterator::SaveState() const {
+  nlohmann::json lookahead = nullptr;
+  if (lookahead_) {
+    lookahead = {{"batch_size", lookahead_->batch_size},
+                 {"features", lookahead_->features},
+                 {"lengths", lookahead_->lengths}};
+  }
+  return WrapRootState({{"examples_read", examples_read_},
+                        {"done", done_},
+                        {"lengths", lengths_},
+                        {"lookahead", std::move(lookahead)},
+                        {"input", input_->SaveState()}});
+}
+
+void BatchIterator::RestoreState(const nlohmann::json& root) {
+  const nlohmann::json state = UnwrapRootState(root);
+  const char* who = "BatchIterator";
+  examples_read_ = StateField(state, "examples_read", who).get<int64_t>();
+  done_ = StateField(state, "done", who).get<bool>();
+  lengths_ = StateField(state, "lengths", who).get<FeatureLengths>();
+  const auto& la = StateField(state, "lookahead", who);
+  lookahead_.reset();
+  if (!la.is_null()) {
+    Batch b;
+    b.batch_size = StateField(la, "batch_size", who).get<int64_t>();
+    b.features = StateField(la, "features", who)
+                     .get<std::map<std::string, std::vector<int32_t>>>();
+    b.lengths = StateField(la, "lengths", who).get<std::map<std::string, int64_t>>();
+    Check(b.batch_size == batch_size_,
+          "BatchIterator: saved batch size " + std::to_string(b.batch_size) +
+              " differs from this iterator's " + std::to_string(batch_size_));
+    lookahead_ = std::move(b);
+  }
+  input_->RestoreState(StateField(state, "input", who));
 }
 
 Batch BatchIterator::NextBatch() {

@@ -175,6 +175,14 @@ class BatchIterator {
 
   int64_t batch_size() const { return batch_size_; }
 
+  // Checkpointing: a root state ({"version": 1, "state": ...}, see
+  // WrapRootState) holding the counters, a read-ahead batch if any, and the
+  // input pipeline's state. RestoreState must be called on a freshly built
+  // identical iterator (same pipeline, seeds and batch size); it throws
+  // t5xx::Error for a newer state version or a mismatched pipeline.
+  nlohmann::json SaveState() const;
+  void RestoreState(const nlohmann::json& root);
+
  private:
   DatasetPtr input_;
   int64_t batch_size_;

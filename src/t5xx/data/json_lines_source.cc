@@ -54,6 +54,36 @@ class LinesDataset : public Dataset {
       return ex;
     }
   }
+  // Position = (file index, lines consumed in that file, examples seen).
+  nlohmann::json SaveState() const override {
+    return {{"file_index", file_index_},
+            {"line", reader_ ? reader_->line_number() : 0},
+            {"position", position_}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    const size_t file_index =
+        StateField(state, "file_index", "line reader").get<size_t>();
+    const int64_t line = StateField(state, "line", "line reader").get<int64_t>();
+    Check(file_index <= plan_.files.size(),
+          "line reader: saved file index " + std::to_string(file_index) +
+              " is past the " + std::to_string(plan_.files.size()) +
+              " files of this read plan");
+    reader_.reset();
+    file_index_ = file_index;
+    position_ = StateField(state, "position", "line reader").get<int64_t>();
+    if (line > 0) {
+      Check(file_index < plan_.files.size(),
+            "line reader: saved state has a line but no file left");
+      reader_ = std::make_unique<LineReader>(plan_.files[file_index_]);
+      while (reader_->line_number() < line) {
+        Check(reader_->Next(&line_),
+              plan_.files[file_index_] + ": saved position is line " +
+                  std::to_string(line) + " but the file has only " +
+                  std::to_string(reader_->line_number()) +
+                  " lines (did the file change?)");
+      }
+    }
+  }
 
  private:
   FileReadPlan plan_;

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -26,6 +28,13 @@ class IndexedMap : public Dataset {
     auto ex = input_->Next();
     if (!ex) return std::nullopt;
     return fn_(std::move(*ex), index_++);
+  }
+  nlohmann::json SaveState() const override {
+    return {{"index", index_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    index_ = StateField(state, "index", "indexed map").get<uint64_t>();
+    input_->RestoreState(StateField(state, "input", "indexed map"));
   }
 
  private:

@@ -7,6 +7,8 @@
 #include <set>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "t5xx/util/edit_distance.h"
 #include "t5xx/util/error.h"
 
@@ -83,6 +85,34 @@ class SampleDataset : public Dataset {
     }
     done_ = true;
     return std::nullopt;
+  }
+  nlohmann::json SaveState() const override {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      inputs.push_back(inputs_[i] ? inputs_[i]->SaveState()
+                                  : nlohmann::json(nullptr));
+    std::vector<bool> live(live_.begin(), live_.end());
+    return {{"draws", draw_}, {"done", done_}, {"live", live},
+            {"inputs", std::move(inputs)}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    const auto& inputs = StateField(state, "inputs", "mixture sampling");
+    const auto& live = StateField(state, "live", "mixture sampling");
+    Check(inputs.size() == inputs_.size() && live.size() == inputs_.size(),
+          "mixture sampling: saved state has " + std::to_string(inputs.size()) +
+              " inputs, this mixture has " + std::to_string(inputs_.size()));
+    draw_ = StateField(state, "draws", "mixture sampling").get<uint64_t>();
+    done_ = StateField(state, "done", "mixture sampling").get<bool>();
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      live_[i] = live[i].get<bool>();
+      if (inputs[i].is_null()) {
+        inputs_[i].reset();
+      } else {
+        Check(inputs_[i] != nullptr, "mixture sampling: input " +
+                                         std::to_string(i) + " is gone");
+        inputs_[i]->RestoreState(inputs[i]);
+      }
+    }
   }
 
  private:

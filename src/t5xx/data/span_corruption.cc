@@ -6,6 +6,8 @@
 #include <deque>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -231,6 +233,13 @@ class IndexedMapDataset : public Dataset {
     }
     return std::nullopt;
   }
+  nlohmann::json SaveState() const override {
+    return {{"index", index_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    index_ = StateField(state, "index", "indexed map").get<uint64_t>();
+    input_->RestoreState(StateField(state, "input", "indexed map"));
+  }
 
  private:
   DatasetPtr input_;
@@ -256,6 +265,12 @@ class ReduceConcatDataset : public Dataset {
     Example out;
     out[key_] = std::move(all);
     return out;
+  }
+  nlohmann::json SaveState() const override {
+    return {{"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    input_->RestoreState(StateField(state, "input", "reduce_concat_tokens"));
   }
 
  private:

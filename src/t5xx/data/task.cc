@@ -5,6 +5,8 @@
 #include <regex>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -48,6 +50,13 @@ class CheckOutputFeatures : public Dataset {
                     "preprocessor");
     }
     return ex;
+  }
+  nlohmann::json SaveState() const override {
+    return {{"index", index_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    index_ = StateField(state, "index", "task output check").get<int64_t>();
+    input_->RestoreState(StateField(state, "input", "task output check"));
   }
 
  private:
@@ -99,13 +108,13 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
             std::to_string(shard_info.index) + " of " +
             std::to_string(shard_info.num_shards) + ")");
 
-  auto epoch = std::make_shared<uint64_t>(0);
   DataSourcePtr source = source_;
-  DatasetPtr ds = Repeat(
-      [source, split, shuffle, seed, shard_info, epoch]() {
-        const uint64_t e = (*epoch)++;
-        return source->GetDataset(split, shuffle,
-                                  HashSeed(seed, e, kEpochPurpose), shard_info);
+  DatasetPtr ds = RepeatIndexed(
+      [source, split, shuffle, seed, shard_info](int64_t e) {
+        return source->GetDataset(
+            split, shuffle,
+            HashSeed(seed, static_cast<uint64_t>(e), kEpochPurpose),
+            shard_info);
       },
       num_epochs);
 

@@ -12,6 +12,8 @@
 
 #include "t5xx/data/file_utils.h"
 #include "t5xx/data/json_lines_source.h"
+#include <nlohmann/json.hpp>
+
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -229,6 +231,37 @@ class TFExampleDataset : public Dataset {
       return ParseTFExample(record_, features_,
                             reader_->path() + ": record " +
                                 std::to_string(reader_->record_index()));
+    }
+  }
+  // Position = (file index, records consumed in that file, records seen).
+  nlohmann::json SaveState() const override {
+    return {{"file_index", file_index_},
+            {"record", reader_ ? reader_->record_index() + 1 : 0},
+            {"position", position_}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    const size_t file_index =
+        StateField(state, "file_index", "TFRecord reader").get<size_t>();
+    const int64_t records =
+        StateField(state, "record", "TFRecord reader").get<int64_t>();
+    Check(file_index <= plan_.files.size(),
+          "TFRecord reader: saved file index " + std::to_string(file_index) +
+              " is past the " + std::to_string(plan_.files.size()) +
+              " files of this read plan");
+    reader_.reset();
+    file_index_ = file_index;
+    position_ = StateField(state, "position", "TFRecord reader").get<int64_t>();
+    if (records > 0) {
+      Check(file_index < plan_.files.size(),
+            "TFRecord reader: saved state has a record but no file left");
+      reader_ = std::make_unique<TFRecordReader>(plan_.files[file_index_]);
+      while (reader_->record_index() + 1 < records) {
+        Check(reader_->Next(&record_),
+              plan_.files[file_index_] + ": saved position is record " +
+                  std::to_string(records) + " but the file has only " +
+                  std::to_string(reader_->record_index() + 1) +
+                  " records (did the file change?)");
+      }
     }
   }
 

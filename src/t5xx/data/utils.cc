@@ -5,6 +5,8 @@
 #include <deque>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -197,6 +199,20 @@ class PackDataset : public Dataset {
     pending_.pop_front();
     return out;
   }
+  nlohmann::json SaveState() const override {
+    nlohmann::json pending = nlohmann::json::array();
+    for (const auto& ex : pending_) pending.push_back(ExampleToJson(ex));
+    return {{"pending", std::move(pending)},
+            {"done", done_},
+            {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    pending_.clear();
+    for (const auto& j : StateField(state, "pending", "trim_and_pack"))
+      pending_.push_back(ExampleFromJson(j));
+    done_ = StateField(state, "done", "trim_and_pack").get<bool>();
+    input_->RestoreState(StateField(state, "input", "trim_and_pack"));
+  }
 
  private:
   DatasetPtr input_;
@@ -261,6 +277,26 @@ class ShuffleDataset : public Dataset {
     if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
     buffer_.pop_back();
     return out;
+  }
+  nlohmann::json SaveState() const override {
+    nlohmann::json buffer = nlohmann::json::array();
+    for (const auto& ex : buffer_) buffer.push_back(ExampleToJson(ex));
+    return {{"draws", rng_.counter()},
+            {"buffer", std::move(buffer)},
+            {"exhausted", exhausted_},
+            {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    const auto& buffer = StateField(state, "buffer", "Shuffle");
+    Check(buffer.size() <= buffer_size_,
+          "Shuffle: saved buffer holds " + std::to_string(buffer.size()) +
+              " examples, more than buffer_size " +
+              std::to_string(buffer_size_));
+    buffer_.clear();
+    for (const auto& j : buffer) buffer_.push_back(ExampleFromJson(j));
+    rng_.set_counter(StateField(state, "draws", "Shuffle").get<uint64_t>());
+    exhausted_ = StateField(state, "exhausted", "Shuffle").get<bool>();
+    input_->RestoreState(StateField(state, "input", "Shuffle"));
   }
 
  private:

@@ -42,6 +42,9 @@ class StatelessRng {
   int64_t UniformInt(int64_t n);
   // Uniform double in [0, 1).
   double Uniform01();
+  // Number of draws so far (for saving/restoring a position).
+  uint64_t counter() const { return counter_; }
+  void set_counter(uint64_t c) { counter_ = c; }
 
  private:
   uint64_t key_;
