@@ -1,11 +1,14 @@
-// `t5xx data show` and `t5xx data stats`: look at a registered task's
-// examples (seqio's "inspect the dataset" workflow) without training.
+// `t5xx data show` and `t5xx data stats`: look at a registered task's (or
+// mixture's) examples (seqio's "inspect the dataset" workflow) without training.
 //
 //   t5xx data show --task=NAME [--split=train] [--n=5] [--seed=0]
 //                  [--lengths=inputs=128,targets=32]
 //                  [--feature_converter=EncDecFeatureConverter --pack=true]
 //   t5xx data stats --task=NAME [--split=validation] [--max_examples=1000]
 //                  [--lengths=...] [--feature_converter=... --pack=true]
+// Both take the gin flags (--gin_file, --gin.X, --gin_bindings) to define
+// tasks and mixtures in gin (t5xx.seqio.register; docs/gin.md); every binding
+// must then be read.
 //
 // show prints one JSON object per example: token features as ids with the
 // decoded text beside them ("<feature>_text"), strings as they are. Without
@@ -23,9 +26,13 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/cli/commands.h"
+#include "t5xx/cli/gin_tasks.h"
+#include "t5xx/config/flags.h"
+#include "t5xx/config/t5x_configurables.h"
 #include "t5xx/data/corpus_builder.h"
 #include "t5xx/data/demo_tasks.h"
 #include "t5xx/data/feature_converters.h"
+#include "t5xx/data/mixture.h"
 #include "t5xx/data/task.h"
 #include "t5xx/util/error.h"
 
@@ -68,8 +75,7 @@ std::unique_ptr<seqio::FeatureConverter> MakeConverter(const std::string& name, 
 }
 
 // The task vocabulary that decodes `feature` (task or model feature name).
-seqio::VocabularyPtr VocabularyFor(const seqio::Task& task, const std::string& feature) {
-  const auto& of = task.output_features();
+seqio::VocabularyPtr VocabularyFor(const seqio::OutputFeatures& of, const std::string& feature) {
   auto find = [&](const std::string& k) -> seqio::VocabularyPtr {
     auto it = of.find(k);
     return it == of.end() ? nullptr : it->second.vocabulary;
@@ -83,7 +89,8 @@ seqio::VocabularyPtr VocabularyFor(const seqio::Task& task, const std::string& f
 }
 
 struct DataRequest {
-  seqio::TaskPtr task;
+  std::string name;  // task or mixture
+  seqio::OutputFeatures output_features;
   seqio::DatasetPtr dataset;
   std::unique_ptr<seqio::FeatureConverter> converter;
   seqio::FeatureLengths lengths;
@@ -96,11 +103,19 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
   std::optional<std::string> demo_problem = seqio::RegisterDemoTasks(data_dir);
   if (f["task"] == seqio::kDemoTaskName && demo_problem) throw Error(*demo_problem);
   DataRequest r;
-  r.task = seqio::TaskRegistry::Global().Get(f["task"]);
   if (f.count("lengths")) r.lengths = ParseLengths(f["lengths"]);
   const std::string split = f.count("split") ? f["split"] : default_split;
   const uint64_t seed = f.count("seed") ? ParseInt("seed", f["seed"], 0) : 0;
-  r.dataset = r.task->GetDataset(r.lengths, split, /*shuffle=*/false, seed);
+  r.name = f["task"];
+  if (seqio::MixtureRegistry::Global().Has(r.name)) {
+    seqio::MixturePtr m = seqio::MixtureRegistry::Global().Get(r.name);
+    r.output_features = m->output_features();
+    r.dataset = m->GetDataset(r.lengths, split, /*shuffle=*/false, seed, {}, /*num_epochs=*/1);
+  } else {
+    seqio::TaskPtr task = seqio::TaskRegistry::Global().Get(r.name);
+    r.output_features = task->output_features();
+    r.dataset = task->GetDataset(r.lengths, split, /*shuffle=*/false, seed);
+  }
   if (f.count("feature_converter")) {
     Check(!r.lengths.empty(), "t5xx data: --feature_converter needs --lengths (the task "
                               "feature lengths, e.g. --lengths=inputs=128,targets=32)");
@@ -111,7 +126,7 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
       pack = f["pack"] == "true";
     }
     r.converter = MakeConverter(f["feature_converter"], pack);
-    r.dataset = (*r.converter)(std::move(r.dataset), r.lengths, r.task->name());
+    r.dataset = (*r.converter)(std::move(r.dataset), r.lengths, r.name);
   } else {
     Check(!f.count("pack"), "t5xx data: --pack needs --feature_converter");
   }
@@ -145,7 +160,24 @@ int DataCommandImpl(const std::vector<std::string>& args) {
                                            "feature_converter", "pack", "data_dir"};
   std::vector<std::string> known = common;
   known.push_back(sub == "show" ? "n" : "max_examples");
+  // Tasks defined in gin files (--gin_file, --gin.X, --gin_bindings).
+  bool has_gin = false;
+  for (const auto& a : rest) has_gin = has_gin || a.rfind("--gin", 0) == 0;
+  std::unique_ptr<gin::Registry> gin_registry;
+  std::unique_ptr<gin::Config> gin_config;
+  if (has_gin) {
+    gin_registry = std::make_unique<gin::Registry>();
+    gin::RegisterT5xConfigurables(*gin_registry);
+    RegisterPreprocessorConfigurables(*gin_registry);
+    gin_config = std::make_unique<gin::Config>(gin_registry.get());
+    rest = gin::ParseGinFlags(rest, *gin_config);
+  }
   auto f = ParseFlags(rest, known, "data " + sub);
+  if (gin_config) {
+    gin_config->Finalize();
+    RegisterGinTasks(*gin_config, f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir());
+    RequireAllBindingsRead(*gin_config, "data " + sub);
+  }
 
   if (sub == "show") {
     const int64_t n = f.count("n") ? ParseInt("n", f["n"], 1) : 5;
@@ -161,7 +193,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
         }
         const auto& ids = std::get<seqio::Tokens>(v);
         j[k] = ids;
-        if (auto vocab = VocabularyFor(*r.task, k)) j[k + "_text"] = vocab->Decode(ids);
+        if (auto vocab = VocabularyFor(r.output_features, k)) j[k + "_text"] = vocab->Decode(ids);
       }
       std::cout << j.dump() << "\n";
     }
@@ -180,7 +212,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
     for (const auto& [k, v] : *ex) {
       // Token features only (not positions, segment ids, weights, or the
       // shifted decoder inputs, which repeat the targets).
-      if (!VocabularyFor(*r.task, k) || k == "decoder_input_tokens") continue;
+      if (!VocabularyFor(r.output_features, k) || k == "decoder_input_tokens") continue;
       if (const auto* t = std::get_if<seqio::Tokens>(&v)) {
         for (int32_t id : *t) tokens[k] += id != 0;
         positions[k] += static_cast<int64_t>(t->size());
@@ -188,7 +220,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
     }
   }
   nlohmann::json j;
-  j["task"] = r.task->name();
+  j["task"] = r.name;
   j["examples"] = examples;
   for (const auto& [k, n] : tokens) {
     j[k + "_tokens"] = n;

@@ -74,8 +74,47 @@ void RegisterT5xConfigurables(Registry& r) {
               {Required("vocabulary", T::kReference),
                Optional("add_eos", T::kBool, B(true), "append_eos(_after_trim) acts on it."),
                Optional("required", T::kBool, B(true), "The task fails when it is missing.")},
-              "An output feature of a seqio Task (tasks are defined in C++ for now; "
-              "bindings are read once gin-defined tasks land)."});
+              "An output feature of a seqio Task (output_features of seqio.Task)."});
+  // seqio tasks and mixtures defined in gin (built by the CLI at start-up,
+  // src/t5xx/cli/gin_tasks.h; preprocessors are registered there too, from
+  // the seqio PreprocessorRegistry).
+  r.Register({"seqio.Task",
+              {Required("name", T::kString),
+               Required("source", T::kReference, "A data source, e.g. @seqio.TextLineDataSource()."),
+               Optional("preprocessors", T::kList, Value::List({}),
+                        "Preprocessor references, e.g. [@seqio.preprocessors.append_eos]."),
+               Required("output_features", T::kDict, "{'targets': @seqio.Feature()}"),
+               Optional("shuffle_buffer_size", T::kOptionalInt, I(1000),
+                        "None forbids shuffling.")},
+              "A seqio Task defined in gin; list it in t5xx.seqio.register.tasks."});
+  r.Register({"seqio.Mixture",
+              {Required("name", T::kString),
+               Required("tasks", T::kList, "Task/mixture names or (name, rate) tuples."),
+               Optional("default_rate", T::kOptionalFloat, None())},
+              "A seqio Mixture defined in gin; list it in t5xx.seqio.register.mixtures."});
+  r.Register({"seqio.TextLineDataSource",
+              {Required("split_to_filepattern", T::kDict),
+               Optional("skip_header_lines", T::kInt, I(0))},
+              "One example {'text': line} per line of the files."});
+  r.Register({"seqio.TFExampleDataSource",
+              {Required("split_to_filepattern", T::kDict),
+               Optional("feature_keys", T::kOptionalList, None(),
+                        "t5xx only: the tf.Example keys to read (None = all).")},
+              "TFRecord files of tf.Example."});
+  r.Register({"t5xx.seqio.JsonLinesDataSource",
+              {Required("split_to_filepattern", T::kDict),
+               Optional("fields", T::kOptionalList, None(), "Fields to read (None = all).")},
+              "JSON lines: string fields become text, arrays of ints become token ids."});
+  r.Register({"seqio.ByteVocabulary", {Optional("extra_ids", T::kInt, I(0))},
+              "The ByT5 byte vocabulary."});
+  r.Register({"seqio.PassThroughVocabulary",
+              {Required("size", T::kInt), Optional("eos_id", T::kOptionalInt, None())},
+              "Identity vocabulary over token ids."});
+  r.Register({"t5xx.seqio.register",
+              {Optional("tasks", T::kList, Value::List({}), "[@my_task/seqio.Task(), ...]"),
+               Optional("mixtures", T::kList, Value::List({}), "[@my_mix/seqio.Mixture(), ...]")},
+              "The gin-defined tasks and mixtures that t5xx adds to seqio's registries at "
+              "start-up, in order (a mixture after the tasks and mixtures it names)."});
   r.Register({"t5x.adafactor.Adafactor",
               {Optional("decay_rate", T::kFloat, F(0.8)),
                Optional("step_offset", T::kInt, I(0)),

@@ -1,0 +1,387 @@
+#include "t5xx/cli/gin_tasks.h"
+
+#include "t5xx/data/demo_tasks.h"
+
+#include <climits>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/data/byte_vocabulary.h"
+#include "t5xx/data/json_lines_source.h"
+#include "t5xx/data/passthrough_vocabulary.h"
+#include "t5xx/data/sentencepiece_vocabulary.h"
+#include "t5xx/data/text_line_source.h"
+#include "t5xx/data/tfrecord_source.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::cli {
+namespace {
+
+using gin::Value;
+
+constexpr char kTask[] = "seqio.Task";
+constexpr char kMixture[] = "seqio.Mixture";
+constexpr char kFeature[] = "seqio.Feature";
+constexpr char kRegister[] = "t5xx.seqio.register";
+constexpr char kTextLine[] = "seqio.TextLineDataSource";
+constexpr char kTFExample[] = "seqio.TFExampleDataSource";
+constexpr char kJsonLines[] = "t5xx.seqio.JsonLinesDataSource";
+constexpr char kSpm[] = "seqio.SentencePieceVocabulary";
+constexpr char kByte[] = "seqio.ByteVocabulary";
+constexpr char kPassThrough[] = "seqio.PassThroughVocabulary";
+
+std::string Where(const Value& v) {
+  std::string loc = v.location().ToString();
+  if (loc.empty()) loc = v.description();
+  return loc.empty() ? "gin" : loc;
+}
+
+// `v` must be a reference to one of `kinds`; returns its name.
+const std::string& ExpectOneOf(const Value& v, const std::vector<std::string>& kinds,
+                               const std::string& what) {
+  std::string list;
+  for (const auto& k : kinds) list += (list.empty() ? "@" : ", @") + k + "()";
+  Check(v.kind() == Value::Kind::kReference,
+        Where(v) + ": expected " + what + " (" + list + "), got " + v.ToGinString());
+  for (const auto& k : kinds) {
+    if (v.reference_name() == k) return v.reference_name();
+  }
+  throw Error(Where(v) + ": @" + v.reference_name() + " is not " + what + "; t5xx knows " + list);
+}
+
+nlohmann::json ToJson(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kNone: return nullptr;
+    case Value::Kind::kBool: return v.AsBool();
+    case Value::Kind::kInt: return v.AsInt();
+    case Value::Kind::kFloat: return v.AsFloat();
+    case Value::Kind::kString: return v.AsString();
+    case Value::Kind::kList:
+    case Value::Kind::kTuple: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const auto& x : v.AsList()) a.push_back(ToJson(x));
+      return a;
+    }
+    case Value::Kind::kDict: {
+      nlohmann::json o = nlohmann::json::object();
+      for (const auto& [k, x] : v.AsDict()) {
+        Check(k.kind() == Value::Kind::kString,
+              Where(k) + ": preprocessor argument keys must be strings, got " + k.ToGinString());
+        o[k.AsString()] = ToJson(x);
+      }
+      return o;
+    }
+    default:
+      throw Error(Where(v) + ": a preprocessor argument cannot be " + v.ToGinString());
+  }
+}
+
+std::map<std::string, std::string> SplitMap(const Value& v) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, p] : v.AsDict()) out[k.AsString()] = p.AsString();
+  return out;
+}
+
+std::vector<std::string> StringList(const Value& v) {
+  std::vector<std::string> out;
+  if (v.is_none()) return out;
+  for (const auto& x : v.AsList()) out.push_back(x.AsString());
+  return out;
+}
+
+// t5xx.seqio.JsonLinesDataSource: one JSON object per line; string fields
+// are text, arrays of integers are token ids.
+class TokenJsonLinesSource : public seqio::FileDataSource {
+ public:
+  TokenJsonLinesSource(std::map<std::string, std::string> splits, std::vector<std::string> fields)
+      : FileDataSource(kJsonLines, std::move(splits)), fields_(std::move(fields)) {}
+
+ protected:
+  seqio::DatasetPtr ReadPlan(seqio::FileReadPlan plan) const override {
+    std::vector<std::string> fields = fields_;
+    return seqio::ReadLinesDataset(
+        std::move(plan),
+        [fields](const std::string& path, int64_t line_number,
+                 const std::string& line) -> std::optional<seqio::Example> {
+          if (line.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
+          const std::string where = path + ":" + std::to_string(line_number);
+          nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+          Check(!j.is_discarded() && j.is_object(),
+                where + ": malformed JSON line (expected one JSON object)");
+          seqio::Example ex;
+          auto convert = [&](const std::string& k, const nlohmann::json& x, bool requested) {
+            if (x.is_string()) {
+              ex[k] = x.get<std::string>();
+              return;
+            }
+            if (x.is_array()) {
+              seqio::Tokens ids;
+              bool ok = true;
+              for (const auto& e : x) {
+                if (!e.is_number_integer() || e.get<int64_t>() < INT32_MIN ||
+                    e.get<int64_t>() > INT32_MAX) {
+                  ok = false;
+                  break;
+                }
+                ids.push_back(static_cast<int32_t>(e.get<int64_t>()));
+              }
+              if (ok) {
+                ex[k] = std::move(ids);
+                return;
+              }
+            }
+            Check(!requested, where + ": field '" + k +
+                                  "' is neither a string nor an array of int32 token ids");
+          };
+          if (fields.empty()) {
+            for (const auto& [k, x] : j.items()) convert(k, x, false);
+          } else {
+            for (const auto& k : fields) {
+              auto it = j.find(k);
+              Check(it != j.end(), where + ": missing field '" + k + "'");
+              convert(k, *it, true);
+            }
+          }
+          return ex;
+        });
+  }
+
+ private:
+  std::vector<std::string> fields_;
+};
+
+class Builder {
+ public:
+  Builder(gin::Config& c, std::string data_dir) : c_(c), data_dir_(std::move(data_dir)) {}
+
+  seqio::DataSourcePtr Source(const Value& v) {
+    const std::string& kind = ExpectOneOf(v, {kTextLine, kTFExample, kJsonLines}, "a data source");
+    const std::string& s = v.reference_scope();
+    try {
+      const Value splits = c_.Query(kind, "split_to_filepattern", s);
+      if (kind == kTextLine) {
+        return std::make_shared<seqio::TextLineDataSource>(
+            SplitMap(splits), static_cast<int>(c_.Query(kind, "skip_header_lines", s).AsInt()));
+      }
+      if (kind == kTFExample) {
+        return std::make_shared<seqio::TFExampleDataSource>(
+            SplitMap(splits), StringList(c_.Query(kind, "feature_keys", s)));
+      }
+      return std::make_shared<TokenJsonLinesSource>(SplitMap(splits),
+                                                    StringList(c_.Query(kind, "fields", s)));
+    } catch (const Error& e) {
+      throw Error(Where(v) + ": " + e.what());
+    }
+  }
+
+  seqio::VocabularyPtr Vocabulary(const Value& v) {
+    const std::string& kind = ExpectOneOf(v, {kSpm, kByte, kPassThrough}, "a vocabulary");
+    const std::string& s = v.reference_scope();
+    auto key = std::make_pair(kind, s);
+    if (auto it = vocabs_.find(key); it != vocabs_.end()) return it->second;
+    seqio::VocabularyPtr out;
+    try {
+      if (kind == kSpm) {
+        std::string file = c_.Query(kind, "sentencepiece_model_file", s).AsString();
+        namespace fs = std::filesystem;
+        if (fs::path(file).is_relative() && !fs::exists(file) && !data_dir_.empty() &&
+            fs::exists(fs::path(data_dir_) / file)) {
+          file = (fs::path(data_dir_) / file).string();
+        }
+        out = std::make_shared<seqio::SentencePieceVocabulary>(
+            file, static_cast<int32_t>(c_.Query(kind, "extra_ids", s).AsInt()));
+      } else if (kind == kByte) {
+        out = std::make_shared<seqio::ByteVocabulary>(
+            static_cast<int32_t>(c_.Query(kind, "extra_ids", s).AsInt()));
+      } else {
+        const int64_t size = c_.Query(kind, "size", s).AsInt();
+        const Value eos = c_.Query(kind, "eos_id", s);
+        Check(size >= 1 && size <= INT32_MAX, "size must be in [1, 2^31), got " + std::to_string(size));
+        out = std::make_shared<seqio::PassThroughVocabulary>(
+            static_cast<int32_t>(size), eos.is_none() ? -1 : static_cast<int32_t>(eos.AsInt()));
+      }
+    } catch (const Error& e) {
+      throw Error(Where(v) + ": " + e.what());
+    }
+    vocabs_[key] = out;
+    return out;
+  }
+
+  seqio::Preprocessor Preprocessor(const Value& v) {
+    const auto& reg = GinPreprocessors();
+    Check(v.kind() == Value::Kind::kReference,
+          Where(v) + ": expected a preprocessor such as @seqio.preprocessors.append_eos, got " +
+              v.ToGinString());
+    const std::string& name = v.reference_name();
+    if (!reg.Contains(name)) {
+      std::string suggestion = seqio::ClosestName(name, reg.Names());
+      throw Error(Where(v) + ": @" + name + " is not a preprocessor" +
+                  (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)"));
+    }
+    const std::string& s = v.reference_scope();
+    nlohmann::json kwargs = nlohmann::json::object();
+    for (const auto& arg : reg.Args(name)) {
+      if (!arg.required && !c_.IsBound(name, arg.name, s)) continue;
+      const Value x = c_.Query(name, arg.name, s);
+      if (x.is_none() && !arg.nullable && !arg.required) continue;
+      kwargs[arg.name] = ToJson(x);
+    }
+    try {
+      return reg.Create(name, kwargs);
+    } catch (const Error& e) {
+      throw Error(Where(v) + ": " + e.what());
+    }
+  }
+
+  seqio::TaskPtr Task(const Value& v) {
+    ExpectOneOf(v, {kTask}, "a task");
+    const std::string& s = v.reference_scope();
+    const std::string name = c_.Query(kTask, "name", s).AsString();
+    seqio::DataSourcePtr source = Source(c_.Query(kTask, "source", s));
+    std::vector<seqio::Preprocessor> steps;
+    const Value pre = c_.Query(kTask, "preprocessors", s);
+    for (const auto& p : pre.AsList()) steps.push_back(Preprocessor(p));
+    seqio::OutputFeatures features;
+    const Value of = c_.Query(kTask, "output_features", s);
+    for (const auto& [k, fv] : of.AsDict()) {
+      ExpectOneOf(fv, {kFeature}, "an output feature");
+      const std::string& fs = fv.reference_scope();
+      seqio::Feature f;
+      f.vocabulary = Vocabulary(c_.Query(kFeature, "vocabulary", fs));
+      f.add_eos = c_.Query(kFeature, "add_eos", fs).AsBool();
+      f.required = c_.Query(kFeature, "required", fs).AsBool();
+      features[k.AsString()] = f;
+    }
+    const Value sbs = c_.Query(kTask, "shuffle_buffer_size", s);
+    try {
+      return std::make_shared<seqio::Task>(name, std::move(source), std::move(steps),
+                                           std::move(features), sbs.is_none() ? 0 : sbs.AsInt());
+    } catch (const Error& e) {
+      throw Error(Where(v) + ": " + e.what());
+    }
+  }
+
+  seqio::MixturePtr Mixture(const Value& v, const seqio::TaskRegistry& tasks,
+                            const seqio::MixtureRegistry& mixtures) {
+    ExpectOneOf(v, {kMixture}, "a mixture");
+    const std::string& s = v.reference_scope();
+    const std::string name = c_.Query(kMixture, "name", s).AsString();
+    std::vector<seqio::MixtureEntry> entries;
+    const Value list = c_.Query(kMixture, "tasks", s);
+    for (const auto& e : list.AsList()) {
+      if (e.kind() == Value::Kind::kString) {
+        entries.emplace_back(e.AsString());
+        continue;
+      }
+      Check((e.kind() == Value::Kind::kTuple || e.kind() == Value::Kind::kList) &&
+                e.AsList().size() == 2,
+            Where(e) + ": a mixture entry is a name or a (name, rate) tuple, got " +
+                e.ToGinString());
+      entries.emplace_back(e.AsList()[0].AsString(), seqio::MixtureRate(e.AsList()[1].AsFloat()));
+    }
+    const Value dr = c_.Query(kMixture, "default_rate", s);
+    std::optional<double> default_rate;
+    if (!dr.is_none()) default_rate = dr.AsFloat();
+    try {
+      return std::make_shared<seqio::Mixture>(name, std::move(entries), default_rate, tasks,
+                                              mixtures);
+    } catch (const Error& e) {
+      throw Error(Where(v) + ": " + e.what());
+    }
+  }
+
+ private:
+  gin::Config& c_;
+  std::string data_dir_;
+  std::map<std::pair<std::string, std::string>, seqio::VocabularyPtr> vocabs_;
+};
+
+gin::ParamType ToParamType(const seqio::ArgSpec& a) {
+  using P = gin::ParamType;
+  // Optional arguments accept None (= the preprocessor's default).
+  const bool opt = a.nullable || !a.required;
+  switch (a.type) {
+    case seqio::ArgType::kBool: return opt ? P::kOptionalBool : P::kBool;
+    case seqio::ArgType::kInt: return opt ? P::kOptionalInt : P::kInt;
+    case seqio::ArgType::kNumber: return opt ? P::kOptionalFloat : P::kFloat;
+    case seqio::ArgType::kString: return opt ? P::kOptionalString : P::kString;
+    case seqio::ArgType::kStringList: return opt ? P::kOptionalList : P::kList;
+    case seqio::ArgType::kStringMap: return opt ? P::kOptionalDict : P::kDict;
+  }
+  return P::kAny;
+}
+
+}  // namespace
+
+const seqio::PreprocessorRegistry& GinPreprocessors() {
+  static const seqio::PreprocessorRegistry* registry = [] {
+    auto* r = new seqio::PreprocessorRegistry();
+    seqio::RegisterSeqioPreprocessors(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void RegisterPreprocessorConfigurables(gin::Registry& registry,
+                                       const seqio::PreprocessorRegistry& preprocessors) {
+  for (const auto& name : preprocessors.Names()) {
+    gin::ConfigurableSpec spec;
+    spec.name = name;
+    spec.doc = "A seqio preprocessor for gin-defined tasks (seqio.Task.preprocessors).";
+    for (const auto& a : preprocessors.Args(name)) {
+      gin::ParamSpec p;
+      p.name = a.name;
+      p.type = ToParamType(a);
+      p.required = a.required;
+      p.default_value = Value::None();
+      spec.params.push_back(std::move(p));
+    }
+    registry.Register(std::move(spec));
+  }
+}
+
+GinTaskNames RegisterGinTasks(gin::Config& config, const std::string& data_dir,
+                              seqio::TaskRegistry& tasks, seqio::MixtureRegistry& mixtures) {
+  GinTaskNames out;
+  Builder b(config, data_dir);
+  if (config.IsBound(kRegister, "tasks")) {
+    const Value list = config.Query(kRegister, "tasks");
+    for (const auto& v : list.AsList()) {
+      seqio::TaskPtr t = b.Task(v);
+      Check(t->name() != seqio::kDemoTaskName,
+            Where(v) + ": the task name '" + t->name() +
+                "' is t5xx's demo task; give the gin task another name");
+      Check(!tasks.Has(t->name()) && !mixtures.Has(t->name()),
+            Where(v) + ": a task or mixture named '" + t->name() + "' is already registered");
+      tasks.Add(t);
+      out.tasks.push_back(t->name());
+    }
+  }
+  if (config.IsBound(kRegister, "mixtures")) {
+    const Value list = config.Query(kRegister, "mixtures");
+    for (const auto& v : list.AsList()) {
+      seqio::MixturePtr m = b.Mixture(v, tasks, mixtures);
+      Check(!tasks.Has(m->name()) && !mixtures.Has(m->name()),
+            Where(v) + ": a task or mixture named '" + m->name() + "' is already registered");
+      mixtures.Add(m);
+      out.mixtures.push_back(m->name());
+    }
+  }
+  return out;
+}
+
+void RequireAllBindingsRead(const gin::Config& config, const std::string& command) {
+  std::vector<std::string> unused = config.UnusedBindings();
+  std::string list;
+  for (const auto& u : unused) list += (list.empty() ? "" : "; ") + u;
+  Check(unused.empty(), "these gin bindings are never read by `t5xx " + command +
+                            "` (t5x would ignore them silently): " + list +
+                            "; remove them or fix their names");
+}
+
+}  // namespace t5xx::cli
