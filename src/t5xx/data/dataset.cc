@@ -3,8 +3,11 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <exception>
+#include <thread>
 #include <typeinfo>
 #include <utility>
 
@@ -259,6 +262,238 @@ class RepeatDataset : public Dataset {
   DatasetPtr current_;
 };
 
+// Chunked, order-preserving parallel map (see ParallelMap in dataset.h).
+class ParallelMapDataset : public Dataset {
+ public:
+  using Fn = std::function<Example(Example, uint64_t)>;
+  ParallelMapDataset(DatasetPtr input, Fn fn, int num_threads)
+      : input_(std::move(input)), fn_(std::move(fn)),
+        num_threads_(num_threads),
+        chunk_size_(static_cast<size_t>(64) * static_cast<size_t>(num_threads)) {}
+
+  std::optional<Example> Next() override {
+    if (pending_.empty() && !input_done_) FillChunk();
+    if (pending_.empty()) return std::nullopt;
+    Example out = std::move(pending_.front());
+    pending_.pop_front();
+    return out;
+  }
+
+  json SaveState() const override {
+    json pending = json::array();
+    for (const auto& ex : pending_) pending.push_back(ExampleToJson(ex));
+    return {{"index", index_},
+            {"input_done", input_done_},
+            {"pending", std::move(pending)},
+            {"input", input_->SaveState()}};
+  }
+  void RestoreState(const json& state) override {
+    index_ = StateField(state, "index", "ParallelMap").get<uint64_t>();
+    input_done_ = StateField(state, "input_done", "ParallelMap").get<bool>();
+    pending_.clear();
+    for (const auto& j : StateField(state, "pending", "ParallelMap"))
+      pending_.push_back(ExampleFromJson(j));
+    input_->RestoreState(StateField(state, "input", "ParallelMap"));
+  }
+
+ private:
+  void FillChunk() {
+    std::vector<Example> chunk;
+    chunk.reserve(chunk_size_);
+    while (chunk.size() < chunk_size_) {
+      auto ex = input_->Next();
+      if (!ex) {
+        input_done_ = true;
+        break;
+      }
+      chunk.push_back(std::move(*ex));
+    }
+    if (chunk.empty()) return;
+    const uint64_t base = index_;
+    index_ += chunk.size();
+    const size_t n = chunk.size();
+    const size_t workers =
+        std::min(n, static_cast<size_t>(num_threads_));
+    std::vector<std::exception_ptr> errors(workers);
+    auto work = [&](size_t w) {
+      // Contiguous slice [begin, end) for worker w.
+      const size_t begin = n * w / workers, end = n * (w + 1) / workers;
+      try {
+        for (size_t i = begin; i < end; ++i)
+          chunk[i] = fn_(std::move(chunk[i]), base + i);
+      } catch (...) {
+        errors[w] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> threads;
+    threads.reserve(workers - 1);
+    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
+    work(0);  // the calling thread takes the first slice
+    for (auto& t : threads) t.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (auto& ex : chunk) pending_.push_back(std::move(ex));
+  }
+
+  DatasetPtr input_;
+  Fn fn_;
+  int num_threads_;
+  size_t chunk_size_;
+  uint64_t index_ = 0;  // input examples pulled so far
+  bool input_done_ = false;
+  std::deque<Example> pending_;  // processed, not yet emitted
+};
+
+class TakeDataset : public Dataset {
+ public:
+  TakeDataset(DatasetPtr input, int64_t n) : input_(std::move(input)), n_(n) {}
+  std::optional<Example> Next() override {
+    if (n_ >= 0 && taken_ >= n_) return std::nullopt;
+    auto ex = input_->Next();
+    if (ex) ++taken_;
+    return ex;
+  }
+  json SaveState() const override {
+    return {{"taken", taken_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const json& state) override {
+    taken_ = StateField(state, "taken", "Take").get<int64_t>();
+    Check(taken_ >= 0 && (n_ < 0 || taken_ <= n_),
+          "Take: saved count " + std::to_string(taken_) + " is outside [0, " +
+              std::to_string(n_) + "]");
+    input_->RestoreState(StateField(state, "input", "Take"));
+  }
+
+ private:
+  DatasetPtr input_;
+  int64_t n_;
+  int64_t taken_ = 0;
+};
+
+class SkipDataset : public Dataset {
+ public:
+  SkipDataset(DatasetPtr input, int64_t n) : input_(std::move(input)), n_(n) {}
+  std::optional<Example> Next() override {
+    if (!skipped_) {
+      skipped_ = true;
+      for (int64_t i = 0; n_ < 0 || i < n_; ++i)
+        if (!input_->Next()) return std::nullopt;
+      if (n_ < 0) return std::nullopt;
+    }
+    if (n_ < 0) return std::nullopt;
+    return input_->Next();
+  }
+  json SaveState() const override {
+    return {{"skipped", skipped_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const json& state) override {
+    skipped_ = StateField(state, "skipped", "Skip").get<bool>();
+    input_->RestoreState(StateField(state, "input", "Skip"));
+  }
+
+ private:
+  DatasetPtr input_;
+  int64_t n_;
+  bool skipped_ = false;
+};
+
+class InterleaveDataset : public Dataset {
+ public:
+  InterleaveDataset(std::vector<std::function<DatasetPtr()>> factories,
+                    int cycle_length, int block_length)
+      : factories_(std::move(factories)),
+        block_length_(block_length),
+        slots_(static_cast<size_t>(cycle_length)),
+        slot_factory_(static_cast<size_t>(cycle_length), -1) {}
+
+  std::optional<Example> Next() override {
+    while (next_factory_ < factories_.size() || num_open_ > 0) {
+      auto& slot = slots_[cycle_index_];
+      if (slot) {
+        auto ex = slot->Next();
+        if (ex) {
+          if (++block_index_ == block_length_) AdvanceCycle();
+          return ex;
+        }
+        slot.reset();
+        slot_factory_[cycle_index_] = -1;
+        --num_open_;
+        AdvanceCycle();
+      } else if (next_factory_ < factories_.size()) {
+        slot = Open(next_factory_);
+        slot_factory_[cycle_index_] = static_cast<int64_t>(next_factory_);
+        ++next_factory_;
+        ++num_open_;
+      } else {
+        AdvanceCycle();
+      }
+    }
+    return std::nullopt;
+  }
+
+  json SaveState() const override {
+    json slots = json::array();
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i]) {
+        slots.push_back({{"factory", slot_factory_[i]},
+                         {"input", slots_[i]->SaveState()}});
+      } else {
+        slots.push_back(nullptr);
+      }
+    }
+    return {{"cycle_index", cycle_index_},
+            {"block_index", block_index_},
+            {"next_factory", next_factory_},
+            {"slots", std::move(slots)}};
+  }
+  void RestoreState(const json& state) override {
+    Check(num_open_ == 0 && next_factory_ == 0,
+          "Interleave: RestoreState needs a freshly constructed pipeline");
+    const json& slots = StateField(state, "slots", "Interleave");
+    Check(slots.is_array() && slots.size() == slots_.size(),
+          "Interleave: saved state has " + std::to_string(slots.size()) +
+              " slots, expected cycle_length " + std::to_string(slots_.size()));
+    cycle_index_ = StateField(state, "cycle_index", "Interleave").get<size_t>();
+    block_index_ = StateField(state, "block_index", "Interleave").get<int>();
+    next_factory_ = StateField(state, "next_factory", "Interleave").get<size_t>();
+    Check(cycle_index_ < slots_.size() && next_factory_ <= factories_.size() &&
+              block_index_ >= 0 && block_index_ < block_length_,
+          "Interleave: saved position is out of range");
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (slots[i].is_null()) continue;
+      const int64_t f = StateField(slots[i], "factory", "Interleave").get<int64_t>();
+      Check(f >= 0 && static_cast<size_t>(f) < next_factory_,
+            "Interleave: saved slot factory " + std::to_string(f) +
+                " is out of range");
+      slots_[i] = Open(static_cast<size_t>(f));
+      slots_[i]->RestoreState(StateField(slots[i], "input", "Interleave"));
+      slot_factory_[i] = f;
+      ++num_open_;
+    }
+  }
+
+ private:
+  DatasetPtr Open(size_t f) {
+    DatasetPtr ds = factories_[f]();
+    Check(ds != nullptr, "Interleave: factory " + std::to_string(f) +
+                             " returned a null dataset");
+    return ds;
+  }
+  void AdvanceCycle() {
+    block_index_ = 0;
+    cycle_index_ = (cycle_index_ + 1) % slots_.size();
+  }
+
+  std::vector<std::function<DatasetPtr()>> factories_;
+  int block_length_;
+  std::vector<DatasetPtr> slots_;
+  std::vector<int64_t> slot_factory_;  // factory index per open slot, else -1
+  size_t cycle_index_ = 0;
+  int block_index_ = 0;
+  size_t next_factory_ = 0;
+  size_t num_open_ = 0;
+};
+
 }  // namespace
 
 DatasetPtr FromVector(std::vector<Example> examples) {
@@ -294,6 +529,50 @@ DatasetPtr RepeatIndexed(std::function<DatasetPtr(int64_t epoch)> factory,
         "Repeat: num_epochs must be -1 (forever) or >= 0, got " +
             std::to_string(num_epochs));
   return std::make_unique<RepeatDataset>(std::move(factory), num_epochs);
+}
+
+DatasetPtr ParallelMapIndexed(DatasetPtr input,
+                              std::function<Example(Example, uint64_t)> fn,
+                              int num_threads) {
+  Check(input != nullptr, "ParallelMap: input dataset is null");
+  Check(num_threads >= 0, "ParallelMap: num_threads must be >= 0, got " +
+                              std::to_string(num_threads));
+  return std::make_unique<ParallelMapDataset>(std::move(input), std::move(fn),
+                                              std::max(num_threads, 1));
+}
+
+DatasetPtr ParallelMap(DatasetPtr input, std::function<Example(Example)> fn,
+                       int num_threads) {
+  Check(input != nullptr, "ParallelMap: input dataset is null");
+  Check(num_threads >= 0, "ParallelMap: num_threads must be >= 0, got " +
+                              std::to_string(num_threads));
+  if (num_threads <= 1) return Map(std::move(input), std::move(fn));
+  return ParallelMapIndexed(
+      std::move(input),
+      [fn = std::move(fn)](Example ex, uint64_t) { return fn(std::move(ex)); },
+      num_threads);
+}
+
+DatasetPtr Take(DatasetPtr input, int64_t n) {
+  Check(input != nullptr, "Take: input dataset is null");
+  Check(n >= -1, "Take: n must be -1 (all) or >= 0, got " + std::to_string(n));
+  return std::make_unique<TakeDataset>(std::move(input), n);
+}
+
+DatasetPtr Skip(DatasetPtr input, int64_t n) {
+  Check(input != nullptr, "Skip: input dataset is null");
+  Check(n >= -1, "Skip: n must be -1 (all) or >= 0, got " + std::to_string(n));
+  return std::make_unique<SkipDataset>(std::move(input), n);
+}
+
+DatasetPtr Interleave(std::vector<std::function<DatasetPtr()>> factories,
+                      int cycle_length, int block_length) {
+  Check(cycle_length >= 1, "Interleave: cycle_length must be >= 1, got " +
+                               std::to_string(cycle_length));
+  Check(block_length >= 1, "Interleave: block_length must be >= 1, got " +
+                               std::to_string(block_length));
+  return std::make_unique<InterleaveDataset>(std::move(factories), cycle_length,
+                                             block_length);
 }
 
 std::vector<Example> Collect(Dataset& ds, size_t max_examples) {

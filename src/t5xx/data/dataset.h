@@ -7,6 +7,7 @@
 // Framework-free: no libtorch.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -60,6 +61,51 @@ DatasetPtr Repeat(std::function<DatasetPtr()> factory, int num_epochs);
 // As above; factory(e) builds epoch e (0-based).
 DatasetPtr RepeatIndexed(std::function<DatasetPtr(int64_t epoch)> factory,
                          int num_epochs);
+
+// Applies fn to every example on `num_threads` worker threads (std::thread).
+// Inputs are pulled in order on the calling thread in chunks of
+// 64 * num_threads examples; each chunk is split across the workers and the
+// results are emitted in input order, so the output stream is identical for
+// any thread count and equal to Map(input, fn) -- provided fn is a pure
+// function of its argument (no shared mutable state, no dependence on call
+// order; it is called concurrently from several threads). num_threads <= 1
+// (0 or 1) is exactly Map. An exception thrown by fn is rethrown from Next()
+// (the first one in input order). SaveState stores the chunk's not yet
+// emitted outputs (as JSON) plus the input's state, so a restored pipeline
+// continues identically without re-running fn. Throws t5xx::Error if
+// num_threads < 0.
+DatasetPtr ParallelMap(DatasetPtr input, std::function<Example(Example)> fn,
+                       int num_threads);
+// As ParallelMap, but fn also receives the example's 0-based index in the
+// input stream (assigned in input order on the calling thread, before the
+// parallel work, and saved in the state), e.g. to seed per-example randomness.
+DatasetPtr ParallelMapIndexed(DatasetPtr input,
+                              std::function<Example(Example, uint64_t index)> fn,
+                              int num_threads);
+
+// The first n examples of input (tf.data take); n == -1 takes all. Throws
+// t5xx::Error if n < -1. Stops pulling from input once n are emitted.
+DatasetPtr Take(DatasetPtr input, int64_t n);
+
+// Drops the first n examples of input, then yields the rest (tf.data skip);
+// n == -1 skips all. The skipping happens on the first Next(). Throws
+// t5xx::Error if n < -1.
+DatasetPtr Skip(DatasetPtr input, int64_t n);
+
+// tf.data interleave over the datasets built by `factories` (in order):
+// up to cycle_length inputs are open at once, visited round-robin, and
+// block_length consecutive examples are taken from each before moving to the
+// next slot. A slot is opened lazily (with the next unused factory) when the
+// cycle reaches it empty; when its input ends the slot is closed and the
+// cycle moves on, so the next factory fills that slot on a later visit. Ends
+// when every factory has been opened and drained. Example with cycle_length
+// 2, block_length 1 over [a0 a1 a2], [b0], [c0 c1]:
+// a0 b0 a1 a2 c0 c1. Factories must be deterministic and callable more than
+// once: RestoreState rebuilds each open slot by calling its factory again
+// and restoring the saved state into it. Throws t5xx::Error if
+// cycle_length < 1 or block_length < 1.
+DatasetPtr Interleave(std::vector<std::function<DatasetPtr()>> factories,
+                      int cycle_length, int block_length = 1);
 
 // Drains a dataset into a vector (tests, small validation sets).
 std::vector<Example> Collect(Dataset& ds, size_t max_examples = SIZE_MAX);

@@ -334,7 +334,9 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
                    uint64_t seed, double noise_density,
                    double mean_noise_span_length, NoiseFn inputs_fn,
                    NoiseFn targets_fn, const std::string& inputs_key,
-                   const std::string& targets_key) {
+                   const std::string& targets_key, int num_threads) {
+  Check(num_threads >= 0, "denoise: num_threads must be >= 0, got " +
+                              std::to_string(num_threads));
   auto it = output_features.find(targets_key);
   Check(it != output_features.end() && it->second.vocabulary != nullptr,
         "denoise: output feature '" + targets_key +
@@ -342,22 +344,29 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
             "sentinels)");
   CheckDensityAndMean(noise_density, mean_noise_span_length, "denoise");
   const int32_t vocab_size = it->second.vocabulary->vocab_size();
+  // A pure function of (example, index): safe to run on worker threads.
+  auto denoise_one = [=](Example ex, uint64_t index) -> Example {
+    const Tokens tokens = GetTokens(ex, targets_key);
+    const NoiseMask mask = RandomSpansNoiseMask(
+        static_cast<int64_t>(tokens.size()), noise_density,
+        HashSeed(seed, index, kPurposeMask), mean_noise_span_length);
+    ex[inputs_key] = inputs_fn(tokens, mask, vocab_size);
+    ex[targets_key] = targets_fn(tokens, mask, vocab_size);
+    return ex;
+  };
+  if (num_threads > 1)
+    return ParallelMapIndexed(std::move(input), denoise_one, num_threads);
   return std::make_unique<IndexedMapDataset>(
       std::move(input),
-      [=](Example ex, uint64_t index) -> std::optional<Example> {
-        const Tokens tokens = GetTokens(ex, targets_key);
-        const NoiseMask mask = RandomSpansNoiseMask(
-            static_cast<int64_t>(tokens.size()), noise_density,
-            HashSeed(seed, index, kPurposeMask), mean_noise_span_length);
-        ex[inputs_key] = inputs_fn(tokens, mask, vocab_size);
-        ex[targets_key] = targets_fn(tokens, mask, vocab_size);
-        return ex;
+      [denoise_one](Example ex, uint64_t index) -> std::optional<Example> {
+        return denoise_one(std::move(ex), index);
       });
 }
 
 DatasetPtr SpanCorruption(DatasetPtr input, const FeatureLengths& sequence_length,
                           const OutputFeatures& output_features, uint64_t seed,
-                          double mean_noise_span_length, double noise_density) {
+                          double mean_noise_span_length, double noise_density,
+                          int num_threads) {
   auto in_it = sequence_length.find("inputs");
   auto tg_it = sequence_length.find("targets");
   Check(in_it != sequence_length.end() && tg_it != sequence_length.end(),
@@ -379,15 +388,17 @@ DatasetPtr SpanCorruption(DatasetPtr input, const FeatureLengths& sequence_lengt
   ds = ReduceConcatTokens(std::move(ds), 128, "targets");
   ds = SplitTokens(std::move(ds), tokens_length, "targets");
   return Denoise(std::move(ds), output_features, HashSeed(seed, kStepDenoise),
-                 noise_density, mean_noise_span_length);
+                 noise_density, mean_noise_span_length,
+                 NoiseSpanToUniqueSentinel, NonnoiseSpanToUniqueSentinel,
+                 "inputs", "targets", num_threads);
 }
 
 Preprocessor SpanCorruptionPreprocessor(double mean_noise_span_length,
-                                        double noise_density) {
+                                        double noise_density, int num_threads) {
   return [=](DatasetPtr ds, const PreprocessContext& ctx) {
     return SpanCorruption(std::move(ds), ctx.sequence_length,
                           ctx.output_features, ctx.seed, mean_noise_span_length,
-                          noise_density);
+                          noise_density, num_threads);
   };
 }
 

@@ -117,14 +117,19 @@ DatasetPtr SplitTokens(DatasetPtr input, int64_t max_tokens_per_segment,
 // RandomSpansNoiseMask(|targets|, ...), seeded by (seed, example index);
 // inputs = inputs_fn(targets, mask, V), targets = targets_fn(targets, mask, V)
 // with V = output_features[targets_key].vocabulary->vocab_size(). Other
-// features are kept. Throws t5xx::Error if targets_key has no vocabulary.
+// features are kept. num_threads > 1 runs the per-example work through
+// ParallelMapIndexed (indices are assigned in input order before the parallel
+// work, so the output is identical for every thread count; the saved state
+// then has ParallelMap's layout). Throws t5xx::Error if targets_key has no
+// vocabulary or num_threads < 0.
 DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
                    uint64_t seed, double noise_density = 0.15,
                    double mean_noise_span_length = 3.0,
                    NoiseFn inputs_fn = NoiseSpanToUniqueSentinel,
                    NoiseFn targets_fn = NonnoiseSpanToUniqueSentinel,
                    const std::string& inputs_key = "inputs",
-                   const std::string& targets_key = "targets");
+                   const std::string& targets_key = "targets",
+                   int num_threads = 1);
 
 // span_corruption (t5/data/preprocessors.py), for tokenized "targets":
 //   (t, targets_len) = RandomSpansHelper(sequence_length["inputs"], d, mean)
@@ -134,13 +139,15 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
 // [<= targets_len - 1] int32, EOS not yet appended: follow with
 // AppendEosAfterTrim as t5's tasks do).
 // Throws t5xx::Error if sequence_length lacks "inputs" or "targets", or if
-// sequence_length["targets"] < targets_len.
+// sequence_length["targets"] < targets_len. num_threads is passed to Denoise
+// (the per-example mask/sentinel step; output identical for any value).
 DatasetPtr SpanCorruption(DatasetPtr input, const FeatureLengths& sequence_length,
                           const OutputFeatures& output_features, uint64_t seed,
                           double mean_noise_span_length = 3.0,
-                          double noise_density = 0.15);
+                          double noise_density = 0.15, int num_threads = 1);
 // Preprocessor form (sequence_length, output_features, seed from the context).
 Preprocessor SpanCorruptionPreprocessor(double mean_noise_span_length = 3.0,
-                                        double noise_density = 0.15);
+                                        double noise_density = 0.15,
+                                        int num_threads = 1);
 
 }  // namespace t5xx::seqio
