@@ -48,15 +48,21 @@ void AddDecoderFeatures(Example& ex, bool packed, int32_t bos, Example& out) {
 // Validates each example against the task feature lengths (lazily).
 class ValidateDataset : public Dataset {
  public:
-  ValidateDataset(DatasetPtr input, FeatureLengths lengths, std::string who)
+  // keep_other: pass features not in `lengths` through instead of dropping.
+  ValidateDataset(DatasetPtr input, FeatureLengths lengths, std::string who,
+                  bool keep_other = false)
       : input_(std::move(input)), lengths_(std::move(lengths)),
-        who_(std::move(who)) {}
+        who_(std::move(who)), keep_other_(keep_other) {}
   std::optional<Example> Next() override {
     auto ex = input_->Next();
     if (!ex) return std::nullopt;
     const std::string where =
         who_ + " example " + std::to_string(index_++) + ": ";
     Example out;
+    if (keep_other_) {
+      for (auto& kv : *ex)
+        if (!lengths_.count(kv.first)) out[kv.first] = std::move(kv.second);
+    }
     for (const auto& [k, L] : lengths_) {
       auto it = ex->find(k);
       if (it == ex->end()) {
@@ -89,6 +95,7 @@ class ValidateDataset : public Dataset {
   DatasetPtr input_;
   FeatureLengths lengths_;
   std::string who_;
+  bool keep_other_ = false;
   int64_t index_ = 0;
 };
 
@@ -470,6 +477,103 @@ Batch BatchIterator::NextBatch() {
   Check(b.has_value(), "BatchIterator: dataset exhausted (a final partial "
                        "batch, if any, is dropped)");
   return std::move(*b);
+}
+
+// ---- PassThroughFeatureConverter -------------------------------------------
+
+PassThroughFeatureConverter::PassThroughFeatureConverter(bool pack,
+                                                         int32_t bos_id)
+    : FeatureConverter(pack, bos_id) {
+  Check(!pack, "PassThroughFeatureConverter: pack must be false (it passes "
+               "task features through unchanged and cannot pack)");
+}
+
+void PassThroughFeatureConverter::ValidateLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  for (const auto& [k, L] : task_feature_lengths)
+    Check(L >= 1, name() + ": task feature length of '" + k +
+                      "' must be >= 1, got " + std::to_string(L));
+}
+
+FeatureLengths PassThroughFeatureConverter::GetModelFeatureLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  ValidateLengths(task_feature_lengths);
+  return task_feature_lengths;
+}
+
+DatasetPtr PassThroughFeatureConverter::operator()(
+    DatasetPtr input, const FeatureLengths& task_feature_lengths,
+    const std::string& task_name) const {
+  Check(input != nullptr, name() + ": input dataset is null");
+  ValidateLengths(task_feature_lengths);
+  std::string who = name();
+  if (!task_name.empty()) who += " (task '" + task_name + "')";
+  return std::make_unique<ValidateDataset>(std::move(input),
+                                           task_feature_lengths, who,
+                                           /*keep_other=*/true);
+}
+
+DatasetPtr PassThroughFeatureConverter::ConvertValidated(
+    DatasetPtr input, const FeatureLengths&) const {
+  return input;
+}
+
+// ---- DecoderFeatureConverter ------------------------------------------------
+
+DecoderFeatureConverter::DecoderFeatureConverter(bool pack, int32_t bos_id)
+    : FeatureConverter(pack, bos_id), lm_(pack, bos_id),
+      prefix_lm_(pack, bos_id) {}
+
+const FeatureConverter& DecoderFeatureConverter::Choose(
+    const FeatureLengths& task_feature_lengths) const {
+  const bool has_inputs = task_feature_lengths.count("inputs") > 0;
+  const bool has_targets = task_feature_lengths.count("targets") > 0;
+  if (has_targets && task_feature_lengths.size() == 1) return lm_;
+  if (has_inputs && has_targets && task_feature_lengths.size() == 2)
+    return prefix_lm_;
+  std::vector<std::string> keys;
+  for (const auto& kv : task_feature_lengths) keys.push_back(kv.first);
+  throw Error(name() + ": task_feature_lengths must have the keys ['targets'] "
+              "(LMFeatureConverter) or ['inputs', 'targets'] "
+              "(PrefixLMFeatureConverter); got " +
+              (keys.empty() ? std::string("no keys") : JoinNames(keys)));
+}
+
+std::string DecoderFeatureConverter::ChosenName(
+    const FeatureLengths& task_feature_lengths) const {
+  return Choose(task_feature_lengths).name();
+}
+
+std::vector<std::string> DecoderFeatureConverter::TaskFeatures() const {
+  return prefix_lm_.TaskFeatures();
+}
+
+std::vector<std::string> DecoderFeatureConverter::ModelFeatures() const {
+  return prefix_lm_.ModelFeatures();
+}
+
+void DecoderFeatureConverter::ValidateLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  Choose(task_feature_lengths).ValidateLengths(task_feature_lengths);
+}
+
+FeatureLengths DecoderFeatureConverter::GetModelFeatureLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  return Choose(task_feature_lengths)
+      .GetModelFeatureLengths(task_feature_lengths);
+}
+
+DatasetPtr DecoderFeatureConverter::operator()(
+    DatasetPtr input, const FeatureLengths& task_feature_lengths,
+    const std::string& task_name) const {
+  return Choose(task_feature_lengths)(std::move(input), task_feature_lengths,
+                                      task_name);
+}
+
+DatasetPtr DecoderFeatureConverter::ConvertValidated(
+    DatasetPtr, const FeatureLengths&) const {
+  // Not reached: operator() delegates to the chosen converter.
+  throw std::logic_error(name() + ": ConvertValidated is not used");
 }
 
 }  // namespace t5xx::seqio

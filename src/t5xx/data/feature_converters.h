@@ -48,7 +48,8 @@ class FeatureConverter {
   // Throws t5xx::Error unless the keys of task_feature_lengths equal
   // TaskFeatures() exactly (naming the missing/extra keys) and every length
   // is >= 1.
-  void ValidateLengths(const FeatureLengths& task_feature_lengths) const;
+  // Virtual: PassThrough/Decoder converters accept other key sets.
+  virtual void ValidateLengths(const FeatureLengths& task_feature_lengths) const;
 
   // Validates the lengths up front (above), then returns the lazily converted
   // dataset. Per example, while iterating, throws t5xx::Error naming the
@@ -57,9 +58,10 @@ class FeatureConverter {
   // "... example 0: inputs longer than its task feature length (6 > 5)".
   // Extra input features (e.g. *_pretokenized) are tolerated and dropped.
   // Every output example has exactly ModelFeatures(), each [length] int32.
-  DatasetPtr operator()(DatasetPtr input,
-                        const FeatureLengths& task_feature_lengths,
-                        const std::string& task_name = "") const;
+  // Virtual so PassThrough/Decoder converters can replace the whole flow.
+  virtual DatasetPtr operator()(DatasetPtr input,
+                                const FeatureLengths& task_feature_lengths,
+                                const std::string& task_name = "") const;
   // Eager convenience wrapper over operator().
   std::vector<Example> Convert(std::vector<Example> examples,
                                const FeatureLengths& task_feature_lengths,
@@ -135,6 +137,66 @@ class PrefixLMFeatureConverter : public FeatureConverter {
  protected:
   DatasetPtr ConvertValidated(DatasetPtr input,
                               const FeatureLengths& lengths) const override;
+};
+
+// seqio.PassThroughFeatureConverter: passes the task features through
+// unchanged (no padding, no packing, no renaming). task_feature_lengths may
+// have any keys (each length >= 1); every example must have each listed
+// feature as int32 tokens no longer than its length (t5xx::Error otherwise,
+// as for the other converters: over-long is an error, never a cut). Features
+// not listed are passed through too. pack must be false: the constructor
+// throws t5xx::Error otherwise. Stateful stages keep SaveState/RestoreState.
+class PassThroughFeatureConverter : public FeatureConverter {
+ public:
+  explicit PassThroughFeatureConverter(bool pack = false, int32_t bos_id = 0);
+  std::string name() const override { return "PassThroughFeatureConverter"; }
+  // Any keys are accepted: TaskFeatures()/ModelFeatures() are empty and
+  // model feature lengths equal the task feature lengths.
+  std::vector<std::string> TaskFeatures() const override { return {}; }
+  std::vector<std::string> ModelFeatures() const override { return {}; }
+  // Only checks that every length is >= 1.
+  void ValidateLengths(const FeatureLengths& task_feature_lengths) const override;
+  FeatureLengths GetModelFeatureLengths(
+      const FeatureLengths& task_feature_lengths) const override;
+  DatasetPtr operator()(DatasetPtr input,
+                        const FeatureLengths& task_feature_lengths,
+                        const std::string& task_name = "") const override;
+
+ protected:
+  DatasetPtr ConvertValidated(DatasetPtr input,
+                              const FeatureLengths& lengths) const override;
+};
+
+// seqio.DecoderFeatureConverter: a decoder-only converter that picks its
+// delegate from the keys of task_feature_lengths (at every call):
+//   exactly {"targets"}           -> LMFeatureConverter
+//   exactly {"inputs", "targets"} -> PrefixLMFeatureConverter
+// Any other key set is a t5xx::Error naming the keys. pack and bos_id are
+// forwarded to the delegate; outputs, errors and states are the delegate's.
+// TaskFeatures()/ModelFeatures() report the PrefixLM (superset) sets.
+class DecoderFeatureConverter : public FeatureConverter {
+ public:
+  explicit DecoderFeatureConverter(bool pack = true, int32_t bos_id = 0);
+  std::string name() const override { return "DecoderFeatureConverter"; }
+  // Name of the converter chosen for these lengths (throws as above).
+  std::string ChosenName(const FeatureLengths& task_feature_lengths) const;
+  std::vector<std::string> TaskFeatures() const override;
+  std::vector<std::string> ModelFeatures() const override;
+  void ValidateLengths(const FeatureLengths& task_feature_lengths) const override;
+  FeatureLengths GetModelFeatureLengths(
+      const FeatureLengths& task_feature_lengths) const override;
+  DatasetPtr operator()(DatasetPtr input,
+                        const FeatureLengths& task_feature_lengths,
+                        const std::string& task_name = "") const override;
+
+ protected:
+  DatasetPtr ConvertValidated(DatasetPtr input,
+                              const FeatureLengths& lengths) const override;
+
+ private:
+  const FeatureConverter& Choose(const FeatureLengths& task_feature_lengths) const;
+  LMFeatureConverter lm_;
+  PrefixLMFeatureConverter prefix_lm_;
 };
 
 // ---------------------------------------------------------------------------

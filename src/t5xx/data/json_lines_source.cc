@@ -29,8 +29,9 @@ std::string JoinNames(const std::vector<std::string>& names) {
 
 class LinesDataset : public Dataset {
  public:
-  LinesDataset(FileReadPlan plan, LineParser parse)
-      : plan_(std::move(plan)), parse_(std::move(parse)) {}
+  LinesDataset(FileReadPlan plan, LineParser parse, BadRecordPolicy policy)
+      : plan_(std::move(plan)), parse_(std::move(parse)),
+        policy_(std::move(policy)) {}
 
   std::optional<Example> Next() override {
     while (true) {
@@ -46,8 +47,18 @@ class LinesDataset : public Dataset {
       const int64_t pos = position_;
       // Every line is parsed, even for other example shards: the parser
       // decides whether a line is an example at all (blank lines are not).
-      std::optional<Example> ex =
-          parse_(reader_->path(), reader_->line_number(), line_);
+      std::optional<Example> ex;
+      if (policy_.skip) {
+        try {
+          ex = parse_(reader_->path(), reader_->line_number(), line_);
+        } catch (const Error&) {
+          ++skipped_;
+          ++*policy_.skipped;
+          continue;
+        }
+      } else {
+        ex = parse_(reader_->path(), reader_->line_number(), line_);
+      }
       if (!ex) continue;
       ++position_;
       if (pos % plan_.example_stride != plan_.example_offset) continue;
@@ -55,10 +66,13 @@ class LinesDataset : public Dataset {
     }
   }
   // Position = (file index, lines consumed in that file, examples seen).
+  // With a skipping policy also "skipped" (bad lines skipped so far).
   nlohmann::json SaveState() const override {
-    return {{"file_index", file_index_},
-            {"line", reader_ ? reader_->line_number() : 0},
-            {"position", position_}};
+    nlohmann::json s = {{"file_index", file_index_},
+                        {"line", reader_ ? reader_->line_number() : 0},
+                        {"position", position_}};
+    if (policy_.skip) s["skipped"] = skipped_;
+    return s;
   }
   void RestoreState(const nlohmann::json& state) override {
     const size_t file_index =
@@ -71,6 +85,9 @@ class LinesDataset : public Dataset {
     reader_.reset();
     file_index_ = file_index;
     position_ = StateField(state, "position", "line reader").get<int64_t>();
+    const int64_t skipped = state.value("skipped", int64_t{0});
+    *policy_.skipped += skipped - skipped_;
+    skipped_ = skipped;
     if (line > 0) {
       Check(file_index < plan_.files.size(),
             "line reader: saved state has a line but no file left");
@@ -88,6 +105,8 @@ class LinesDataset : public Dataset {
  private:
   FileReadPlan plan_;
   LineParser parse_;
+  BadRecordPolicy policy_;
+  int64_t skipped_ = 0;
   size_t file_index_ = 0;
   std::unique_ptr<LineReader> reader_;
   std::string line_;
@@ -143,8 +162,10 @@ FileReadPlan PlanFileRead(const std::string& source_name,
   return plan;
 }
 
-DatasetPtr ReadLinesDataset(FileReadPlan plan, LineParser parse) {
-  return std::make_unique<LinesDataset>(std::move(plan), std::move(parse));
+DatasetPtr ReadLinesDataset(FileReadPlan plan, LineParser parse,
+                            BadRecordPolicy policy) {
+  return std::make_unique<LinesDataset>(std::move(plan), std::move(parse),
+                                        std::move(policy));
 }
 
 Example ParseJsonLine(const std::string& path, int64_t line_number,
@@ -231,9 +252,12 @@ DatasetPtr FileDataSource::GetDataset(const std::string& split, bool shuffle,
 
 JsonLinesDataSource::JsonLinesDataSource(
     std::map<std::string, std::string> split_to_filepattern,
-    std::vector<std::string> fields)
+    std::vector<std::string> fields, BadRecordPolicy bad_records)
     : FileDataSource("JsonLinesDataSource", std::move(split_to_filepattern)),
-      fields_(std::move(fields)) {}
+      fields_(std::move(fields)), bad_records_(std::move(bad_records)) {
+  if (!bad_records_.skipped)
+    bad_records_.skipped = std::make_shared<std::atomic<int64_t>>(0);
+}
 
 DatasetPtr JsonLinesDataSource::ReadPlan(FileReadPlan plan) const {
   std::vector<std::string> fields = fields_;
@@ -243,7 +267,8 @@ DatasetPtr JsonLinesDataSource::ReadPlan(FileReadPlan plan) const {
                const std::string& line) -> std::optional<Example> {
         if (IsBlank(line)) return std::nullopt;
         return ParseJsonLine(path, line_number, line, fields);
-      });
+      },
+      bad_records_);
 }
 
 }  // namespace t5xx::seqio

@@ -6,7 +6,9 @@
 // Framework-free: no libtorch.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <functional>
 #include <map>
 #include <optional>
@@ -44,6 +46,20 @@ FileReadPlan PlanFileRead(const std::string& source_name,
                           bool shuffle, uint64_t seed,
                           const ShardInfo& shard_info);
 
+// What a file source does with a bad record (a malformed JSON line, a
+// missing/non-string field, a TFRecord with a bad CRC or an unparsable
+// tf.Example). Default: the error (naming file and line or byte offset).
+// With skip=true the record is skipped and counted in *skipped instead; the
+// count is shared by every dataset made from the source (see
+// skipped_records()) and each dataset also keeps its own count in its
+// SaveState ("skipped"), so RestoreState restores it (and adds it back to
+// *skipped). Nothing is dropped silently.
+struct BadRecordPolicy {
+  bool skip = false;
+  std::shared_ptr<std::atomic<int64_t>> skipped =
+      std::make_shared<std::atomic<int64_t>>(0);
+};
+
 // Parses one line of `path` (1-based line_number) into an Example, or returns
 // std::nullopt to skip the line (it then does not count as an example for
 // sharding).
@@ -52,7 +68,10 @@ using LineParser = std::function<std::optional<Example>(
 
 // A lazy Dataset reading plan.files in order, one line at a time, through
 // `parse`; applies the plan's example stride. Files are opened on demand.
-DatasetPtr ReadLinesDataset(FileReadPlan plan, LineParser parse);
+// With policy.skip, a t5xx::Error thrown by `parse` skips the line (it is not
+// an example for sharding) and counts it; otherwise the error propagates.
+DatasetPtr ReadLinesDataset(FileReadPlan plan, LineParser parse,
+                            BadRecordPolicy policy = {});
 
 // seqio.FileDataSource: a source whose splits are file patterns. splits(),
 // ListShards() and GetDataset() (planning with PlanFileRead: sharding and
@@ -99,19 +118,28 @@ class FileDataSource : public DataSource {
 //    value that is not an object;
 //  * "<file>:<line>: missing field 'F' ..." when a requested field is absent,
 //    "<file>:<line>: field 'F' is not a string ..." when it has another type.
+// With bad_records.skip these three line errors skip the line and count it
+// (skipped_records()); file open/read errors still throw.
 class JsonLinesDataSource : public FileDataSource {
  public:
   // split_to_filepattern: e.g. {"train", "/data/c4-train.json-*.gz"}.
   // Throws t5xx::Error when the map is empty.
   explicit JsonLinesDataSource(
       std::map<std::string, std::string> split_to_filepattern,
-      std::vector<std::string> fields = {});
+      std::vector<std::string> fields = {},
+      BadRecordPolicy bad_records = {});
+
+  // Bad lines skipped so far by all datasets of this source (0 unless
+  // bad_records.skip), including counts brought back by RestoreState.
+  int64_t skipped_records() const { return bad_records_.skipped->load(); }
+  const BadRecordPolicy& bad_record_policy() const { return bad_records_; }
 
  protected:
   DatasetPtr ReadPlan(FileReadPlan plan) const override;
 
  private:
   std::vector<std::string> fields_;
+  BadRecordPolicy bad_records_;
 };
 
 // Parses one C4 JSON line as JsonLinesDataSource does (exposed for tests and

@@ -149,4 +149,32 @@ Preprocessor AppendEosAfterTrimPreprocessor() {
   };
 }
 
+Tokens TruncateLeft(const Tokens& tokens, int64_t length) {
+  Check(length >= 0, "truncate_inputs_left: sequence length must be >= 0, "
+                     "got " + std::to_string(length));
+  if (static_cast<int64_t>(tokens.size()) <= length) return tokens;
+  return Tokens(tokens.end() - length, tokens.end());
+}
+
+DatasetPtr TruncateInputsLeft(DatasetPtr input, FeatureLengths sequence_length) {
+  auto it = sequence_length.find("inputs");
+  Check(it != sequence_length.end(),
+        "truncate_inputs_left: sequence_length has no 'inputs' length");
+  const int64_t L = it->second;
+  Check(L >= 0, "truncate_inputs_left: sequence length must be >= 0, got " +
+                    std::to_string(L));
+  return Map(std::move(input), [L](Example ex) {
+    if (ex.find("inputs") == ex.end()) return ex;
+    Tokens& t = GetMutableTokens(ex, "inputs");
+    t = TruncateLeft(t, L);
+    return ex;
+  });
+}
+
+Preprocessor TruncateInputsLeftPreprocessor() {
+  return [](DatasetPtr ds, const PreprocessContext& ctx) {
+    return TruncateInputsLeft(std::move(ds), ctx.sequence_length);
+  };
+}
+
 }  // namespace t5xx::seqio

@@ -81,4 +81,13 @@ DatasetPtr AppendEosAfterTrim(DatasetPtr input, OutputFeatures output_features,
                               FeatureLengths sequence_length);
 Preprocessor AppendEosAfterTrimPreprocessor();
 
+// truncate_inputs_left (seqio/preprocessors.py): keeps the LAST L tokens of
+// "inputs" (drops from the left), L = sequence_length["inputs"]. Examples
+// without "inputs" and other features are unchanged. Throws t5xx::Error when
+// L < 0 or "inputs" is a string; the Preprocessor form throws when the
+// context's sequence_length has no "inputs".
+Tokens TruncateLeft(const Tokens& tokens, int64_t length);
+DatasetPtr TruncateInputsLeft(DatasetPtr input, FeatureLengths sequence_length);
+Preprocessor TruncateInputsLeftPreprocessor();
+
 }  // namespace t5xx::seqio

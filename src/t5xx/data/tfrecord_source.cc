@@ -212,8 +212,10 @@ FeatureValue DecodeFeature(const char* data, size_t size,
 
 class TFExampleDataset : public Dataset {
  public:
-  TFExampleDataset(FileReadPlan plan, std::vector<std::string> features)
-      : plan_(std::move(plan)), features_(std::move(features)) {}
+  TFExampleDataset(FileReadPlan plan, std::vector<std::string> features,
+                   BadRecordPolicy policy)
+      : plan_(std::move(plan)), features_(std::move(features)),
+        policy_(std::move(policy)) {}
 
   std::optional<Example> Next() override {
     while (true) {
@@ -221,23 +223,46 @@ class TFExampleDataset : public Dataset {
         if (file_index_ >= plan_.files.size()) return std::nullopt;
         reader_ = std::make_unique<TFRecordReader>(plan_.files[file_index_]);
       }
-      if (!reader_->Next(&record_)) {
+      bool got = false;
+      try {
+        got = reader_->Next(&record_);
+      } catch (const Error&) {
+        if (!policy_.skip) throw;
+        if (reader_->resumable_after_error()) {
+          const int64_t pos = position_++;
+          if (pos % plan_.example_stride == plan_.example_offset) Skipped();
+        } else {
+          Skipped();  // the rest of this file cannot be framed
+          reader_.reset();
+          ++file_index_;
+        }
+        continue;
+      }
+      if (!got) {
         reader_.reset();
         ++file_index_;
         continue;
       }
       const int64_t pos = position_++;
       if (pos % plan_.example_stride != plan_.example_offset) continue;
-      return ParseTFExample(record_, features_,
-                            reader_->path() + ": record " +
-                                std::to_string(reader_->record_index()));
+      const std::string where = reader_->path() + ": record " +
+                                std::to_string(reader_->record_index());
+      if (!policy_.skip) return ParseTFExample(record_, features_, where);
+      try {
+        return ParseTFExample(record_, features_, where);
+      } catch (const Error&) {
+        Skipped();
+      }
     }
   }
   // Position = (file index, records consumed in that file, records seen).
   nlohmann::json SaveState() const override {
-    return {{"file_index", file_index_},
-            {"record", reader_ ? reader_->record_index() + 1 : 0},
-            {"position", position_}};
+    // With a skipping policy also "skipped" (bad records skipped so far).
+    nlohmann::json s = {{"file_index", file_index_},
+                        {"record", reader_ ? reader_->records_consumed() : 0},
+                        {"position", position_}};
+    if (policy_.skip) s["skipped"] = skipped_;
+    return s;
   }
   void RestoreState(const nlohmann::json& state) override {
     const size_t file_index =
@@ -251,15 +276,26 @@ class TFExampleDataset : public Dataset {
     reader_.reset();
     file_index_ = file_index;
     position_ = StateField(state, "position", "TFRecord reader").get<int64_t>();
+    const int64_t skipped = state.value("skipped", int64_t{0});
+    *policy_.skipped += skipped - skipped_;
+    skipped_ = skipped;
     if (records > 0) {
       Check(file_index < plan_.files.size(),
             "TFRecord reader: saved state has a record but no file left");
       reader_ = std::make_unique<TFRecordReader>(plan_.files[file_index_]);
-      while (reader_->record_index() + 1 < records) {
-        Check(reader_->Next(&record_),
+      while (reader_->records_consumed() < records) {
+        bool got = false;
+        try {
+          got = reader_->Next(&record_);
+        } catch (const Error&) {
+          // A bad-data-CRC record was skipped (and counted) before the save.
+          if (policy_.skip && reader_->resumable_after_error()) continue;
+          throw;
+        }
+        Check(got,
               plan_.files[file_index_] + ": saved position is record " +
                   std::to_string(records) + " but the file has only " +
-                  std::to_string(reader_->record_index() + 1) +
+                  std::to_string(reader_->records_consumed()) +
                   " records (did the file change?)");
       }
     }
@@ -267,7 +303,14 @@ class TFExampleDataset : public Dataset {
 
  private:
   FileReadPlan plan_;
+  void Skipped() {
+    ++skipped_;
+    ++*policy_.skipped;
+  }
+
   std::vector<std::string> features_;
+  BadRecordPolicy policy_;
+  int64_t skipped_ = 0;
   size_t file_index_ = 0;
   std::unique_ptr<TFRecordReader> reader_;
   std::string record_;
@@ -325,6 +368,7 @@ size_t TFRecordReader::ReadFully(char* out, size_t n, uint64_t record_start) {
 }
 
 bool TFRecordReader::Next(std::string* record) {
+  resumable_ = false;
   const uint64_t start = offset_;
   char header[12];
   const size_t got = ReadFully(header, sizeof(header), start);
@@ -366,8 +410,11 @@ bool TFRecordReader::Next(std::string* record) {
   }
   if (MaskedCrc32c(record->data(), record->size()) !=
       static_cast<uint32_t>(GetLE(footer, 4))) {
+    ++records_consumed_;
+    resumable_ = true;
     throw Error(path_ + ": corrupt TFRecord" + at + ": data CRC mismatch");
   }
+  ++records_consumed_;
   ++record_index_;
   record_offset_ = start;
   return true;
@@ -498,12 +545,16 @@ Example ParseTFExample(const std::string& serialized,
 
 TFExampleDataSource::TFExampleDataSource(
     std::map<std::string, std::string> split_to_filepattern,
-    std::vector<std::string> features)
+    std::vector<std::string> features, BadRecordPolicy bad_records)
     : FileDataSource("TFExampleDataSource", std::move(split_to_filepattern)),
-      features_(std::move(features)) {}
+      features_(std::move(features)), bad_records_(std::move(bad_records)) {
+  if (!bad_records_.skipped)
+    bad_records_.skipped = std::make_shared<std::atomic<int64_t>>(0);
+}
 
 DatasetPtr TFExampleDataSource::ReadPlan(FileReadPlan plan) const {
-  return std::make_unique<TFExampleDataset>(std::move(plan), features_);
+  return std::make_unique<TFExampleDataset>(std::move(plan), features_,
+                                            bad_records_);
 }
 
 }  // namespace t5xx::seqio

@@ -65,6 +65,13 @@ class TFRecordReader {
   // cut short), or a read/decompression error. Offsets count bytes of the
   // (decompressed) record stream and point at the start of the bad record.
   bool Next(std::string* record);
+  // Records consumed from the stream: those returned plus those whose data
+  // CRC mismatched (their frame was read whole, so reading can go on).
+  int64_t records_consumed() const { return records_consumed_; }
+  // After Next threw: true when the error was a data CRC mismatch and the
+  // stream is positioned at the next record; false when the stream cannot be
+  // framed any more (bad length CRC, truncation, read error).
+  bool resumable_after_error() const { return resumable_; }
   // 0-based index of the record last returned by Next (-1 before the first).
   int64_t record_index() const { return record_index_; }
   // Byte offset (decompressed stream) where the last returned record starts.
@@ -80,6 +87,8 @@ class TFRecordReader {
   uint64_t offset_ = 0;
   uint64_t record_offset_ = 0;
   int64_t record_index_ = -1;
+  int64_t records_consumed_ = 0;
+  bool resumable_ = false;
 };
 
 // Reads every record of a TFRecord file. Throws like TFRecordReader.
@@ -120,6 +129,19 @@ Example ParseTFExample(const std::string& serialized,
 // known splits), a pattern matching no file, bad shard_info; while iterating,
 // CRC/truncation errors ("<file>: ... byte offset N") and parse errors
 // ("<file>: record <i>: ..."; a missing requested key names the key).
+//
+// With bad_records.skip (BadRecordPolicy, json_lines_source.h), instead of
+// throwing, while iterating:
+//  * a record whose data CRC mismatches, or whose tf.Example cannot be
+//    parsed, is skipped and counted as 1 (it still takes its position for
+//    example-level sharding; it is counted only by the reader whose shard
+//    owns that position);
+//  * a bad length CRC, a truncated record or a read/decompression error
+//    leaves the rest of that file unframeable: the rest of the file is
+//    skipped, counted as 1 skipped record (its records cannot be counted),
+//    and reading goes on with the next file.
+// File open errors still throw. The count is skipped_records() and
+// "skipped" in each dataset's SaveState (restored by RestoreState).
 class TFExampleDataSource : public FileDataSource {
  public:
   // split_to_filepattern: e.g. {"train", "/data/train.tfrecord-*"}.
@@ -127,13 +149,20 @@ class TFExampleDataSource : public FileDataSource {
   // Throws t5xx::Error when the map is empty.
   explicit TFExampleDataSource(
       std::map<std::string, std::string> split_to_filepattern,
-      std::vector<std::string> features = {});
+      std::vector<std::string> features = {},
+      BadRecordPolicy bad_records = {});
+
+  // Bad records skipped so far by all datasets of this source (0 unless
+  // bad_records.skip), including counts brought back by RestoreState.
+  int64_t skipped_records() const { return bad_records_.skipped->load(); }
+  const BadRecordPolicy& bad_record_policy() const { return bad_records_; }
 
  protected:
   DatasetPtr ReadPlan(FileReadPlan plan) const override;
 
  private:
   std::vector<std::string> features_;
+  BadRecordPolicy bad_records_;
 };
 
 }  // namespace t5xx::seqio
