@@ -531,6 +531,42 @@ DatasetPtr RepeatIndexed(std::function<DatasetPtr(int64_t epoch)> factory,
   return std::make_unique<RepeatDataset>(std::move(factory), num_epochs);
 }
 
+namespace {
+
+class MapIndexedDataset : public Dataset {
+ public:
+  using Fn = std::function<std::optional<Example>(Example, uint64_t)>;
+  MapIndexedDataset(DatasetPtr input, Fn fn)
+      : input_(std::move(input)), fn_(std::move(fn)) {}
+  std::optional<Example> Next() override {
+    while (auto ex = input_->Next()) {
+      auto out = fn_(std::move(*ex), index_++);
+      if (out) return out;
+    }
+    return std::nullopt;
+  }
+  nlohmann::json SaveState() const override {
+    return {{"index", index_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    index_ = StateField(state, "index", "indexed map").get<uint64_t>();
+    input_->RestoreState(StateField(state, "input", "indexed map"));
+  }
+
+ private:
+  DatasetPtr input_;
+  Fn fn_;
+  uint64_t index_ = 0;
+};
+
+}  // namespace
+
+DatasetPtr MapIndexed(DatasetPtr input,
+                      std::function<std::optional<Example>(Example, uint64_t)> fn) {
+  Check(input != nullptr, "MapIndexed: input dataset is null");
+  return std::make_unique<MapIndexedDataset>(std::move(input), std::move(fn));
+}
+
 DatasetPtr ParallelMapIndexed(DatasetPtr input,
                               std::function<Example(Example, uint64_t)> fn,
                               int num_threads) {

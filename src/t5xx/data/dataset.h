@@ -76,6 +76,13 @@ DatasetPtr RepeatIndexed(std::function<DatasetPtr(int64_t epoch)> factory,
 // num_threads < 0.
 DatasetPtr ParallelMap(DatasetPtr input, std::function<Example(Example)> fn,
                        int num_threads);
+// Sequential map with the example's 0-based index in the input stream (for
+// per-example seeds); an example for which fn returns std::nullopt is
+// dropped (its index is still used). State: {"index", "input"}.
+DatasetPtr MapIndexed(
+    DatasetPtr input,
+    std::function<std::optional<Example>(Example, uint64_t index)> fn);
+
 // As ParallelMap, but fn also receives the example's 0-based index in the
 // input stream (assigned in input order on the calling thread, before the
 // parallel work, and saved in the state), e.g. to seed per-example randomness.

@@ -19,29 +19,6 @@ constexpr uint64_t kPurposeIid = 22;
 constexpr uint64_t kStepChunk = 201;
 constexpr uint64_t kStepMask = 202;
 
-// Map with the example's 0-based index in the stream.
-class IndexedMap : public Dataset {
- public:
-  using Fn = std::function<Example(Example, uint64_t)>;
-  IndexedMap(DatasetPtr input, Fn fn) : input_(std::move(input)), fn_(std::move(fn)) {}
-  std::optional<Example> Next() override {
-    auto ex = input_->Next();
-    if (!ex) return std::nullopt;
-    return fn_(std::move(*ex), index_++);
-  }
-  nlohmann::json SaveState() const override {
-    return {{"index", index_}, {"input", input_->SaveState()}};
-  }
-  void RestoreState(const nlohmann::json& state) override {
-    index_ = StateField(state, "index", "indexed map").get<uint64_t>();
-    input_->RestoreState(StateField(state, "input", "indexed map"));
-  }
-
- private:
-  DatasetPtr input_;
-  Fn fn_;
-  uint64_t index_ = 0;
-};
 
 int64_t RequireLength(const FeatureLengths& sequence_length,
                       const std::string& key, const char* who) {
@@ -112,7 +89,7 @@ DatasetPtr PrefixLm(DatasetPtr input, const FeatureLengths& sequence_length,
                                     65536, "targets");
   ds = SplitTokens(std::move(ds), segment, "targets");
   const uint64_t mask_seed = HashSeed(seed, kStepMask);
-  return std::make_unique<IndexedMap>(std::move(ds), [=](Example ex, uint64_t index) {
+  return MapIndexed(std::move(ds), [=](Example ex, uint64_t index) {
     const Tokens tokens = GetTokens(ex, "targets");
     const NoiseMask mask = RandomPrefixNoiseMask(
         static_cast<int64_t>(tokens.size()), noise_density,
@@ -166,7 +143,7 @@ DatasetPtr IidDenoising(DatasetPtr input, const FeatureLengths& sequence_length,
   ds = ReduceConcatTokens(std::move(ds), 128, "targets");
   ds = SplitTokens(std::move(ds), segment, "targets");
   const uint64_t mask_seed = HashSeed(seed, kStepMask);
-  return std::make_unique<IndexedMap>(std::move(ds), [=](Example ex, uint64_t index) {
+  return MapIndexed(std::move(ds), [=](Example ex, uint64_t index) {
     const Tokens tokens = GetTokens(ex, "targets");
     const NoiseMask mask =
         IidNoiseMask(static_cast<int64_t>(tokens.size()), noise_density,

@@ -220,32 +220,6 @@ Tokens DropNonnoiseTokens(const Tokens& tokens, const NoiseMask& mask, int32_t) 
 
 namespace {
 
-// Map with the example's 0-based index in the stream.
-class IndexedMapDataset : public Dataset {
- public:
-  using Fn = std::function<std::optional<Example>(Example, uint64_t)>;
-  IndexedMapDataset(DatasetPtr input, Fn fn)
-      : input_(std::move(input)), fn_(std::move(fn)) {}
-  std::optional<Example> Next() override {
-    while (auto ex = input_->Next()) {
-      auto out = fn_(std::move(*ex), index_++);
-      if (out) return out;
-    }
-    return std::nullopt;
-  }
-  nlohmann::json SaveState() const override {
-    return {{"index", index_}, {"input", input_->SaveState()}};
-  }
-  void RestoreState(const nlohmann::json& state) override {
-    index_ = StateField(state, "index", "indexed map").get<uint64_t>();
-    input_->RestoreState(StateField(state, "input", "indexed map"));
-  }
-
- private:
-  DatasetPtr input_;
-  Fn fn_;
-  uint64_t index_ = 0;
-};
 
 class ReduceConcatDataset : public Dataset {
  public:
@@ -286,7 +260,7 @@ DatasetPtr SelectRandomChunk(DatasetPtr input, uint64_t seed,
                              const std::string& feature_key) {
   Check(max_length >= 1, "select_random_chunk: max_length must be >= 1, got " +
                              std::to_string(max_length));
-  return std::make_unique<IndexedMapDataset>(
+  return MapIndexed(
       std::move(input),
       [=](Example ex, uint64_t index) -> std::optional<Example> {
         const Tokens& t = GetTokens(ex, feature_key);
@@ -356,7 +330,7 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
   };
   if (num_threads > 1)
     return ParallelMapIndexed(std::move(input), denoise_one, num_threads);
-  return std::make_unique<IndexedMapDataset>(
+  return MapIndexed(
       std::move(input),
       [denoise_one](Example ex, uint64_t index) -> std::optional<Example> {
         return denoise_one(std::move(ex), index);

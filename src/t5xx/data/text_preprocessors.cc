@@ -11,28 +11,6 @@
 namespace t5xx::seqio {
 namespace {
 
-class IndexedMap : public Dataset {
- public:
-  using Fn = std::function<Example(Example, uint64_t)>;
-  IndexedMap(DatasetPtr input, Fn fn) : input_(std::move(input)), fn_(std::move(fn)) {}
-  std::optional<Example> Next() override {
-    auto ex = input_->Next();
-    if (!ex) return std::nullopt;
-    return fn_(std::move(*ex), index_++);
-  }
-  nlohmann::json SaveState() const override {
-    return {{"index", index_}, {"input", input_->SaveState()}};
-  }
-  void RestoreState(const nlohmann::json& state) override {
-    index_ = StateField(state, "index", "indexed map").get<uint64_t>();
-    input_->RestoreState(StateField(state, "input", "indexed map"));
-  }
-
- private:
-  DatasetPtr input_;
-  Fn fn_;
-  uint64_t index_ = 0;
-};
 
 std::string KeysOf(const Example& ex) {
   std::string s;
@@ -103,7 +81,7 @@ DatasetPtr Translate(DatasetPtr input, std::string source_language,
                      std::string target_language) {
   LanguageName(source_language);  // validate now, not at the first example
   LanguageName(target_language);
-  return std::make_unique<IndexedMap>(
+  return MapIndexed(
       std::move(input), [=](Example ex, uint64_t index) {
         return TranslateExample(ex, source_language, target_language, index);
       });
@@ -128,7 +106,7 @@ Example SummarizeExample(const Example& ex, const std::string& article_key,
 
 DatasetPtr Summarize(DatasetPtr input, std::string article_key,
                      std::string summary_key) {
-  return std::make_unique<IndexedMap>(
+  return MapIndexed(
       std::move(input), [=](Example ex, uint64_t index) {
         return SummarizeExample(ex, article_key, summary_key, index);
       });
@@ -203,7 +181,7 @@ DatasetPtr Glue(DatasetPtr input, std::string benchmark_name,
   Check(!label_names.empty(),
         "glue: label_names must not be empty (regression benchmarks such as "
         "stsb are not supported)");
-  return std::make_unique<IndexedMap>(
+  return MapIndexed(
       std::move(input), [=](Example ex, uint64_t index) {
         return GlueExample(ex, benchmark_name, label_names, feature_names,
                            id_key, index);
