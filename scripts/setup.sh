@@ -2,7 +2,8 @@
 # Installs what t5xx needs on Debian 12, idempotently and non-interactively.
 #   scripts/setup.sh          build + run dependencies, demo corpus sources
 #   scripts/setup.sh --test   also the Python packages the tests use to
-#                             check t5xx against real clients (zarr, ...)
+#                             check t5xx against real clients (zarr,
+#                             tensorboard, ...)
 set -euo pipefail
 
 packages=(
@@ -51,8 +52,8 @@ if [ "${1:-}" = "--test" ]; then
   if [ ! -x "$venv/bin/python3" ]; then
     python3 -m venv "$venv"
   fi
-  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore' 2>/dev/null; then
+  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard' 2>/dev/null; then
     echo "[setup] installing test-only Python packages into $venv"
-    "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore
+    "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore tensorboard
   fi
 fi

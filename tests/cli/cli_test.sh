@@ -144,6 +144,59 @@ else
   echo "FAIL config with a gin task:"; cat "$work/err"; failures=$((failures + 1))
 fi
 
+# A gin task with postprocess_fn and metric_fns, scored by `t5xx data score`.
+# Targets yes, no, yes; predictions yes, yes, no -> class ids 1,0,1 vs 1,1,0:
+# accuracy 1/3 = 33.33; F1 with TP=1, FP=1, FN=1 = 2/(2+1+1) = 50.
+printf '{"label": "yes"}\n{"label": "no"}\n{"label": "yes"}\n' >"$work/labels.jsonl"
+printf 'yes\nyes\nno\n' >"$work/predictions.txt"
+cat >"$work/label_task.gin" <<EOF
+import seqio
+from seqio import preprocessors
+from t5.data import postprocessors
+from t5.evaluation import metrics
+
+labels/seqio.Task:
+  name = 'gin_label_task'
+  source = @labels/t5xx.seqio.JsonLinesDataSource()
+  preprocessors = [@labels/preprocessors.rekey, @preprocessors.tokenize]
+  output_features = {'targets': @seqio.Feature()}
+  postprocess_fn = @postprocessors.string_label_to_class_id
+  metric_fns = [@metrics.accuracy, @metrics.f1_score_with_invalid]
+labels/t5xx.seqio.JsonLinesDataSource.split_to_filepattern = {'validation': '$work/labels.jsonl'}
+labels/preprocessors.rekey.key_map = {'targets': 'label'}
+seqio.Feature.vocabulary = @seqio.ByteVocabulary()
+postprocessors.string_label_to_class_id.label_classes = ['no', 'yes']
+t5xx.seqio.register.tasks = [@labels/seqio.Task()]
+EOF
+if "$T5XX" data score --gin_file="$work/label_task.gin" --task=gin_label_task \
+     --predictions="$work/predictions.txt" >"$work/score.json" 2>"$work/err" &&
+   grep -q '"accuracy": 33.333333333333' "$work/score.json" && grep -q '"f1": 50.0' "$work/score.json" &&
+   grep -q '"examples": 3' "$work/score.json"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL data score:"; cat "$work/err" "$work/score.json"; failures=$((failures + 1))
+fi
+printf 'yes\nno\n' >"$work/two_predictions.txt"
+expect_error data_score_count "has 2 lines but split 'validation' of task 'gin_label_task' has more examples" -- \
+  "$T5XX" data score --gin_file="$work/label_task.gin" --task=gin_label_task \
+  --predictions="$work/two_predictions.txt"
+expect_error data_score_wrong_metric "is not a metric_fn; t5xx knows @t5.evaluation.metrics.accuracy()" -- \
+  "$T5XX" data score --gin_file="$work/label_task.gin" --task=gin_label_task \
+  --predictions="$work/predictions.txt" "--gin_bindings=labels/seqio.Task.metric_fns = [@preprocessors.tokenize]"
+
+# A malformed JSON line: an error naming file:line, or skipped and counted.
+printf '{"ids": [5, 6]}\n{"ids": [7,\n{"ids": [8]}\n' >"$work/bad_tokens.jsonl"
+sed "s|$work/tokens.jsonl|$work/bad_tokens.jsonl|g" "$work/tokens_task.gin" >"$work/bad_tokens_task.gin"
+expect_error bad_json_line "bad_tokens.jsonl:2: malformed JSON line" -- \
+  "$T5XX" data stats --gin_file="$work/bad_tokens_task.gin" --task=gin_tokens_task
+if "$T5XX" data stats --gin_file="$work/bad_tokens_task.gin" --task=gin_tokens_task \
+     --skip_bad_records=true >"$work/skip.json" 2>"$work/err" &&
+   grep -q '"skipped_records": 1' "$work/skip.json" && grep -q '"examples": 2' "$work/skip.json"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL data stats --skip_bad_records:"; cat "$work/err" "$work/skip.json"; failures=$((failures + 1))
+fi
+
 # A small real corpus, then a 3-step run.
 if ! "$T5XX" build_corpus --data_dir="$work/data" --max_documents=3000 --vocab_size=1000 >"$work/corpus.log" 2>&1; then
   echo "FAIL build_corpus:"; cat "$work/corpus.log"; failures=$((failures + 1))
@@ -190,6 +243,23 @@ else
       pass=$((pass + 1))
     else
       echo "FAIL t5x-style config run:"; cat "$work/t5x_style.log"; failures=$((failures + 1))
+    fi
+    # Training on a gin mixture over the demo task (seqio's get_mixture_or_task).
+    cat >"$work/demo_mix.gin" <<EOF
+import seqio
+demo_mix/seqio.Mixture:
+  name = 'demo_mix'
+  tasks = [('c4_demo_span_corruption', 1.0)]
+t5xx.seqio.register.mixtures = [@demo_mix/seqio.Mixture()]
+MIXTURE_OR_TASK_NAME = 'demo_mix'
+EOF
+    if "$T5XX" train "${demo[@]}" --gin_file="$work/demo_mix.gin" --data_dir="$work/data" \
+         --gin.MODEL_DIR="$work/mixrun" --gin.TRAIN_STEPS=2 --gin.BATCH_SIZE=2 --gin.EVAL_STEPS=1 \
+         >"$work/mix.log" 2>&1 && grep -q "task demo_mix;" "$work/mix.log" &&
+       grep -q '^\[train\] step 2 ' "$work/mix.log"; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL train on a mixture:"; cat "$work/mix.log"; failures=$((failures + 1))
     fi
     # t5xx data show / stats on the demo task.
     if "$T5XX" data show --task=c4_demo_span_corruption --data_dir="$work/data" --n=2 \

@@ -11,10 +11,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "t5xx/data/sentencepiece_module.h"
 #include "t5xx/util/error.h"
@@ -135,6 +138,77 @@ TEST_F(SentencePieceVocabularyTest, EncodeMapsMarkersToExtraIds) {
   const auto hello = v.Encode("hello world");
   ASSERT_FALSE(hello.empty());
   EXPECT_NE(hello.back(), 1);
+}
+
+// The "sentencepiece_vocabulary" case of the seqio test vectors
+// (T5XX_TESTVECTORS, from seqio/vocabularies_test.py). Its ids belong to
+// seqio's test model, which is not shipped; what carries over to any
+// T5-convention model is the layout, checked here on the model trained above:
+//  * vocab_size(with extra ids) = vocab_size + extra_ids (26 + 10 = 36 there);
+//  * text between sentinel markers encodes as plain text, each marker
+//    <extra_id_k> as vocab_size - 1 - k. In the case, [35, 34, 3, 25, 26]:
+//    35, 34 and 26 are <extra_id_0>, <extra_id_1> and <extra_id_9> of 36, and
+//    [3, 25] is " v " (ids below the base size 26);
+//  * plain text round-trips and uses no special or extra id.
+TEST_F(SentencePieceVocabularyTest, SeqioTestVectorLayoutHoldsForThisModel) {
+  std::ifstream in(T5XX_TESTVECTORS);
+  ASSERT_TRUE(in) << T5XX_TESTVECTORS;
+  const nlohmann::json cases = nlohmann::json::parse(in).at("sentencepiece_vocabulary");
+  ASSERT_FALSE(cases.empty());
+  for (const auto& c : cases) {
+    const auto& wx = c.at("with_extra_ids");
+    const int32_t extra = wx.at("extra_ids").get<int32_t>();
+    const int32_t case_base = c.at("vocab_size").get<int32_t>();
+    const int32_t case_size = wx.at("vocab_size").get<int32_t>();
+    // The case itself obeys the layout.
+    ASSERT_EQ(case_size, case_base + extra);
+
+    SentencePieceVocabulary v(*model_, extra);
+    EXPECT_EQ(v.vocab_size(), v.base_vocab_size() + extra);
+
+    // Split the case text at the markers; build the expected ids for this
+    // model and, in parallel, check the case's own ids have the same shape.
+    const std::string text = wx.at("text").get<std::string>();
+    const std::vector<int32_t> case_ids = wx.at("ids").get<std::vector<int32_t>>();
+    std::vector<int32_t> expected;
+    size_t case_pos = 0;
+    auto plain = [&](const std::string& segment) {
+      const std::vector<int32_t> ids = v.Encode(segment);
+      for (int32_t id : ids) {
+        EXPECT_GE(id, 3) << "special id in '" << segment << "'";
+        EXPECT_LT(id, v.base_vocab_size()) << "extra id in '" << segment << "'";
+      }
+      expected.insert(expected.end(), ids.begin(), ids.end());
+      // The case's ids for this segment are below its base size too.
+      while (case_pos < case_ids.size() && case_ids[case_pos] < case_base) ++case_pos;
+    };
+    const std::regex marker(R"(<extra_id_(\d+)>)");
+    size_t last = 0;
+    for (std::sregex_iterator it(text.begin(), text.end(), marker), end; it != end; ++it) {
+      plain(text.substr(last, it->position() - last));
+      const int32_t k = std::stoi((*it)[1].str());
+      expected.push_back(v.vocab_size() - 1 - k);
+      ASSERT_LT(case_pos, case_ids.size());
+      EXPECT_EQ(case_ids[case_pos], case_size - 1 - k) << "case id for <extra_id_" << k << ">";
+      ++case_pos;
+      last = it->position() + it->length();
+    }
+    plain(text.substr(last));
+    EXPECT_EQ(case_pos, case_ids.size());
+    EXPECT_EQ(v.Encode(text), expected) << text;
+    EXPECT_EQ(v.Decode(expected), v.Decode(v.Encode(text)));
+
+    // Plain text: no special/extra ids, decodes back to itself.
+    const std::string plain_text = c.at("text").get<std::string>();
+    const std::vector<int32_t> ids = v.Encode(plain_text);
+    ASSERT_FALSE(ids.empty());
+    for (int32_t id : ids) {
+      EXPECT_GE(id, 3);
+      EXPECT_LT(id, v.base_vocab_size());
+    }
+    EXPECT_EQ(v.Decode(ids), plain_text);
+    for (int32_t id : c.at("ids").get<std::vector<int32_t>>()) EXPECT_LT(id, case_base);
+  }
 }
 
 TEST_F(SentencePieceVocabularyTest, DecodeRoundTripAndSentinelText) {

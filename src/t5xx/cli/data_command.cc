@@ -6,6 +6,15 @@
 //                  [--feature_converter=EncDecFeatureConverter --pack=true]
 //   t5xx data stats --task=NAME [--split=validation] [--max_examples=1000]
 //                  [--lengths=...] [--feature_converter=... --pack=true]
+//   t5xx data score --task=NAME --predictions=FILE [--split=validation]
+//                  [--lengths=...]
+// score rates one prediction per line of FILE against the split's examples
+// in order with the task's postprocess_fn and metric_fns (seqio's Evaluator
+// for one task) and prints the metrics as JSON; FILE must have exactly one
+// line per example.
+// --skip_bad_records=true makes file sources skip malformed JSON lines and
+// bad TFRecords (counting them) instead of failing on the first; stats reports
+// the count as "skipped_records", show prints it on stderr.
 // Both take the gin flags (--gin_file, --gin.X, --gin_bindings) to define
 // tasks and mixtures in gin (t5xx.seqio.register; docs/gin.md); every binding
 // must then be read.
@@ -19,6 +28,7 @@
 // with a converter, the padding fraction of the model features.
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -31,6 +41,7 @@
 #include "t5xx/config/t5x_configurables.h"
 #include "t5xx/data/corpus_builder.h"
 #include "t5xx/data/demo_tasks.h"
+#include "t5xx/data/evaluation.h"
 #include "t5xx/data/feature_converters.h"
 #include "t5xx/data/mixture.h"
 #include "t5xx/data/task.h"
@@ -94,13 +105,25 @@ struct DataRequest {
   seqio::DatasetPtr dataset;
   std::unique_ptr<seqio::FeatureConverter> converter;
   seqio::FeatureLengths lengths;
+  std::vector<seqio::DataSourcePtr> sources;  // of the task or the mixture's tasks
+
+  int64_t skipped_records() const {
+    int64_t n = 0;
+    for (const auto& s : sources) n += s->skipped_records();
+    return n;
+  }
 };
 
-DataRequest Open(std::map<std::string, std::string>& f, const std::string& default_split) {
+bool ParseBool(const std::string& flag, const std::string& v) {
+  Check(v == "true" || v == "false",
+        "t5xx data: --" + flag + " must be true or false, got '" + v + "'");
+  return v == "true";
+}
+
+DataRequest Open(std::map<std::string, std::string>& f, const std::string& default_split,
+                 const std::optional<std::string>& demo_problem) {
   Check(f.count("task"), "t5xx data: --task=NAME is required (e.g. --task=" +
                              std::string(seqio::kDemoTaskName) + ")");
-  const std::string data_dir = f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir();
-  std::optional<std::string> demo_problem = seqio::RegisterDemoTasks(data_dir);
   if (f["task"] == seqio::kDemoTaskName && demo_problem) throw Error(*demo_problem);
   DataRequest r;
   if (f.count("lengths")) r.lengths = ParseLengths(f["lengths"]);
@@ -110,21 +133,18 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
   if (seqio::MixtureRegistry::Global().Has(r.name)) {
     seqio::MixturePtr m = seqio::MixtureRegistry::Global().Get(r.name);
     r.output_features = m->output_features();
+    for (const auto& t : m->tasks()) r.sources.push_back(t->source());
     r.dataset = m->GetDataset(r.lengths, split, /*shuffle=*/false, seed, {}, /*num_epochs=*/1);
   } else {
     seqio::TaskPtr task = seqio::TaskRegistry::Global().Get(r.name);
     r.output_features = task->output_features();
+    r.sources.push_back(task->source());
     r.dataset = task->GetDataset(r.lengths, split, /*shuffle=*/false, seed);
   }
   if (f.count("feature_converter")) {
     Check(!r.lengths.empty(), "t5xx data: --feature_converter needs --lengths (the task "
                               "feature lengths, e.g. --lengths=inputs=128,targets=32)");
-    bool pack = false;
-    if (f.count("pack")) {
-      Check(f["pack"] == "true" || f["pack"] == "false",
-            "t5xx data: --pack must be true or false, got '" + f["pack"] + "'");
-      pack = f["pack"] == "true";
-    }
+    const bool pack = f.count("pack") && ParseBool("pack", f["pack"]);
     r.converter = MakeConverter(f["feature_converter"], pack);
     r.dataset = (*r.converter)(std::move(r.dataset), r.lengths, r.name);
   } else {
@@ -152,14 +172,15 @@ int DataCommand(const std::vector<std::string>& args) {
 }
 
 int DataCommandImpl(const std::vector<std::string>& args) {
-  Check(!args.empty() && (args[0] == "show" || args[0] == "stats"),
-        "t5xx data: expected a subcommand, `show` or `stats` (see t5xx --help)");
+  Check(!args.empty() && (args[0] == "show" || args[0] == "stats" || args[0] == "score"),
+        "t5xx data: expected a subcommand, `show`, `stats` or `score` (see t5xx --help)");
   const std::string sub = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
   const std::vector<std::string> common = {"task", "split", "seed", "lengths",
-                                           "feature_converter", "pack", "data_dir"};
+                                           "feature_converter", "pack", "data_dir",
+                                           "skip_bad_records"};
   std::vector<std::string> known = common;
-  known.push_back(sub == "show" ? "n" : "max_examples");
+  known.push_back(sub == "show" ? "n" : sub == "stats" ? "max_examples" : "predictions");
   // Tasks defined in gin files (--gin_file, --gin.X, --gin_bindings).
   bool has_gin = false;
   for (const auto& a : rest) has_gin = has_gin || a.rfind("--gin", 0) == 0;
@@ -173,15 +194,23 @@ int DataCommandImpl(const std::vector<std::string>& args) {
     rest = gin::ParseGinFlags(rest, *gin_config);
   }
   auto f = ParseFlags(rest, known, "data " + sub);
+  // Tasks are registered explicitly at start-up: the demo task first (so gin
+  // mixtures may name it), then those defined in gin.
+  const std::string data_dir = f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir();
+  const bool skip =
+      f.count("skip_bad_records") && ParseBool("skip_bad_records", f["skip_bad_records"]);
+  const std::optional<std::string> demo_problem =
+      seqio::RegisterDemoTasks(data_dir, seqio::TaskRegistry::Global(), skip);
   if (gin_config) {
     gin_config->Finalize();
-    RegisterGinTasks(*gin_config, f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir());
+    RegisterGinTasks(*gin_config, data_dir, seqio::TaskRegistry::Global(),
+                     seqio::MixtureRegistry::Global(), skip);
     RequireAllBindingsRead(*gin_config, "data " + sub);
   }
 
   if (sub == "show") {
     const int64_t n = f.count("n") ? ParseInt("n", f["n"], 1) : 5;
-    DataRequest r = Open(f, "train");
+    DataRequest r = Open(f, "train", demo_problem);
     for (int64_t i = 0; i < n; ++i) {
       auto ex = r.dataset->Next();
       if (!ex) break;
@@ -197,12 +226,55 @@ int DataCommandImpl(const std::vector<std::string>& args) {
       }
       std::cout << j.dump() << "\n";
     }
+    if (r.skipped_records() > 0) {
+      std::cerr << "[data] skipped " << r.skipped_records() << " bad record(s)\n";
+    }
+    return 0;
+  }
+
+  if (sub == "score") {
+    Check(f.count("predictions"),
+          "t5xx data score: --predictions=FILE is required (one prediction per line)");
+    Check(!f.count("feature_converter"),
+          "t5xx data score: --feature_converter does not apply (predictions are scored "
+          "against the task's examples)");
+    Check(!seqio::MixtureRegistry::Global().Has(f["task"]),
+          "t5xx data score: '" + f["task"] + "' is a mixture; score each of its tasks "
+          "(seqio evaluates tasks, not mixtures)");
+    std::vector<std::string> predictions;
+    {
+      std::ifstream in(f["predictions"]);
+      Check(in.good(), "t5xx data score: cannot open --predictions file '" + f["predictions"] + "'");
+      for (std::string line; std::getline(in, line);) predictions.push_back(line);
+    }
+    DataRequest r = Open(f, "validation", demo_problem);
+    std::vector<seqio::Example> examples;
+    while (auto ex = r.dataset->Next()) {
+      examples.push_back(std::move(*ex));
+      Check(examples.size() <= predictions.size(),
+            "t5xx data score: '" + f["predictions"] + "' has " +
+                std::to_string(predictions.size()) + " lines but split '" +
+                (f.count("split") ? f["split"] : "validation") + "' of task '" + r.name +
+                "' has more examples; give one prediction per example");
+    }
+    Check(examples.size() == predictions.size(),
+          "t5xx data score: '" + f["predictions"] + "' has " + std::to_string(predictions.size()) +
+              " lines but split '" + (f.count("split") ? f["split"] : "validation") +
+              "' of task '" + r.name + "' has " + std::to_string(examples.size()) +
+              " examples; give one prediction per example");
+    const auto metrics = seqio::EvaluatePredictions(*seqio::TaskRegistry::Global().Get(r.name),
+                                                    examples, predictions);
+    nlohmann::json j;
+    j["task"] = r.name;
+    j["examples"] = examples.size();
+    for (const auto& [k, v] : metrics) j[k] = v;
+    std::cout << j.dump(2) << std::endl;
     return 0;
   }
 
   const int64_t max_examples = f.count("max_examples") ? ParseInt("max_examples", f["max_examples"], 1)
                                                         : 1000;
-  DataRequest r = Open(f, "validation");
+  DataRequest r = Open(f, "validation", demo_problem);
   int64_t examples = 0;
   std::map<std::string, int64_t> tokens, positions;
   while (examples < max_examples) {
@@ -222,6 +294,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
   nlohmann::json j;
   j["task"] = r.name;
   j["examples"] = examples;
+  j["skipped_records"] = r.skipped_records();
   for (const auto& [k, n] : tokens) {
     j[k + "_tokens"] = n;
     if (r.converter && positions[k] > 0) {

@@ -34,6 +34,15 @@ constexpr char kJsonLines[] = "t5xx.seqio.JsonLinesDataSource";
 constexpr char kSpm[] = "seqio.SentencePieceVocabulary";
 constexpr char kByte[] = "seqio.ByteVocabulary";
 constexpr char kPassThrough[] = "seqio.PassThroughVocabulary";
+constexpr char kStringToFloat[] = "t5.data.postprocessors.string_to_float";
+constexpr char kLowerText[] = "t5.data.postprocessors.lower_text";
+constexpr char kLabelToId[] = "t5.data.postprocessors.string_label_to_class_id";
+constexpr char kQa[] = "t5.data.postprocessors.qa";
+constexpr char kAccuracy[] = "t5.evaluation.metrics.accuracy";
+constexpr char kSequenceAccuracy[] = "t5.evaluation.metrics.sequence_accuracy";
+constexpr char kF1Invalid[] = "t5.evaluation.metrics.f1_score_with_invalid";
+constexpr char kMeanF1[] = "t5.evaluation.metrics.mean_multiclass_f1";
+constexpr char kSquad[] = "t5.evaluation.metrics.squad";
 
 std::string Where(const Value& v) {
   std::string loc = v.location().ToString();
@@ -98,8 +107,13 @@ std::vector<std::string> StringList(const Value& v) {
 // are text, arrays of integers are token ids.
 class TokenJsonLinesSource : public seqio::FileDataSource {
  public:
-  TokenJsonLinesSource(std::map<std::string, std::string> splits, std::vector<std::string> fields)
-      : FileDataSource(kJsonLines, std::move(splits)), fields_(std::move(fields)) {}
+  TokenJsonLinesSource(std::map<std::string, std::string> splits, std::vector<std::string> fields,
+                       seqio::BadRecordPolicy bad_records)
+      : FileDataSource(kJsonLines, std::move(splits)),
+        fields_(std::move(fields)),
+        bad_records_(std::move(bad_records)) {}
+
+  int64_t skipped_records() const override { return bad_records_.skipped->load(); }
 
  protected:
   seqio::DatasetPtr ReadPlan(seqio::FileReadPlan plan) const override {
@@ -148,16 +162,19 @@ class TokenJsonLinesSource : public seqio::FileDataSource {
             }
           }
           return ex;
-        });
+        },
+        bad_records_);
   }
 
  private:
   std::vector<std::string> fields_;
+  seqio::BadRecordPolicy bad_records_;
 };
 
 class Builder {
  public:
-  Builder(gin::Config& c, std::string data_dir) : c_(c), data_dir_(std::move(data_dir)) {}
+  Builder(gin::Config& c, std::string data_dir, bool skip_bad_records)
+      : c_(c), data_dir_(std::move(data_dir)), skip_bad_records_(skip_bad_records) {}
 
   seqio::DataSourcePtr Source(const Value& v) {
     const std::string& kind = ExpectOneOf(v, {kTextLine, kTFExample, kJsonLines}, "a data source");
@@ -168,12 +185,15 @@ class Builder {
         return std::make_shared<seqio::TextLineDataSource>(
             SplitMap(splits), static_cast<int>(c_.Query(kind, "skip_header_lines", s).AsInt()));
       }
+      const Value skip = c_.Query(kind, "skip_bad_records", s);
+      seqio::BadRecordPolicy policy;
+      policy.skip = skip.is_none() ? skip_bad_records_ : skip.AsBool();
       if (kind == kTFExample) {
         return std::make_shared<seqio::TFExampleDataSource>(
-            SplitMap(splits), StringList(c_.Query(kind, "feature_keys", s)));
+            SplitMap(splits), StringList(c_.Query(kind, "feature_keys", s)), policy);
       }
-      return std::make_shared<TokenJsonLinesSource>(SplitMap(splits),
-                                                    StringList(c_.Query(kind, "fields", s)));
+      return std::make_shared<TokenJsonLinesSource>(
+          SplitMap(splits), StringList(c_.Query(kind, "fields", s)), policy);
     } catch (const Error& e) {
       throw Error(Where(v) + ": " + e.what());
     }
@@ -238,6 +258,41 @@ class Builder {
     }
   }
 
+  seqio::PostprocessFn Postprocessor(const Value& v) {
+    if (v.is_none()) return nullptr;
+    const std::string& kind =
+        ExpectOneOf(v, {kStringToFloat, kLowerText, kLabelToId, kQa}, "a postprocess_fn");
+    const std::string& s = v.reference_scope();
+    try {
+      if (kind == kStringToFloat) {
+        return seqio::postprocessors::string_to_float(c_.Query(kind, "default", s).AsFloat());
+      }
+      if (kind == kLowerText) return seqio::postprocessors::lower_text();
+      if (kind == kQa) return seqio::postprocessors::qa();
+      return seqio::postprocessors::string_label_to_class_id(
+          StringList(c_.Query(kind, "label_classes", s)), c_.Query(kind, "default", s).AsInt());
+    } catch (const Error& e) {
+      throw Error(Where(v) + ": " + e.what());
+    }
+  }
+
+  seqio::MetricFn Metric(const Value& v) {
+    const std::string& kind = ExpectOneOf(
+        v, {kAccuracy, kSequenceAccuracy, kF1Invalid, kMeanF1, kSquad}, "a metric_fn");
+    try {
+      if (kind == kAccuracy) return seqio::metric_fns::accuracy();
+      if (kind == kSequenceAccuracy) return seqio::metric_fns::sequence_accuracy();
+      if (kind == kF1Invalid) return seqio::metric_fns::f1_score_with_invalid();
+      if (kind == kSquad) return seqio::metric_fns::squad();
+      const int64_t n = c_.Query(kind, "num_classes", v.reference_scope()).AsInt();
+      Check(n >= 1 && n <= INT32_MAX,
+            "mean_multiclass_f1.num_classes must be at least 1, got " + std::to_string(n));
+      return seqio::metric_fns::mean_multiclass_f1(static_cast<int>(n));
+    } catch (const Error& e) {
+      throw Error(Where(v) + ": " + e.what());
+    }
+  }
+
   seqio::TaskPtr Task(const Value& v) {
     ExpectOneOf(v, {kTask}, "a task");
     const std::string& s = v.reference_scope();
@@ -258,9 +313,14 @@ class Builder {
       features[k.AsString()] = f;
     }
     const Value sbs = c_.Query(kTask, "shuffle_buffer_size", s);
+    seqio::PostprocessFn post = Postprocessor(c_.Query(kTask, "postprocess_fn", s));
+    std::vector<seqio::MetricFn> metric_fns;
+    const Value mfs = c_.Query(kTask, "metric_fns", s);
+    for (const auto& m : mfs.AsList()) metric_fns.push_back(Metric(m));
     try {
       return std::make_shared<seqio::Task>(name, std::move(source), std::move(steps),
-                                           std::move(features), sbs.is_none() ? 0 : sbs.AsInt());
+                                           std::move(features), sbs.is_none() ? 0 : sbs.AsInt(),
+                                           std::move(post), std::move(metric_fns));
     } catch (const Error& e) {
       throw Error(Where(v) + ": " + e.what());
     }
@@ -298,6 +358,7 @@ class Builder {
  private:
   gin::Config& c_;
   std::string data_dir_;
+  bool skip_bad_records_;
   std::map<std::pair<std::string, std::string>, seqio::VocabularyPtr> vocabs_;
 };
 
@@ -346,9 +407,10 @@ void RegisterPreprocessorConfigurables(gin::Registry& registry,
 }
 
 GinTaskNames RegisterGinTasks(gin::Config& config, const std::string& data_dir,
-                              seqio::TaskRegistry& tasks, seqio::MixtureRegistry& mixtures) {
+                              seqio::TaskRegistry& tasks, seqio::MixtureRegistry& mixtures,
+                              bool skip_bad_records) {
   GinTaskNames out;
-  Builder b(config, data_dir);
+  Builder b(config, data_dir, skip_bad_records);
   if (config.IsBound(kRegister, "tasks")) {
     const Value list = config.Query(kRegister, "tasks");
     for (const auto& v : list.AsList()) {

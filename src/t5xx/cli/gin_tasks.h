@@ -37,10 +37,13 @@ struct GinTaskNames {
 // SentencePiece model file is looked up in the current directory, then under
 // `data_dir`. Throws t5xx::Error naming the gin file:line of the offending
 // value (unknown source/vocabulary/preprocessor kind, bad arguments, a task
-// name that is already registered, ...).
+// name that is already registered, ...). skip_bad_records is the default for
+// file sources whose gin `skip_bad_records` is None (the CLI's
+// --skip_bad_records flag).
 GinTaskNames RegisterGinTasks(gin::Config& config, const std::string& data_dir,
                               seqio::TaskRegistry& tasks = seqio::TaskRegistry::Global(),
-                              seqio::MixtureRegistry& mixtures = seqio::MixtureRegistry::Global());
+                              seqio::MixtureRegistry& mixtures = seqio::MixtureRegistry::Global(),
+                              bool skip_bad_records = false);
 
 // Throws t5xx::Error listing the bindings nothing read (t5x would ignore them).
 void RequireAllBindingsRead(const gin::Config& config, const std::string& command);

@@ -14,6 +14,8 @@
 #include "t5xx/data/corpus_builder.h"
 #include "t5xx/data/demo_tasks.h"
 #include "t5xx/data/feature_converters.h"
+#include "t5xx/data/mixture.h"
+#include "t5xx/data/preprocessor_registry.h"
 #include "t5xx/data/sentencepiece_vocabulary.h"
 #include "t5xx/data/task.h"
 #include "t5xx/models/encoder_decoder_model.h"
@@ -29,17 +31,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
-seqio::TaskPtr GetTask(const std::string& name,
-                       const std::optional<std::string>& demo_problem) {
+// The output features of the task or mixture `name` (seqio's
+// get_mixture_or_task: a mixture wins when both registries hold the name).
+// Throws t5xx::Error for an unknown name ("did you mean" over both
+// registries) or a demo task whose corpus is missing.
+seqio::OutputFeatures GetOutputFeatures(const std::string& name,
+                                        const std::optional<std::string>& demo_problem) {
   if (name == seqio::kDemoTaskName && demo_problem) throw Error(*demo_problem);
-  return seqio::TaskRegistry::Global().Get(name);
+  if (seqio::MixtureRegistry::Global().Has(name)) {
+    return seqio::MixtureRegistry::Global().Get(name)->output_features();
+  }
+  if (!seqio::TaskRegistry::Global().Has(name)) {
+    std::vector<std::string> names = seqio::TaskRegistry::Global().Names();
+    for (const auto& m : seqio::MixtureRegistry::Global().Names()) names.push_back(m);
+    const std::string suggestion = seqio::ClosestName(name, names);
+    throw Error("no task or mixture named '" + name + "'" +
+                (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
+                "; define it in gin (seqio.Task / seqio.Mixture in t5xx.seqio.register) or "
+                "use " + seqio::kDemoTaskName);
+  }
+  return seqio::TaskRegistry::Global().Get(name)->output_features();
 }
 
 // Batches of `d` as model tensors; the stream's errors name `what`.
 trainer::BatchFn MakeBatchFn(const DatasetConfig& d, int num_epochs, uint64_t seed) {
   auto converter = std::make_shared<seqio::EncDecFeatureConverter>(d.pack);
   seqio::FeatureLengths lengths(d.task_feature_lengths.begin(), d.task_feature_lengths.end());
-  auto it = std::make_shared<seqio::BatchIterator>(seqio::GetDataset(
+  auto it = std::make_shared<seqio::BatchIterator>(seqio::GetMixtureOrTaskDataset(
       d.mixture_or_task_name, lengths, *converter, d.split, d.shuffle, num_epochs, {},
       d.seed ? static_cast<uint64_t>(*d.seed) : seed, d.batch_size));
   return [it, converter]() -> std::optional<models::FeatureBatch> {
@@ -66,19 +84,20 @@ std::string Describe(const DatasetConfig& d, const std::string& scope) {
 
 // t5x's train() requires the task's output vocabulary to equal the model's
 // (utils.verify_matching_vocabs); relative model paths are under data_dir.
-void CheckVocabularies(const TrainSetup& s, const seqio::Task& task,
+void CheckVocabularies(const TrainSetup& s, const std::string& task_name,
+                       const seqio::OutputFeatures& output_features,
                        const std::string& data_dir) {
   int64_t task_vocab = 0;
-  for (const auto& [name, feature] : task.output_features()) {
+  for (const auto& [name, feature] : output_features) {
     task_vocab = std::max<int64_t>(task_vocab, feature.vocabulary->vocab_size());
   }
   Check(task_vocab <= s.t5_config.vocab_size,
-        "task '" + task.name() + "' uses a vocabulary of " + std::to_string(task_vocab) +
+        "task '" + task_name + "' uses a vocabulary of " + std::to_string(task_vocab) +
             " ids but network.T5Config.vocab_size = " + std::to_string(s.t5_config.vocab_size) +
             "; set vocab_size to at least " + std::to_string(task_vocab) +
             " (t5x rounds up to a multiple of 128)");
-  auto it = task.output_features().find("targets");
-  if (it == task.output_features().end()) return;
+  auto it = output_features.find("targets");
+  if (it == output_features.end()) return;
   const auto* task_spm =
       dynamic_cast<const seqio::SentencePieceVocabulary*>(it->second.vocabulary.get());
   const VocabularyConfig& v = s.output_vocabulary;
@@ -92,7 +111,7 @@ void CheckVocabularies(const TrainSetup& s, const seqio::Task& task,
   throw Error(
       "the model's vocabulary (seqio.SentencePieceVocabulary.sentencepiece_model_file = '" +
       v.sentencepiece_model_file + "', extra_ids = " + std::to_string(v.extra_ids) +
-      ") is not the vocabulary of task '" + task.name() + "' (" +
+      ") is not the vocabulary of task '" + task_name + "' (" +
       (task_spm ? "'" + task_spm->model_file() + "', extra_ids = " +
                       std::to_string(task_spm->extra_ids())
                 : std::string("not a SentencePieceVocabulary")) +
@@ -123,10 +142,9 @@ int TrainCommand(const std::vector<std::string>& all_args) {
                                                               : seqio::DefaultDataDir();
   CheckModelDir(s.model_dir);
 
-  // Tasks are registered explicitly at start-up.
-  std::optional<std::string> demo_problem = seqio::RegisterDemoTasks(data_dir);
-  seqio::TaskPtr task = GetTask(s.train_dataset.mixture_or_task_name, demo_problem);
-  CheckVocabularies(s, *task, data_dir);
+  const std::optional<std::string>& demo_problem = loaded.demo_problem;
+  const std::string& task_name = s.train_dataset.mixture_or_task_name;
+  CheckVocabularies(s, task_name, GetOutputFeatures(task_name, demo_problem), data_dir);
 
   models::EncoderDecoderModel model(models::Transformer(s.t5_config), s.z_loss,
                                     s.label_smoothing, s.loss_normalizing_factor);
@@ -157,7 +175,7 @@ int TrainCommand(const std::vector<std::string>& all_args) {
   std::string eval_name;
   if (s.train_eval_dataset) {
     const DatasetConfig eval_cfg = *s.train_eval_dataset;
-    GetTask(eval_cfg.mixture_or_task_name, demo_problem);
+    GetOutputFeatures(eval_cfg.mixture_or_task_name, demo_problem);
     eval_name = eval_cfg.mixture_or_task_name;
     const std::string eval_what = Describe(eval_cfg, "train_eval");
     make_eval = [eval_cfg, eval_what, seed = s.random_seed]() {
@@ -186,7 +204,7 @@ int TrainCommand(const std::vector<std::string>& all_args) {
   }
   std::cout << "[setup] T5.1.1 encoder-decoder, " << trainer.params().NumElements()
             << " parameters; mesh (data=" << partitioner.mesh().data
-            << ", model=" << partitioner.mesh().model << "); task " << task->name()
+            << ", model=" << partitioner.mesh().model << "); task " << task_name
             << "; batch " << s.train_dataset.batch_size << "; lengths";
   for (const auto& [k, v] : s.train_dataset.task_feature_lengths) std::cout << " " << k << "=" << v;
   std::cout << "; model_dir " << s.model_dir << std::endl;

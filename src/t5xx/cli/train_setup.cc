@@ -2,6 +2,7 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/gin_tasks.h"
+#include "t5xx/data/demo_tasks.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/config/t5x_configurables.h"
 #include "t5xx/data/corpus_builder.h"
@@ -276,10 +277,12 @@ LoadedTrainConfig LoadTrainConfig(const std::vector<std::string>& args,
   out.flags = ParseFlags(rest, known_flags, command);
   out.config->Finalize();
   out.setup = ReadTrainSetup(*out.config);
-  // Tasks and mixtures defined in the gin files join seqio's registries now,
-  // before the demo task (t5xx train) or the validation (t5xx config) reads them.
+  // Tasks are registered explicitly at start-up: the demo task first (so gin
+  // mixtures may name it), then the tasks and mixtures defined in the gin
+  // files, before train or config reads them.
   const std::string data_dir =
       out.flags.count("data_dir") ? out.flags["data_dir"] : seqio::DefaultDataDir();
+  out.demo_problem = seqio::RegisterDemoTasks(data_dir);
   RegisterGinTasks(*out.config, data_dir);
   RequireAllBindingsRead(*out.config, "train");
   return out;

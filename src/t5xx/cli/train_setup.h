@@ -75,6 +75,8 @@ struct LoadedTrainConfig {
   std::unique_ptr<gin::Config> config;  // points into *registry
   TrainSetup setup;
   std::map<std::string, std::string> flags;  // the command's own flags
+  // Why the demo task is not registered (its corpus is missing), else empty.
+  std::optional<std::string> demo_problem;
 };
 
 // What `t5xx train` and `t5xx config` share: requires at least one

@@ -85,8 +85,31 @@ void RegisterT5xConfigurables(Registry& r) {
                         "Preprocessor references, e.g. [@seqio.preprocessors.append_eos]."),
                Required("output_features", T::kDict, "{'targets': @seqio.Feature()}"),
                Optional("shuffle_buffer_size", T::kOptionalInt, I(1000),
-                        "None forbids shuffling.")},
+                        "None forbids shuffling."),
+               Optional("postprocess_fn", T::kOptionalReference, None(),
+                        "e.g. @t5.data.postprocessors.string_label_to_class_id (None = the "
+                        "decoded text)."),
+               Optional("metric_fns", T::kList, Value::List({}),
+                        "e.g. [@t5.evaluation.metrics.accuracy]")},
               "A seqio Task defined in gin; list it in t5xx.seqio.register.tasks."});
+  // Postprocessors and metrics for seqio.Task.postprocess_fn / metric_fns
+  // (src/t5xx/data/postprocessors.h, evaluation.h).
+  r.Register({"t5.data.postprocessors.string_to_float",
+              {Optional("default", T::kFloat, F(-1.0), "Returned when the text is no float.")},
+              "Parses the decoded text as a float."});
+  r.Register({"t5.data.postprocessors.lower_text", {}, "Lowercases the decoded text."});
+  r.Register({"t5.data.postprocessors.string_label_to_class_id",
+              {Required("label_classes", T::kList, "The class names, in id order."),
+               Optional("default", T::kInt, I(-1), "Returned for an unknown label.")},
+              "Maps the decoded label text to its class id."});
+  r.Register({"t5.data.postprocessors.qa", {},
+              "Targets become the example's 'answers'; predictions stay text."});
+  for (const char* m : {"accuracy", "sequence_accuracy", "f1_score_with_invalid", "squad"}) {
+    r.Register({std::string("t5.evaluation.metrics.") + m, {}, "A t5 evaluation metric."});
+  }
+  r.Register({"t5.evaluation.metrics.mean_multiclass_f1",
+              {Required("num_classes", T::kInt)},
+              "Macro-averaged F1 over num_classes labels."});
   r.Register({"seqio.Mixture",
               {Required("name", T::kString),
                Required("tasks", T::kList, "Task/mixture names or (name, rate) tuples."),
@@ -99,11 +122,17 @@ void RegisterT5xConfigurables(Registry& r) {
   r.Register({"seqio.TFExampleDataSource",
               {Required("split_to_filepattern", T::kDict),
                Optional("feature_keys", T::kOptionalList, None(),
-                        "t5xx only: the tf.Example keys to read (None = all).")},
+                        "t5xx only: the tf.Example keys to read (None = all)."),
+               Optional("skip_bad_records", T::kOptionalBool, None(),
+                        "t5xx only: skip and count records with a bad CRC or an unparsable "
+                        "tf.Example instead of failing (None = the --skip_bad_records flag).")},
               "TFRecord files of tf.Example."});
   r.Register({"t5xx.seqio.JsonLinesDataSource",
               {Required("split_to_filepattern", T::kDict),
-               Optional("fields", T::kOptionalList, None(), "Fields to read (None = all).")},
+               Optional("fields", T::kOptionalList, None(), "Fields to read (None = all)."),
+               Optional("skip_bad_records", T::kOptionalBool, None(),
+                        "Skip and count malformed lines instead of failing (None = the "
+                        "--skip_bad_records flag).")},
               "JSON lines: string fields become text, arrays of ints become token ids."});
   r.Register({"seqio.ByteVocabulary", {Optional("extra_ids", T::kInt, I(0))},
               "The ByT5 byte vocabulary."});

@@ -31,6 +31,10 @@ class DataSource {
   virtual DatasetPtr GetDataset(const std::string& split, bool shuffle,
                                 uint64_t seed,
                                 const ShardInfo& shard_info) const = 0;
+  // Bad records skipped so far by every dataset of this source when it was
+  // built to skip them (BadRecordPolicy, json_lines_source.h); 0 for sources
+  // that never skip. `t5xx data stats` reports it as "skipped_records".
+  virtual int64_t skipped_records() const { return 0; }
 };
 
 using DataSourcePtr = std::shared_ptr<const DataSource>;

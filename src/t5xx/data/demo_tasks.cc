@@ -16,7 +16,8 @@ std::string DemoCorpusDir(const std::string& data_dir) {
 }
 
 std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
-                                             TaskRegistry& registry) {
+                                             TaskRegistry& registry,
+                                             bool skip_bad_records) {
   const std::string dir = DemoCorpusDir(data_dir);
   const std::string build_hint =
       "; build it with `t5xx build_corpus --data_dir=" + data_dir +
@@ -38,7 +39,7 @@ std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
       std::map<std::string, std::string>{
           {"train", info.TrainFilePattern()},
           {"validation", info.ValidationFilePattern()}},
-      std::vector<std::string>{"text"});
+      std::vector<std::string>{"text"}, BadRecordPolicy{skip_bad_records});
   OutputFeatures features{{"inputs", Feature{vocab, true, true}},
                           {"targets", Feature{vocab, true, true}}};
   std::vector<Preprocessor> preprocessors = {

@@ -23,8 +23,11 @@ std::string DemoCorpusDir(const std::string& data_dir);
 // Registers the demo task when the corpus under data_dir is complete.
 // Returns std::nullopt on success, else the reason it was not registered
 // (corpus or vocabulary missing, with the command that builds it); the
-// caller raises it when the demo task is requested.
+// caller raises it when the demo task is requested. skip_bad_records: the
+// JSON-lines source skips and counts malformed lines (BadRecordPolicy)
+// instead of failing on the first one.
 std::optional<std::string> RegisterDemoTasks(
-    const std::string& data_dir, TaskRegistry& registry = TaskRegistry::Global());
+    const std::string& data_dir, TaskRegistry& registry = TaskRegistry::Global(),
+    bool skip_bad_records = false);
 
 }  // namespace t5xx::seqio

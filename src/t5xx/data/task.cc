@@ -70,11 +70,14 @@ class CheckOutputFeatures : public Dataset {
 
 Task::Task(std::string name, DataSourcePtr source,
            std::vector<Preprocessor> preprocessors,
-           OutputFeatures output_features, int64_t shuffle_buffer_size)
+           OutputFeatures output_features, int64_t shuffle_buffer_size,
+           PostprocessFn postprocess_fn, std::vector<MetricFn> metric_fns)
     : name_(std::move(name)), source_(std::move(source)),
       preprocessors_(std::move(preprocessors)),
       output_features_(std::move(output_features)),
-      shuffle_buffer_size_(shuffle_buffer_size) {
+      shuffle_buffer_size_(shuffle_buffer_size),
+      postprocess_fn_(std::move(postprocess_fn)),
+      metric_fns_(std::move(metric_fns)) {
   static const std::regex kName(R"(^[\w.:#]+$)");
   Check(std::regex_match(name_, kName),
         "Task name '" + name_ + "' is invalid: use only letters, digits, "

@@ -17,7 +17,9 @@
 
 #include "t5xx/data/data_source.h"
 #include "t5xx/data/dataset.h"
+#include "t5xx/data/evaluation.h"
 #include "t5xx/data/feature_converters.h"
+#include "t5xx/data/postprocessors.h"
 #include "t5xx/data/preprocessors.h"
 #include "t5xx/data/utils.h"
 
@@ -27,10 +29,13 @@ class Task {
  public:
   // Throws t5xx::Error if `name` does not match ^[\w.:#]+$ (seqio's rule),
   // `source` is null, or shuffle_buffer_size < 0. shuffle_buffer_size == 0
-  // forbids shuffling (seqio's shuffle_buffer_size=None).
+  // forbids shuffling (seqio's shuffle_buffer_size=None). postprocess_fn
+  // (may be empty: the identity) and metric_fns are seqio's: they score
+  // predictions in EvaluatePredictions (evaluation.h).
   Task(std::string name, DataSourcePtr source,
        std::vector<Preprocessor> preprocessors, OutputFeatures output_features,
-       int64_t shuffle_buffer_size = 1000);
+       int64_t shuffle_buffer_size = 1000, PostprocessFn postprocess_fn = nullptr,
+       std::vector<MetricFn> metric_fns = {});
 
   const std::string& name() const { return name_; }
   const DataSourcePtr& source() const { return source_; }
@@ -38,6 +43,8 @@ class Task {
   const OutputFeatures& output_features() const { return output_features_; }
   std::vector<std::string> splits() const { return source_->splits(); }
   int64_t shuffle_buffer_size() const { return shuffle_buffer_size_; }
+  const PostprocessFn& postprocess_fn() const { return postprocess_fn_; }
+  const std::vector<MetricFn>& metric_fns() const { return metric_fns_; }
 
   // seqio Task.get_dataset, in this order:
   //  1. source->GetDataset(split, shuffle, epoch seed, shard_info) per epoch,
@@ -67,6 +74,8 @@ class Task {
   std::vector<Preprocessor> preprocessors_;
   OutputFeatures output_features_;
   int64_t shuffle_buffer_size_;
+  PostprocessFn postprocess_fn_;
+  std::vector<MetricFn> metric_fns_;
 };
 
 using TaskPtr = std::shared_ptr<const Task>;

@@ -154,7 +154,7 @@ class TFExampleDataSource : public FileDataSource {
 
   // Bad records skipped so far by all datasets of this source (0 unless
   // bad_records.skip), including counts brought back by RestoreState.
-  int64_t skipped_records() const { return bad_records_.skipped->load(); }
+  int64_t skipped_records() const override { return bad_records_.skipped->load(); }
   const BadRecordPolicy& bad_record_policy() const { return bad_records_; }
 
  protected:

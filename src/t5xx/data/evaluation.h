@@ -1,0 +1,62 @@
+// Scoring a Task's predictions with its postprocess_fn and metric_fns, as
+// seqio's Evaluator does per task (seqio/evaluation.py: targets from
+// "targets_pretokenized" or the decoded "targets", postprocess_fn on targets
+// and predictions, each metric_fn(targets, predictions) merged into one
+// dict). Framework-free: no libtorch.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "t5xx/data/example.h"
+#include "t5xx/data/metrics.h"
+#include "t5xx/data/postprocessors.h"
+
+namespace t5xx::seqio {
+
+class Task;
+
+// seqio metric_fn(targets, predictions) -> {name: value}, over postprocessed
+// values. Throws t5xx::Error (message starting "metrics.<name>: ") when the
+// values have the wrong kind for the metric.
+using MetricFn = std::function<metrics::Metrics(
+    const std::vector<PostprocessedValue>& targets,
+    const std::vector<PostprocessedValue>& predictions)>;
+
+// t5's metrics (metrics.h) as MetricFns over postprocessed values:
+//  accuracy              strings (exact match) or numbers (equal as doubles)
+//  sequence_accuracy     strings
+//  f1_score_with_invalid integers (floats with integral values accepted)
+//  mean_multiclass_f1    integers; num_classes >= 1
+//  squad                 targets: lists of answers; predictions: strings
+// A value of another kind is an error naming the metric, the example index,
+// the value and the postprocess_fn that would produce the right kind.
+namespace metric_fns {
+MetricFn accuracy();
+MetricFn sequence_accuracy();
+MetricFn f1_score_with_invalid();
+MetricFn mean_multiclass_f1(int num_classes);
+MetricFn squad();
+}  // namespace metric_fns
+
+// The decoded target of a task example: "targets_pretokenized" when present
+// (seqio keeps the raw text), else the "targets" tokens decoded with the
+// task's targets vocabulary. Throws t5xx::Error naming the task when the
+// example has neither.
+std::string DecodedTarget(const Task& task, const Example& example);
+
+// seqio Evaluator, one task: with postprocess = task.postprocess_fn() (the
+// identity, returning the string, when unset),
+//   targets[i]     = postprocess(DecodedTarget(task, examples[i]), examples[i], true)
+//   predictions[i] = postprocess(predictions[i], examples[i], false)
+// then every metric_fn of the task on (targets, predictions); the results are
+// merged. Throws t5xx::Error naming the task when the task has no metric_fns,
+// the counts differ or are 0, two metric_fns return the same key, or a metric
+// fails (its message is kept).
+metrics::Metrics EvaluatePredictions(const Task& task,
+                                     const std::vector<Example>& examples,
+                                     const std::vector<std::string>& predictions);
+
+}  // namespace t5xx::seqio

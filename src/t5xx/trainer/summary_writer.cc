@@ -1,0 +1,239 @@
+#include "t5xx/trainer/summary_writer.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
+
+#include "t5xx/data/tfrecord_source.h"  // MaskedCrc32c
+#include "t5xx/util/error.h"
+
+namespace t5xx::trainer {
+namespace {
+
+// ---- protobuf wire format (proto3), just what the Event messages need ------
+// Wire types: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32.
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutKey(std::string* out, int field, int wire_type) {
+  PutVarint(out, (static_cast<uint64_t>(field) << 3) | wire_type);
+}
+
+void PutFixedLE(std::string* out, uint64_t bits, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(bits >> (8 * i)));
+}
+
+void PutDouble(std::string* out, int field, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  PutKey(out, field, 1);
+  PutFixedLE(out, bits, 8);
+}
+
+void PutFloat(std::string* out, int field, float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  PutKey(out, field, 5);
+  PutFixedLE(out, bits, 4);
+}
+
+// Length-delimited: string, bytes or an embedded message.
+void PutBytes(std::string* out, int field, std::string_view bytes) {
+  PutKey(out, field, 2);
+  PutVarint(out, bytes.size());
+  out->append(bytes.data(), bytes.size());
+}
+
+// proto3 omits a plain (non-oneof) scalar equal to its default; a double is
+// "default" only when its bits are all zero (-0.0 is written).
+bool IsZeroBits(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits == 0;
+}
+
+// Event { wall_time = 1; step = 2; oneof what { file_version = 3;
+// summary = 5; } } around an already-encoded oneof member.
+std::string EncodeEvent(double wall_time, int64_t step, int what_field,
+                        std::string_view what) {
+  std::string event;
+  if (!IsZeroBits(wall_time)) PutDouble(&event, 1, wall_time);
+  // int64 is encoded as its two's-complement uint64 (10 bytes when < 0).
+  if (step != 0) {
+    PutKey(&event, 2, 0);
+    PutVarint(&event, static_cast<uint64_t>(step));
+  }
+  PutBytes(&event, what_field, what);
+  return event;
+}
+
+// Summary { repeated Value value = 1; } holding one encoded Value.
+std::string EncodeSummary(std::string_view value) {
+  std::string summary;
+  PutBytes(&summary, 1, value);
+  return summary;
+}
+
+constexpr int kDtString = 7;  // tensorboard/compat/proto/types.proto
+
+double WallTimeNow() {
+  using std::chrono::duration;
+  using std::chrono::system_clock;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+// Writers opened by this process (TF's file_id_counter).
+std::atomic<int> writer_counter{0};
+
+constexpr int kMaxQueue = 10;                         // TF's max_queue
+constexpr std::chrono::seconds kFlushInterval{120};  // TF's flush_millis
+
+}  // namespace
+
+std::string TFRecordFrame(std::string_view data) {
+  std::string frame;
+  frame.reserve(data.size() + 16);
+  PutFixedLE(&frame, data.size(), 8);
+  const uint32_t length_crc = seqio::MaskedCrc32c(frame.data(), 8);
+  PutFixedLE(&frame, length_crc, 4);
+  frame.append(data.data(), data.size());
+  PutFixedLE(&frame, seqio::MaskedCrc32c(data.data(), data.size()), 4);
+  return frame;
+}
+
+std::string FileVersionEvent(double wall_time) {
+  return EncodeEvent(wall_time, 0, 3, "brain.Event:2");
+}
+
+std::string ScalarEvent(double wall_time, int64_t step, const std::string& tag,
+                        float value) {
+  std::string v;
+  if (!tag.empty()) PutBytes(&v, 1, tag);
+  PutFloat(&v, 2, value);  // oneof member: written even when 0
+  return EncodeEvent(wall_time, step, 5, EncodeSummary(v));
+}
+
+std::string TextEvent(double wall_time, int64_t step, const std::string& tag,
+                      const std::string& text) {
+  // TensorProto { dtype = 1; tensor_shape = 2 (scalar: empty); string_val = 8 }
+  std::string tensor;
+  PutKey(&tensor, 1, 0);
+  PutVarint(&tensor, kDtString);
+  PutBytes(&tensor, 2, "");
+  PutBytes(&tensor, 8, text);
+  // SummaryMetadata { plugin_data = 1 { plugin_name = 1; content = 2 } };
+  // the text plugin's content, TextPluginData{version: 0}, encodes empty.
+  std::string plugin_data;
+  PutBytes(&plugin_data, 1, "text");
+  std::string metadata;
+  PutBytes(&metadata, 1, plugin_data);
+  // Value { tag = 1; tensor = 8; metadata = 9 }, in field-number order.
+  std::string v;
+  if (!tag.empty()) PutBytes(&v, 1, tag);
+  PutBytes(&v, 8, tensor);
+  PutBytes(&v, 9, metadata);
+  return EncodeEvent(wall_time, step, 5, EncodeSummary(v));
+}
+
+SummaryWriter::SummaryWriter(const std::string& log_dir) : log_dir_(log_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(log_dir, ec);
+  if (ec) {
+    throw Error("cannot create the summary directory " + log_dir + ": " +
+                ec.message());
+  }
+  const double now = WallTimeNow();
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%010lld", static_cast<long long>(now));
+  path_ = (std::filesystem::path(log_dir) /
+           ("events.out.tfevents." + std::string(seconds) + "." + Hostname() + "." +
+            std::to_string(getpid()) + "." + std::to_string(writer_counter++) + ".v2"))
+              .string();
+  file_ = std::fopen(path_.c_str(), "wb");
+  if (file_ == nullptr) {
+    throw Error("cannot create the TensorBoard event file " + path_ + ": " +
+                std::strerror(errno));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  last_flush_ = std::chrono::steady_clock::now();
+  try {
+    Append(FileVersionEvent(now));
+    FlushLocked();
+  } catch (...) {
+    std::fclose(file_);
+    file_ = nullptr;
+    throw;
+  }
+}
+
+SummaryWriter::~SummaryWriter() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (file_ == nullptr) return;
+  if (std::fflush(file_) != 0) {
+    std::cerr << "t5xx: warning: cannot write the TensorBoard event file " << path_
+              << ": " << std::strerror(errno) << "\n";
+  }
+  if (std::fclose(file_) != 0) {
+    std::cerr << "t5xx: warning: cannot close the TensorBoard event file " << path_
+              << ": " << std::strerror(errno) << "\n";
+  }
+  file_ = nullptr;
+}
+
+void SummaryWriter::Scalar(const std::string& tag, float value, int64_t step) {
+  std::string event = ScalarEvent(WallTimeNow(), step, tag, value);
+  std::lock_guard<std::mutex> lock(mu_);
+  Append(event);
+}
+
+void SummaryWriter::Text(const std::string& tag, const std::string& text,
+                         int64_t step) {
+  std::string event = TextEvent(WallTimeNow(), step, tag, text);
+  std::lock_guard<std::mutex> lock(mu_);
+  Append(event);
+}
+
+void SummaryWriter::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  FlushLocked();
+}
+
+void SummaryWriter::Append(const std::string& event) {
+  const std::string frame = TFRecordFrame(event);
+  if (std::fwrite(frame.data(), 1, frame.size(), file_) != frame.size()) {
+    throw Error("cannot write the TensorBoard event file " + path_ + ": " +
+                std::strerror(errno));
+  }
+  if (++pending_ >= kMaxQueue ||
+      std::chrono::steady_clock::now() - last_flush_ >= kFlushInterval) {
+    FlushLocked();
+  }
+}
+
+void SummaryWriter::FlushLocked() {
+  if (std::fflush(file_) != 0) {
+    throw Error("cannot write the TensorBoard event file " + path_ + ": " +
+                std::strerror(errno));
+  }
+  pending_ = 0;
+  last_flush_ = std::chrono::steady_clock::now();
+}
+
+}  // namespace t5xx::trainer
