@@ -77,12 +77,31 @@ at::Tensor MaskToBias(const at::Tensor& mask) {
   return zeros.masked_fill(at::logical_not(mask), -1e10);
 }
 
+namespace {
+// Keep-mask of `shape` with P(1) = 1 - rate, divided by 1 - rate.
+at::Tensor KeepScale(at::IntArrayRef shape, double rate, const at::TensorOptions& options,
+                     at::Generator* rng) {
+  at::Tensor keep = at::empty(shape, options);
+  if (rng) {
+    keep.bernoulli_(1.0 - rate, *rng);
+  } else {
+    keep.bernoulli_(1.0 - rate);
+  }
+  return keep / (1.0 - rate);
+}
+}  // namespace
+
+at::Tensor Dropout(const at::Tensor& x, double rate, bool train, at::Generator* rng) {
+  if (!train || rate <= 0.0) return x;
+  return x * KeepScale(x.sizes(), rate, x.options(), rng);
+}
+
 at::Tensor MultiHeadDotProductAttention(
     const at::Tensor& inputs_q, const at::Tensor& inputs_kv,
     const at::Tensor& query_kernel, const at::Tensor& key_kernel,
     const at::Tensor& value_kernel, const at::Tensor& out_kernel,
     int64_t num_heads, const at::Tensor& bias, double dropout_rate,
-    bool train) {
+    bool train, at::Generator* rng) {
   const int64_t b = inputs_q.size(0), lq = inputs_q.size(1);
   const int64_t lk = inputs_kv.size(1);
   const int64_t hd = query_kernel.size(1);
@@ -99,9 +118,7 @@ at::Tensor MultiHeadDotProductAttention(
   at::Tensor probs = at::softmax(logits, -1);
   if (train && dropout_rate > 0.0) {
     // Broadcast over the query axis, as t5x does.
-    at::Tensor keep = at::bernoulli(
-        at::full({b, num_heads, 1, lk}, 1.0 - dropout_rate, probs.options()));
-    probs = probs * keep / (1.0 - dropout_rate);
+    probs = probs * KeepScale({b, num_heads, 1, lk}, dropout_rate, probs.options(), rng);
   }
   at::Tensor out = at::matmul(probs, v).transpose(1, 2).reshape({b, lq, hd});
   return at::matmul(out, out_kernel);
@@ -110,7 +127,7 @@ at::Tensor MultiHeadDotProductAttention(
 at::Tensor MlpBlock(const at::Tensor& x, const std::vector<at::Tensor>& wi,
                     const at::Tensor& wo,
                     const std::vector<std::string>& activations,
-                    double dropout_rate, bool train) {
+                    double dropout_rate, bool train, at::Generator* rng) {
   at::Tensor h;
   for (size_t i = 0; i < activations.size(); ++i) {
     at::Tensor a = at::matmul(x, wi[i]);
@@ -124,7 +141,7 @@ at::Tensor MlpBlock(const at::Tensor& x, const std::vector<at::Tensor>& wi,
     }
     h = h.defined() ? h * a : a;
   }
-  if (train && dropout_rate > 0.0) h = at::dropout(h, dropout_rate, true);
+  h = Dropout(h, dropout_rate, train, rng);
   return at::matmul(h, wo);
 }
 

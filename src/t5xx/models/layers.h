@@ -49,18 +49,26 @@ at::Tensor MakeCausalMask(int64_t length, const at::Device& device);
 // (t5x's combine_biases of the mask).
 at::Tensor MaskToBias(const at::Tensor& mask);
 
+// Dropout (flax.linen.Dropout): when train and rate > 0, zeroes each element
+// with probability `rate` and scales the rest by 1/(1-rate); otherwise x.
+// Draws from `rng` (t5xx derives one per step from (random_seed, step), so
+// runs are reproducible); a null rng draws from libtorch's default generator.
+at::Tensor Dropout(const at::Tensor& x, double rate, bool train,
+                   at::Generator* rng);
+
 // Multi-head dot-product attention without bias terms and without run-time
 // 1/sqrt(D) scaling (t5x folds it into the query initialisation).
 // inputs_q: [B, Lq, E], inputs_kv: [B, Lk, E]; kernels: query/key/value
 // [E, H*D], out [H*D, E]; bias: additive, broadcastable to [B, H, Lq, Lk].
 // Softmax in float32. dropout_rate applies to the attention probabilities when
-// training. Returns [B, Lq, E].
+// training (broadcast over the query axis, as t5x), drawing from rng (see
+// Dropout). Returns [B, Lq, E].
 at::Tensor MultiHeadDotProductAttention(
     const at::Tensor& inputs_q, const at::Tensor& inputs_kv,
     const at::Tensor& query_kernel, const at::Tensor& key_kernel,
     const at::Tensor& value_kernel, const at::Tensor& out_kernel,
     int64_t num_heads, const at::Tensor& bias, double dropout_rate,
-    bool train);
+    bool train, at::Generator* rng = nullptr);
 
 // t5x's MlpBlock: for activations (a_0, a_1, ...) computes
 // prod_i a_i(x @ wi_i) then @ wo. ('gelu','linear') is T5.1.1's gated GELU
@@ -68,6 +76,6 @@ at::Tensor MultiHeadDotProductAttention(
 at::Tensor MlpBlock(const at::Tensor& x, const std::vector<at::Tensor>& wi,
                     const at::Tensor& wo,
                     const std::vector<std::string>& activations,
-                    double dropout_rate, bool train);
+                    double dropout_rate, bool train, at::Generator* rng = nullptr);
 
 }  // namespace t5xx::models

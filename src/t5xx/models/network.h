@@ -3,8 +3,9 @@
 //
 // Pre-LN layers (RMSNorm -> attention -> dropout -> residual, RMSNorm -> MLP
 // -> dropout -> residual), one shared token embedding, one relative position
-// bias table per stack (bidirectional encoder, causal decoder), untied float32
-// logits. Parameter paths and logical axes follow t5x exactly, e.g.
+// bias table per stack (bidirectional encoder, causal decoder), float32
+// logits: untied (decoder.logits_dense, T5.1.1) or, with logits_via_embedding,
+// the shared embedding's transpose divided by sqrt(emb_dim) (T5.1.0). Parameter paths and logical axes follow t5x exactly, e.g.
 // "encoder.layers_0.attention.query.kernel" with axes (embed, joined_kv).
 #pragma once
 
@@ -39,22 +40,25 @@ class Transformer {
   ParamStore InitParams(uint64_t seed) const;
 
   // Encoder output [B, Le, E] for int64 tokens [B, Le]; segment_ids may be
-  // undefined (unpacked).
+  // undefined (unpacked). Dropout (train) draws from rng (layers.h Dropout).
   at::Tensor Encode(const ParamStore& params, const at::Tensor& tokens,
-                    const at::Tensor& segment_ids, bool train) const;
+                    const at::Tensor& segment_ids, bool train,
+                    at::Generator* rng = nullptr) const;
 
-  // Decoder logits [B, Ld, vocab] (float32).
+  // Decoder logits [B, Ld, vocab] (float32). Padding comes from
+  // decoder_target_tokens == 0 (as t5x), not from the inputs.
   at::Tensor Decode(const ParamStore& params, const at::Tensor& encoded,
                     const at::Tensor& encoder_input_tokens,
                     const at::Tensor& decoder_input_tokens,
                     const at::Tensor& decoder_target_tokens,
                     const at::Tensor& encoder_segment_ids,
-                    const at::Tensor& decoder_segment_ids, bool train) const;
+                    const at::Tensor& decoder_segment_ids, bool train,
+                    at::Generator* rng = nullptr) const;
 
   // Logits [B, Ld, vocab] for a batch of model features. Throws
   // std::invalid_argument naming a missing feature.
   at::Tensor operator()(const ParamStore& params, const FeatureBatch& batch,
-                        bool train) const;
+                        bool train, at::Generator* rng = nullptr) const;
 
  private:
   T5Config config_;

@@ -34,9 +34,6 @@ void T5Config::Validate() const {
           "network.T5Config.mlp_activations: unknown activation '" + a +
               "' (known: 'gelu', 'relu', 'linear')");
   }
-  Check(!logits_via_embedding,
-        "network.T5Config.logits_via_embedding = True (T5.1.0 tied logits) is "
-        "not supported yet; T5.1.1 uses False");
 }
 
 T5Config T5_1_1Config(const std::string& size) {

@@ -1,0 +1,117 @@
+#include "t5xx/models/decoder_only_network.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "t5xx/models/layers.h"
+#include "t5xx/models/param_blocks.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::models {
+namespace {
+
+void Positive(int64_t v, const char* field) {
+  Check(v > 0, std::string("network.TransformerConfig.") + field + " must be positive, got " +
+                   std::to_string(v));
+}
+
+const at::Tensor& Require(const FeatureBatch& batch, const std::string& key) {
+  auto it = batch.find(key);
+  if (it == batch.end()) {
+    throw std::invalid_argument("model feature '" + key + "' is missing from the batch");
+  }
+  return it->second;
+}
+
+}  // namespace
+
+void DecoderOnlyConfig::Validate() const {
+  Positive(vocab_size, "vocab_size");
+  Positive(emb_dim, "emb_dim");
+  Positive(num_heads, "num_heads");
+  Positive(num_layers, "num_layers");
+  Positive(head_dim, "head_dim");
+  Positive(mlp_dim, "mlp_dim");
+  Check(dtype == "float32", "network.TransformerConfig.dtype = '" + dtype +
+                                "' is not supported yet; set it to 'float32'");
+  Check(dropout_rate >= 0.0 && dropout_rate < 1.0,
+        "network.TransformerConfig.dropout_rate must be in [0, 1), got " +
+            std::to_string(dropout_rate));
+  Check(!mlp_activations.empty(),
+        "network.TransformerConfig.mlp_activations must name at least one activation");
+  for (const auto& a : mlp_activations) {
+    Check(a == "gelu" || a == "relu" || a == "linear",
+          "network.TransformerConfig.mlp_activations: unknown activation '" + a +
+              "' (known: 'gelu', 'relu', 'linear')");
+  }
+}
+
+DecoderOnlyTransformer::DecoderOnlyTransformer(DecoderOnlyConfig config)
+    : config_(std::move(config)) {
+  config_.Validate();
+}
+
+ParamStore DecoderOnlyTransformer::InitParams(uint64_t seed) const {
+  const DecoderOnlyConfig& c = config_;
+  ParamStore store;
+  ParamInitializer init(store, seed);
+  const int64_t e = c.emb_dim;
+  init.Embedding("decoder.token_embedder.embedding", c.vocab_size, e);
+  init.RelPos("decoder.relpos_bias.rel_embedding", c.num_heads, c.relative_attention_num_buckets);
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "decoder.layers_" + std::to_string(i);
+    init.Ones(p + ".pre_self_attention_layer_norm.scale", e);
+    init.Attention(p + ".self_attention", e, c.num_heads, c.head_dim);
+    init.Ones(p + ".pre_mlp_layer_norm.scale", e);
+    init.Mlp(p + ".mlp", e, c.mlp_dim, c.mlp_activations.size());
+  }
+  init.Ones("decoder.decoder_norm.scale", e);
+  if (!c.logits_via_embedding) {
+    init.Dense("decoder.logits_dense.kernel", e, c.vocab_size, {"embed", "vocab"});
+  }
+  return store;
+}
+
+at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const FeatureBatch& batch,
+                                              bool train, at::Generator* rng) const {
+  const DecoderOnlyConfig& c = config_;
+  const at::Tensor& inputs = Require(batch, "decoder_input_tokens");
+  const at::Tensor& targets = Require(batch, "decoder_target_tokens");
+  const int64_t len = inputs.size(1);
+  // t5x make_decoder_mask: causal, or-ed with the bidirectional prefix, then
+  // and-ed with padding (from the targets) and packing masks.
+  at::Tensor mask = MakeCausalMask(len, inputs.device());
+  if (auto it = batch.find("decoder_causal_attention"); it != batch.end()) {
+    at::Tensor dca = it->second > 0;
+    mask = at::logical_or(mask, MakeAttentionMask(dca, dca));
+  }
+  at::Tensor valid = targets > 0;
+  mask = at::logical_and(mask, MakeAttentionMask(valid, valid));
+  if (auto it = batch.find("decoder_segment_ids"); it != batch.end()) {
+    mask = at::logical_and(mask, MakeSegmentMask(it->second, it->second));
+  }
+  at::Tensor bias = MaskToBias(mask) +
+                    RelativePositionBias(p.Get("decoder.relpos_bias.rel_embedding"), len, len,
+                                         /*bidirectional=*/false, c.relative_attention_num_buckets,
+                                         c.relative_attention_max_distance);
+  const at::Tensor& embedding = p.Get("decoder.token_embedder.embedding");
+  at::Tensor x = Dropout(at::embedding(embedding, inputs), c.dropout_rate, train, rng);
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string pre = "decoder.layers_" + std::to_string(i);
+    at::Tensor y = RmsNorm(x, p.Get(pre + ".pre_self_attention_layer_norm.scale"));
+    y = AttentionBlock(p, pre + ".self_attention", y, y, c.num_heads, bias, c.dropout_rate, train,
+                       rng);
+    x = x + Dropout(y, c.dropout_rate, train, rng);
+    y = RmsNorm(x, p.Get(pre + ".pre_mlp_layer_norm.scale"));
+    y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
+    x = x + Dropout(y, c.dropout_rate, train, rng);
+  }
+  x = RmsNorm(x, p.Get("decoder.decoder_norm.scale"));
+  x = Dropout(x, c.dropout_rate, train, rng);
+  if (c.logits_via_embedding) {
+    return at::matmul(x, embedding.t()) / std::sqrt(static_cast<double>(c.emb_dim));
+  }
+  return at::matmul(x, p.Get("decoder.logits_dense.kernel"));
+}
+
+}  // namespace t5xx::models

@@ -1,0 +1,105 @@
+#include "t5xx/models/param_blocks.h"
+
+#include <cmath>
+
+#include "t5xx/models/layers.h"
+#include "t5xx/util/torch_compat.h"
+
+namespace t5xx::models {
+namespace {
+
+// jax.nn.initializers.truncated_normal's stddev correction for a [-2, 2]
+// truncation of a unit normal.
+constexpr double kTruncatedStddevCorrection = 0.87962566103423978;
+
+uint64_t HashName(const std::string& s) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+// N(0, stddev^2) truncated the way jax's variance_scaling('truncated_normal')
+// does: a unit normal truncated to [-2, 2], scaled by stddev / 0.8796...
+at::Tensor TruncatedNormal(at::IntArrayRef shape, double stddev, at::Generator& gen) {
+  const double lo = 0.5 * (1.0 + std::erf(-2.0 / std::sqrt(2.0)));
+  const double hi = 0.5 * (1.0 + std::erf(2.0 / std::sqrt(2.0)));
+  at::Tensor u = at::empty(shape, at::kDouble).uniform_(lo, hi, gen);
+  at::Tensor z = at::erfinv(u * 2.0 - 1.0) * std::sqrt(2.0);
+  z = at::clamp(z, -2.0, 2.0);
+  return (z * (stddev / kTruncatedStddevCorrection)).to(at::kFloat);
+}
+
+std::string WiName(size_t i, size_t n) { return n == 1 ? "wi" : "wi_" + std::to_string(i); }
+
+}  // namespace
+
+void ParamInitializer::Embedding(const std::string& name, int64_t vocab_size, int64_t emb_dim) {
+  at::Generator g = compat::MakeCpuGenerator(seed_ ^ HashName(name));
+  store_.Add(name, at::empty({vocab_size, emb_dim}, at::kFloat).normal_(0.0, 1.0, g),
+             {"vocab", "embed"});
+}
+
+void ParamInitializer::Dense(const std::string& name, int64_t in, int64_t out,
+                             std::vector<std::string> axes, double extra_scale) {
+  at::Generator g = compat::MakeCpuGenerator(seed_ ^ HashName(name));
+  at::Tensor t = TruncatedNormal({in, out}, std::sqrt(1.0 / in), g) *
+                 static_cast<float>(extra_scale);
+  store_.Add(name, t, std::move(axes));
+}
+
+void ParamInitializer::Ones(const std::string& name, int64_t dim) {
+  store_.Add(name, at::ones({dim}, at::kFloat), {"embed"});
+}
+
+void ParamInitializer::RelPos(const std::string& name, int64_t num_heads, int64_t num_buckets) {
+  at::Generator g = compat::MakeCpuGenerator(seed_ ^ HashName(name));
+  const double fan_avg = 0.5 * static_cast<double>(num_heads + num_buckets);
+  const double limit = std::sqrt(3.0 / fan_avg);
+  store_.Add(name,
+             at::empty({num_heads, num_buckets}, at::kDouble).uniform_(-limit, limit, g)
+                 .to(at::kFloat),
+             {"heads", "relpos_buckets"});
+}
+
+void ParamInitializer::Attention(const std::string& prefix, int64_t emb_dim, int64_t num_heads,
+                                 int64_t head_dim) {
+  const int64_t hd = num_heads * head_dim;
+  const double depth_scaling = std::sqrt(static_cast<double>(head_dim));
+  Dense(prefix + ".query.kernel", emb_dim, hd, {"embed", "joined_kv"}, 1.0 / depth_scaling);
+  Dense(prefix + ".key.kernel", emb_dim, hd, {"embed", "joined_kv"});
+  Dense(prefix + ".value.kernel", emb_dim, hd, {"embed", "joined_kv"});
+  Dense(prefix + ".out.kernel", hd, emb_dim, {"joined_kv", "embed"});
+}
+
+void ParamInitializer::Mlp(const std::string& prefix, int64_t emb_dim, int64_t mlp_dim,
+                           size_t num_activations) {
+  for (size_t i = 0; i < num_activations; ++i) {
+    Dense(prefix + "." + WiName(i, num_activations) + ".kernel", emb_dim, mlp_dim,
+          {"embed", "mlp"});
+  }
+  Dense(prefix + ".wo.kernel", mlp_dim, emb_dim, {"mlp", "embed"});
+}
+
+at::Tensor AttentionBlock(const ParamStore& p, const std::string& prefix, const at::Tensor& q_in,
+                          const at::Tensor& kv_in, int64_t num_heads, const at::Tensor& bias,
+                          double dropout_rate, bool train, at::Generator* rng) {
+  return MultiHeadDotProductAttention(
+      q_in, kv_in, p.Get(prefix + ".query.kernel"), p.Get(prefix + ".key.kernel"),
+      p.Get(prefix + ".value.kernel"), p.Get(prefix + ".out.kernel"), num_heads, bias,
+      dropout_rate, train, rng);
+}
+
+at::Tensor MlpBlockAt(const ParamStore& p, const std::string& prefix, const at::Tensor& x,
+                      const std::vector<std::string>& activations, double dropout_rate,
+                      bool train, at::Generator* rng) {
+  std::vector<at::Tensor> wi;
+  for (size_t i = 0; i < activations.size(); ++i) {
+    wi.push_back(p.Get(prefix + "." + WiName(i, activations.size()) + ".kernel"));
+  }
+  return MlpBlock(x, wi, p.Get(prefix + ".wo.kernel"), activations, dropout_rate, train, rng);
+}
+
+}  // namespace t5xx::models
