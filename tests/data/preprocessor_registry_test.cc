@@ -24,6 +24,7 @@ TEST(PreprocessorRegistry, NamesListsSeqioAndT5Entries) {
   for (const char* n : {"seqio.preprocessors.rekey", "seqio.preprocessors.tokenize",
                         "seqio.preprocessors.append_eos",
                         "seqio.preprocessors.append_eos_after_trim",
+                        "seqio.preprocessors.truncate_inputs_left",
                         "t5.data.preprocessors.span_corruption",
                         "t5.data.preprocessors.prefix_lm", "t5.data.preprocessors.full_lm",
                         "t5.data.preprocessors.iid_denoising",
@@ -47,6 +48,13 @@ TEST(PreprocessorRegistry, CreatesWorkingPreprocessors) {
   auto out = Collect(*rekey(FromVector({Example{{"text", std::string("hi")}}}), {}));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0], (Example{{"inputs", std::string("")}, {"targets", std::string("hi")}}));
+
+  // truncate_inputs_left keeps the last sequence_length["inputs"] tokens.
+  Preprocessor tl = r.Create("seqio.preprocessors.truncate_inputs_left", json::object());
+  PreprocessContext tl_ctx;
+  tl_ctx.sequence_length = {{"inputs", 2}};
+  out = Collect(*tl(FromVector({Example{{"inputs", Tokens{4, 5, 6}}}}), tl_ctx));
+  EXPECT_EQ(out[0], (Example{{"inputs", Tokens{5, 6}}}));
 
   Preprocessor glue = r.Create("t5.data.preprocessors.glue",
                                {{"benchmark_name", "sst2"},

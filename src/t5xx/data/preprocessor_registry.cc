@@ -174,6 +174,8 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
              [](const json&) { return AppendEosPreprocessor(); });
   r.Register("seqio.preprocessors.append_eos_after_trim", {},
              [](const json&) { return AppendEosAfterTrimPreprocessor(); });
+  r.Register("seqio.preprocessors.truncate_inputs_left", {},
+             [](const json&) { return TruncateInputsLeftPreprocessor(); });
   r.Register("t5.data.preprocessors.span_corruption",
              {{"mean_noise_span_length", ArgType::kNumber},
               {"noise_density", ArgType::kNumber}},

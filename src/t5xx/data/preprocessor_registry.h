@@ -83,6 +83,7 @@ std::string ClosestName(const std::string& name,
 //   seqio.preprocessors.tokenize_and_append_eos (copy_pretokenized: bool)
 //   seqio.preprocessors.append_eos ()
 //   seqio.preprocessors.append_eos_after_trim ()
+//   seqio.preprocessors.truncate_inputs_left ()
 //   t5.data.preprocessors.span_corruption (mean_noise_span_length: number,
 //       noise_density: number)
 //   t5.data.preprocessors.prefix_lm (noise_density: number, default 0.5)
