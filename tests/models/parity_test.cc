@@ -121,7 +121,11 @@ void CheckCase(const Net& net, ParamStore& params, const json& c) {
   }
 }
 
-TEST(ParityTest, EncoderDecoderMatchesT5x) {
+// remat_policy 'full' (recompute each layer in backward) must not change
+// any value: every case is checked with and without it.
+class ParityTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ParityTest, EncoderDecoderMatchesT5x) {
   const json g = Load("encoder_decoder.json");
   const json& cfg = g.at("config");
   T5Config c;
@@ -135,6 +139,7 @@ TEST(ParityTest, EncoderDecoderMatchesT5x) {
   c.mlp_activations = cfg.at("mlp_activations").get<std::vector<std::string>>();
   c.dropout_rate = cfg.at("dropout_rate");
   c.logits_via_embedding = cfg.at("logits_via_embedding");
+  c.remat_policy = GetParam();
   Transformer net(c);
   ParamStore params = net.InitParams(0);
   LoadParams(g.at("params"), params);
@@ -150,7 +155,7 @@ TEST(ParityTest, EncoderDecoderMatchesT5x) {
   }
 }
 
-void CheckDecoderOnly(const std::string& file) {
+void CheckDecoderOnly(const std::string& file, const std::string& remat_policy) {
   SCOPED_TRACE(file);
   const json g = Load(file);
   const json& cfg = g.at("config");
@@ -164,6 +169,7 @@ void CheckDecoderOnly(const std::string& file) {
   c.mlp_activations = cfg.at("mlp_activations").get<std::vector<std::string>>();
   c.dropout_rate = cfg.at("dropout_rate");
   c.logits_via_embedding = cfg.at("logits_via_embedding");
+  c.remat_policy = remat_policy;
   DecoderOnlyTransformer net(c);
   ParamStore params = net.InitParams(0);
   LoadParams(g.at("params"), params);
@@ -171,14 +177,18 @@ void CheckDecoderOnly(const std::string& file) {
   for (const auto& cs : g.at("cases")) CheckCase(net, params, cs);
 }
 
-TEST(ParityTest, DecoderOnlyMatchesT5x) { CheckDecoderOnly("decoder_only.json"); }
+TEST_P(ParityTest, DecoderOnlyMatchesT5x) { CheckDecoderOnly("decoder_only.json", GetParam()); }
 
-TEST(ParityTest, DecoderOnlyTiedLogitsMatchT5x) { CheckDecoderOnly("decoder_only_tied.json"); }
+TEST_P(ParityTest, DecoderOnlyTiedLogitsMatchT5x) {
+  CheckDecoderOnly("decoder_only_tied.json", GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(RematPolicy, ParityTest, ::testing::Values("none", "full"));
 
 // t5x's relative position buckets for offsets -300..300 (both directions),
 // recorded by the generator; lengths in the cases above never reach the
 // logarithmic buckets.
-TEST(ParityTest, RelativePositionBucketsMatchT5x) {
+TEST(RelativePositionParityTest, BucketsMatchT5x) {
   const json g = Load("encoder_decoder.json");
   const json& r = g.at("relpos_buckets");
   at::Tensor rel = at::tensor(r.at("relative_position").get<std::vector<int64_t>>(), at::kLong);

@@ -5,6 +5,7 @@
 
 #include "t5xx/models/layers.h"
 #include "t5xx/models/param_blocks.h"
+#include "t5xx/models/remat.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::models {
@@ -39,6 +40,9 @@ void DecoderOnlyConfig::Validate() const {
             std::to_string(dropout_rate));
   Check(!mlp_activations.empty(),
         "network.TransformerConfig.mlp_activations must name at least one activation");
+  Check(remat_policy == "none" || remat_policy == "full",
+        "network.TransformerConfig.remat_policy = '" + remat_policy +
+            "' is unknown; use 'none' or 'full' (recompute each layer in the backward pass)");
   for (const auto& a : mlp_activations) {
     Check(a == "gelu" || a == "relu" || a == "linear",
           "network.TransformerConfig.mlp_activations: unknown activation '" + a +
@@ -98,13 +102,18 @@ at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const Feature
   at::Tensor x = Dropout(at::embedding(embedding, inputs), c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
-    at::Tensor y = RmsNorm(x, p.Get(pre + ".pre_self_attention_layer_norm.scale"));
-    y = AttentionBlock(p, pre + ".self_attention", y, y, c.num_heads, bias, c.dropout_rate, train,
-                       rng);
-    x = x + Dropout(y, c.dropout_rate, train, rng);
-    y = RmsNorm(x, p.Get(pre + ".pre_mlp_layer_norm.scale"));
-    y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
-    x = x + Dropout(y, c.dropout_rate, train, rng);
+    // inputs: {x, bias}
+    auto layer = [&, pre](const std::vector<at::Tensor>& in) {
+      at::Tensor h = in[0];
+      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_self_attention_layer_norm.scale"));
+      y = AttentionBlock(p, pre + ".self_attention", y, y, c.num_heads, in[1], c.dropout_rate,
+                         train, rng);
+      h = h + Dropout(y, c.dropout_rate, train, rng);
+      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"));
+      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
+      return h + Dropout(y, c.dropout_rate, train, rng);
+    };
+    x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
   }
   x = RmsNorm(x, p.Get("decoder.decoder_norm.scale"));
   x = Dropout(x, c.dropout_rate, train, rng);

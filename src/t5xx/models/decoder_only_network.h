@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/models/network.h"  // FeatureBatch
+#include "t5xx/models/base_model.h"  // FeatureBatch
 #include "t5xx/models/param_store.h"
 
 namespace t5xx::models {
@@ -38,6 +38,10 @@ struct DecoderOnlyConfig {
   bool logits_via_embedding = false;
   int64_t relative_attention_num_buckets = 32;   // fixed in t5x
   int64_t relative_attention_max_distance = 128;  // fixed in t5x
+  // t5xx only (t5x's minimal networks have no remat; flaxformer and MaxText
+  // call it remat_policy): 'none' keeps every activation; 'full' keeps only
+  // each layer's input and recomputes the layer in the backward pass.
+  std::string remat_policy = "none";
 
   // Throws t5xx::Error naming the field (as network.TransformerConfig.<field>)
   // when a value is out of range or unsupported.

@@ -1,25 +1,24 @@
 #include "t5xx/models/encoder_decoder_model.h"
 
+#include "t5xx/models/flops.h"
+#include "t5xx/util/error.h"
+
 namespace t5xx::models {
 
-EncoderDecoderModel::EncoderDecoderModel(
-    Transformer module, double z_loss, double label_smoothing,
-    LossNormalizingFactor loss_normalizing_factor)
-    : module_(std::move(module)),
-      z_loss_(z_loss),
-      label_smoothing_(label_smoothing),
-      loss_normalizing_factor_(loss_normalizing_factor) {}
+EncoderDecoderModel::EncoderDecoderModel(Transformer module, double z_loss,
+                                         double label_smoothing,
+                                         LossNormalizingFactor loss_normalizing_factor)
+    : BaseTransformerModel(z_loss, label_smoothing, loss_normalizing_factor),
+      module_(std::move(module)) {}
 
-LossOutput EncoderDecoderModel::Loss(const ParamStore& params,
-                                     const FeatureBatch& batch,
-                                     bool train) const {
-  at::Tensor logits = module_(params, batch, train);
-  const at::Tensor& targets = batch.at("decoder_target_tokens");
-  auto it = batch.find("decoder_loss_weights");
-  at::Tensor weights = it != batch.end() ? it->second.to(at::kFloat)
-                                         : (targets > 0).to(at::kFloat);
-  return ComputeWeightedCrossEntropy(logits, targets, weights, label_smoothing_,
-                                     z_loss_, loss_normalizing_factor_);
+double EncoderDecoderModel::TrainFlops(int64_t batch_size,
+                                       const std::map<std::string, int64_t>& lengths) const {
+  auto enc = lengths.find("encoder_input_tokens");
+  auto dec = lengths.find("decoder_target_tokens");
+  Check(enc != lengths.end() && dec != lengths.end(),
+        "EncoderDecoderModel FLOPs need the encoder_input_tokens and decoder_target_tokens "
+        "lengths");
+  return EncoderDecoderTrainFlops(module_.config(), batch_size, enc->second, dec->second);
 }
 
 }  // namespace t5xx::models

@@ -2,33 +2,32 @@
 // EncoderDecoderModel (t5x/models.py) — the object gin's MODEL macro builds.
 #pragma once
 
-#include "t5xx/models/losses.h"
+#include "t5xx/models/base_model.h"
 #include "t5xx/models/network.h"
 
 namespace t5xx::models {
 
-class EncoderDecoderModel {
+class EncoderDecoderModel : public BaseTransformerModel {
  public:
   EncoderDecoderModel(Transformer module, double z_loss, double label_smoothing,
                       LossNormalizingFactor loss_normalizing_factor);
 
+  std::string name() const override { return "EncoderDecoderModel"; }
   const Transformer& module() const { return module_; }
-  double z_loss() const { return z_loss_; }
-  double label_smoothing() const { return label_smoothing_; }
-  const LossNormalizingFactor& loss_normalizing_factor() const {
-    return loss_normalizing_factor_;
-  }
 
-  // Teacher-forced loss on a batch of EncDecFeatureConverter features
-  // (see FeatureBatch). decoder_loss_weights defaults to targets > 0.
-  LossOutput Loss(const ParamStore& params, const FeatureBatch& batch,
-                  bool train) const;
+  ParamStore InitParams(uint64_t seed) const override { return module_.InitParams(seed); }
+  // Needs encoder_input_tokens, decoder_input_tokens, decoder_target_tokens
+  // (and the segment ids of a packed batch); see Transformer.
+  at::Tensor ComputeLogits(const ParamStore& params, const FeatureBatch& batch, bool train,
+                           at::Generator* rng) const override {
+    return module_(params, batch, train, rng);
+  }
+  // lengths: encoder_input_tokens and decoder_target_tokens (flops.h).
+  double TrainFlops(int64_t batch_size,
+                    const std::map<std::string, int64_t>& lengths) const override;
 
  private:
   Transformer module_;
-  double z_loss_;
-  double label_smoothing_;
-  LossNormalizingFactor loss_normalizing_factor_;
 };
 
 }  // namespace t5xx::models

@@ -20,4 +20,16 @@ double EncoderDecoderTrainFlops(const T5Config& config, int64_t batch_size,
   return 3.0 * batch_size * EncoderDecoderForwardFlops(config, enc_len, dec_len);
 }
 
+double DecoderOnlyForwardFlops(const DecoderOnlyConfig& c, int64_t length) {
+  const double e = c.emb_dim, hd = c.num_heads * c.head_dim, f = c.mlp_dim;
+  const double a = static_cast<double>(c.mlp_activations.size() + 1);
+  const double v = c.vocab_size, l = length, n = c.num_layers;
+  return l * n * (2 * 4 * e * hd + 2 * a * e * f) + l * 2 * e * v + n * 2 * 2 * l * l * hd;
+}
+
+double DecoderOnlyTrainFlops(const DecoderOnlyConfig& config, int64_t batch_size,
+                             int64_t length) {
+  return 3.0 * batch_size * DecoderOnlyForwardFlops(config, length);
+}
+
 }  // namespace t5xx::models

@@ -13,10 +13,14 @@
 // input projections + 1 (3 for gated GELU), V = vocab_size. Training counts
 // 3x the forward pass (forward + backward for activations and weights).
 // Attention is counted over the full padded lengths (no causal halving).
+//
+// Decoder-only, per sequence of L tokens:
+//     L * n * (2*4*E*HD + 2*A*E*F) + L * 2*E*V + n * 2*2*L*L*HD
 #pragma once
 
 #include <cstdint>
 
+#include "t5xx/models/decoder_only_network.h"
 #include "t5xx/models/t5_config.h"
 
 namespace t5xx::models {
@@ -28,5 +32,12 @@ double EncoderDecoderForwardFlops(const T5Config& config, int64_t enc_len,
 // Training-step FLOPs (3x forward) for batch_size sequence pairs.
 double EncoderDecoderTrainFlops(const T5Config& config, int64_t batch_size,
                                 int64_t enc_len, int64_t dec_len);
+
+// Forward-pass FLOPs of the decoder-only network for one sequence of `length`.
+double DecoderOnlyForwardFlops(const DecoderOnlyConfig& config, int64_t length);
+
+// Training-step FLOPs (3x forward) for batch_size sequences.
+double DecoderOnlyTrainFlops(const DecoderOnlyConfig& config, int64_t batch_size,
+                             int64_t length);
 
 }  // namespace t5xx::models

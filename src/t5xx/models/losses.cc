@@ -24,16 +24,15 @@ LossNormalizingFactor LossNormalizingFactor::Parse(const std::string& text,
     return f;
   }
   if (t == "AVERAGE_PER_SEQUENCE") {
-    throw Error(where + ": loss_normalizing_factor 'AVERAGE_PER_SEQUENCE' is not "
-                "implemented yet; use None, a number, NUM_REAL_TARGET_TOKENS or "
-                "NUM_TOTAL_TARGET_TOKENS");
+    f.kind = Kind::kAveragePerSequence;
+    return f;
   }
   char* end = nullptr;
   double v = std::strtod(t.c_str(), &end);
   if (end == t.c_str() || *end != '\0' || !(v > 0.0)) {
     throw Error(where + ": loss_normalizing_factor must be None, a positive "
-                "number, NUM_REAL_TARGET_TOKENS or NUM_TOTAL_TARGET_TOKENS; got '" +
-                text + "'");
+                "number, NUM_REAL_TARGET_TOKENS, NUM_TOTAL_TARGET_TOKENS or "
+                "AVERAGE_PER_SEQUENCE; got '" + text + "'");
   }
   f.kind = Kind::kConstant;
   f.constant = v;
@@ -46,15 +45,63 @@ std::string LossNormalizingFactor::ToString() const {
     case Kind::kConstant: return std::to_string(constant);
     case Kind::kNumRealTargetTokens: return "NUM_REAL_TARGET_TOKENS";
     case Kind::kNumTotalTargetTokens: return "NUM_TOTAL_TARGET_TOKENS";
+    case Kind::kAveragePerSequence: return "AVERAGE_PER_SEQUENCE";
   }
   return "None";
+}
+
+NormalizedLossWeights GetLossNormalizingFactorAndWeights(const LossNormalizingFactor& factor,
+                                                         const at::Tensor& targets,
+                                                         const at::Tensor& weights,
+                                                         const at::Tensor& segment_ids) {
+  at::NoGradGuard no_grad;
+  NormalizedLossWeights out;
+  out.weights = weights.defined() ? weights.to(at::kFloat) : (targets > 0).to(at::kFloat);
+  using K = LossNormalizingFactor::Kind;
+  switch (factor.kind) {
+    case K::kNone: out.factor = 1.0; break;
+    case K::kConstant: out.factor = factor.constant; break;
+    case K::kNumRealTargetTokens: out.factor = out.weights.sum().item<double>(); break;
+    case K::kNumTotalTargetTokens: out.factor = static_cast<double>(targets.numel()); break;
+    case K::kAveragePerSequence: {
+      at::Tensor norm;
+      if (segment_ids.defined()) {
+        // Sum per (row, segment id), then read back at every position.
+        at::Tensor seg = segment_ids.to(at::kLong);
+        const int64_t groups = seg.max().item<int64_t>() + 1;
+        at::Tensor sums = at::zeros({out.weights.size(0), groups}, out.weights.options())
+                              .scatter_add_(1, seg, out.weights);
+        // Padding (segment id 0) gets no weight, whatever its input weight.
+        norm = sums.gather(1, seg) * (seg != 0).to(at::kFloat);
+      } else {
+        norm = out.weights.sum(-1, /*keepdim=*/true);
+      }
+      out.weights = at::nan_to_num(out.weights / norm, 0.0, 0.0, 0.0);
+      out.factor = out.weights.sum().item<double>();
+      break;
+    }
+  }
+  // An all-padding batch under NUM_REAL_TARGET_TOKENS / AVERAGE_PER_SEQUENCE
+  // has a zero factor and a zero loss; avoid 0/0.
+  if (!(out.factor > 0.0)) out.factor = 1.0;
+  return out;
+}
+
+LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits, const at::Tensor& targets,
+                                       const at::Tensor& weights, double label_smoothing,
+                                       double z_loss, const LossNormalizingFactor& factor) {
+  NormalizedLossWeights w = GetLossNormalizingFactorAndWeights(factor, targets, weights);
+  return ComputeWeightedCrossEntropy(logits, targets, w.weights, label_smoothing, z_loss,
+                                     w.factor);
 }
 
 LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
                                        const at::Tensor& targets,
                                        const at::Tensor& weights,
                                        double label_smoothing, double z_loss,
-                                       const LossNormalizingFactor& factor) {
+                                       double normalizing_factor) {
+  Check(normalizing_factor > 0.0, "loss normalizing factor must be positive, got " +
+                                      std::to_string(normalizing_factor));
   const int64_t vocab = logits.size(-1);
   at::Tensor lse = at::logsumexp(logits, {-1});                 // [B, L]
   at::Tensor target_logit =
@@ -79,18 +126,8 @@ LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
   LossOutput out;
   at::Tensor total = (per_token * weights).sum();
   at::Tensor total_z = (zl * weights).sum();
-  double divisor = 1.0;
+  const double divisor = normalizing_factor;
   at::Tensor weight_sum = weights.sum();
-  switch (factor.kind) {
-    case LossNormalizingFactor::Kind::kNone: break;
-    case LossNormalizingFactor::Kind::kConstant: divisor = factor.constant; break;
-    case LossNormalizingFactor::Kind::kNumRealTargetTokens:
-      divisor = std::max(weight_sum.item<double>(), 1e-30);
-      break;
-    case LossNormalizingFactor::Kind::kNumTotalTargetTokens:
-      divisor = static_cast<double>(targets.numel());
-      break;
-  }
   out.loss = total / divisor;
   out.z_loss = (total_z / divisor).detach();
   out.cross_ent_loss = (out.loss - out.z_loss).detach();

@@ -9,18 +9,26 @@
 
 namespace t5xx::models {
 
-// How the summed loss is normalised (t5x's loss_normalizing_factor):
-// kNone = raw sum; kConstant = divide by `constant`; kNumRealTargetTokens =
-// divide by sum(weights); kNumTotalTargetTokens = divide by numel(targets).
+// How the summed loss is normalised (t5x's loss_normalizing_factor and
+// SpecialLossNormalizingFactor): kNone = raw sum; kConstant = divide by
+// `constant`; kNumRealTargetTokens = divide by sum(weights);
+// kNumTotalTargetTokens = divide by numel(targets); kAveragePerSequence =
+// each sequence's (packed: each segment's) weights are scaled to sum to 1 and
+// the sum is divided by the number of sequences with weight.
 struct LossNormalizingFactor {
-  enum class Kind { kNone, kConstant, kNumRealTargetTokens, kNumTotalTargetTokens };
+  enum class Kind {
+    kNone,
+    kConstant,
+    kNumRealTargetTokens,
+    kNumTotalTargetTokens,
+    kAveragePerSequence
+  };
   Kind kind = Kind::kNone;
   double constant = 1.0;
 
-  // Parses a gin value's text form: "None", a number, or one of
-  // NUM_REAL_TARGET_TOKENS / NUM_TOTAL_TARGET_TOKENS. Throws t5xx::Error
-  // naming `where` and the accepted values otherwise (AVERAGE_PER_SEQUENCE is
-  // not implemented yet and is refused with that message).
+  // Parses a gin value's text form: "None", a positive number, or one of
+  // NUM_REAL_TARGET_TOKENS / NUM_TOTAL_TARGET_TOKENS / AVERAGE_PER_SEQUENCE.
+  // Throws t5xx::Error naming `where` and the accepted values otherwise.
   static LossNormalizingFactor Parse(const std::string& text,
                                      const std::string& where);
   std::string ToString() const;
@@ -35,12 +43,36 @@ struct LossOutput {
   at::Tensor per_token_loss;   // [B, L] cross-entropy + z-loss, unweighted
 };
 
+// t5x's get_loss_normalizing_factor_and_weights (t5x/losses.py): the
+// per-token weights to use and the number to divide the summed loss by.
+// weights: float32 [B, L] or undefined (then targets > 0); segment_ids: int
+// [B, L] of a packed batch or undefined. For kAveragePerSequence the weights
+// are divided by their sum per row (packed: per (row, segment id); t5x's
+// _sum_weights_per_segment), 0/0 becoming 0, and the factor is the sum of the
+// new weights; kNone gives factor 1.
+struct NormalizedLossWeights {
+  at::Tensor weights;   // float32 [B, L]
+  double factor = 1.0;  // > 0
+};
+NormalizedLossWeights GetLossNormalizingFactorAndWeights(
+    const LossNormalizingFactor& factor, const at::Tensor& targets,
+    const at::Tensor& weights, const at::Tensor& segment_ids = at::Tensor());
+
 // logits: float32 [B, L, V]; targets: int64 [B, L]; weights: float32 [B, L]
 // (0 for padding). Per token: loss = -sum_v soft_target_v * log_softmax_v -
 // normalizing_constant + z_loss * logsumexp^2, where soft targets put
 // 1 - label_smoothing on the target and label_smoothing / (V - 1) elsewhere
 // and normalizing_constant is the soft targets' entropy term (t5x's
 // compute_weighted_cross_entropy). Differentiable in logits.
+// The loss is divided by `normalizing_factor` (> 0).
+LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
+                                       const at::Tensor& targets,
+                                       const at::Tensor& weights,
+                                       double label_smoothing, double z_loss,
+                                       double normalizing_factor);
+
+// The same after GetLossNormalizingFactorAndWeights(factor, targets, weights)
+// (an unpacked batch: kAveragePerSequence normalises per row).
 LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
                                        const at::Tensor& targets,
                                        const at::Tensor& weights,

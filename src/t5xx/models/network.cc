@@ -6,6 +6,7 @@
 
 #include "t5xx/models/layers.h"
 #include "t5xx/models/param_blocks.h"
+#include "t5xx/models/remat.h"
 
 namespace t5xx::models {
 Transformer::Transformer(T5Config config) : config_(std::move(config)) {
@@ -83,12 +84,18 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
   x = Dropout(x, c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_encoder_layers; ++i) {
     const std::string pre = "encoder.layers_" + std::to_string(i);
-    at::Tensor y = RmsNorm(x, p.Get(pre + ".pre_attention_layer_norm.scale"));
-    y = AttentionBlock(p, pre + ".attention", y, y, c.num_heads, bias, c.dropout_rate, train, rng);
-    x = x + Dropout(y, c.dropout_rate, train, rng);
-    y = RmsNorm(x, p.Get(pre + ".pre_mlp_layer_norm.scale"));
-    y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
-    x = x + Dropout(y, c.dropout_rate, train, rng);
+    // inputs: {x, bias}
+    auto layer = [&, pre](const std::vector<at::Tensor>& in) {
+      at::Tensor h = in[0];
+      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_attention_layer_norm.scale"));
+      y = AttentionBlock(p, pre + ".attention", y, y, c.num_heads, in[1], c.dropout_rate, train,
+                         rng);
+      h = h + Dropout(y, c.dropout_rate, train, rng);
+      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"));
+      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
+      return h + Dropout(y, c.dropout_rate, train, rng);
+    };
+    x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
   }
   x = RmsNorm(x, p.Get("encoder.encoder_norm.scale"));
   return Dropout(x, c.dropout_rate, train, rng);
@@ -127,18 +134,23 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
   x = Dropout(x, c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
-    at::Tensor y =
-        RmsNorm(x, p.Get(pre + ".pre_self_attention_layer_norm.scale"));
-    y = AttentionBlock(p, pre + ".self_attention", y, y, c.num_heads, self_bias, c.dropout_rate,
-                       train, rng);
-    x = x + Dropout(y, c.dropout_rate, train, rng);
-    y = RmsNorm(x, p.Get(pre + ".pre_cross_attention_layer_norm.scale"));
-    y = AttentionBlock(p, pre + ".encoder_decoder_attention", y, encoded, c.num_heads, cross_bias,
-                       c.dropout_rate, train, rng);
-    x = x + Dropout(y, c.dropout_rate, train, rng);
-    y = RmsNorm(x, p.Get(pre + ".pre_mlp_layer_norm.scale"));
-    y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
-    x = x + Dropout(y, c.dropout_rate, train, rng);
+    // inputs: {x, encoded, self_bias, cross_bias}
+    auto layer = [&, pre](const std::vector<at::Tensor>& in) {
+      at::Tensor h = in[0];
+      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_self_attention_layer_norm.scale"));
+      y = AttentionBlock(p, pre + ".self_attention", y, y, c.num_heads, in[2], c.dropout_rate,
+                         train, rng);
+      h = h + Dropout(y, c.dropout_rate, train, rng);
+      y = RmsNorm(h, p.Get(pre + ".pre_cross_attention_layer_norm.scale"));
+      y = AttentionBlock(p, pre + ".encoder_decoder_attention", y, in[1], c.num_heads, in[3],
+                         c.dropout_rate, train, rng);
+      h = h + Dropout(y, c.dropout_rate, train, rng);
+      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"));
+      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
+      return h + Dropout(y, c.dropout_rate, train, rng);
+    };
+    const std::vector<at::Tensor> inputs = {x, encoded, self_bias, cross_bias};
+    x = c.remat_policy == "full" ? Remat(layer, inputs, rng) : layer(inputs);
   }
   x = RmsNorm(x, p.Get("decoder.decoder_norm.scale"));
   x = Dropout(x, c.dropout_rate, train, rng);

@@ -15,16 +15,16 @@
 #include <map>
 #include <string>
 
+#include "t5xx/models/base_model.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/models/t5_config.h"
 
 namespace t5xx::models {
 
-// Model features by seqio name (encoder_input_tokens, decoder_input_tokens,
-// decoder_target_tokens, decoder_loss_weights, and for packed batches
-// encoder_segment_ids, decoder_segment_ids, encoder_positions,
-// decoder_positions). Token tensors are int64 [B, L]; weights float32 [B, L].
-using FeatureBatch = std::map<std::string, at::Tensor>;
+// Model features (FeatureBatch, base_model.h) by seqio name:
+// encoder_input_tokens, decoder_input_tokens, decoder_target_tokens,
+// decoder_loss_weights, and for packed batches encoder_segment_ids,
+// decoder_segment_ids, encoder_positions, decoder_positions.
 
 class Transformer {
  public:

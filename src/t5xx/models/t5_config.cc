@@ -29,6 +29,9 @@ void T5Config::Validate() const {
             std::to_string(dropout_rate));
   Check(!mlp_activations.empty(),
         "network.T5Config.mlp_activations must name at least one activation");
+  Check(remat_policy == "none" || remat_policy == "full",
+        "network.T5Config.remat_policy = '" + remat_policy +
+            "' is unknown; use 'none' or 'full' (recompute each layer in the backward pass)");
   for (const auto& a : mlp_activations) {
     Check(a == "gelu" || a == "relu" || a == "linear",
           "network.T5Config.mlp_activations: unknown activation '" + a +

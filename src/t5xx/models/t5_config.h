@@ -24,6 +24,10 @@ struct T5Config {
   // Relative position bias (fixed in t5x's network, exposed for tests).
   int64_t relative_attention_num_buckets = 32;
   int64_t relative_attention_max_distance = 128;
+  // t5xx only (t5x's minimal network has no remat; flaxformer and MaxText call
+  // it remat_policy): 'none' keeps every activation; 'full' keeps only each
+  // layer's inputs and recomputes the layer in the backward pass (remat.h).
+  std::string remat_policy = "none";
 
   // Throws t5xx::Error naming the field when a value is out of range or a
   // feature is not implemented (e.g. dtype other than float32).

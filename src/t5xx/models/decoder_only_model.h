@@ -1,0 +1,36 @@
+// DecoderOnlyModel: a decoder-only network plus its loss, as t5x.models.
+// DecoderOnlyModel (t5x/models.py), trained on LMFeatureConverter (causal
+// LM) or PrefixLMFeatureConverter (prefix LM) batches.
+#pragma once
+
+#include "t5xx/models/base_model.h"
+#include "t5xx/models/decoder_only_network.h"
+
+namespace t5xx::models {
+
+class DecoderOnlyModel : public BaseTransformerModel {
+ public:
+  // inputs_bidirectional_attention: as t5x, whether the batch's
+  // decoder_causal_attention (prefix-LM inputs) is given to the network; when
+  // false every position attends causally.
+  DecoderOnlyModel(DecoderOnlyTransformer module, bool inputs_bidirectional_attention,
+                   double z_loss, double label_smoothing,
+                   LossNormalizingFactor loss_normalizing_factor);
+
+  std::string name() const override { return "DecoderOnlyModel"; }
+  const DecoderOnlyTransformer& module() const { return module_; }
+  bool inputs_bidirectional_attention() const { return inputs_bidirectional_attention_; }
+
+  ParamStore InitParams(uint64_t seed) const override { return module_.InitParams(seed); }
+  at::Tensor ComputeLogits(const ParamStore& params, const FeatureBatch& batch, bool train,
+                           at::Generator* rng) const override;
+  // lengths: decoder_target_tokens (flops.h).
+  double TrainFlops(int64_t batch_size,
+                    const std::map<std::string, int64_t>& lengths) const override;
+
+ private:
+  DecoderOnlyTransformer module_;
+  bool inputs_bidirectional_attention_;
+};
+
+}  // namespace t5xx::models
