@@ -1,0 +1,118 @@
+#include "t5xx/models/memory_plan.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace t5xx::models {
+namespace {
+
+int64_t ActivationBytesPerElement(const std::string& dtype) { return dtype == "bfloat16" ? 2 : 4; }
+
+// Per-layer activations kept for backward (see the header's formula).
+int64_t LayerActivations(int64_t a, int64_t l, int64_t k, int64_t e, int64_t hd, int64_t h,
+                         int64_t f, int64_t n_proj) {
+  return a * l * (6 * e + 4 * hd + (2 * n_proj + 1) * f) + (a + 1) * h * l * k;
+}
+
+std::string Gib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+void ParamSizes(const std::vector<std::vector<int64_t>>& shapes, const OptimizerSlots& slots,
+                MemoryPlan& plan) {
+  int64_t n = 0, slot = 0;
+  for (const auto& s : shapes) {
+    int64_t numel = 1;
+    for (int64_t d : s) numel *= d;
+    n += numel;
+    slot += OptimizerSlotElements(s, slots);
+  }
+  plan.parameters = 4 * n;
+  plan.gradients = 4 * n;
+  plan.optimizer_state = 4 * slot;
+}
+
+}  // namespace
+
+std::string MemoryPlan::ToString() const {
+  return "parameters " + Gib(parameters) + ", gradients " + Gib(gradients) +
+         ", optimizer state " + Gib(optimizer_state) + ", activations " + Gib(activations) +
+         " (estimate), total " + Gib(total());
+}
+
+int64_t OptimizerSlotElements(const std::vector<int64_t>& shape, const OptimizerSlots& slots) {
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  if (slots.kind == OptimizerSlots::Kind::kAdamW) return 2 * numel;
+  int64_t v = numel;
+  if (slots.factored && shape.size() >= 2) {
+    std::vector<int64_t> sorted = shape;
+    std::sort(sorted.begin(), sorted.end(), std::greater<int64_t>());
+    if (sorted[1] >= slots.min_dim_size_to_factor) v = numel / sorted[0] + numel / sorted[1];
+  }
+  return v + (slots.momentum ? numel : 0);
+}
+
+MemoryPlan PlanEncoderDecoder(const T5Config& c,
+                              const std::vector<std::vector<int64_t>>& param_shapes,
+                              const OptimizerSlots& slots, int64_t batch_size,
+                              int64_t encoder_length, int64_t decoder_length) {
+  MemoryPlan plan;
+  ParamSizes(param_shapes, slots, plan);
+  const int64_t a = ActivationBytesPerElement(c.dtype);
+  const int64_t e = c.emb_dim, hd = c.num_heads * c.head_dim, h = c.num_heads, f = c.mlp_dim;
+  const int64_t np = static_cast<int64_t>(c.mlp_activations.size());
+  const int64_t le = encoder_length, ld = decoder_length;
+  const int64_t enc_layer = LayerActivations(a, le, le, e, hd, h, f, np);
+  // A decoder layer: self-attention and MLP as above, plus cross-attention
+  // (another norm, q and output over Ld, k/v over Le, scores Ld x Le).
+  const int64_t dec_layer = LayerActivations(a, ld, ld, e, hd, h, f, np) +
+                            a * (2 * ld * e + 2 * ld * hd + 2 * le * hd) + (a + 1) * h * ld * le;
+  const int64_t logits = 4 * ld * c.vocab_size * 3;
+  int64_t per_seq;
+  if (c.remat_policy == "full") {
+    per_seq = a * e * (le * c.num_encoder_layers + ld * c.num_decoder_layers) +
+              std::max(enc_layer, dec_layer) + logits;
+  } else {
+    per_seq = enc_layer * c.num_encoder_layers + dec_layer * c.num_decoder_layers + logits;
+  }
+  plan.activations = batch_size * per_seq;
+  return plan;
+}
+
+MemoryPlan PlanDecoderOnly(const DecoderOnlyConfig& c,
+                           const std::vector<std::vector<int64_t>>& param_shapes,
+                           const OptimizerSlots& slots, int64_t batch_size, int64_t length) {
+  MemoryPlan plan;
+  ParamSizes(param_shapes, slots, plan);
+  const int64_t a = ActivationBytesPerElement(c.dtype);
+  const int64_t layer = LayerActivations(a, length, length, c.emb_dim, c.num_heads * c.head_dim,
+                                         c.num_heads, c.mlp_dim,
+                                         static_cast<int64_t>(c.mlp_activations.size()));
+  const int64_t logits = 4 * length * c.vocab_size * 3;
+  const int64_t per_seq = c.remat_policy == "full"
+                              ? a * c.emb_dim * length * c.num_layers + layer + logits
+                              : layer * c.num_layers + logits;
+  plan.activations = batch_size * per_seq;
+  return plan;
+}
+
+int64_t AvailableHostMemoryBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      std::istringstream ss(line.substr(13));
+      int64_t kib = 0;
+      ss >> kib;
+      return kib * 1024;
+    }
+  }
+  return -1;
+}
+
+}  // namespace t5xx::models
