@@ -150,7 +150,7 @@ int TrainCommand(const std::vector<std::string>& all_args) {
                                     s.label_smoothing, s.loss_normalizing_factor);
   partitioning::PjitPartitioner partitioner(s.num_partitions, s.logical_axis_rules);
   trainer::Trainer trainer(model, model.module().InitParams(static_cast<uint64_t>(s.random_seed)),
-                           optim::Adafactor(s.adafactor), optim::LearningRateSchedule(s.lr),
+                           optim::MakeOptimizer(s.optimizer), optim::LearningRateSchedule(s.lr),
                            partitioner, s.num_microbatches);
 
   // Read the first batches now, so that bad lengths, splits or files fail

@@ -6,6 +6,7 @@
 #include "t5xx/config/flags.h"
 #include "t5xx/config/t5x_configurables.h"
 #include "t5xx/data/corpus_builder.h"
+#include "t5xx/optim/make_optimizer.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::cli {
@@ -18,6 +19,11 @@ constexpr char kT5Config[] = "t5x.examples.t5.network.T5Config";
 constexpr char kVocab[] = "seqio.SentencePieceVocabulary";
 constexpr char kAdafactor[] = "t5x.adafactor.Adafactor";
 constexpr char kFactorRules[] = "t5x.adafactor.standard_logical_factor_rules";
+constexpr char kOptimizersAdamW[] = "t5x.optimizers.adamw";
+constexpr char kOptimizersChain[] = "t5x.optimizers.chain";
+constexpr char kOptaxAdamW[] = "optax.adamw";
+constexpr char kOptaxClipByGlobalNorm[] = "optax.clip_by_global_norm";
+constexpr char kOptaxClip[] = "optax.clip";
 constexpr char kDatasetConfig[] = "t5x.utils.DatasetConfig";
 constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
 constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
@@ -145,27 +151,143 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   }
 
   // --- optimizer ---
-  const std::string opt_scope =
-      ExpectReference(c.Query(kModel, "optimizer_def", model_scope), kAdafactor);
-  auto aq = [&](const char* p) { return c.Query(kAdafactor, p, opt_scope); };
-  s.adafactor.decay_rate = aq("decay_rate").AsFloat();
-  s.adafactor.step_offset = aq("step_offset").AsInt();
-  s.adafactor.multiply_by_parameter_scale = aq("multiply_by_parameter_scale").AsBool();
-  {
-    gin::Value ct = aq("clipping_threshold");
-    s.adafactor.clipping_threshold =
-        ct.is_none() ? std::nullopt : std::optional<double>(ct.AsFloat());
-  }
-  s.adafactor.epsilon1 = aq("epsilon1").AsFloat();
-  s.adafactor.epsilon2 = aq("epsilon2").AsFloat();
-  s.adafactor.min_dim_size_to_factor = aq("min_dim_size_to_factor").AsInt();
-  s.adafactor.factored = aq("factored").AsBool();
-  {
-    // Every T5.1.1 kernel is 2-D, where t5x ignores the factor rules and
-    // uses the largest-two-dims heuristic; t5xx does the same.
+  // utils.create_learning_rate_scheduler bound in `scope` (the trainer's
+  // learning_rate_fn, or an optax learning_rate).
+  auto read_schedule = [&c](const std::string& scope) {
+    auto lq = [&](const char* p) { return c.Query(kLrScheduler, p, scope); };
+    optim::LearningRateSchedulerConfig lr;
+    lr.factors = lq("factors").AsString();
+    lr.base_learning_rate = lq("base_learning_rate").AsFloat();
+    lr.warmup_steps = lq("warmup_steps").AsInt();
+    lr.decay_factor = lq("decay_factor").AsFloat();
+    lr.steps_per_decay = lq("steps_per_decay").AsInt();
+    lr.steps_per_cycle = lq("steps_per_cycle").AsInt();
+    lr.step_offset = lq("step_offset").AsInt();
+    lr.min_learning_rate = lq("min_learning_rate").AsFloat();
+    try {
+      optim::LearningRateSchedule check(lr);
+    } catch (const Error& e) {
+      throw Error(Where(lq("factors")) + ": " + e.what());
+    }
+    return lr;
+  };
+  auto optional_float = [](const gin::Value& v) {
+    return v.is_none() ? std::nullopt : std::optional<double>(v.AsFloat());
+  };
+  auto dtype = [](const gin::Value& v, bool none_ok) -> std::optional<at::ScalarType> {
+    if (none_ok && v.is_none()) return std::nullopt;
+    const std::string d = v.AsString();
+    if (d == "float32") return at::kFloat;
+    if (d == "bfloat16") return at::kBFloat16;
+    throw Error(Where(v) + " = " + v.ToGinString() + ": use 'float32' or 'bfloat16'" +
+                (none_ok ? " (or None)" : ""));
+  };
+  // optax.adamw / optimizers.adamw bound in `scope`.
+  auto read_adamw = [&](const char* name, const std::string& scope) {
+    auto q = [&](const char* p) { return c.Query(name, p, scope); };
+    optim::OptaxTransform t;
+    t.kind = optim::OptaxTransform::Kind::kAdamW;
+    t.gin_name = std::string(name) == kOptaxAdamW ? "optax.adamw" : "optimizers.adamw";
+    optim::AdamWConfig& a = t.adamw;
+    const gin::Value lr = q("learning_rate");
+    if (lr.kind() == gin::Value::Kind::kReference) {
+      a.learning_rate_schedule = read_schedule(ExpectReference(lr, kLrScheduler));
+    } else {
+      a.learning_rate = lr.AsFloat();
+    }
+    a.b1 = q("b1").AsFloat();
+    a.b2 = q("b2").AsFloat();
+    a.eps = q("eps").AsFloat();
+    a.eps_root = q("eps_root").AsFloat();
+    a.mu_dtype = dtype(q("mu_dtype"), /*none_ok=*/true);
+    a.weight_decay = q("weight_decay").AsFloat();
+    a.nesterov = q("nesterov").AsBool();
+    gin::Value mask = q("mask");
+    Refuse(!mask.is_none(), mask,
+           "t5xx applies weight_decay to every parameter; set mask = None (or weight_decay = 0)");
+    return t;
+  };
+  const gin::Value opt_def = c.Query(kModel, "optimizer_def", model_scope);
+  Check(opt_def.kind() == gin::Value::Kind::kReference && opt_def.reference_evaluated(),
+        Where(opt_def) + ": expected @adafactor.Adafactor(), @optimizers.adamw() or "
+                         "@optimizers.chain(), got " + opt_def.ToGinString());
+  const std::string opt_scope = opt_def.reference_scope();
+  if (opt_def.reference_name() == kAdafactor) {
+    s.optimizer.kind = optim::OptimizerConfig::Kind::kAdafactor;
+    optim::AdafactorConfig& a = s.optimizer.adafactor;
+    auto aq = [&](const char* p) { return c.Query(kAdafactor, p, opt_scope); };
+    gin::Value lr = aq("learning_rate");
+    Check(lr.is_none(), Where(lr) + " = " + lr.ToGinString() +
+                            " has no effect (t5x's trainer sets Adafactor's rate from "
+                            "trainer.Trainer.learning_rate_fn); remove it and set "
+                            "utils.create_learning_rate_scheduler.base_learning_rate");
+    a.factored = aq("factored").AsBool();
+    a.multiply_by_parameter_scale = aq("multiply_by_parameter_scale").AsBool();
+    a.beta1 = optional_float(aq("beta1"));
+    a.decay_rate = aq("decay_rate").AsFloat();
+    a.step_offset = aq("step_offset").AsInt();
+    a.clipping_threshold = optional_float(aq("clipping_threshold"));
+    a.weight_decay_rate = optional_float(aq("weight_decay_rate"));
+    a.min_dim_size_to_factor = aq("min_dim_size_to_factor").AsInt();
+    a.epsilon1 = aq("epsilon1").AsFloat();
+    a.epsilon2 = aq("epsilon2").AsFloat();
+    a.dtype_momentum = *dtype(aq("dtype_momentum"), /*none_ok=*/false);
+    gin::Value factor_map = aq("factor_map");
+    Refuse(!factor_map.is_none(), factor_map,
+           "set logical_factor_rules (e.g. @adafactor.standard_logical_factor_rules()) instead");
     gin::Value rules = aq("logical_factor_rules");
-    if (!rules.is_none()) ExpectReference(rules, kFactorRules);
+    if (rules.kind() == gin::Value::Kind::kDict) {
+      optim::LogicalFactorRules r;
+      for (const auto& [k, v] : rules.AsDict()) {
+        r[k.AsString()] = v.is_none() ? optim::FactorDim::kNone
+                                      : optim::FactorDimFromName(v.AsString(), Where(v));
+      }
+      a.logical_factor_rules = std::move(r);
+    } else if (!rules.is_none()) {
+      ExpectReference(rules, kFactorRules);
+      a.logical_factor_rules = optim::StandardLogicalFactorRules();
+    }
+    a.weight_decay_rate_lr_exponent = optional_float(aq("weight_decay_rate_lr_exponent"));
+    a.global_norm_clip_threshold = optional_float(aq("global_norm_clip_threshold"));
+    a.max_parameter_scale = optional_float(aq("max_parameter_scale"));
+    gin::Value skip = aq("skip_nan_updates");
+    a.skip_nan_updates = !skip.is_none() && skip.AsBool();
+  } else if (opt_def.reference_name() == kOptimizersAdamW) {
+    s.optimizer.kind = optim::OptimizerConfig::Kind::kOptax;
+    s.optimizer.optax.chained = false;
+    s.optimizer.optax.transforms = {read_adamw(kOptimizersAdamW, opt_scope)};
+  } else if (opt_def.reference_name() == kOptimizersChain) {
+    s.optimizer.kind = optim::OptimizerConfig::Kind::kOptax;
+    s.optimizer.optax.chained = true;
+    const gin::Value list = c.Query(kOptimizersChain, "transformations", opt_scope);
+    for (const gin::Value& v : list.AsList()) {
+      Check(v.kind() == gin::Value::Kind::kReference && v.reference_evaluated(),
+            Where(list) + ": expected a list of @optax.adamw(), @optax.clip_by_global_norm() or "
+                          "@optax.clip(), got " + v.ToGinString());
+      const std::string& n = v.reference_name();
+      const std::string scope = v.reference_scope();
+      if (n == kOptaxAdamW) {
+        s.optimizer.optax.transforms.push_back(read_adamw(kOptaxAdamW, scope));
+      } else if (n == kOptaxClipByGlobalNorm || n == kOptaxClip) {
+        optim::OptaxTransform t;
+        const bool global = n == kOptaxClipByGlobalNorm;
+        t.kind = global ? optim::OptaxTransform::Kind::kClipByGlobalNorm
+                        : optim::OptaxTransform::Kind::kClip;
+        t.gin_name = global ? "optax.clip_by_global_norm" : "optax.clip";
+        (global ? t.max_norm : t.max_delta) =
+            c.Query(n, global ? "max_norm" : "max_delta", scope).AsFloat();
+        s.optimizer.optax.transforms.push_back(t);
+      } else {
+        throw Error(Where(list) + ": t5xx supports @optax.adamw(), @optax.clip_by_global_norm() "
+                                  "and @optax.clip() in optimizers.chain, got @" + n);
+      }
+    }
+  } else {
+    throw Error(Where(opt_def) + ": t5xx supports optimizer_def = @adafactor.Adafactor(), "
+                                 "@optimizers.adamw() or @optimizers.chain(), got @" +
+                opt_def.reference_name());
   }
+  optim::MakeOptimizer(s.optimizer);  // option checks; errors name the gin keys
 
   // --- trainer and schedule ---
   const std::string trainer_scope =
@@ -178,20 +300,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   }
   const std::string lr_scope = ExpectReference(
       c.Query(kTrainer, "learning_rate_fn", trainer_scope), kLrScheduler);
-  auto lq = [&](const char* p) { return c.Query(kLrScheduler, p, lr_scope); };
-  s.lr.factors = lq("factors").AsString();
-  s.lr.base_learning_rate = lq("base_learning_rate").AsFloat();
-  s.lr.warmup_steps = lq("warmup_steps").AsInt();
-  s.lr.decay_factor = lq("decay_factor").AsFloat();
-  s.lr.steps_per_decay = lq("steps_per_decay").AsInt();
-  s.lr.steps_per_cycle = lq("steps_per_cycle").AsInt();
-  s.lr.step_offset = lq("step_offset").AsInt();
-  s.lr.min_learning_rate = lq("min_learning_rate").AsFloat();
-  try {
-    optim::LearningRateSchedule check(s.lr);
-  } catch (const Error& e) {
-    throw Error(Where(lq("factors")) + ": " + e.what());
-  }
+  s.lr = read_schedule(lr_scope);
 
   // --- partitioner ---
   const std::string part_scope = ExpectReference(c.Query(kTrain, "partitioner"), kPartitioner);

@@ -1,6 +1,7 @@
 // Reads everything `t5xx train` needs from a finalized gin Config, the way
 // t5x's train() receives it: MODEL = @models.EncoderDecoderModel(), its
-// network.Transformer/T5Config, adafactor.Adafactor, the train/ and
+// network.Transformer/T5Config, the optimizer (adafactor.Adafactor,
+// optimizers.adamw or optimizers.chain of optax transformations), the train/ and
 // train_eval/ utils.DatasetConfig, utils.CheckpointConfig, PjitPartitioner,
 // trainer.Trainer and utils.create_learning_rate_scheduler.
 //
@@ -19,7 +20,7 @@
 #include "t5xx/config/registry.h"
 #include "t5xx/models/losses.h"
 #include "t5xx/models/t5_config.h"
-#include "t5xx/optim/adafactor.h"
+#include "t5xx/optim/make_optimizer.h"
 #include "t5xx/optim/lr_schedule.h"
 #include "t5xx/partitioning/logical_axis_rules.h"
 
@@ -50,7 +51,7 @@ struct TrainSetup {
   double label_smoothing = 0;
   models::LossNormalizingFactor loss_normalizing_factor;
   VocabularyConfig output_vocabulary;
-  optim::AdafactorConfig adafactor;
+  optim::OptimizerConfig optimizer;  // MakeOptimizer builds it
   optim::LearningRateSchedulerConfig lr;
   std::optional<int64_t> num_microbatches;
   int64_t num_partitions = 1;

@@ -1,6 +1,7 @@
 #include "t5xx/config/t5x_configurables.h"
 
 #include <utility>
+#include <vector>
 
 namespace t5xx::gin {
 
@@ -145,18 +146,58 @@ void RegisterT5xConfigurables(Registry& r) {
               "The gin-defined tasks and mixtures that t5xx adds to seqio's registries at "
               "start-up, in order (a mixture after the tasks and mixtures it names)."});
   r.Register({"t5x.adafactor.Adafactor",
-              {Optional("decay_rate", T::kFloat, F(0.8)),
-               Optional("step_offset", T::kInt, I(0)),
+              {Optional("learning_rate", T::kOptionalFloat, None(),
+                        "Set by the trainer's learning_rate_fn; leave None."),
+               Optional("factored", T::kBool, B(true)),
                Optional("multiply_by_parameter_scale", T::kBool, B(true)),
+               Optional("beta1", T::kOptionalFloat, None(), "Momentum; None = no m slot."),
+               Optional("decay_rate", T::kFloat, F(0.8)),
+               Optional("step_offset", T::kInt, I(0)),
                Optional("clipping_threshold", T::kOptionalFloat, F(1.0)),
+               Optional("weight_decay_rate", T::kOptionalFloat, None()),
+               Optional("min_dim_size_to_factor", T::kInt, I(128)),
                Optional("epsilon1", T::kFloat, F(1e-30)),
                Optional("epsilon2", T::kFloat, F(1e-3)),
-               Optional("min_dim_size_to_factor", T::kInt, I(128)),
-               Optional("factored", T::kBool, B(true)),
-               Optional("logical_factor_rules", T::kAny, None())},
+               Optional("dtype_momentum", T::kString, S("float32"), "'float32' or 'bfloat16'."),
+               Optional("factor_map", T::kAny, None(), "Not supported: use logical_factor_rules."),
+               Optional("logical_factor_rules", T::kAny, None(),
+                        "@adafactor.standard_logical_factor_rules() or a dict from logical axis "
+                        "name to 'row', 'column', 'batch' or 'none'."),
+               Optional("weight_decay_rate_lr_exponent", T::kOptionalFloat, None()),
+               Optional("global_norm_clip_threshold", T::kOptionalFloat, None()),
+               Optional("max_parameter_scale", T::kOptionalFloat, None()),
+               Optional("skip_nan_updates", T::kOptionalBool, B(false))},
               "The Adafactor optimizer (t5x's own implementation)."});
   r.Register({"t5x.adafactor.standard_logical_factor_rules", {},
               "Factorization rules by logical axis name."});
+  {
+    // optax.adamw's signature; t5x.optimizers.adamw wraps it (OptaxWrapper).
+    auto adamw_params = [] {
+      return std::vector<ParamSpec>{
+          Required("learning_rate", T::kAny,
+                   "A float or @utils.create_learning_rate_scheduler()."),
+          Optional("b1", T::kFloat, F(0.9)),
+          Optional("b2", T::kFloat, F(0.999)),
+          Optional("eps", T::kFloat, F(1e-8)),
+          Optional("eps_root", T::kFloat, F(0.0)),
+          Optional("mu_dtype", T::kOptionalString, None(), "None, 'float32' or 'bfloat16'."),
+          Optional("weight_decay", T::kFloat, F(1e-4)),
+          Optional("mask", T::kAny, None(), "Only None (decay every parameter)."),
+          Optional("nesterov", T::kBool, B(false))};
+    };
+    r.Register({"t5x.optimizers.adamw", adamw_params(),
+                "optax.adamw wrapped as a t5x optimizer (OptaxWrapper)."});
+    r.Register({"optax.adamw", adamw_params(),
+                "The optax AdamW transformation, for optimizers.chain."});
+  }
+  r.Register({"t5x.optimizers.chain",
+              {Required("transformations", T::kList,
+                        "[@optax.clip_by_global_norm(), @optax.adamw()]")},
+              "A chain of optax transformations wrapped as a t5x optimizer."});
+  r.Register({"optax.clip_by_global_norm", {Required("max_norm", T::kFloat)},
+              "Scales all updates down when their global L2 norm exceeds max_norm."});
+  r.Register({"optax.clip", {Required("max_delta", T::kFloat)},
+              "Clips every update element to [-max_delta, max_delta]."});
   r.Register({"t5x.partitioning.PjitPartitioner",
               {Optional("num_partitions", T::kOptionalInt, None()),
                Optional("model_parallel_submesh", T::kAny, None()),

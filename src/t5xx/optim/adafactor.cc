@@ -2,91 +2,361 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 
+#include "t5xx/util/error.h"
+
 namespace t5xx::optim {
+namespace {
 
-Adafactor::Adafactor(AdafactorConfig config) : config_(config) {}
+constexpr char kGin[] = "adafactor.Adafactor.";
 
-void Adafactor::Init(const models::ParamStore& params) {
-  state_.clear();
-  step_ = 0;
-  for (const auto& p : params.params()) {
-    AdafactorParamState s;
-    auto sizes = p.value.sizes().vec();
-    auto zeros = [](std::vector<int64_t> shape) {
-      return at::zeros(shape, at::kFloat);
-    };
-    if (config_.factored && sizes.size() >= 2) {
-      // Indices of the two largest dims (stable for ties, as np.argsort on
-      // small arrays): d0 = largest, d1 = second largest.
-      std::vector<int64_t> order(sizes.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int64_t a, int64_t b) { return sizes[a] < sizes[b]; });
-      const int64_t d1 = order[order.size() - 2], d0 = order.back();
-      if (sizes[d1] >= config_.min_dim_size_to_factor) {
-        s.is_factored = true;
-        s.d0 = d0;
-        s.d1 = d1;
-        auto vr = sizes, vc = sizes;
-        vr.erase(vr.begin() + d0);
-        vc.erase(vc.begin() + d1);
-        s.v_row = zeros(vr);
-        s.v_col = zeros(vc);
-        s.v = zeros({1});
-      }
-    }
-    if (!s.is_factored) {
-      s.v_row = zeros({1});
-      s.v_col = zeros({1});
-      s.v = zeros(sizes);
-    }
-    state_[p.name] = std::move(s);
-  }
+std::string Num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
 }
 
-void Adafactor::Apply(models::ParamStore& params, double learning_rate) {
-  at::NoGradGuard no_grad;
-  const double t = static_cast<double>(step_ - config_.step_offset) + 1.0;
-  const double decay = 1.0 - std::pow(t, -config_.decay_rate);
-  const double mixing = 1.0 - decay;
-  for (auto& p : params.params()) {
-    at::Tensor grad = p.value.grad();
-    if (!grad.defined()) {
-      throw std::logic_error("Adafactor: parameter " + p.name + " has no gradient");
+std::string ShapeString(at::IntArrayRef shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string AxesString(const std::vector<std::string>& axes) {
+  std::string s = "(";
+  for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", '" : "'") + axes[i] + "'";
+  return s + ")";
+}
+
+const char* FactorDimName(FactorDim d) {
+  switch (d) {
+    case FactorDim::kNone: return "NONE";
+    case FactorDim::kBatch: return "BATCH";
+    case FactorDim::kRow: return "ROW";
+    case FactorDim::kColumn: return "COLUMN";
+  }
+  return "?";
+}
+
+std::vector<int64_t> AllDims(int64_t rank) {
+  std::vector<int64_t> d(static_cast<size_t>(rank));
+  std::iota(d.begin(), d.end(), 0);
+  return d;
+}
+
+// Inserts size-1 dims at `dims` (ascending, indices in the result), as
+// jnp.expand_dims(x, axis=dims).
+at::Tensor ExpandDims(at::Tensor x, const std::vector<int64_t>& dims) {
+  for (int64_t d : dims) x = x.unsqueeze(d);
+  return x;
+}
+
+// t5x's _parse_rule + _factored_dims for one parameter: fills is_factored,
+// row_dims, col_dims and averaging_dims.
+void PlanFactoring(const AdafactorConfig& c, const models::Param& p,
+                   const std::vector<int64_t>& shape, AdafactorParamState& s) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  s.averaging_dims = AllDims(rank);
+  if (!c.factored) return;  // t5x: factor_rule = None
+
+  bool heuristic = true;
+  if (c.logical_factor_rules) {
+    // set_param_axes: map every logical axis, even where the rule is then
+    // ignored (rank <= 2), so a missing rule is always an error.
+    std::vector<FactorDim> rule;
+    for (const auto& axis : p.axes) {
+      auto it = c.logical_factor_rules->find(axis);
+      Check(it != c.logical_factor_rules->end(),
+            std::string(kGin) + "logical_factor_rules has no rule for logical axis '" + axis +
+                "' of parameter " + p.name + " " + AxesString(p.axes) +
+                "; add it to the rules ('row', 'column', 'batch' or 'none')");
+      rule.push_back(it->second);
     }
-    AdafactorParamState& s = state_.at(p.name);
-    at::Tensor param = p.value;
-    double update_scale = learning_rate;
-    if (config_.multiply_by_parameter_scale) {
-      const double rms = param.pow(2).mean().sqrt().item<double>();
-      update_scale *= std::max(rms, config_.epsilon2);
+    auto has = [&](FactorDim d) { return std::find(rule.begin(), rule.end(), d) != rule.end(); };
+    if (has(FactorDim::kRow) && has(FactorDim::kColumn) && has(FactorDim::kNone)) {
+      std::string r;
+      for (size_t i = 0; i < rule.size(); ++i) {
+        r += (i ? ", " : "") + std::string(FactorDimName(rule[i]));
+      }
+      throw Error(std::string(kGin) + "logical_factor_rules give the incomplete Adafactor spec (" +
+                  r + ") for parameter " + p.name + " " + AxesString(p.axes) +
+                  " (t5x refuses ROW and COLUMN together with NONE); map every axis of it to "
+                  "'row', 'column' or 'batch', or none of them to 'row'/'column'");
     }
-    at::Tensor g2 = grad.pow(2) + config_.epsilon1;
-    at::Tensor y;
+    if (!has(FactorDim::kRow) || !has(FactorDim::kColumn)) {
+      for (auto& d : rule) {
+        if (d == FactorDim::kRow || d == FactorDim::kColumn) d = FactorDim::kNone;
+      }
+    }
+    std::vector<int64_t> rows, cols, batch;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (rule[i] == FactorDim::kRow) rows.push_back(i);
+      if (rule[i] == FactorDim::kColumn) cols.push_back(i);
+      if (rule[i] == FactorDim::kBatch) batch.push_back(i);
+    }
+    if (!(rank <= 2 && batch.empty())) {  // else t5x falls back to the heuristic
+      heuristic = false;
+      s.averaging_dims.clear();
+      for (int64_t i = 0; i < rank; ++i) {
+        if (rule[i] != FactorDim::kBatch) s.averaging_dims.push_back(i);
+      }
+      if (!rows.empty()) {  // rows and cols are both set or both empty here
+        s.is_factored = true;
+        s.row_dims = rows;
+        s.col_dims = cols;
+      }
+    }
+  }
+  if (!heuristic) return;
+  Check(rank <= 2, std::string(kGin) + "parameter " + p.name + " has rank " +
+                       std::to_string(rank) + " (shape " + ShapeString(shape) + ", axes " +
+                       AxesString(p.axes) +
+                       "); t5x factors a parameter of rank > 2 only with explicit rules: set " +
+                       kGin + "logical_factor_rules = @adafactor.standard_logical_factor_rules()" +
+                       " (or " + kGin + "factored = False)");
+  if (rank < 2) return;
+  // np.argsort of two elements: ties keep index order.
+  const int64_t second = shape[0] <= shape[1] ? 0 : 1, largest = 1 - second;
+  if (shape[second] < c.min_dim_size_to_factor) return;
+  s.is_factored = true;
+  s.row_dims = {second};
+  s.col_dims = {largest};
+}
+
+std::vector<int64_t> Without(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
+    if (std::find(dims.begin(), dims.end(), i) == dims.end()) out.push_back(shape[i]);
+  }
+  return out;
+}
+
+// x where it is not NaN, else old (jnp.where(jnp.isnan(x), old, x)).
+at::Tensor KeepOldWhereNan(const at::Tensor& x, const at::Tensor& old) {
+  return at::where(x.isnan(), old.to(x.scalar_type()), x);
+}
+
+}  // namespace
+
+LogicalFactorRules StandardLogicalFactorRules() {
+  using F = FactorDim;
+  return {{"vocab", F::kColumn},        {"embed", F::kRow},
+          {"mlp", F::kColumn},          {"heads", F::kColumn},
+          {"kv", F::kColumn},           {"joined_kv", F::kColumn},
+          {"relpos_buckets", F::kNone}, {"layers", F::kBatch},
+          {"stack", F::kBatch},         {"q_wi_fused", F::kColumn},
+          {"o_wo_fused", F::kColumn},   {"multiquery_heads", F::kColumn},
+          {"kv_fused", F::kColumn},     {"layer_norm_scale", F::kNone},
+          {"mlp_activations", F::kColumn}};
+}
+
+FactorDim FactorDimFromName(const std::string& name, const std::string& what) {
+  std::string n = name;
+  for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (n == "row") return FactorDim::kRow;
+  if (n == "col" || n == "column") return FactorDim::kColumn;
+  if (n == "batch") return FactorDim::kBatch;
+  if (n == "none" || n == "unfactorized") return FactorDim::kNone;
+  throw Error(what + ": unknown factor dim '" + name +
+              "'; use 'row', 'col'/'column', 'batch' or 'none'/'unfactorized'");
+}
+
+void AdafactorConfig::Validate() const {
+  const std::string g = kGin;
+  auto positive = [&](const std::optional<double>& v, const char* name) {
+    Check(!v || *v > 0, g + name + " = " + Num(v.value_or(0)) +
+                            " must be > 0 (or None to switch it off)");
+  };
+  Check(!beta1 || (*beta1 >= 0 && *beta1 < 1),
+        g + "beta1 = " + Num(beta1.value_or(0)) + " must be in [0, 1) (or None: no momentum)");
+  Check(decay_rate >= 0, g + "decay_rate = " + Num(decay_rate) + " must be >= 0 (t5x: 0.8)");
+  Check(step_offset >= 0,
+        g + "step_offset = " + std::to_string(step_offset) + " must be >= 0");
+  positive(clipping_threshold, "clipping_threshold");
+  positive(global_norm_clip_threshold, "global_norm_clip_threshold");
+  positive(max_parameter_scale, "max_parameter_scale");
+  Check(!weight_decay_rate || (*weight_decay_rate >= 0 && *weight_decay_rate <= 1),
+        g + "weight_decay_rate = " + Num(weight_decay_rate.value_or(0)) +
+            " must be in [0, 1] (or None)");
+  Check(min_dim_size_to_factor >= 0, g + "min_dim_size_to_factor = " +
+                                         std::to_string(min_dim_size_to_factor) +
+                                         " must be >= 0");
+  Check(epsilon1 >= 0, g + "epsilon1 = " + Num(epsilon1) + " must be >= 0 (t5x: 1e-30)");
+  Check(epsilon2 >= 0, g + "epsilon2 = " + Num(epsilon2) + " must be >= 0 (t5x: 1e-3)");
+  Check(dtype_momentum == at::kFloat || dtype_momentum == at::kBFloat16,
+        g + "dtype_momentum must be 'float32' or 'bfloat16'");
+}
+
+Adafactor::Adafactor(AdafactorConfig config) : config_(std::move(config)) {
+  config_.Validate();
+}
+
+void Adafactor::Init(const models::ParamStore& params) {
+  std::map<std::string, AdafactorParamState> state;
+  std::vector<std::string> order;
+  for (const auto& p : params.params()) {
+    AdafactorParamState s;
+    const std::vector<int64_t> local = p.value.sizes().vec();
+    PlanFactoring(config_, p, reducer_->GlobalShape(p.name, p.value.sizes()), s);
+    auto zeros = [](const std::vector<int64_t>& shape, at::ScalarType t = at::kFloat) {
+      return at::zeros(shape, at::TensorOptions().dtype(t));
+    };
+    s.v_row = zeros({1});
+    s.v_col = zeros({1});
+    s.v = zeros({1});
+    s.m = zeros({1});
     if (s.is_factored) {
-      s.v_row.mul_(decay).add_(g2.mean({s.d0}), mixing);
-      s.v_col.mul_(decay).add_(g2.mean({s.d1}), mixing);
-      const int64_t reduced_d1 = s.d1 > s.d0 ? s.d1 - 1 : s.d1;
-      at::Tensor row_col_mean = s.v_row.mean({reduced_d1}, /*keepdim=*/true);
-      at::Tensor row_factor = (s.v_row / row_col_mean).rsqrt();
-      at::Tensor col_factor = s.v_col.rsqrt();
-      y = grad * row_factor.unsqueeze(s.d0) * col_factor.unsqueeze(s.d1);
+      s.v_row = zeros(Without(local, s.col_dims));
+      s.v_col = zeros(Without(local, s.row_dims));
     } else {
-      s.v.mul_(decay).add_(g2, mixing);
-      y = grad * s.v.rsqrt();
+      s.v = zeros(local);
     }
-    if (config_.clipping_threshold) {
-      const double rms_y = y.pow(2).mean().sqrt().item<double>();
-      const double denom = std::max(1.0, rms_y / *config_.clipping_threshold);
+    if (config_.beta1) s.m = zeros(local, config_.dtype_momentum);
+    const auto dev = p.value.device();
+    for (at::Tensor* t : {&s.v_row, &s.v_col, &s.v, &s.m}) *t = t->to(dev);
+    state[p.name] = std::move(s);
+    order.push_back(p.name);
+  }
+  state_ = std::move(state);
+  order_ = std::move(order);
+  step_ = 0;
+  initialized_ = true;
+}
+
+double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
+  if (!initialized_) throw std::logic_error("Adafactor::Apply before Init");
+  at::NoGradGuard no_grad;
+  const AdafactorConfig& c = config_;
+  const Reducer& r = *reducer_;
+
+  std::vector<at::Tensor> grads;
+  std::vector<std::string> names;
+  for (auto& p : params.params()) {
+    const at::Tensor& g = p.value.grad();
+    if (!g.defined()) throw std::logic_error("Adafactor: parameter " + p.name + " has no gradient");
+    grads.push_back(g.to(at::kFloat));
+    names.push_back(p.name);
+  }
+  // t5x: `if hyper_params.global_norm_clip_threshold:` (None and 0 are off).
+  if (c.global_norm_clip_threshold && *c.global_norm_clip_threshold != 0) {
+    const float thr = static_cast<float>(*c.global_norm_clip_threshold);
+    at::Tensor norm = ShardedGlobalNorm(grads, names, r);
+    // scale = thr * min(1/thr, 1/norm): 1 below the threshold.
+    at::Tensor scale =
+        at::minimum(at::scalar_tensor(1.0f / thr, norm.options()), norm.reciprocal()) * thr;
+    for (auto& g : grads) g = g * scale;
+  }
+
+  // Scalars in float32, as t5x computes them.
+  const float t = static_cast<float>(step_ - c.step_offset) + 1.0f;
+  const float decay = 1.0f - std::pow(t, -static_cast<float>(c.decay_rate));
+  const float mixing = 1.0f - decay;
+  std::optional<double> wd = c.weight_decay_rate;
+  if (c.weight_decay_rate_lr_exponent && *c.weight_decay_rate_lr_exponent != 0) {
+    wd = ((wd && *wd != 0) ? *wd : 1.0) * std::pow(learning_rate, *c.weight_decay_rate_lr_exponent);
+  }
+
+  for (size_t i = 0; i < grads.size(); ++i) {
+    models::Param& p = params.params()[i];
+    AdafactorParamState& s = state_.at(p.name);
+    const at::Tensor& grad = grads[i];
+    const at::Tensor param = p.value;
+    const std::vector<int64_t>& avg = s.averaging_dims;
+
+    at::Tensor update_scale = at::scalar_tensor(learning_rate, param.options().dtype(at::kFloat));
+    if (c.multiply_by_parameter_scale) {
+      at::Tensor param_scale =
+          ShardedMean(param * param, avg, /*keepdim=*/true, r, p.name, avg).sqrt();
+      param_scale = at::clamp_min(param_scale, c.epsilon2);
+      if (c.max_parameter_scale) param_scale = at::clamp_max(param_scale, *c.max_parameter_scale);
+      update_scale = update_scale * param_scale;
+    }
+
+    const at::Tensor grad_sqr = grad * grad + c.epsilon1;
+    at::Tensor new_v_row, new_v_col, new_v, y;
+    if (s.is_factored) {
+      new_v_row = s.v_row * decay +
+                  ShardedMean(grad_sqr, s.col_dims, false, r, p.name, s.col_dims) * mixing;
+      new_v_col = s.v_col * decay +
+                  ShardedMean(grad_sqr, s.row_dims, false, r, p.name, s.row_dims) * mixing;
+      // ROW dims' positions in v_row (the COLUMN dims are gone).
+      std::vector<int64_t> reduced_rows;
+      for (int64_t d : s.row_dims) {
+        const auto before = std::count_if(s.col_dims.begin(), s.col_dims.end(),
+                                          [&](int64_t e) { return e < d; });
+        reduced_rows.push_back(d - before);
+      }
+      const at::Tensor row_col_mean =
+          ShardedMean(new_v_row, reduced_rows, true, r, p.name, s.row_dims);
+      const at::Tensor row_factor = (new_v_row / row_col_mean).pow(-0.5);
+      const at::Tensor col_factor = new_v_col.pow(-0.5);
+      y = grad * ExpandDims(row_factor, s.col_dims) * ExpandDims(col_factor, s.row_dims);
+    } else {
+      new_v = s.v * decay + grad_sqr * mixing;
+      y = grad * new_v.pow(-0.5);
+    }
+
+    if (c.clipping_threshold) {
+      const at::Tensor rms = ShardedMean(y * y, avg, true, r, p.name, avg).sqrt();
+      // jnp.maximum propagates NaN; so does at::maximum.
+      const at::Tensor denom =
+          at::maximum(at::ones({}, rms.options()), rms / *c.clipping_threshold);
       y = y / denom;
     }
-    param.sub_(y * update_scale);
+
+    at::Tensor subtrahend = update_scale * y;
+    at::Tensor new_m;
+    if (c.beta1) {
+      // beta1 * m is computed in float32 and rounded to m's dtype (JAX's
+      // weak typing; libtorch 1.13 would round beta1 to bfloat16 first).
+      const at::Tensor decayed_m = (s.m.to(at::kFloat) * *c.beta1).to(s.m.scalar_type());
+      new_m = decayed_m + subtrahend * (1.0 - *c.beta1);
+      subtrahend = new_m;
+    }
+    at::Tensor new_param = wd ? param * (1.0 - *wd) - subtrahend : param - subtrahend;
+
+    if (c.skip_nan_updates) {
+      if (s.is_factored) {
+        new_v_row = KeepOldWhereNan(new_v_row, s.v_row);
+        new_v_col = KeepOldWhereNan(new_v_col, s.v_col);
+      } else {
+        new_v = KeepOldWhereNan(new_v, s.v);
+      }
+      if (c.beta1) new_m = KeepOldWhereNan(new_m, s.m);
+      new_param = KeepOldWhereNan(new_param, param);
+    }
+    if (s.is_factored) {
+      s.v_row.copy_(new_v_row);
+      s.v_col.copy_(new_v_col);
+    } else {
+      s.v.copy_(new_v);
+    }
+    if (c.beta1) s.m.copy_(new_m);  // cast to dtype_momentum
+    param.copy_(new_param);
   }
   ++step_;
+  return learning_rate;
+}
+
+std::vector<StateArray> Adafactor::StateArrays() const {
+  // t5x's derive_logical_axes: v_row/v_col have no axes (inline), v has the
+  // parameter's axes when used, m when beta1 is set.
+  std::vector<StateArray> out;
+  for (const auto& name : order_) {
+    const AdafactorParamState& s = state_.at(name);
+    const std::string base = "param_states." + name + ".";
+    out.push_back({base + "v_row", s.v_row, true});
+    out.push_back({base + "v_col", s.v_col, true});
+    out.push_back({base + "v", s.v, s.v.dim() == 1 && s.v.size(0) == 1});
+    out.push_back({base + "m", s.m, !config_.beta1.has_value()});
+  }
+  return out;
 }
 
 }  // namespace t5xx::optim

@@ -2,40 +2,66 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "t5xx/util/error.h"
 
 namespace t5xx::optim {
+namespace {
+
+constexpr char kGin[] = "utils.create_learning_rate_scheduler.";
+
+bool Uses(const std::vector<std::string>& factors, const char* name) {
+  return std::find(factors.begin(), factors.end(), name) != factors.end();
+}
+
+}  // namespace
+
+const std::vector<std::string>& LearningRateSchedule::KnownFactors() {
+  static const std::vector<std::string> kKnown = {
+      "constant",    "linear_warmup",          "linear_decay", "rsqrt_decay",
+      "rsqrt_normalized_decay", "decay_every", "cosine_decay"};
+  return kKnown;
+}
 
 LearningRateSchedule::LearningRateSchedule(LearningRateSchedulerConfig config)
     : config_(std::move(config)) {
-  static const char* kKnown[] = {"constant", "linear_warmup", "rsqrt_decay",
-                                 "rsqrt_normalized_decay", "decay_every",
-                                 "cosine_decay"};
-  std::stringstream ss(config_.factors);
-  std::string tok;
-  while (std::getline(ss, tok, '*')) {
-    tok.erase(0, tok.find_first_not_of(" \t"));
-    tok.erase(tok.find_last_not_of(" \t") + 1);
-    if (tok.empty()) continue;
-    bool known = std::any_of(std::begin(kKnown), std::end(kKnown),
-                             [&](const char* k) { return tok == k; });
-    if (!known) {
-      throw Error("utils.create_learning_rate_scheduler.factors: unknown factor '" +
-                  tok + "' in '" + config_.factors +
-                  "' (known: constant, linear_warmup, rsqrt_decay, "
-                  "rsqrt_normalized_decay, decay_every, cosine_decay)");
+  const auto& known = KnownFactors();
+  std::string known_list;
+  for (const auto& k : known) known_list += (known_list.empty() ? "" : ", ") + k;
+  // Python's str.split('*'): n stars give n + 1 pieces, empty ones included.
+  std::vector<std::string> pieces(1);
+  for (char ch : config_.factors) {
+    if (ch == '*') {
+      pieces.emplace_back();
+    } else {
+      pieces.back() += ch;
     }
+  }
+  for (std::string tok : pieces) {
+    tok.erase(0, tok.find_first_not_of(" \t\n"));
+    tok.erase(tok.find_last_not_of(" \t\n") + 1);
+    Check(!tok.empty(), std::string(kGin) + "factors = '" + config_.factors +
+                            "' has an empty factor; write factors joined by '*', e.g. "
+                            "'constant * linear_warmup * rsqrt_decay'");
+    Check(std::find(known.begin(), known.end(), tok) != known.end(),
+          std::string(kGin) + "factors: unknown factor '" + tok + "' in '" + config_.factors +
+              "' (known: " + known_list + ")");
     factors_.push_back(tok);
   }
-  Check(!factors_.empty(), "utils.create_learning_rate_scheduler.factors is empty");
-  bool needs_warmup = std::any_of(factors_.begin(), factors_.end(), [](const std::string& f) {
-    return f == "linear_warmup" || f == "rsqrt_decay" || f == "rsqrt_normalized_decay";
-  });
-  Check(!needs_warmup || config_.warmup_steps > 0,
-        "utils.create_learning_rate_scheduler.warmup_steps must be positive for '" +
-            config_.factors + "', got " + std::to_string(config_.warmup_steps));
+  const auto& c = config_;
+  Check(c.warmup_steps >= 0, std::string(kGin) + "warmup_steps must be >= 0, got " +
+                                 std::to_string(c.warmup_steps));
+  for (const char* f : {"linear_warmup", "linear_decay", "rsqrt_decay", "rsqrt_normalized_decay"}) {
+    Check(!Uses(factors_, f) || c.warmup_steps > 0,
+          std::string(kGin) + "warmup_steps must be positive for '" + c.factors + "' (factor " +
+              f + " divides by it), got " + std::to_string(c.warmup_steps));
+  }
+  Check(!Uses(factors_, "decay_every") || c.steps_per_decay > 0,
+        std::string(kGin) + "steps_per_decay must be positive for factor decay_every, got " +
+            std::to_string(c.steps_per_decay));
+  Check(!Uses(factors_, "cosine_decay") || c.steps_per_cycle > 0,
+        std::string(kGin) + "steps_per_cycle must be positive for factor cosine_decay, got " +
+            std::to_string(c.steps_per_cycle));
 }
 
 double LearningRateSchedule::operator()(int64_t step_in) const {
@@ -48,19 +74,23 @@ double LearningRateSchedule::operator()(int64_t step_in) const {
       ret *= c.base_learning_rate;
     } else if (f == "linear_warmup") {
       ret *= std::min(1.0, s / w);
+    } else if (f == "linear_decay") {
+      ret *= c.base_learning_rate * std::min(s / w, 1.0 + c.decay_factor * (w - s));
     } else if (f == "rsqrt_decay") {
       ret /= std::sqrt(std::max(s, w));
     } else if (f == "rsqrt_normalized_decay") {
       ret *= std::sqrt(w);
       ret /= std::sqrt(std::max(s, w));
     } else if (f == "decay_every") {
-      ret *= std::pow(c.decay_factor, std::floor(s / c.steps_per_decay));
+      // Integer floor division of the (non-negative) step, as t5x's `//`.
+      const int64_t k = static_cast<int64_t>(s) / c.steps_per_decay;
+      ret *= std::pow(c.decay_factor, static_cast<double>(k));
     } else if (f == "cosine_decay") {
-      double progress = std::max(0.0, (s - w) / static_cast<double>(c.steps_per_cycle));
+      const double progress = std::max(0.0, (s - w) / static_cast<double>(c.steps_per_cycle));
       ret *= std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * std::fmod(progress, 1.0))));
     }
   }
-  return ret;
+  return std::max(ret, c.min_learning_rate);
 }
 
 }  // namespace t5xx::optim

@@ -1,32 +1,39 @@
 #include "t5xx/trainer/checkpoint_io.h"
 
+#include <stdexcept>
 #include <vector>
 
 #include "t5xx/checkpoints/checkpoints.h"
 
 namespace t5xx::trainer {
+namespace {
+
+checkpoints::DType ToDType(at::ScalarType t, const std::string& path) {
+  switch (t) {
+    case at::kFloat: return checkpoints::DType::kFloat32;
+    case at::kBFloat16: return checkpoints::DType::kBFloat16;
+    case at::kInt: return checkpoints::DType::kInt32;
+    case at::kLong: return checkpoints::DType::kInt64;
+    default:
+      throw std::logic_error("SaveTrainState: " + path + " has a dtype the checkpoint cannot hold");
+  }
+}
+
+}  // namespace
 
 std::string SaveTrainState(const std::string& model_dir,
                            const models::ParamStore& params,
-                           const optim::Adafactor& optimizer) {
+                           const optim::Optimizer& optimizer) {
   std::vector<at::Tensor> keep_alive;
   std::vector<checkpoints::ArrayRef> arrays;
-  auto add = [&](const std::string& path, const at::Tensor& t) {
-    at::Tensor c = t.detach().to(at::kFloat).contiguous();
+  auto add = [&](const std::string& path, const at::Tensor& t, bool store_inline) {
+    at::Tensor c = t.detach().to(at::kCPU).contiguous();
     keep_alive.push_back(c);
-    arrays.push_back({path, checkpoints::DType::kFloat32, c.sizes().vec(),
-                      c.data_ptr(), false});
+    arrays.push_back({path, ToDType(c.scalar_type(), path), c.sizes().vec(), c.data_ptr(),
+                      store_inline});
   };
-  const at::Tensor unused = at::zeros({1}, at::kFloat);  // t5x's empty slot
-  for (const auto& p : params.params()) {
-    add("target." + p.name, p.value);
-    const auto& s = optimizer.state().at(p.name);
-    const std::string slot = "state.param_states." + p.name + ".";
-    add(slot + "v_row", s.v_row);
-    add(slot + "v_col", s.v_col);
-    add(slot + "v", s.v);
-    add(slot + "m", unused);  // no momentum (beta1 = None)
-  }
+  for (const auto& p : params.params()) add("target." + p.name, p.value.to(at::kFloat), false);
+  for (const auto& s : optimizer.StateArrays()) add("state." + s.path, s.value, s.store_inline);
   return checkpoints::SaveCheckpoint(model_dir, optimizer.step(), arrays);
 }
 

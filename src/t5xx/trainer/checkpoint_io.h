@@ -1,21 +1,25 @@
-// Writes the train state (parameters, Adafactor slots, step) in t5x's
+// Writes the train state (parameters, optimizer state, step) in t5x's
 // checkpoint layout through the framework-free checkpoints library:
-// optimizer.target.<param path> and
-// optimizer.state.param_states.<param path>.{v_row, v_col, v, m}.
+// optimizer.target.<param path> and optimizer.state.<path> for every
+// optim::StateArray of the optimizer -- for Adafactor
+// state.param_states.<param path>.{v_row, v_col, v, m}, for optax adamw
+// state.param_states.0.{count, mu.<param path>, nu.<param path>} -- with
+// t5x's dtypes and its choice of inline (msgpack) or zarr arrays.
 #pragma once
 
 #include <string>
 
 #include "t5xx/models/param_store.h"
-#include "t5xx/optim/adafactor.h"
+#include "t5xx/optim/optimizer.h"
 
 namespace t5xx::trainer {
 
 // Returns the committed directory MODEL_DIR/checkpoint_<step>. Throws
 // t5xx::Error (from the checkpoints library) on I/O failure or when that
-// checkpoint already exists.
+// checkpoint already exists; std::logic_error for a state dtype the
+// checkpoint format lacks.
 std::string SaveTrainState(const std::string& model_dir,
                            const models::ParamStore& params,
-                           const optim::Adafactor& optimizer);
+                           const optim::Optimizer& optimizer);
 
 }  // namespace t5xx::trainer

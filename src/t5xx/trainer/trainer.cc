@@ -2,6 +2,8 @@
 
 #include <ATen/core/grad_mode.h>
 
+#include <stdexcept>
+
 #include "t5xx/util/error.h"
 
 namespace t5xx::trainer {
@@ -34,6 +36,14 @@ Trainer::Trainer(const models::EncoderDecoderModel& model,
                  optim::LearningRateSchedule schedule,
                  const partitioning::PjitPartitioner& partitioner,
                  std::optional<int64_t> num_microbatches)
+    : Trainer(model, std::move(params), std::make_unique<optim::Adafactor>(std::move(optimizer)),
+              std::move(schedule), partitioner, num_microbatches) {}
+
+Trainer::Trainer(const models::EncoderDecoderModel& model,
+                 models::ParamStore params, std::unique_ptr<optim::Optimizer> optimizer,
+                 optim::LearningRateSchedule schedule,
+                 const partitioning::PjitPartitioner& partitioner,
+                 std::optional<int64_t> num_microbatches)
     : model_(model),
       params_(std::move(params)),
       optimizer_(std::move(optimizer)),
@@ -44,8 +54,9 @@ Trainer::Trainer(const models::EncoderDecoderModel& model,
             std::to_string(num_microbatches.value_or(0)) +
             " is not supported yet (gradient accumulation is planned); use "
             "None or 1");
+  if (!optimizer_) throw std::logic_error("Trainer: null optimizer");
   params_.SetRequiresGrad(true);
-  if (optimizer_.state().empty()) optimizer_.Init(params_);
+  if (!optimizer_->initialized()) optimizer_->Init(params_);
 }
 
 StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
@@ -54,8 +65,7 @@ StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
   models::LossOutput out = model_.Loss(params_, batch, /*train=*/true);
   out.loss.backward();
   partitioner_.ReduceGradients(params_);
-  const double lr = schedule_(optimizer_.step());
-  optimizer_.Apply(params_, lr);
+  const double lr = optimizer_->Apply(params_, schedule_(optimizer_->step()));
   params_.ZeroGrad();
   StepMetrics m = ToMetrics(out, batch);
   m.learning_rate = lr;

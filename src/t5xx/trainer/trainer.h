@@ -1,16 +1,19 @@
 // t5x.trainer.Trainer: one optimisation step = forward, backward, gradient
-// reduction through the partitioner, Adafactor update with the scheduled
-// learning rate (t5x/trainer.py).
+// reduction through the partitioner, optimizer update (Adafactor or an optax
+// optimizer, optim/optimizer.h) with the scheduled learning rate
+// (t5x/trainer.py).
 #pragma once
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/optim/lr_schedule.h"
+#include "t5xx/optim/optimizer.h"
 #include "t5xx/partitioning/partitioner.h"
 
 namespace t5xx::trainer {
@@ -22,7 +25,9 @@ struct StepMetrics {
   double z_loss = 0;
   double weight_sum = 0;      // non-padding target tokens
   double correct = 0;         // correctly predicted target tokens
-  double learning_rate = 0;   // 0 for eval steps
+  // The rate the optimizer applied (learning_rate_fn(step) for Adafactor,
+  // the optax optimizer's own rate otherwise); 0 for eval steps.
+  double learning_rate = 0;
   int64_t target_tokens = 0;  // decoder positions incl. padding
   int64_t input_tokens = 0;   // encoder positions incl. padding
   double accuracy() const { return weight_sum > 0 ? correct / weight_sum : 0; }
@@ -34,7 +39,14 @@ struct StepMetrics {
 class Trainer {
  public:
   // num_microbatches: None or 1 today (gradient accumulation comes later);
-  // other values are refused with t5xx::Error.
+  // other values are refused with t5xx::Error. The optimizer is initialised
+  // for `params` unless it already is (e.g. restored). Throws t5xx::Error
+  // from optimizer->Init.
+  Trainer(const models::EncoderDecoderModel& model, models::ParamStore params,
+          std::unique_ptr<optim::Optimizer> optimizer, optim::LearningRateSchedule schedule,
+          const partitioning::PjitPartitioner& partitioner,
+          std::optional<int64_t> num_microbatches = std::nullopt);
+  // The same with an Adafactor.
   Trainer(const models::EncoderDecoderModel& model, models::ParamStore params,
           optim::Adafactor optimizer, optim::LearningRateSchedule schedule,
           const partitioning::PjitPartitioner& partitioner,
@@ -45,14 +57,14 @@ class Trainer {
   // Teacher-forced loss/accuracy without updating (train=false: no dropout).
   StepMetrics EvalStep(const models::FeatureBatch& batch) const;
 
-  int64_t step() const { return optimizer_.step(); }
+  int64_t step() const { return optimizer_->step(); }
   const models::ParamStore& params() const { return params_; }
-  const optim::Adafactor& optimizer() const { return optimizer_; }
+  const optim::Optimizer& optimizer() const { return *optimizer_; }
 
  private:
   const models::EncoderDecoderModel& model_;
   models::ParamStore params_;
-  optim::Adafactor optimizer_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
   optim::LearningRateSchedule schedule_;
   const partitioning::PjitPartitioner& partitioner_;
 };

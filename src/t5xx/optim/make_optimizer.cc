@@ -1,0 +1,12 @@
+#include "t5xx/optim/make_optimizer.h"
+
+namespace t5xx::optim {
+
+std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config) {
+  if (config.kind == OptimizerConfig::Kind::kOptax) {
+    return std::make_unique<OptaxOptimizer>(config.optax);
+  }
+  return std::make_unique<Adafactor>(config.adafactor);
+}
+
+}  // namespace t5xx::optim

@@ -1,0 +1,27 @@
+// What MODEL/models.EncoderDecoderModel.optimizer_def configures, and the
+// optimizer built from it (read from gin by src/t5xx/cli/train_setup.cc).
+#pragma once
+
+#include <memory>
+
+#include "t5xx/optim/adafactor.h"
+#include "t5xx/optim/optax_optimizers.h"
+#include "t5xx/optim/optimizer.h"
+
+namespace t5xx::optim {
+
+struct OptimizerConfig {
+  enum class Kind {
+    kAdafactor,  // @adafactor.Adafactor()
+    kOptax,      // @optimizers.adamw() or @optimizers.chain()
+  };
+  Kind kind = Kind::kAdafactor;
+  AdafactorConfig adafactor;  // kAdafactor
+  OptaxConfig optax;          // kOptax
+};
+
+// Throws t5xx::Error for bad option values (see AdafactorConfig::Validate,
+// OptaxOptimizer).
+std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config);
+
+}  // namespace t5xx::optim

@@ -1,0 +1,83 @@
+// The optimizer interface the trainer holds: t5x's OptimizerDef plus the
+// OptimizerState it creates (t5x/optimizers.py). Two implementations:
+// Adafactor (t5x/adafactor.py, adafactor.h) and the optax optimizers t5x
+// wraps with OptaxWrapper -- adamw, alone or in optimizers.chain with
+// clip_by_global_norm / clip (optax_optimizers.h).
+//
+// State is exposed as t5x lays it out in a checkpoint under
+// optimizer.state (the trainer's checkpoint_io adds the "state." prefix), so
+// a t5xx checkpoint has t5x's paths, shapes, dtypes and inline/zarr choice.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "t5xx/models/param_store.h"
+#include "t5xx/optim/reducer.h"
+
+namespace t5xx::optim {
+
+// One array of the optimizer state.
+struct StateArray {
+  // Dotted path under optimizer.state, e.g.
+  // "param_states.encoder.layers_0.mlp.wi.kernel.v_row" (Adafactor) or
+  // "param_states.0.mu.encoder.layers_0.mlp.wi.kernel" (optax adamw).
+  std::string path;
+  // The live state tensor (not a copy): float32, bfloat16 (momentum with
+  // dtype_momentum / mu_dtype = 'bfloat16') or a 0-d int32 (optax counts).
+  at::Tensor value;
+  // t5x writes arrays without logical axes into the msgpack index instead
+  // of a zarr directory: Adafactor's v_row/v_col and unused (1,) slots,
+  // optax's counts.
+  bool store_inline = false;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  // The gin reference that configures it, as t5x's configs write it
+  // ("adafactor.Adafactor", "optimizers.adamw", "optimizers.chain").
+  virtual std::string gin_name() const = 0;
+
+  // Creates zero state for every parameter and resets step() to 0. Throws
+  // t5xx::Error for a parameter the configuration cannot handle (e.g. an
+  // Adafactor rank-3 kernel without factor rules), naming it and the fix.
+  virtual void Init(const models::ParamStore& params) = 0;
+  bool initialized() const { return initialized_; }
+
+  // One update of every parameter in place from its .grad() (float32), then
+  // step() + 1. `learning_rate` is the trainer's learning_rate_fn(step());
+  // Adafactor uses it, optax optimizers ignore it and use their own
+  // learning_rate (as t5x's OptaxWrapper does). Returns the rate actually
+  // applied. Runs under no-grad. Throws std::logic_error when Init was not
+  // called or a parameter has no gradient.
+  virtual double Apply(models::ParamStore& params, double learning_rate) = 0;
+
+  int64_t step() const { return step_; }
+
+  // Every state array with its t5x path (see StateArray), in t5x's order.
+  virtual std::vector<StateArray> StateArrays() const = 0;
+
+  // Restores the state saved from StateArrays() (same paths, shapes and
+  // dtypes) and the step. Throws t5xx::Error naming a missing, unexpected or
+  // mis-shaped array. Init must have run (it fixes the expected layout).
+  void RestoreState(const std::map<std::string, at::Tensor>& arrays, int64_t step);
+
+  // The reduction hook for statistics over sharded tensors (reducer.h).
+  // Default: LocalReducer.
+  void set_reducer(std::shared_ptr<const Reducer> reducer);
+  const Reducer& reducer() const { return *reducer_; }
+
+ protected:
+  int64_t step_ = 0;
+  bool initialized_ = false;
+  std::shared_ptr<const Reducer> reducer_ = std::make_shared<LocalReducer>();
+};
+
+}  // namespace t5xx::optim

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Optimizers configured from gin the way t5x configs write them, through
+# `t5xx config` (validates and prints the operative config without
+# training): Adafactor's options, @optimizers.adamw(), @optimizers.chain()
+# of optax transformations, create_learning_rate_scheduler as an optax
+# learning_rate; and bad values give one clear error line (exit 2).
+# Usage: gin_optimizers_test.sh /path/to/t5xx
+set -u
+T5XX="$1"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failures=0
+pass=0
+
+run_args=(--gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=some_task --gin.TRAIN_STEPS=1
+          "--gin.TASK_FEATURE_LENGTHS={'inputs': 8, 'targets': 8}" --gin.DROPOUT_RATE=0.0)
+stock=(--gin_file=models/t5_1_1/tiny.gin --gin_file=runs/pretrain.gin "${run_args[@]}")
+
+# expect_config NAME OUT_FILE -- args...: exit 0; OUT_FILE gets the operative config.
+expect_config() {
+  local name="$1" out="$2"; shift 3
+  if "$T5XX" config "$@" >"$out" 2>"$work/err"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL $name:"; cat "$work/err"; failures=$((failures + 1))
+  fi
+}
+# expect_line NAME FILE LINE: FILE has exactly LINE.
+expect_line() {
+  if grep -qxF -- "$3" "$2"; then pass=$((pass + 1)); else
+    echo "FAIL $1: no line '$3' in:"; grep -i "optax\|optimizers\|adafactor\|scheduler" "$2"
+    failures=$((failures + 1))
+  fi
+}
+# expect_error NAME SUBSTRING -- args...: exit 2 and one stderr line with SUBSTRING.
+expect_error() {
+  local name="$1" want="$2"; shift 3
+  local err rc
+  err="$("$T5XX" config "$@" 2>&1 >/dev/null)"; rc=$?
+  if [ "$rc" != 2 ] || ! grep -qF -- "$want" <<<"$err" || [ "$(wc -l <<<"$err")" != 1 ]; then
+    echo "FAIL $name: rc=$rc, stderr:"; echo "$err"; echo "(wanted rc=2 and one line containing: $want)"
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+# round_trip NAME FILE: the operative config, fed back, prints the same text.
+round_trip() {
+  if "$T5XX" config --gin_file="$2" >"$2.again" 2>"$work/err" && cmp -s "$2" "$2.again"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL $1 round trip:"; cat "$work/err"; diff "$2" "$2.again" | head; failures=$((failures + 1))
+  fi
+}
+
+# --- Adafactor with every t5x option ---
+expect_config adafactor_options "$work/ada.gin" -- "${stock[@]}" \
+  --gin.adafactor.Adafactor.beta1=0.9 --gin.adafactor.Adafactor.global_norm_clip_threshold=1.0 \
+  "--gin.adafactor.Adafactor.dtype_momentum='bfloat16'" --gin.adafactor.Adafactor.max_parameter_scale=10.0 \
+  --gin.adafactor.Adafactor.weight_decay_rate=0.001 --gin.adafactor.Adafactor.skip_nan_updates=True \
+  --gin.adafactor.Adafactor.weight_decay_rate_lr_exponent=1.0 \
+  "--gin.utils.create_learning_rate_scheduler.factors='constant * linear_decay'"
+expect_line adafactor_beta1 "$work/ada.gin" "t5x.adafactor.Adafactor.beta1 = 0.9"
+expect_line adafactor_dtype "$work/ada.gin" "t5x.adafactor.Adafactor.dtype_momentum = 'bfloat16'"
+expect_line adafactor_default "$work/ada.gin" "t5x.adafactor.Adafactor.epsilon1 = 1e-30"
+round_trip adafactor "$work/ada.gin"
+expect_config adafactor_rule_dict "$work/ada_rules.gin" -- "${stock[@]}" \
+  "--gin.adafactor.Adafactor.logical_factor_rules={'embed': 'row', 'mlp': 'col', 'heads': 'column', 'kv': 'column', 'joined_kv': 'column', 'vocab': 'column', 'relpos_buckets': None}"
+
+# --- AdamW and chains, in a self-contained model file written like t5x's
+# base.gin (without its adafactor bindings) ---
+cat >"$work/model.gin" <<'EOF'
+from __gin__ import dynamic_registration
+import optax
+import seqio
+from t5x import models
+from t5x import optimizers
+from t5x import utils
+from t5x.examples.t5 import network
+
+VOCABULARY = @seqio.SentencePieceVocabulary()
+seqio.SentencePieceVocabulary.sentencepiece_model_file = 'sentencepiece.model'
+seqio.SentencePieceVocabulary.extra_ids = 100
+MODEL = @models.EncoderDecoderModel()
+models.EncoderDecoderModel:
+  module = @network.Transformer()
+  input_vocabulary = %VOCABULARY
+  output_vocabulary = %VOCABULARY
+  optimizer_def = %OPTIMIZER
+network.Transformer.config = @network.T5Config()
+network.T5Config:
+  vocab_size = 256
+  emb_dim = 32
+  num_heads = 2
+  num_encoder_layers = 1
+  num_decoder_layers = 1
+  head_dim = 16
+  mlp_dim = 64
+  dropout_rate = %DROPOUT_RATE
+EOF
+cat >"$work/chain.gin" <<'EOF'
+from __gin__ import dynamic_registration
+import optax
+from t5x import optimizers
+from t5x import utils
+include 'runs/pretrain.gin'
+
+# As t5x/contrib/gpu/t5/t5_1_1/adamw_opt.gin, with a t5x schedule.
+OPTIMIZER = @optimizers.chain()
+optimizers.chain:
+  transformations = [@optax.clip_by_global_norm(), @optax.adamw()]
+optax.clip_by_global_norm:
+  max_norm = 1.0
+optax.adamw:
+  learning_rate = @adamw/utils.create_learning_rate_scheduler()
+  weight_decay = 0.01
+adamw/utils.create_learning_rate_scheduler:
+  factors = 'constant * linear_warmup * cosine_decay'
+  base_learning_rate = 0.001
+  warmup_steps = 100
+  steps_per_cycle = 1000
+EOF
+expect_config chain "$work/op_chain.gin" -- --gin_file="$work/model.gin" --gin_file="$work/chain.gin" "${run_args[@]}"
+expect_line chain_transformations "$work/op_chain.gin" \
+  "t5x.optimizers.chain.transformations = [@optax.clip_by_global_norm(), @optax.adamw()]"
+expect_line chain_max_norm "$work/op_chain.gin" "optax.clip_by_global_norm.max_norm = 1.0"
+expect_line chain_b2 "$work/op_chain.gin" "optax.adamw.b2 = 0.999"
+expect_line chain_schedule "$work/op_chain.gin" \
+  "adamw/t5x.utils.create_learning_rate_scheduler.factors = 'constant * linear_warmup * cosine_decay'"
+round_trip chain "$work/op_chain.gin"
+
+cat >"$work/adamw.gin" <<'EOF'
+from __gin__ import dynamic_registration
+from t5x import optimizers
+include 'runs/pretrain.gin'
+
+OPTIMIZER = @optimizers.adamw()
+optimizers.adamw:
+  learning_rate = 1e-4
+  b1 = 0.8
+  mu_dtype = 'bfloat16'
+  nesterov = True
+EOF
+expect_config adamw "$work/op_adamw.gin" -- --gin_file="$work/model.gin" --gin_file="$work/adamw.gin" "${run_args[@]}"
+expect_line adamw_lr "$work/op_adamw.gin" "t5x.optimizers.adamw.learning_rate = 0.0001"
+expect_line adamw_wd "$work/op_adamw.gin" "t5x.optimizers.adamw.weight_decay = 0.0001"
+round_trip adamw "$work/op_adamw.gin"
+
+chain=(--gin_file="$work/model.gin" --gin_file="$work/chain.gin" "${run_args[@]}")
+adamw=(--gin_file="$work/model.gin" --gin_file="$work/adamw.gin" "${run_args[@]}")
+
+# --- errors ---
+expect_error adafactor_beta1 "adafactor.Adafactor.beta1 = 1 must be in [0, 1)" -- \
+  "${stock[@]}" --gin.adafactor.Adafactor.beta1=1.0
+expect_error adafactor_learning_rate "has no effect (t5x's trainer sets Adafactor's rate" -- \
+  "${stock[@]}" --gin.adafactor.Adafactor.learning_rate=0.1
+expect_error adafactor_dtype "use 'float32' or 'bfloat16'" -- \
+  "${stock[@]}" "--gin.adafactor.Adafactor.dtype_momentum='float16'"
+expect_error adafactor_rule_name "unknown factor dim 'diagonal'" -- \
+  "${stock[@]}" "--gin.adafactor.Adafactor.logical_factor_rules={'embed': 'diagonal'}"
+expect_error adafactor_clipping "adafactor.Adafactor.clipping_threshold = 0 must be > 0" -- \
+  "${stock[@]}" --gin.adafactor.Adafactor.clipping_threshold=0.0
+expect_error schedule_factor "unknown factor 'rsqrt_dekay'" -- \
+  "${stock[@]}" "--gin.utils.create_learning_rate_scheduler.factors='constant * rsqrt_dekay'"
+expect_error adamw_b1 "optimizers.adamw.b1 = 1.5 must be in [0, 1)" -- \
+  "${adamw[@]}" --gin.optimizers.adamw.b1=1.5
+expect_error adamw_mask "set mask = None" -- \
+  "${adamw[@]}" "--gin.optimizers.adamw.mask='decay_only_kernels'"
+expect_error chain_max_norm "optax.clip_by_global_norm.max_norm = -1 must be > 0" -- \
+  "${chain[@]}" --gin.optax.clip_by_global_norm.max_norm=-1.0
+expect_error chain_schedule "unknown factor 'cosine'" -- \
+  "${chain[@]}" "--gin.adamw/utils.create_learning_rate_scheduler.factors='constant * cosine'"
+expect_error chain_not_reference "expected a list of @optax.adamw()" -- \
+  "${chain[@]}" "--gin.optimizers.chain.transformations=[1.0]"
+expect_error chain_unsupported "t5xx supports @optax.adamw(), @optax.clip_by_global_norm() and @optax.clip() in optimizers.chain, got @t5x.optimizers.adamw" -- \
+  "${chain[@]}" "--gin.optimizers.chain.transformations=[@optimizers.adamw()]"
+
+echo "$pass passed, $failures failed"
+[ "$failures" = 0 ]
