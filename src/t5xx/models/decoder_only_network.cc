@@ -33,8 +33,11 @@ void DecoderOnlyConfig::Validate() const {
   Positive(num_layers, "num_layers");
   Positive(head_dim, "head_dim");
   Positive(mlp_dim, "mlp_dim");
-  Check(dtype == "float32", "network.TransformerConfig.dtype = '" + dtype +
-                                "' is not supported yet; set it to 'float32'");
+  Check(dtype == "float32" || dtype == "bfloat16",
+        "network.TransformerConfig.dtype = '" + dtype +
+            "' is not supported: the activation dtype must be 'float32' or 'bfloat16' (t5x's "
+            "mixed precision; parameters stay float32); set network.TransformerConfig.dtype = "
+            "'bfloat16' or 'float32'");
   Check(dropout_rate >= 0.0 && dropout_rate < 1.0,
         "network.TransformerConfig.dropout_rate must be in [0, 1), got " +
             std::to_string(dropout_rate));
@@ -79,6 +82,8 @@ ParamStore DecoderOnlyTransformer::InitParams(uint64_t seed) const {
 at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const FeatureBatch& batch,
                                               bool train, at::Generator* rng) const {
   const DecoderOnlyConfig& c = config_;
+  const at::ScalarType dt = ActivationDtype(c.dtype);
+  constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
   const at::Tensor& inputs = Require(batch, "decoder_input_tokens");
   const at::Tensor& targets = Require(batch, "decoder_target_tokens");
   const int64_t len = inputs.size(1);
@@ -94,29 +99,34 @@ at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const Feature
   if (auto it = batch.find("decoder_segment_ids"); it != batch.end()) {
     mask = at::logical_and(mask, MakeSegmentMask(it->second, it->second));
   }
-  at::Tensor bias = MaskToBias(mask) +
+  // Mask and relative position biases in dtype, summed in dtype (as the
+  // encoder-decoder network; see network.cc).
+  at::Tensor bias = MaskToBias(mask, dt) +
                     RelativePositionBias(p.Get("decoder.relpos_bias.rel_embedding"), len, len,
                                          /*bidirectional=*/false, c.relative_attention_num_buckets,
-                                         c.relative_attention_max_distance);
+                                         c.relative_attention_max_distance, dt);
   const at::Tensor& embedding = p.Get("decoder.token_embedder.embedding");
-  at::Tensor x = Dropout(at::embedding(embedding, inputs), c.dropout_rate, train, rng);
+  at::Tensor x = Dropout(at::embedding(embedding, inputs).to(dt), c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
     // inputs: {x, bias}
-    auto layer = [&, pre](const std::vector<at::Tensor>& in) {
+    // Captures by value what Remat's backward pass needs after this call returns.
+    auto layer = [&p, &c, pre, dt, train, rng](const std::vector<at::Tensor>& in) {
       at::Tensor h = in[0];
-      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_self_attention_layer_norm.scale"));
+      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_self_attention_layer_norm.scale"), kEps, dt);
       y = AttentionBlock(p, pre + ".self_attention", y, y, c.num_heads, in[1], c.dropout_rate,
-                         train, rng);
+                         train, rng, dt, /*float32_logits=*/false);
       h = h + Dropout(y, c.dropout_rate, train, rng);
-      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"));
-      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
+      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"), kEps, dt);
+      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng, dt);
       return h + Dropout(y, c.dropout_rate, train, rng);
     };
     x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
   }
-  x = RmsNorm(x, p.Get("decoder.decoder_norm.scale"));
+  x = RmsNorm(x, p.Get("decoder.decoder_norm.scale"), kEps, dt);
   x = Dropout(x, c.dropout_rate, train, rng);
+  // float32 logits (logits_dense dtype=float32 / attend_dtype=float32).
+  x = x.to(at::kFloat);
   if (c.logits_via_embedding) {
     return at::matmul(x, embedding.t()) / std::sqrt(static_cast<double>(c.emb_dim));
   }

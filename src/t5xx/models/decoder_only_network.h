@@ -11,6 +11,7 @@
 // them) attend to each other bidirectionally (t5x's
 // inputs_bidirectional_attention). All parameters live under "decoder."
 // (t5x's DecoderWrapper), e.g. "decoder.layers_0.self_attention.query.kernel".
+// Precision follows DecoderOnlyConfig.dtype as in t5x (see layers.h).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -27,7 +28,11 @@ namespace t5xx::models {
 // t5x.examples.decoder_only.network.TransformerConfig.
 struct DecoderOnlyConfig {
   int64_t vocab_size = 32128;
-  std::string dtype = "float32";  // activation dtype; only float32 today
+  // Activation dtype, as T5Config.dtype: 'float32' or 'bfloat16' (float32
+  // parameters, bfloat16 activations, float32 logits). t5x's
+  // TransformerConfig has no float32_attention_logits, so in bfloat16 the
+  // attention logits and softmax are bfloat16 (its attention's default).
+  std::string dtype = "float32";
   int64_t emb_dim = 512;
   int64_t num_heads = 8;
   int64_t num_layers = 6;

@@ -4,14 +4,27 @@
 #include <limits>
 #include <stdexcept>
 
+#include <torch/csrc/autograd/custom_function.h>
+
 #include "t5xx/util/torch_compat.h"
 
 namespace t5xx::models {
 
+at::ScalarType ActivationDtype(const std::string& name) {
+  if (name == "float32") return at::kFloat;
+  if (name == "bfloat16") return at::kBFloat16;
+  throw std::invalid_argument("unknown activation dtype '" + name +
+                              "' (known: 'float32', 'bfloat16')");
+}
+
 at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& scale,
-                   double epsilon) {
-  at::Tensor var = x.pow(2).mean({-1}, /*keepdim=*/true);
-  return x * at::rsqrt(var + epsilon) * scale;
+                   double epsilon, at::ScalarType dtype) {
+  // t5x: x = jnp.asarray(x, float32); y = jnp.asarray(x * rsqrt(mean2 + eps),
+  // dtype); return y * jnp.asarray(scale, dtype). In float32 the casts are
+  // no-ops and this is (x * rsqrt(...)) * scale.
+  const at::Tensor xf = x.to(at::kFloat);
+  at::Tensor var = xf.pow(2).mean({-1}, /*keepdim=*/true);
+  return (xf * at::rsqrt(var + epsilon)).to(dtype) * scale.to(dtype);
 }
 
 at::Tensor RelativePositionBucket(const at::Tensor& relative_position,
@@ -43,16 +56,22 @@ at::Tensor RelativePositionBucket(const at::Tensor& relative_position,
 
 at::Tensor RelativePositionBias(const at::Tensor& rel_embedding, int64_t q_len,
                                 int64_t k_len, bool bidirectional,
-                                int64_t num_buckets, int64_t max_distance) {
+                                int64_t num_buckets, int64_t max_distance,
+                                at::ScalarType dtype) {
   auto opts = at::TensorOptions().dtype(at::kLong).device(rel_embedding.device());
   at::Tensor context = at::arange(q_len, opts).unsqueeze(1);
   at::Tensor memory = at::arange(k_len, opts).unsqueeze(0);
   at::Tensor buckets = RelativePositionBucket(memory - context, bidirectional,
                                               num_buckets, max_distance);
   // rel_embedding[:, buckets] -> [H, q, k]
+  // t5x's one-hot contraction of the table cast to dtype gives the table's
+  // entries rounded to dtype: the lookup of the float32 table, then cast. (The
+  // gradient then sums over positions in float32, as XLA's dot accumulates;
+  // libtorch's index_select backward on a bfloat16 table would add in
+  // bfloat16, where 256 + 1 is 256.)
   at::Tensor values = rel_embedding.index_select(1, buckets.reshape({-1}))
                           .reshape({rel_embedding.size(0), q_len, k_len});
-  return values.unsqueeze(0);
+  return values.to(dtype).unsqueeze(0);
 }
 
 at::Tensor MakeAttentionMask(const at::Tensor& query_valid,
@@ -72,9 +91,63 @@ at::Tensor MakeCausalMask(int64_t length, const at::Device& device) {
   return at::ge(idx.unsqueeze(1), idx.unsqueeze(0)).unsqueeze(0).unsqueeze(0);
 }
 
-at::Tensor MaskToBias(const at::Tensor& mask) {
-  at::Tensor zeros = at::zeros(mask.sizes(), mask.options().dtype(at::kFloat));
+at::Tensor MaskToBias(const at::Tensor& mask, at::ScalarType dtype) {
+  at::Tensor zeros = at::zeros(mask.sizes(), mask.options().dtype(dtype));
   return zeros.masked_fill(at::logical_not(mask), -1e10);
+}
+
+namespace {
+
+// a @ b for bfloat16 (or other below-float32) operands with float32
+// accumulation: the operands are widened to float32 (exactly), multiplied,
+// and the result rounded once; the backward pass does the same for
+// g @ b^T and a^T @ g. Only the low-precision operands are kept for the
+// backward pass (letting autograd record the float32 casts would keep
+// float32 copies: twice the activation memory, once per projection).
+// a: [..., M, K], b: [..., K, N] or [K, N]; batch dimensions broadcast as in
+// at::matmul. No double backward.
+class WideAccumulationMatmul : public torch::autograd::Function<WideAccumulationMatmul> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& a,
+                            const at::Tensor& b) {
+    ctx->save_for_backward({a, b});
+    return at::matmul(a.to(at::kFloat), b.to(at::kFloat)).to(a.scalar_type());
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& a = saved[0];
+    const at::Tensor& b = saved[1];
+    const at::Tensor g = grad_out[0].to(at::kFloat);
+    at::Tensor ga, gb;
+    if (ctx->needs_input_grad(0)) {
+      ga = at::matmul(g, b.to(at::kFloat).transpose(-2, -1))
+               .sum_to_size(a.sizes())
+               .to(a.scalar_type());
+    }
+    if (ctx->needs_input_grad(1)) {
+      if (b.dim() == 2) {  // a kernel shared by all batch positions: one [K, N] product
+        const int64_t k = a.size(-1), n = g.size(-1);
+        gb = at::mm(a.to(at::kFloat).reshape({-1, k}).t(), g.reshape({-1, n}));
+      } else {
+        gb = at::matmul(a.to(at::kFloat).transpose(-2, -1), g).sum_to_size(b.sizes());
+      }
+      gb = gb.to(b.scalar_type());
+    }
+    return {ga, gb};
+  }
+};
+
+}  // namespace
+
+at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dtype) {
+  const at::Tensor ad = a.to(dtype), bd = b.to(dtype);
+  if (dtype == at::kFloat || !ad.is_cpu()) return at::matmul(ad, bd);
+  if (ad.dim() < 2 || bd.dim() < 2) {
+    throw std::invalid_argument("MatmulIn: operands need at least 2 dimensions");
+  }
+  return WideAccumulationMatmul::apply(ad, bd);
 }
 
 namespace {
@@ -93,7 +166,16 @@ at::Tensor KeepScale(at::IntArrayRef shape, double rate, const at::TensorOptions
 
 at::Tensor Dropout(const at::Tensor& x, double rate, bool train, at::Generator* rng) {
   if (!train || rate <= 0.0) return x;
-  return x * KeepScale(x.sizes(), rate, x.options(), rng);
+  if (x.scalar_type() == at::kFloat) return x * KeepScale(x.sizes(), rate, x.options(), rng);
+  // Below float32, 1/(1-rate) itself would be rounded (bfloat16(1/0.9) is
+  // 0.16% low); flax divides the kept inputs by keep_prob, rounding once.
+  at::Tensor keep = at::empty(x.sizes(), x.options());
+  if (rng) {
+    keep.bernoulli_(1.0 - rate, *rng);
+  } else {
+    keep.bernoulli_(1.0 - rate);
+  }
+  return x * keep / (1.0 - rate);
 }
 
 at::Tensor MultiHeadDotProductAttention(
@@ -101,7 +183,7 @@ at::Tensor MultiHeadDotProductAttention(
     const at::Tensor& query_kernel, const at::Tensor& key_kernel,
     const at::Tensor& value_kernel, const at::Tensor& out_kernel,
     int64_t num_heads, const at::Tensor& bias, double dropout_rate,
-    bool train, at::Generator* rng) {
+    bool train, at::Generator* rng, at::ScalarType dtype, bool float32_logits) {
   const int64_t b = inputs_q.size(0), lq = inputs_q.size(1);
   const int64_t lk = inputs_kv.size(1);
   const int64_t hd = query_kernel.size(1);
@@ -110,27 +192,33 @@ at::Tensor MultiHeadDotProductAttention(
   auto heads = [&](const at::Tensor& t, int64_t len) {
     return t.view({b, len, num_heads, d}).transpose(1, 2);
   };
-  at::Tensor q = heads(at::matmul(inputs_q, query_kernel), lq);
-  at::Tensor k = heads(at::matmul(inputs_kv, key_kernel), lk);
-  at::Tensor v = heads(at::matmul(inputs_kv, value_kernel), lk);
-  at::Tensor logits = at::matmul(q, k.transpose(-2, -1));  // [B, H, Lq, Lk]
-  if (bias.defined()) logits = logits + bias;
-  at::Tensor probs = at::softmax(logits, -1);
+  // DenseGeneral(dtype): jnp.asarray(inputs, dtype) @ jnp.asarray(kernel, dtype).
+  at::Tensor q = heads(MatmulIn(inputs_q, query_kernel, dtype), lq);
+  at::Tensor k = heads(MatmulIn(inputs_kv, key_kernel, dtype), lk);
+  at::Tensor v = heads(MatmulIn(inputs_kv, value_kernel, dtype), lk);
+  // dot_product_attention(float32_logits=True) casts q and k to float32.
+  const at::ScalarType logits_dtype = float32_logits ? at::kFloat : dtype;
+  at::Tensor logits = MatmulIn(q, k.transpose(-2, -1), logits_dtype);  // [B, H, Lq, Lk]
+  if (bias.defined()) logits = logits + bias.to(logits.scalar_type());
+  // jax.nn.softmax(attn_weights).astype(dtype): softmax in the logits' dtype.
+  at::Tensor probs = at::softmax(logits, -1).to(dtype);
   if (train && dropout_rate > 0.0) {
     // Broadcast over the query axis, as t5x does.
     probs = probs * KeepScale({b, num_heads, 1, lk}, dropout_rate, probs.options(), rng);
   }
-  at::Tensor out = at::matmul(probs, v).transpose(1, 2).reshape({b, lq, hd});
-  return at::matmul(out, out_kernel);
+  at::Tensor out = MatmulIn(probs, v, dtype).transpose(1, 2).reshape({b, lq, hd});
+  return MatmulIn(out, out_kernel, dtype);
 }
 
 at::Tensor MlpBlock(const at::Tensor& x, const std::vector<at::Tensor>& wi,
                     const at::Tensor& wo,
                     const std::vector<std::string>& activations,
-                    double dropout_rate, bool train, at::Generator* rng) {
+                    double dropout_rate, bool train, at::Generator* rng,
+                    at::ScalarType dtype) {
+  const at::Tensor xd = x.to(dtype);
   at::Tensor h;
   for (size_t i = 0; i < activations.size(); ++i) {
-    at::Tensor a = at::matmul(x, wi[i]);
+    at::Tensor a = MatmulIn(xd, wi[i], dtype);
     const std::string& act = activations[i];
     if (act == "gelu") {
       a = compat::GeluTanh(a);
@@ -142,7 +230,7 @@ at::Tensor MlpBlock(const at::Tensor& x, const std::vector<at::Tensor>& wi,
     h = h.defined() ? h * a : a;
   }
   h = Dropout(h, dropout_rate, train, rng);
-  return at::matmul(h, wo);
+  return MatmulIn(h, wo, dtype);
 }
 
 }  // namespace t5xx::models

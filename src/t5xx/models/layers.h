@@ -1,7 +1,14 @@
 // Building blocks of t5x's minimal T5 network (t5x/examples/t5/layers.py),
 // written as pure functions of tensors so that parallelism stays out of model
-// code. All activations are float32; B = batch, L = length, E = emb_dim,
-// H = num_heads, D = head_dim.
+// code. B = batch, L = length, E = emb_dim, H = num_heads, D = head_dim.
+//
+// Precision, as t5x's `dtype` (T5Config.dtype, TransformerConfig.dtype):
+// parameters are always float32; the functions that take an activation
+// `dtype` compute in it, casting inputs and parameters (t5x's
+// jnp.asarray(kernel, dtype)) -- float32, or bfloat16 for t5x's mixed
+// precision. With dtype float32 every cast is a no-op and the results are
+// exactly those of a float32-only implementation. Gradients reach the float32
+// parameters as float32 through the casts (autograd).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -12,10 +19,31 @@
 
 namespace t5xx::models {
 
-// RMSNorm as t5x's LayerNorm: x * rsqrt(mean(x^2, -1) + eps) * scale, no mean
-// subtraction, no bias. x: [..., E] float32, scale: [E].
+// t5x's activation dtype by name: 'float32' -> kFloat, 'bfloat16' ->
+// kBFloat16; throws std::invalid_argument for anything else (the configs'
+// Validate gives the user-facing error first).
+at::ScalarType ActivationDtype(const std::string& name);
+
+// A matmul in `dtype` the way XLA computes a dot of that dtype (t5x's
+// lax.dot_general / jnp.einsum on dtype operands): a and b (any float dtype)
+// rounded to dtype, products accumulated in float32, the result rounded once
+// to dtype. In float32 this is at::matmul. For bfloat16 on the CPU it
+// multiplies the rounded operands in float32 (libtorch 1.13's CPU bfloat16
+// matmul accumulates in bfloat16, where 256 + 1 + ... + 1 stays 256), in
+// the backward pass too, keeping only the bfloat16 operands for it;
+// elsewhere (CUDA) it is the native bfloat16 matmul. Gradients reach a and b
+// through the casts, rounded to dtype as t5x's are. Operands have >= 2
+// dimensions; b's batch dimensions broadcast (e.g. [B, L, E] @ [E, F]).
+at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dtype);
+
+// RMSNorm as t5x's LayerNorm (layers.py LayerNorm): x * rsqrt(mean(x^2, -1) +
+// eps) * scale, no mean subtraction, no bias. x: [..., E] any float dtype,
+// scale: [E] float32. The normalisation is computed in float32; its result is
+// cast to `dtype` and multiplied by the scale cast to `dtype`
+// (`y = jnp.asarray(x * lax.rsqrt(mean2 + eps), self.dtype)`,
+// `jnp.asarray(scale, self.dtype)`). Returns [..., E] in dtype.
 at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& scale,
-                   double epsilon = 1e-6);
+                   double epsilon = 1e-6, at::ScalarType dtype = at::kFloat);
 
 // t5x's _relative_position_bucket. relative_position = key_pos - query_pos
 // (int64 tensor of any shape). Bidirectional: half the buckets per sign
@@ -28,11 +56,15 @@ at::Tensor RelativePositionBucket(const at::Tensor& relative_position,
                                   bool bidirectional, int64_t num_buckets,
                                   int64_t max_distance);
 
-// Relative position bias [1, H, q_len, k_len] from rel_embedding [H, buckets]
-// (t5x's RelativePositionBiases with absolute row/column indices).
+// Relative position bias [1, H, q_len, k_len] in `dtype` from rel_embedding
+// [H, buckets] float32 (t5x's RelativePositionBiases with absolute row/column
+// indices; it casts the table to its dtype, `jnp.asarray(
+// relative_attention_bias, self.dtype)`, before the one-hot lookup, so the
+// bias holds the table's entries rounded to dtype).
 at::Tensor RelativePositionBias(const at::Tensor& rel_embedding, int64_t q_len,
                                 int64_t k_len, bool bidirectional,
-                                int64_t num_buckets, int64_t max_distance);
+                                int64_t num_buckets, int64_t max_distance,
+                                at::ScalarType dtype = at::kFloat);
 
 // Boolean attention mask [B, 1, q_len, k_len] from per-position keys:
 // mask[b,0,i,j] = query_valid[b,i] && key_valid[b,j] (t5x make_attention_mask
@@ -45,12 +77,19 @@ at::Tensor MakeSegmentMask(const at::Tensor& query_segment_ids,
 // Causal mask [1, 1, L, L]: key position <= query position.
 at::Tensor MakeCausalMask(int64_t length, const at::Device& device);
 
-// Converts a boolean mask to an additive bias: 0 where true, -1e10 where false
-// (t5x's combine_biases of the mask).
-at::Tensor MaskToBias(const at::Tensor& mask);
+// Converts a boolean mask to an additive bias in `dtype`: 0 where true, -1e10
+// where false, as t5x's MultiHeadDotProductAttention does
+// (`lax.select(mask > 0, full(0).astype(dtype), full(-1e10).astype(dtype))`).
+// In bfloat16, -1e10 rounds to -9.9992e9 (t5x uses the same constant, so the
+// values agree); a relative position bias added to it in bfloat16 (t5x's
+// combine_biases) leaves it unchanged, and a fully masked row still attends
+// uniformly, as in float32.
+at::Tensor MaskToBias(const at::Tensor& mask, at::ScalarType dtype = at::kFloat);
 
 // Dropout (flax.linen.Dropout): when train and rate > 0, zeroes each element
 // with probability `rate` and scales the rest by 1/(1-rate); otherwise x.
+// Computed in x's dtype; below float32 (bfloat16) the kept values are
+// x / (1-rate) rounded once, as flax's `inputs / keep_prob`.
 // Draws from `rng` (t5xx derives one per step from (random_seed, step), so
 // runs are reproducible); a null rng draws from libtorch's default generator.
 at::Tensor Dropout(const at::Tensor& x, double rate, bool train,
@@ -58,24 +97,38 @@ at::Tensor Dropout(const at::Tensor& x, double rate, bool train,
 
 // Multi-head dot-product attention without bias terms and without run-time
 // 1/sqrt(D) scaling (t5x folds it into the query initialisation).
-// inputs_q: [B, Lq, E], inputs_kv: [B, Lk, E]; kernels: query/key/value
-// [E, H*D], out [H*D, E]; bias: additive, broadcastable to [B, H, Lq, Lk].
-// Softmax in float32. dropout_rate applies to the attention probabilities when
-// training (broadcast over the query axis, as t5x), drawing from rng (see
-// Dropout). Returns [B, Lq, E].
+// inputs_q: [B, Lq, E], inputs_kv: [B, Lk, E] (any float dtype); kernels:
+// query/key/value [E, H*D], out [H*D, E] float32; bias: additive,
+// broadcastable to [B, H, Lq, Lk]. dropout_rate applies to the attention
+// probabilities when training (broadcast over the query axis, as t5x),
+// drawing from rng (see Dropout). Returns [B, Lq, E] in dtype.
+//
+// Precision as t5x's layers.py MultiHeadDotProductAttention and
+// dot_product_attention: inputs and kernels cast to `dtype`, projections in
+// dtype (DenseGeneral; every matmul as MatmulIn); with float32_logits the query and key are cast to
+// float32 first, so the logits q.k^T, the bias (cast to the logits' dtype)
+// and the softmax are float32, otherwise all three are in dtype
+// (`jax.nn.softmax(attn_weights)`, in the logits' dtype); the probabilities
+// are then cast to dtype (`.astype(dtype)`), and dropout, probs.v and the
+// output projection run in dtype.
 at::Tensor MultiHeadDotProductAttention(
     const at::Tensor& inputs_q, const at::Tensor& inputs_kv,
     const at::Tensor& query_kernel, const at::Tensor& key_kernel,
     const at::Tensor& value_kernel, const at::Tensor& out_kernel,
     int64_t num_heads, const at::Tensor& bias, double dropout_rate,
-    bool train, at::Generator* rng = nullptr);
+    bool train, at::Generator* rng = nullptr, at::ScalarType dtype = at::kFloat,
+    bool float32_logits = false);
 
 // t5x's MlpBlock: for activations (a_0, a_1, ...) computes
 // prod_i a_i(x @ wi_i) then @ wo. ('gelu','linear') is T5.1.1's gated GELU
-// with flax's tanh-approximate gelu. x: [B, L, E]; wi[i]: [E, F]; wo: [F, E].
+// with flax's tanh-approximate gelu. x: [B, L, E] (any float dtype); wi[i]:
+// [E, F], wo: [F, E] float32. Everything runs in `dtype`: x and the kernels
+// are cast to it (t5x's DenseGeneral(dtype=dtype); matmuls as MatmulIn), the
+// activations, their product and the dropout follow. Returns [B, L, E] in dtype.
 at::Tensor MlpBlock(const at::Tensor& x, const std::vector<at::Tensor>& wi,
                     const at::Tensor& wo,
                     const std::vector<std::string>& activations,
-                    double dropout_rate, bool train, at::Generator* rng = nullptr);
+                    double dropout_rate, bool train, at::Generator* rng = nullptr,
+                    at::ScalarType dtype = at::kFloat);
 
 }  // namespace t5xx::models

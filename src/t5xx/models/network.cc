@@ -9,6 +9,10 @@
 #include "t5xx/models/remat.h"
 
 namespace t5xx::models {
+namespace {
+constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
+}  // namespace
+
 Transformer::Transformer(T5Config config) : config_(std::move(config)) {
   config_.Validate();
 }
@@ -68,36 +72,42 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
                                const at::Tensor& segment_ids,
                                bool train, at::Generator* rng) const {
   const T5Config& c = config_;
+  const at::ScalarType dt = ActivationDtype(c.dtype);
   const int64_t len = tokens.size(1);
   at::Tensor valid = tokens > 0;
   at::Tensor mask = MakeAttentionMask(valid, valid);
   if (segment_ids.defined()) {
     mask = at::logical_and(mask, MakeSegmentMask(segment_ids, segment_ids));
   }
+  // t5x adds the mask bias and the relative position bias in dtype
+  // (combine_biases); attention casts the sum to its logits' dtype.
   at::Tensor bias =
-      MaskToBias(mask) +
+      MaskToBias(mask, dt) +
       RelativePositionBias(p.Get("encoder.relpos_bias.rel_embedding"), len, len,
                            /*bidirectional=*/true,
                            c.relative_attention_num_buckets,
-                           c.relative_attention_max_distance);
-  at::Tensor x = at::embedding(p.Get("token_embedder.embedding"), tokens);
+                           c.relative_attention_max_distance, dt);
+  // Embed(dtype): jnp.asarray(embedding, dtype)[tokens] (one-hot matmul in
+  // t5x), the same values as casting the looked-up rows.
+  at::Tensor x = at::embedding(p.Get("token_embedder.embedding"), tokens).to(dt);
   x = Dropout(x, c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_encoder_layers; ++i) {
     const std::string pre = "encoder.layers_" + std::to_string(i);
     // inputs: {x, bias}
-    auto layer = [&, pre](const std::vector<at::Tensor>& in) {
+    // Captures by value what Remat's backward pass needs after this call returns.
+    auto layer = [&p, &c, pre, dt, train, rng](const std::vector<at::Tensor>& in) {
       at::Tensor h = in[0];
-      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_attention_layer_norm.scale"));
+      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_attention_layer_norm.scale"), kEps, dt);
       y = AttentionBlock(p, pre + ".attention", y, y, c.num_heads, in[1], c.dropout_rate, train,
-                         rng);
+                         rng, dt, c.float32_attention_logits);
       h = h + Dropout(y, c.dropout_rate, train, rng);
-      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"));
-      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
+      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"), kEps, dt);
+      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng, dt);
       return h + Dropout(y, c.dropout_rate, train, rng);
     };
     x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
   }
-  x = RmsNorm(x, p.Get("encoder.encoder_norm.scale"));
+  x = RmsNorm(x, p.Get("encoder.encoder_norm.scale"), kEps, dt);
   return Dropout(x, c.dropout_rate, train, rng);
 }
 
@@ -109,6 +119,7 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
                                const at::Tensor& decoder_segment_ids,
                                bool train, at::Generator* rng) const {
   const T5Config& c = config_;
+  const at::ScalarType dt = ActivationDtype(c.dtype);
   const int64_t len = decoder_input_tokens.size(1);
   at::Tensor dec_valid = decoder_target_tokens > 0;
   at::Tensor self_mask = at::logical_and(
@@ -123,37 +134,43 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
         cross_mask, MakeSegmentMask(decoder_segment_ids, encoder_segment_ids));
   }
   at::Tensor self_bias =
-      MaskToBias(self_mask) +
+      MaskToBias(self_mask, dt) +
       RelativePositionBias(p.Get("decoder.relpos_bias.rel_embedding"), len, len,
                            /*bidirectional=*/false,
                            c.relative_attention_num_buckets,
-                           c.relative_attention_max_distance);
-  at::Tensor cross_bias = MaskToBias(cross_mask);
+                           c.relative_attention_max_distance, dt);
+  at::Tensor cross_bias = MaskToBias(cross_mask, dt);
   at::Tensor x =
-      at::embedding(p.Get("token_embedder.embedding"), decoder_input_tokens);
+      at::embedding(p.Get("token_embedder.embedding"), decoder_input_tokens).to(dt);
   x = Dropout(x, c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
     // inputs: {x, encoded, self_bias, cross_bias}
-    auto layer = [&, pre](const std::vector<at::Tensor>& in) {
+    // Captures by value what Remat's backward pass needs after this call returns.
+    auto layer = [&p, &c, pre, dt, train, rng](const std::vector<at::Tensor>& in) {
       at::Tensor h = in[0];
-      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_self_attention_layer_norm.scale"));
+      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_self_attention_layer_norm.scale"), kEps, dt);
       y = AttentionBlock(p, pre + ".self_attention", y, y, c.num_heads, in[2], c.dropout_rate,
-                         train, rng);
+                         train, rng, dt, c.float32_attention_logits);
       h = h + Dropout(y, c.dropout_rate, train, rng);
-      y = RmsNorm(h, p.Get(pre + ".pre_cross_attention_layer_norm.scale"));
+      y = RmsNorm(h, p.Get(pre + ".pre_cross_attention_layer_norm.scale"), kEps, dt);
       y = AttentionBlock(p, pre + ".encoder_decoder_attention", y, in[1], c.num_heads, in[3],
-                         c.dropout_rate, train, rng);
+                         c.dropout_rate, train, rng, dt, c.float32_attention_logits);
       h = h + Dropout(y, c.dropout_rate, train, rng);
-      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"));
-      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng);
+      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"), kEps, dt);
+      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng, dt);
       return h + Dropout(y, c.dropout_rate, train, rng);
     };
     const std::vector<at::Tensor> inputs = {x, encoded, self_bias, cross_bias};
     x = c.remat_policy == "full" ? Remat(layer, inputs, rng) : layer(inputs);
   }
-  x = RmsNorm(x, p.Get("decoder.decoder_norm.scale"));
+  x = RmsNorm(x, p.Get("decoder.decoder_norm.scale"), kEps, dt);
   x = Dropout(x, c.dropout_rate, train, rng);
+  // Logits are float32 in any dtype: t5x's logits_dense is
+  // DenseGeneral(dtype=jnp.float32) (casts its input up), and Embed.attend
+  // uses attend_dtype=jnp.float32 (jnp.dot(bf16 query, float32 embedding.T)
+  // promotes the query to float32).
+  x = x.to(at::kFloat);
   if (c.logits_via_embedding) {
     // T5.1.0's tied logits: attend to the shared embedding, scaled by
     // 1/sqrt(emb_dim) as t5x's Decoder does.

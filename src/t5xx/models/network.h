@@ -5,8 +5,11 @@
 // -> dropout -> residual), one shared token embedding, one relative position
 // bias table per stack (bidirectional encoder, causal decoder), float32
 // logits: untied (decoder.logits_dense, T5.1.1) or, with logits_via_embedding,
-// the shared embedding's transpose divided by sqrt(emb_dim) (T5.1.0). Parameter paths and logical axes follow t5x exactly, e.g.
+// the shared embedding's transpose divided by sqrt(emb_dim) (T5.1.0).
+// Parameter paths and logical axes follow t5x exactly, e.g.
 // "encoder.layers_0.attention.query.kernel" with axes (embed, joined_kv).
+// Precision follows T5Config.dtype as t5x does: float32 parameters,
+// activations in dtype (float32 or bfloat16; see layers.h), float32 logits.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -39,7 +42,8 @@ class Transformer {
   // variance_scaling(1, fan_avg, uniform); norm scales 1.
   ParamStore InitParams(uint64_t seed) const;
 
-  // Encoder output [B, Le, E] for int64 tokens [B, Le]; segment_ids may be
+  // Encoder output [B, Le, E] in config().dtype (t5x's encoder_norm output)
+  // for int64 tokens [B, Le]; segment_ids may be
   // undefined (unpacked). Dropout (train) draws from rng (layers.h Dropout).
   at::Tensor Encode(const ParamStore& params, const at::Tensor& tokens,
                     const at::Tensor& segment_ids, bool train,

@@ -85,21 +85,23 @@ void ParamInitializer::Mlp(const std::string& prefix, int64_t emb_dim, int64_t m
 
 at::Tensor AttentionBlock(const ParamStore& p, const std::string& prefix, const at::Tensor& q_in,
                           const at::Tensor& kv_in, int64_t num_heads, const at::Tensor& bias,
-                          double dropout_rate, bool train, at::Generator* rng) {
+                          double dropout_rate, bool train, at::Generator* rng,
+                          at::ScalarType dtype, bool float32_logits) {
   return MultiHeadDotProductAttention(
       q_in, kv_in, p.Get(prefix + ".query.kernel"), p.Get(prefix + ".key.kernel"),
       p.Get(prefix + ".value.kernel"), p.Get(prefix + ".out.kernel"), num_heads, bias,
-      dropout_rate, train, rng);
+      dropout_rate, train, rng, dtype, float32_logits);
 }
 
 at::Tensor MlpBlockAt(const ParamStore& p, const std::string& prefix, const at::Tensor& x,
                       const std::vector<std::string>& activations, double dropout_rate,
-                      bool train, at::Generator* rng) {
+                      bool train, at::Generator* rng, at::ScalarType dtype) {
   std::vector<at::Tensor> wi;
   for (size_t i = 0; i < activations.size(); ++i) {
     wi.push_back(p.Get(prefix + "." + WiName(i, activations.size()) + ".kernel"));
   }
-  return MlpBlock(x, wi, p.Get(prefix + ".wo.kernel"), activations, dropout_rate, train, rng);
+  return MlpBlock(x, wi, p.Get(prefix + ".wo.kernel"), activations, dropout_rate, train, rng,
+                  dtype);
 }
 
 }  // namespace t5xx::models

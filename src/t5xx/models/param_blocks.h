@@ -50,16 +50,21 @@ class ParamInitializer {
 
 // MultiHeadDotProductAttention (layers.h) with kernels at <prefix>.query /
 // key / value / out.kernel. q_in: [B, Lq, E], kv_in: [B, Lk, E]; returns
-// [B, Lq, E]. Throws std::out_of_range naming a missing parameter.
+// [B, Lq, E] in dtype (precision as MultiHeadDotProductAttention: kernels
+// cast to dtype, logits in float32 when float32_logits). Throws
+// std::out_of_range naming a missing parameter.
 at::Tensor AttentionBlock(const ParamStore& params, const std::string& prefix,
                           const at::Tensor& q_in, const at::Tensor& kv_in,
                           int64_t num_heads, const at::Tensor& bias,
-                          double dropout_rate, bool train, at::Generator* rng);
+                          double dropout_rate, bool train, at::Generator* rng,
+                          at::ScalarType dtype = at::kFloat, bool float32_logits = false);
 
 // MlpBlock (layers.h) with kernels at <prefix>.wi(_i).kernel and
-// <prefix>.wo.kernel. x: [B, L, E]; returns [B, L, E].
+// <prefix>.wo.kernel. x: [B, L, E]; returns [B, L, E] in dtype (kernels cast
+// to dtype).
 at::Tensor MlpBlockAt(const ParamStore& params, const std::string& prefix,
                       const at::Tensor& x, const std::vector<std::string>& activations,
-                      double dropout_rate, bool train, at::Generator* rng);
+                      double dropout_rate, bool train, at::Generator* rng,
+                      at::ScalarType dtype = at::kFloat);
 
 }  // namespace t5xx::models

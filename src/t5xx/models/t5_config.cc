@@ -19,11 +19,11 @@ void T5Config::Validate() const {
   Positive(num_decoder_layers, "num_decoder_layers");
   Positive(head_dim, "head_dim");
   Positive(mlp_dim, "mlp_dim");
-  Check(dtype == "float32",
+  Check(dtype == "float32" || dtype == "bfloat16",
         "network.T5Config.dtype = '" + dtype +
-            "' is not supported yet: t5xx computes in float32 for now "
-            "(bfloat16 mixed precision is planned); set "
-            "network.T5Config.dtype = 'float32'");
+            "' is not supported: the activation dtype must be 'float32' or "
+            "'bfloat16' (t5x's mixed precision; parameters stay float32); set "
+            "network.T5Config.dtype = 'bfloat16' or 'float32'");
   Check(dropout_rate >= 0.0 && dropout_rate < 1.0,
         "network.T5Config.dropout_rate must be in [0, 1), got " +
             std::to_string(dropout_rate));

@@ -10,7 +10,11 @@ namespace t5xx::models {
 
 struct T5Config {
   int64_t vocab_size = 32128;  // rows of token_embedder / cols of logits_dense
-  std::string dtype = "float32";  // activation dtype; only float32 today
+  // Activation dtype, t5x's mixed precision: 'float32' or 'bfloat16'.
+  // Parameters (and the optimizer state) stay float32 either way; with
+  // 'bfloat16' embeddings, norms' outputs, projections, MLPs, attention and
+  // dropout compute in bfloat16 (layers.h), the logits in float32.
+  std::string dtype = "float32";
   int64_t emb_dim = 512;
   int64_t num_heads = 6;
   int64_t num_encoder_layers = 8;
@@ -21,6 +25,10 @@ struct T5Config {
   std::vector<std::string> mlp_activations = {"gelu", "linear"};
   double dropout_rate = 0.0;
   bool logits_via_embedding = false;
+  // t5x's float32_attention_logits: compute the attention logits q.k^T, the
+  // bias and the softmax in float32 even when dtype is 'bfloat16' (no effect
+  // in float32).
+  bool float32_attention_logits = false;
   // Relative position bias (fixed in t5x's network, exposed for tests).
   int64_t relative_attention_num_buckets = 32;
   int64_t relative_attention_max_distance = 128;
@@ -30,7 +38,7 @@ struct T5Config {
   std::string remat_policy = "none";
 
   // Throws t5xx::Error naming the field when a value is out of range or a
-  // feature is not implemented (e.g. dtype other than float32).
+  // feature is not implemented (e.g. a dtype other than float32/bfloat16).
   void Validate() const;
 };
 
