@@ -48,6 +48,22 @@ expect_error macro_typo "macro BATCH_SIZ is never used (did you mean 'BATCH_SIZE
 expect_error zero_steps "must be >= 1, got 0" -- "$T5XX" train "${demo[@]}" --gin.TRAIN_STEPS=0
 expect_error two_partitions "set num_partitions = 1" -- \
   "$T5XX" train "${demo[@]}" --gin.partitioning.PjitPartitioner.num_partitions=2
+# train's loop settings (t5x's train.py rules) are checked before any work.
+expect_error periods_not_multiples "must be multiples of each other" -- \
+  "$T5XX" train "${demo[@]}" --gin.EVAL_PERIOD=2 --gin.utils.SaveCheckpointConfig.period=3 \
+  --data_dir="$work/nodata"
+expect_error train_actions_need_sync_metrics "set train.concurrent_metrics = False" -- \
+  "$T5XX" train "${demo[@]}" --data_dir="$work/nodata" \
+  "--gin_bindings=__main__.train.actions = {'TRAIN': [@trainer.TerminateOnNanAction()]}" \
+  --gin.trainer.TerminateOnNanAction.task=train
+expect_error bad_early_stopping_mode "use 'min' or 'max'" -- \
+  "$T5XX" train "${demo[@]}" --data_dir="$work/nodata" \
+  "--gin_bindings=__main__.train.actions = {'TRAIN_EVAL': [@trainer.EarlyStoppingAction()]}" \
+  "--gin_bindings=trainer.EarlyStoppingAction.metric = ('c4_demo_span_corruption', 'loss')" \
+  --gin.trainer.EarlyStoppingAction.mode=lowest
+expect_error zero_relative_steps "must be >= 1, got 0" -- \
+  "$T5XX" train "${demo[@]}" --gin_bindings='__main__.train.relative_steps = 0' \
+  --data_dir="$work/nodata"
 touch "$work/afile"
 expect_error model_dir_is_file "MODEL_DIR '$work/afile' exists and is not a directory" -- \
   "$T5XX" train --gin_file=examples/t5_1_1_tiny_demo.gin --gin.MODEL_DIR="$work/afile"
@@ -217,17 +233,72 @@ else
     "--gin.TASK_FEATURE_LENGTHS={'inputs': 128, 'targets': 20}"
   expect_error zero_eval_steps "must be >= 1, got 0" -- \
     "$T5XX" train "${demo[@]}" --data_dir="$work/data" --gin.EVAL_STEPS=0
+  expect_error early_stopping_unknown_task "names task 'nosuch', but the TRAIN_EVAL summaries are for 'c4_demo_span_corruption'" -- \
+    "$T5XX" train "${demo[@]}" --data_dir="$work/data" \
+    "--gin_bindings=__main__.train.actions = {'TRAIN_EVAL': [@trainer.EarlyStoppingAction()]}" \
+    "--gin_bindings=trainer.EarlyStoppingAction.metric = ('nosuch', 'loss')" \
+    --gin.trainer.EarlyStoppingAction.mode=min
   [ ! -e "$work/run" ] || { echo "FAIL rejected runs created MODEL_DIR"; failures=$((failures + 1)); }
+  # relative_steps (t5x: total_steps is then ignored), a checkpoint period
+  # (t5x also saves at the start step) and keep.
+  if "$T5XX" train "${demo[@]}" --data_dir="$work/data" --gin.MODEL_DIR="$work/relrun" \
+       --gin.TRAIN_STEPS=100 --gin.BATCH_SIZE=2 --gin.EVAL_STEPS=1 --gin.EVAL_PERIOD=1 \
+       --gin_bindings='__main__.train.relative_steps = 3' \
+       --gin.utils.SaveCheckpointConfig.period=1 --gin.utils.SaveCheckpointConfig.keep=2 \
+       >"$work/rel.log" 2>&1 && grep -q "relative_steps = 3: training to step 3" "$work/rel.log" &&
+     [ "$(ls -d "$work"/relrun/checkpoint_* | xargs -n1 basename | tr '\n' ' ')" = "checkpoint_2 checkpoint_3 " ] &&
+     [ "$(grep -c '"loss":' "$work/relrun/training_eval/c4_demo_span_corruption/metrics.jsonl")" = 3 ]; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL relative_steps run:"; cat "$work/rel.log"; ls -R "$work/relrun"; failures=$((failures + 1))
+  fi
   if "$T5XX" train "${demo[@]}" --data_dir="$work/data" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4 \
        --gin.EVAL_STEPS=1 --gin_bindings='__main__.train.stats_period = 1' >"$work/train.log" 2>&1; then
     ok=1
     grep -q '^\[train\] step 3 ' "$work/train.log" || ok=0
     grep -q "mixture_or_task_name = 'c4_demo_span_corruption'" "$work/run/config.gin" || ok=0
-    [ "$(wc -l <"$work/run/train/metrics.jsonl")" = 3 ] || ok=0
+    # One summary line per step (stats_period 1); timing/checkpoint_seconds
+    # has its own line.
+    [ "$(grep -c '"loss":' "$work/run/train/metrics.jsonl")" = 3 ] || ok=0
     [ -f "$work/run/checkpoint_3/checkpoint" ] || ok=0
     [ -f "$work/run/checkpoint_3/target.decoder.logits_dense.kernel/.zarray" ] || ok=0
     if [ $ok = 1 ]; then pass=$((pass + 1)); else
       echo "FAIL train run outputs:"; cat "$work/train.log"; ls -R "$work/run"; failures=$((failures + 1)); fi
+    # TensorBoard reads the run's event files: t5x's tags in train/ and
+    # training_eval/<task>/, each value the JSON-lines value (as float32), the
+    # operative config as the text summary "config" at step 0.
+    py="${T5XX_PYTHON3:-python3}"
+    reader="$(dirname "$0")/../trainer/read_events.py"
+    for d in train training_eval/c4_demo_span_corruption; do
+      "$py" "$reader" "$work/run/$d" >"$work/events.json" 2>"$work/err"; rc=$?
+      if [ $rc = 77 ]; then echo "SKIP event files: tensorboard is not installed for $py"; break; fi
+      if [ $rc = 0 ] && "$py" - "$work/events.json" "$work/run/$d/metrics.jsonl" "$d" >"$work/check.log" 2>&1 <<'PYEOF'
+import json, struct, sys
+tb, jsonl, which = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+tags = set(tb["scalars"])
+need = {"loss", "accuracy", "cross_ent_loss", "z_loss", "loss_per_nonpadding_target_token",
+        "timing/steps_per_second", "timing/seqs_per_second", "timing/target_tokens_per_second",
+        "non_padding_fraction/loss_weights", "non_padding_fraction/encoder",
+        "effective_batch_size/decoder"}
+if which == "train":
+  need |= {"learning_rate", "timing/mfu", "timing/model_flops_per_second", "timing/uptime"}
+  assert [c[0] for c in tb["texts"]["config"]] == [0], tb["texts"].get("config")
+  assert "mixture_or_task_name = 'c4_demo_span_corruption'" in tb["texts"]["config"][0][1]
+assert need <= tags, sorted(need - tags)
+f32 = lambda v: struct.unpack("f", struct.pack("f", v))[0]
+n = 0
+for line in open(jsonl):
+  j = json.loads(line)
+  for tag, v in j.items():
+    if tag == "step":
+      continue
+    assert [e[1] for e in tb["scalars"][tag] if e[0] == j["step"]] == [f32(v)], (tag, j["step"])
+    n += 1
+assert n > 0
+PYEOF
+      then pass=$((pass + 1)); else
+        echo "FAIL event files in $d:"; cat "$work/err" "$work/check.log"; failures=$((failures + 1)); fi
+    done
     # The operative config train wrote is what `t5xx config` prints.
     "$T5XX" config "${demo[@]}" --data_dir="$work/data" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4 \
       --gin.EVAL_STEPS=1 --gin_bindings='__main__.train.stats_period = 1' >"$work/op_train.gin" 2>&1 &&
@@ -261,6 +332,26 @@ EOF
     else
       echo "FAIL train on a mixture:"; cat "$work/mix.log"; failures=$((failures + 1))
     fi
+    # The decoder-only tiny model on the causal-LM demo task, with 2
+    # microbatches and remat, then a run whose memory plan cannot fit.
+    if "$T5XX" train --gin_file=examples/decoder_only_tiny_demo.gin --data_dir="$work/data" \
+         --gin.MODEL_DIR="$work/lmrun" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4 --gin.EVAL_STEPS=1 \
+         --gin.trainer.Trainer.num_microbatches=2 --gin.network.TransformerConfig.remat_policy=full \
+         "--gin.TASK_FEATURE_LENGTHS={'targets': 32}" \
+         --gin_bindings='__main__.train.stats_period = 1' >"$work/lm.log" 2>&1 &&
+       grep -q "^\[setup\] DecoderOnlyModel, " "$work/lm.log" &&
+       grep -q "^\[setup\] memory plan per process: parameters " "$work/lm.log" &&
+       [ -f "$work/lmrun/checkpoint_3/target.decoder.layers_0.self_attention.query.kernel/.zarray" ]; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL decoder-only train run:"; cat "$work/lm.log"; failures=$((failures + 1))
+    fi
+    expect_error memory_plan_too_big "lower train/utils.DatasetConfig.batch_size (BATCH_SIZE)" -- \
+      "$T5XX" train --gin_file=examples/decoder_only_tiny_demo.gin --data_dir="$work/data" \
+      --gin.MODEL_DIR="$work/hugerun" --gin.BATCH_SIZE=1000000 "--gin.TASK_FEATURE_LENGTHS={'targets': 4096}"
+    expect_error microbatches_divide "does not divide the train batch size 4" -- \
+      "$T5XX" train --gin_file=examples/decoder_only_tiny_demo.gin --data_dir="$work/data" \
+      --gin.MODEL_DIR="$work/mbrun" --gin.BATCH_SIZE=4 --gin.trainer.Trainer.num_microbatches=3
     # t5xx data show / stats on the demo task.
     if "$T5XX" data show --task=c4_demo_span_corruption --data_dir="$work/data" --n=2 \
          --lengths=inputs=128,targets=32 --feature_converter=EncDecFeatureConverter --pack=true \

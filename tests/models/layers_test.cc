@@ -104,3 +104,31 @@ TEST(MaskTest, CausalAndSegments) {
 
 }  // namespace
 }  // namespace t5xx::models
+
+namespace t5xx::models {
+namespace {
+
+// flax nn.Dropout(broadcast_dims=(-2,)): one keep/drop decision per (batch,
+// feature), shared by every position of the sequence; without broadcasting
+// each element draws its own. Kept values are x / (1 - rate).
+TEST(DropoutTest, BroadcastsOverTheLengthAxis) {
+  at::Generator g = at::detail::createCPUGenerator(3);
+  at::Tensor x = at::ones({2, 50, 8});
+  at::Tensor y = Dropout(x, 0.5, /*train=*/true, &g);
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t e = 0; e < 8; ++e) {
+      at::Tensor col = y.select(0, b).select(1, e);  // the 50 positions
+      EXPECT_TRUE(at::equal(col, at::full_like(col, col[0].item<float>()))) << b << "," << e;
+    }
+  }
+  EXPECT_TRUE(at::logical_or(y == 0, y == 2).all().item<bool>());  // 1 / (1 - 0.5)
+  at::Tensor z = Dropout(x, 0.5, true, &g, /*broadcast_over_length=*/false);
+  // 100 draws per column: a column that is all kept or all dropped has
+  // probability 2^-99.
+  at::Tensor col = z.select(0, 0).select(1, 0);
+  EXPECT_FALSE(at::equal(col, at::full_like(col, col[0].item<float>())));
+  EXPECT_TRUE(at::equal(Dropout(x, 0.5, /*train=*/false, &g), x));
+}
+
+}  // namespace
+}  // namespace t5xx::models

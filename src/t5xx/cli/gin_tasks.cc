@@ -415,7 +415,7 @@ GinTaskNames RegisterGinTasks(gin::Config& config, const std::string& data_dir,
     const Value list = config.Query(kRegister, "tasks");
     for (const auto& v : list.AsList()) {
       seqio::TaskPtr t = b.Task(v);
-      Check(t->name() != seqio::kDemoTaskName,
+      Check(t->name() != seqio::kDemoTaskName && t->name() != seqio::kDemoLmTaskName,
             Where(v) + ": the task name '" + t->name() +
                 "' is t5xx's demo task; give the gin task another name");
       Check(!tasks.Has(t->name()) && !mixtures.Has(t->name()),

@@ -3,9 +3,11 @@
 // vocabulary, the first train batch and the first eval batch (so lengths,
 // splits and files are known to work), and that MODEL_DIR holds no earlier
 // run (restoring comes with the checkpoint issue).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include "t5xx/cli/commands.h"
@@ -18,7 +20,9 @@
 #include "t5xx/data/preprocessor_registry.h"
 #include "t5xx/data/sentencepiece_vocabulary.h"
 #include "t5xx/data/task.h"
+#include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_model.h"
+#include "t5xx/models/memory_plan.h"
 #include "t5xx/models/flops.h"
 #include "t5xx/partitioning/partitioner.h"
 #include "t5xx/trainer/batch_conversion.h"
@@ -37,7 +41,7 @@ namespace fs = std::filesystem;
 // registries) or a demo task whose corpus is missing.
 seqio::OutputFeatures GetOutputFeatures(const std::string& name,
                                         const std::optional<std::string>& demo_problem) {
-  if (name == seqio::kDemoTaskName && demo_problem) throw Error(*demo_problem);
+  if ((name == seqio::kDemoTaskName || name == seqio::kDemoLmTaskName) && demo_problem) throw Error(*demo_problem);
   if (seqio::MixtureRegistry::Global().Has(name)) {
     return seqio::MixtureRegistry::Global().Get(name)->output_features();
   }
@@ -53,9 +57,73 @@ seqio::OutputFeatures GetOutputFeatures(const std::string& name,
   return seqio::TaskRegistry::Global().Get(name)->output_features();
 }
 
+// The model's feature converter, as t5x's models choose it
+// (FEATURE_CONVERTER_CLS): EncDecFeatureConverter for EncoderDecoderModel;
+// for DecoderOnlyModel seqio's DecoderFeatureConverter, i.e. the prefix-LM
+// converter when the task has 'inputs' lengths, else the LM converter.
+std::shared_ptr<seqio::FeatureConverter> MakeConverter(ModelKind kind, const DatasetConfig& d) {
+  if (kind == ModelKind::kEncoderDecoder) {
+    return std::make_shared<seqio::EncDecFeatureConverter>(d.pack);
+  }
+  if (d.task_feature_lengths.count("inputs")) {
+    return std::make_shared<seqio::PrefixLMFeatureConverter>(d.pack);
+  }
+  return std::make_shared<seqio::LMFeatureConverter>(d.pack);
+}
+
+// The model MODEL describes.
+std::unique_ptr<models::BaseTransformerModel> MakeModel(const TrainSetup& s) {
+  if (s.model_kind == ModelKind::kEncoderDecoder) {
+    return std::make_unique<models::EncoderDecoderModel>(
+        models::Transformer(s.t5_config), s.z_loss, s.label_smoothing, s.loss_normalizing_factor);
+  }
+  return std::make_unique<models::DecoderOnlyModel>(
+      models::DecoderOnlyTransformer(s.decoder_only_config), s.inputs_bidirectional_attention,
+      s.z_loss, s.label_smoothing, s.loss_normalizing_factor);
+}
+
+// Model-feature lengths of a batch (for FLOPs).
+std::map<std::string, int64_t> ModelFeatureLengths(ModelKind kind, const DatasetConfig& d) {
+  auto len = [&](const char* k) {
+    auto it = d.task_feature_lengths.find(k);
+    return it == d.task_feature_lengths.end() ? int64_t{0} : it->second;
+  };
+  if (kind == ModelKind::kEncoderDecoder) {
+    return {{"encoder_input_tokens", len("inputs")}, {"decoder_target_tokens", len("targets")}};
+  }
+  // The prefix-LM converter concatenates inputs and targets.
+  return {{"decoder_target_tokens", len("inputs") + len("targets")}};
+}
+
+// models::MemoryPlan for the configured model, optimizer, per-process batch
+// (divided by num_microbatches: one microbatch's activations are alive at a
+// time) and lengths.
+models::MemoryPlan PlanMemory(const TrainSetup& s, const models::ParamStore& params) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& p : params.params()) shapes.push_back(p.value.sizes().vec());
+  models::OptimizerSlots slots;
+  if (s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor) {
+    slots.factored = s.optimizer.adafactor.factored;
+    slots.min_dim_size_to_factor = s.optimizer.adafactor.min_dim_size_to_factor;
+    slots.momentum = s.optimizer.adafactor.beta1.has_value();
+  } else {
+    slots.kind = models::OptimizerSlots::Kind::kAdamW;
+  }
+  const int64_t batch = s.train_dataset.batch_size / s.num_microbatches.value_or(1);
+  const std::map<std::string, int64_t> lens = ModelFeatureLengths(s.model_kind, s.train_dataset);
+  if (s.model_kind == ModelKind::kEncoderDecoder) {
+    return models::PlanEncoderDecoder(s.t5_config, shapes, slots, batch,
+                                      lens.at("encoder_input_tokens"),
+                                      lens.at("decoder_target_tokens"));
+  }
+  return models::PlanDecoderOnly(s.decoder_only_config, shapes, slots, batch,
+                                 lens.at("decoder_target_tokens"));
+}
+
 // Batches of `d` as model tensors; the stream's errors name `what`.
-trainer::BatchFn MakeBatchFn(const DatasetConfig& d, int num_epochs, uint64_t seed) {
-  auto converter = std::make_shared<seqio::EncDecFeatureConverter>(d.pack);
+trainer::BatchFn MakeBatchFn(const DatasetConfig& d, ModelKind kind, int num_epochs,
+                             uint64_t seed) {
+  std::shared_ptr<seqio::FeatureConverter> converter = MakeConverter(kind, d);
   seqio::FeatureLengths lengths(d.task_feature_lengths.begin(), d.task_feature_lengths.end());
   auto it = std::make_shared<seqio::BatchIterator>(seqio::GetMixtureOrTaskDataset(
       d.mixture_or_task_name, lengths, *converter, d.split, d.shuffle, num_epochs, {},
@@ -91,9 +159,15 @@ void CheckVocabularies(const TrainSetup& s, const std::string& task_name,
   for (const auto& [name, feature] : output_features) {
     task_vocab = std::max<int64_t>(task_vocab, feature.vocabulary->vocab_size());
   }
-  Check(task_vocab <= s.t5_config.vocab_size,
+  const int64_t model_vocab = s.model_kind == ModelKind::kEncoderDecoder
+                                  ? s.t5_config.vocab_size
+                                  : s.decoder_only_config.vocab_size;
+  const std::string vocab_key = s.model_kind == ModelKind::kEncoderDecoder
+                                    ? "network.T5Config.vocab_size"
+                                    : "network.TransformerConfig.vocab_size";
+  Check(task_vocab <= model_vocab,
         "task '" + task_name + "' uses a vocabulary of " + std::to_string(task_vocab) +
-            " ids but network.T5Config.vocab_size = " + std::to_string(s.t5_config.vocab_size) +
+            " ids but " + vocab_key + " = " + std::to_string(model_vocab) +
             "; set vocab_size to at least " + std::to_string(task_vocab) +
             " (t5x rounds up to a multiple of 128)");
   auto it = output_features.find("targets");
@@ -146,18 +220,39 @@ int TrainCommand(const std::vector<std::string>& all_args) {
   const std::string& task_name = s.train_dataset.mixture_or_task_name;
   CheckVocabularies(s, task_name, GetOutputFeatures(task_name, demo_problem), data_dir);
 
-  models::EncoderDecoderModel model(models::Transformer(s.t5_config), s.z_loss,
-                                    s.label_smoothing, s.loss_normalizing_factor);
+  std::unique_ptr<models::BaseTransformerModel> model = MakeModel(s);
   partitioning::PjitPartitioner partitioner(s.num_partitions, s.logical_axis_rules);
-  trainer::Trainer trainer(model, model.module().InitParams(static_cast<uint64_t>(s.random_seed)),
+  trainer::Trainer trainer(*model, model->InitParams(static_cast<uint64_t>(s.random_seed)),
                            optim::MakeOptimizer(s.optimizer), optim::LearningRateSchedule(s.lr),
-                           partitioner, s.num_microbatches);
+                           partitioner, s.num_microbatches, static_cast<uint64_t>(s.random_seed));
+
+  // The memory plan: refuse a run that cannot fit before writing anything.
+  {
+    const models::MemoryPlan plan = PlanMemory(s, trainer.params());
+    const int64_t available = models::AvailableHostMemoryBytes();
+    std::cout << "[setup] memory plan per process: " << plan.ToString();
+    if (available > 0) {
+      std::cout << "; available " << static_cast<double>(available) / (1024.0 * 1024 * 1024)
+                << " GiB";
+    }
+    std::cout << std::endl;
+    // Parameters are already allocated, so compare what is still to come.
+    const int64_t still_needed = plan.total() - plan.parameters;
+    Check(available < 0 || still_needed <= available,
+          "the memory plan needs " + std::to_string(plan.total() / (1024 * 1024)) +
+              " MiB per process (" + plan.ToString() + ") but only " +
+              std::to_string(available / (1024 * 1024)) +
+              " MiB are available; lower train/utils.DatasetConfig.batch_size (BATCH_SIZE), "
+              "raise trainer.Trainer.num_microbatches, set remat_policy = 'full' on the "
+              "network config, or use a smaller model");
+  }
 
   // Read the first batches now, so that bad lengths, splits or files fail
   // before anything is written.
   const std::string train_what = Describe(s.train_dataset, "train");
   trainer::BatchFn train_stream = Reading(train_what, [&] {
-    return MakeBatchFn(s.train_dataset, /*num_epochs=*/-1, static_cast<uint64_t>(s.random_seed));
+    return MakeBatchFn(s.train_dataset, s.model_kind, /*num_epochs=*/-1,
+                       static_cast<uint64_t>(s.random_seed));
   });
   auto first = std::make_shared<std::optional<models::FeatureBatch>>(
       Reading(train_what, [&] { return train_stream(); }));
@@ -171,25 +266,69 @@ int TrainCommand(const std::vector<std::string>& all_args) {
     }
     return Reading(train_what, [&] { return train_stream(); });
   };
-  std::function<trainer::BatchFn()> make_eval;
-  std::string eval_name;
+  // t5x's utils.get_training_eval_datasets: for a mixture, each of its tasks
+  // that has the split, then the mixture itself; for a task, the task. Each
+  // stream restarts for every evaluation and repeats its data (at most
+  // eval_steps * batch_size epochs, t5x's bound), so every evaluation reads
+  // the same eval_steps batches.
+  trainer::EvalDatasets eval_datasets;
   if (s.train_eval_dataset) {
     const DatasetConfig eval_cfg = *s.train_eval_dataset;
     GetOutputFeatures(eval_cfg.mixture_or_task_name, demo_problem);
-    eval_name = eval_cfg.mixture_or_task_name;
-    const std::string eval_what = Describe(eval_cfg, "train_eval");
-    make_eval = [eval_cfg, eval_what, seed = s.random_seed]() {
-      trainer::BatchFn stream = Reading(eval_what, [&] {
-        return MakeBatchFn(eval_cfg, /*num_epochs=*/1, static_cast<uint64_t>(seed));
-      });
-      return trainer::BatchFn([stream, eval_what]() {
-        return Reading(eval_what, [&] { return stream(); });
-      });
-    };
-    Check(make_eval()().has_value(),
-          eval_what + " yields no full batch of " + std::to_string(eval_cfg.batch_size) +
-              " examples; lower train_eval/utils.DatasetConfig.batch_size or set "
-              "train.train_eval_dataset_cfg = None");
+    std::vector<std::string> names;
+    if (seqio::MixtureRegistry::Global().Has(eval_cfg.mixture_or_task_name)) {
+      for (const auto& task :
+           seqio::MixtureRegistry::Global().Get(eval_cfg.mixture_or_task_name)->tasks()) {
+        const std::vector<std::string> splits = task->splits();
+        if (std::find(splits.begin(), splits.end(), eval_cfg.split) != splits.end()) {
+          names.push_back(task->name());
+        }
+      }
+    }
+    names.push_back(eval_cfg.mixture_or_task_name);
+    const int num_epochs = static_cast<int>(std::min<int64_t>(
+        std::numeric_limits<int>::max(), s.eval_steps * eval_cfg.batch_size));
+    for (const std::string& name : names) {
+      DatasetConfig cfg = eval_cfg;
+      cfg.mixture_or_task_name = name;
+      const std::string eval_what = Describe(cfg, "train_eval");
+      auto make_eval = [cfg, eval_what, num_epochs, seed = s.random_seed, kind = s.model_kind]() {
+        trainer::BatchFn stream = Reading(eval_what, [&] {
+          return MakeBatchFn(cfg, kind, num_epochs, static_cast<uint64_t>(seed));
+        });
+        return trainer::BatchFn([stream, eval_what]() {
+          return Reading(eval_what, [&] { return stream(); });
+        });
+      };
+      Check(make_eval()().has_value(),
+            eval_what + " yields no full batch of " + std::to_string(cfg.batch_size) +
+                " examples; lower train_eval/utils.DatasetConfig.batch_size or set "
+                "train.train_eval_dataset_cfg = None");
+      eval_datasets.emplace_back(name, make_eval);
+    }
+  }
+
+  // The loop's settings, checked before anything is written.
+  trainer::TrainLoopConfig loop;
+  loop.model_dir = s.model_dir;
+  loop.total_steps = s.total_steps;
+  loop.relative_steps = s.relative_steps;
+  loop.stats_period = s.stats_period;
+  loop.save_checkpoints = s.save_checkpoints;
+  loop.checkpoint_period = s.checkpoint_period;
+  loop.keep = s.checkpoint_keep;
+  loop.eval_steps = s.eval_steps;
+  loop.eval_period = s.eval_period;
+  loop.run_eval_before_training = s.run_eval_before_training;
+  loop.train_actions = s.train_actions;
+  loop.train_eval_actions = s.train_eval_actions;
+  loop.stop_on_nan = !(s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor &&
+                       s.optimizer.adafactor.skip_nan_updates);
+  loop.num_devices = partitioner.mesh().data * partitioner.mesh().model;
+  {
+    std::vector<std::string> eval_names;
+    for (const auto& [name, make] : eval_datasets) eval_names.push_back(name);
+    trainer::CheckTrainLoopConfig(loop, eval_names, trainer.step());
   }
 
   // Only now: MODEL_DIR and the operative config.
@@ -202,35 +341,39 @@ int TrainCommand(const std::vector<std::string>& all_args) {
     out << config.OperativeConfigString();
     Check(out.good(), "cannot write " + s.model_dir + "/config.gin; check MODEL_DIR");
   }
-  std::cout << "[setup] T5.1.1 encoder-decoder, " << trainer.params().NumElements()
+  std::cout << "[setup] " << model->name() << ", " << trainer.params().NumElements()
             << " parameters; mesh (data=" << partitioner.mesh().data
             << ", model=" << partitioner.mesh().model << "); task " << task_name
             << "; batch " << s.train_dataset.batch_size << "; lengths";
   for (const auto& [k, v] : s.train_dataset.task_feature_lengths) std::cout << " " << k << "=" << v;
   std::cout << "; model_dir " << s.model_dir << std::endl;
+  if (s.relative_steps) {
+    std::cout << "[setup] train.relative_steps = " << *s.relative_steps << ": training to step "
+              << trainer.step() + *s.relative_steps << " (train.total_steps = " << s.total_steps
+              << " is ignored, as in t5x)" << std::endl;
+  }
+  loop.operative_config = config.OperativeConfigString();
+  loop.train_flops_per_step = model->TrainFlops(
+      s.train_dataset.batch_size, ModelFeatureLengths(s.model_kind, s.train_dataset));
+  // The MFU denominator: the best of five float32 1024x1024 matmuls here.
+  loop.peak_flops_per_second = trainer::MeasureMatmulPeakFlops(1024, 5);
+  std::cout << "[setup] model FLOPs per train step " << loop.train_flops_per_step
+            << " (models/flops.h); measured float32 matmul peak "
+            << loop.peak_flops_per_second / 1e9 << " GFLOP/s (timing/mfu = model FLOP/s / peak)"
+            << std::endl;
 
-  trainer::TrainLoopConfig loop;
-  loop.model_dir = s.model_dir;
-  loop.total_steps = s.total_steps;
-  loop.stats_period = s.stats_period;
-  loop.checkpoint_period = s.checkpoint_period;
-  loop.eval_steps = s.eval_steps;
-  loop.eval_period = s.eval_period;
-  loop.eval_task_name = eval_name;
-  const auto& lens = s.train_dataset.task_feature_lengths;
-  loop.train_flops_per_step = models::EncoderDecoderTrainFlops(
-      s.t5_config, s.train_dataset.batch_size, lens.count("inputs") ? lens.at("inputs") : 0,
-      lens.count("targets") ? lens.at("targets") : 0);
   trainer::TrainResult r =
-      trainer::RunTrainLoop(trainer, train_batches, make_eval, loop, std::cout);
+      trainer::RunTrainLoop(trainer, train_batches, eval_datasets, loop, std::cout);
   std::cout << "[done] " << r.steps << " steps in " << r.train_seconds
             << " s; loss per target token: first " << r.first_loss_per_token << ", last "
             << r.last_loss_per_token;
-  if (r.eval) {
-    std::cout << "; validation " << r.eval->loss_per_nonpadding_target_token
-              << " (accuracy " << r.eval->accuracy() << ")";
+  for (const auto& [task, metrics] : r.eval) {
+    std::cout << "; validation " << task << " " << metrics.at("loss_per_nonpadding_target_token")
+              << " (accuracy " << metrics.at("accuracy") << ")";
   }
-  std::cout << "; checkpoint " << r.checkpoint_dir << std::endl;
+  if (r.stopped_early) std::cout << "; stopped early by an action";
+  std::cout << "; checkpoint " << (r.checkpoint_dir.empty() ? "none" : r.checkpoint_dir)
+            << std::endl;
   return 0;
 }
 

@@ -16,6 +16,9 @@ constexpr char kTrain[] = "__main__.train";
 constexpr char kModel[] = "t5x.models.EncoderDecoderModel";
 constexpr char kTransformer[] = "t5x.examples.t5.network.Transformer";
 constexpr char kT5Config[] = "t5x.examples.t5.network.T5Config";
+constexpr char kDecoderOnlyModel[] = "t5x.models.DecoderOnlyModel";
+constexpr char kDecoderWrapper[] = "t5x.examples.decoder_only.network.DecoderWrapper";
+constexpr char kDecoderOnlyConfig[] = "t5x.examples.decoder_only.network.TransformerConfig";
 constexpr char kVocab[] = "seqio.SentencePieceVocabulary";
 constexpr char kAdafactor[] = "t5x.adafactor.Adafactor";
 constexpr char kFactorRules[] = "t5x.adafactor.standard_logical_factor_rules";
@@ -106,33 +109,73 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   s.model_dir = c.Query(kTrain, "model_dir").AsString();
   Check(!s.model_dir.empty(), "train.model_dir (MODEL_DIR) is empty; pass --gin.MODEL_DIR=/path");
 
+  std::string num_microbatches_where = "trainer.Trainer.num_microbatches";
   // --- model ---
-  const std::string model_scope = ExpectReference(c.Query(kTrain, "model"), kModel);
-  const std::string module_scope =
-      ExpectReference(c.Query(kModel, "module", model_scope), kTransformer);
-  const std::string cfg_scope =
-      ExpectReference(c.Query(kTransformer, "config", module_scope), kT5Config);
-  auto tq = [&](const char* p) { return c.Query(kT5Config, p, cfg_scope); };
-  models::T5Config& t = s.t5_config;
-  t.vocab_size = tq("vocab_size").AsInt();
-  t.dtype = tq("dtype").AsString();
-  t.emb_dim = tq("emb_dim").AsInt();
-  t.num_heads = tq("num_heads").AsInt();
-  t.num_encoder_layers = tq("num_encoder_layers").AsInt();
-  t.num_decoder_layers = tq("num_decoder_layers").AsInt();
-  t.head_dim = tq("head_dim").AsInt();
-  t.mlp_dim = tq("mlp_dim").AsInt();
-  t.mlp_activations.clear();
-  const gin::Value activations = tq("mlp_activations");  // outlives the loop
-  for (const auto& a : activations.AsList()) t.mlp_activations.push_back(a.AsString());
-  t.dropout_rate = tq("dropout_rate").AsFloat();
-  t.logits_via_embedding = tq("logits_via_embedding").AsBool();
-  t.Validate();
+  // MODEL = @models.EncoderDecoderModel() (network.Transformer/T5Config) or
+  // @models.DecoderOnlyModel() (decoder_only network.DecoderWrapper/
+  // TransformerConfig).
+  const gin::Value model_ref = c.Query(kTrain, "model");
+  Check(model_ref.kind() == gin::Value::Kind::kReference &&
+            (model_ref.reference_name() == kModel ||
+             model_ref.reference_name() == kDecoderOnlyModel),
+        Where(model_ref) + ": expected @models.EncoderDecoderModel() or "
+                           "@models.DecoderOnlyModel(), got " + model_ref.ToGinString());
+  const std::string model_name = model_ref.reference_name();
+  const std::string model_scope = ExpectReference(model_ref, model_name);
+  auto read_activations = [](const gin::Value& v) {
+    std::vector<std::string> out;
+    for (const auto& a : v.AsList()) out.push_back(a.AsString());
+    return out;
+  };
+  if (model_name == kModel) {
+    s.model_kind = ModelKind::kEncoderDecoder;
+    const std::string module_scope =
+        ExpectReference(c.Query(kModel, "module", model_scope), kTransformer);
+    const std::string cfg_scope =
+        ExpectReference(c.Query(kTransformer, "config", module_scope), kT5Config);
+    auto tq = [&](const char* p) { return c.Query(kT5Config, p, cfg_scope); };
+    models::T5Config& t = s.t5_config;
+    t.vocab_size = tq("vocab_size").AsInt();
+    t.dtype = tq("dtype").AsString();
+    t.emb_dim = tq("emb_dim").AsInt();
+    t.num_heads = tq("num_heads").AsInt();
+    t.num_encoder_layers = tq("num_encoder_layers").AsInt();
+    t.num_decoder_layers = tq("num_decoder_layers").AsInt();
+    t.head_dim = tq("head_dim").AsInt();
+    t.mlp_dim = tq("mlp_dim").AsInt();
+    t.mlp_activations = read_activations(tq("mlp_activations"));
+    t.dropout_rate = tq("dropout_rate").AsFloat();
+    t.logits_via_embedding = tq("logits_via_embedding").AsBool();
+    t.remat_policy = tq("remat_policy").AsString();
+    t.Validate();
+  } else {
+    s.model_kind = ModelKind::kDecoderOnly;
+    const std::string module_scope =
+        ExpectReference(c.Query(kDecoderOnlyModel, "module", model_scope), kDecoderWrapper);
+    const std::string cfg_scope =
+        ExpectReference(c.Query(kDecoderWrapper, "config", module_scope), kDecoderOnlyConfig);
+    auto tq = [&](const char* p) { return c.Query(kDecoderOnlyConfig, p, cfg_scope); };
+    models::DecoderOnlyConfig& t = s.decoder_only_config;
+    t.vocab_size = tq("vocab_size").AsInt();
+    t.dtype = tq("dtype").AsString();
+    t.emb_dim = tq("emb_dim").AsInt();
+    t.num_heads = tq("num_heads").AsInt();
+    t.num_layers = tq("num_layers").AsInt();
+    t.head_dim = tq("head_dim").AsInt();
+    t.mlp_dim = tq("mlp_dim").AsInt();
+    t.mlp_activations = read_activations(tq("mlp_activations"));
+    t.dropout_rate = tq("dropout_rate").AsFloat();
+    t.logits_via_embedding = tq("logits_via_embedding").AsBool();
+    t.remat_policy = tq("remat_policy").AsString();
+    t.Validate();
+    s.inputs_bidirectional_attention =
+        c.Query(kDecoderOnlyModel, "inputs_bidirectional_attention", model_scope).AsBool();
+  }
 
-  s.z_loss = c.Query(kModel, "z_loss", model_scope).AsFloat();
-  s.label_smoothing = c.Query(kModel, "label_smoothing", model_scope).AsFloat();
+  s.z_loss = c.Query(model_name, "z_loss", model_scope).AsFloat();
+  s.label_smoothing = c.Query(model_name, "label_smoothing", model_scope).AsFloat();
   {
-    gin::Value lnf = c.Query(kModel, "loss_normalizing_factor", model_scope);
+    gin::Value lnf = c.Query(model_name, "loss_normalizing_factor", model_scope);
     std::string text = lnf.is_none() ? "None"
                        : lnf.kind() == gin::Value::Kind::kString ? lnf.AsString()
                                                                  : std::to_string(lnf.AsFloat());
@@ -141,10 +184,15 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   {
     // The model's vocabularies are used for decoding (later issues); for
     // training t5xx checks that the task's vocabulary fits the embedding.
-    gin::Value in = c.Query(kModel, "input_vocabulary", model_scope);
-    gin::Value out = c.Query(kModel, "output_vocabulary", model_scope);
-    const std::string vs = ExpectReference(out, kVocab);
-    ExpectReference(in, kVocab);
+    std::string vs;
+    if (s.model_kind == ModelKind::kEncoderDecoder) {
+      gin::Value in = c.Query(kModel, "input_vocabulary", model_scope);
+      gin::Value out = c.Query(kModel, "output_vocabulary", model_scope);
+      vs = ExpectReference(out, kVocab);
+      ExpectReference(in, kVocab);
+    } else {
+      vs = ExpectReference(c.Query(kDecoderOnlyModel, "vocabulary", model_scope), kVocab);
+    }
     s.output_vocabulary.sentencepiece_model_file =
         c.Query(kVocab, "sentencepiece_model_file", vs).AsString();
     s.output_vocabulary.extra_ids = c.Query(kVocab, "extra_ids", vs).AsInt();
@@ -207,7 +255,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
            "t5xx applies weight_decay to every parameter; set mask = None (or weight_decay = 0)");
     return t;
   };
-  const gin::Value opt_def = c.Query(kModel, "optimizer_def", model_scope);
+  const gin::Value opt_def = c.Query(model_name, "optimizer_def", model_scope);
   Check(opt_def.kind() == gin::Value::Kind::kReference && opt_def.reference_evaluated(),
         Where(opt_def) + ": expected @adafactor.Adafactor(), @optimizers.adamw() or "
                          "@optimizers.chain(), got " + opt_def.ToGinString());
@@ -295,8 +343,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   {
     gin::Value mb = c.Query(kTrainer, "num_microbatches", trainer_scope);
     s.num_microbatches = NoneOrAtLeast(mb, 1);
-    Refuse(s.num_microbatches.value_or(1) != 1, mb,
-           "gradient accumulation is planned; set trainer.Trainer.num_microbatches = None");
+    num_microbatches_where = Where(mb);
   }
   const std::string lr_scope = ExpectReference(
       c.Query(kTrainer, "learning_rate_fn", trainer_scope), kLrScheduler);
@@ -326,6 +373,14 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   s.train_dataset = ReadDatasetConfig(
       c, ExpectReference(c.Query(kTrain, "train_dataset_cfg"), kDatasetConfig));
   {
+    const int64_t k = s.num_microbatches.value_or(1);
+    Check(s.train_dataset.batch_size % k == 0,
+          num_microbatches_where + " = " + std::to_string(k) +
+              " does not divide the train batch size " +
+              std::to_string(s.train_dataset.batch_size) +
+              " (train/utils.DatasetConfig.batch_size); choose a divisor");
+  }
+  {
     gin::Value ev = c.Query(kTrain, "train_eval_dataset_cfg");
     if (!ev.is_none()) {
       s.train_eval_dataset = ReadDatasetConfig(c, ExpectReference(ev, kDatasetConfig));
@@ -340,13 +395,14 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     Refuse(!restore.is_none(), restore,
            "restoring comes with the checkpoint issue; set utils.CheckpointConfig.restore = None");
     gin::Value save = c.Query(kCheckpointConfig, "save", cs);
+    s.save_checkpoints = !save.is_none();
     if (!save.is_none()) {
       const std::string ss = ExpectReference(save, kSaveConfig);
       s.checkpoint_period = NoneOrAtLeast(c.Query(kSaveConfig, "period", ss), 1);
       gin::Value dtype = c.Query(kSaveConfig, "dtype", ss);
       Refuse(dtype.AsString() != "float32", dtype, "set SaveCheckpointConfig.dtype = 'float32'");
-      gin::Value keep = c.Query(kSaveConfig, "keep", ss);
-      Refuse(!keep.is_none(), keep, "set SaveCheckpointConfig.keep = None (all kept)");
+      // t5x: keep = None keeps every checkpoint (0 does too; t5xx asks for None).
+      s.checkpoint_keep = NoneOrAtLeast(c.Query(kSaveConfig, "keep", ss), 1);
       gin::Value sd = c.Query(kSaveConfig, "save_dataset", ss);
       Refuse(sd.AsBool(), sd, "set SaveCheckpointConfig.save_dataset = False");
     }
@@ -354,11 +410,87 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
 
   // --- loop ---
   s.total_steps = AtLeast(c.Query(kTrain, "total_steps"), 1);
+  // t5x: when relative_steps is set, total_steps = start step + relative_steps.
+  s.relative_steps = NoneOrAtLeast(c.Query(kTrain, "relative_steps"), 1);
   s.eval_steps = AtLeast(c.Query(kTrain, "eval_steps"), 1);
-  s.eval_period = NoneOrAtLeast(c.Query(kTrain, "eval_period"), 1);
+  {
+    gin::Value ep = c.Query(kTrain, "eval_period");
+    s.eval_period = NoneOrAtLeast(ep, 1);
+    // t5x trains in "epochs" of min(eval_period, checkpoint period) steps and
+    // raises ValueError unless both are multiples of it.
+    if (s.train_eval_dataset && s.eval_period && s.save_checkpoints && s.checkpoint_period) {
+      const int64_t e = *s.eval_period, k = *s.checkpoint_period;
+      Check(e % std::min(e, k) == 0 && k % std::min(e, k) == 0,
+            Where(ep) + " = " + std::to_string(e) + " and utils.SaveCheckpointConfig.period = " +
+                std::to_string(k) + " must be multiples of each other (t5x trains in "
+                "\"epochs\" of the smaller period and raises ValueError otherwise); make the "
+                "larger a multiple of the smaller");
+    }
+  }
+  s.run_eval_before_training = c.Query(kTrain, "run_eval_before_training").AsBool();
+  {
+    // train.actions = {'TRAIN': [...], 'TRAIN_EVAL': [...]} (t5x ActionMode
+    // names) of @trainer.EarlyStoppingAction() / @trainer.TerminateOnNanAction().
+    constexpr char kEarlyStopping[] = "t5x.trainer.EarlyStoppingAction";
+    constexpr char kTerminateOnNan[] = "t5x.trainer.TerminateOnNanAction";
+    gin::Value actions = c.Query(kTrain, "actions");
+    if (!actions.is_none()) {
+      for (const auto& [key, list] : actions.AsDict()) {
+        const std::string mode = key.AsString();
+        Check(mode == "TRAIN" || mode == "TRAIN_EVAL" || mode == "INFER_EVAL",
+              Where(actions) + ": actions keys must be one of 'TRAIN', 'TRAIN_EVAL' "
+                               "(t5x's ActionMode), got '" + mode + "'");
+        Refuse(mode == "INFER_EVAL", actions,
+               "t5xx has no inference evaluation yet; use 'TRAIN_EVAL' (teacher-forced)");
+        for (const gin::Value& a : list.AsList()) {
+          Check(a.kind() == gin::Value::Kind::kReference && a.reference_evaluated() &&
+                    (a.reference_name() == kEarlyStopping ||
+                     a.reference_name() == kTerminateOnNan),
+                Where(actions) + ": expected lists of @trainer.EarlyStoppingAction() or "
+                                 "@trainer.TerminateOnNanAction(), got " + a.ToGinString());
+          const std::string scope = a.reference_scope();
+          trainer::ActionConfig ac;
+          if (a.reference_name() == kEarlyStopping) {
+            auto q = [&](const char* p) { return c.Query(kEarlyStopping, p, scope); };
+            ac.kind = trainer::ActionConfig::Kind::kEarlyStopping;
+            ac.gin_name = (scope.empty() ? "" : scope + "/") + "trainer.EarlyStoppingAction";
+            const gin::Value metric = q("metric");
+            const std::vector<gin::Value>& pair = metric.AsList();
+            Check(pair.size() == 2, Where(metric) + " = " + metric.ToGinString() +
+                                        ": expected (task, metric name), e.g. ('my_task', "
+                                        "'loss'), or ('train', 'loss') for TRAIN actions");
+            ac.task = pair[0].AsString();
+            ac.metric = pair[1].AsString();
+            const gin::Value m = q("mode");
+            ac.mode = m.AsString();
+            Check(ac.mode == "min" || ac.mode == "max",
+                  Where(m) + " = " + m.ToGinString() + ": use 'min' or 'max'");
+            ac.patience = AtLeast(q("patience"), 1);
+            const gin::Value atol = q("atol"), rtol = q("rtol");
+            ac.atol = atol.AsFloat();
+            ac.rtol = rtol.AsFloat();
+            Check(ac.atol >= 0, Where(atol) + " must be >= 0, got " + atol.ToGinString());
+            Check(ac.rtol >= 0, Where(rtol) + " must be >= 0, got " + rtol.ToGinString());
+          } else {
+            auto q = [&](const char* p) { return c.Query(kTerminateOnNan, p, scope); };
+            ac.kind = trainer::ActionConfig::Kind::kTerminateOnNan;
+            ac.gin_name = (scope.empty() ? "" : scope + "/") + "trainer.TerminateOnNanAction";
+            ac.task = q("task").AsString();
+            ac.metric = q("metric").AsString();
+          }
+          (mode == "TRAIN" ? s.train_actions : s.train_eval_actions).push_back(ac);
+        }
+      }
+    }
+    gin::Value concurrent = c.Query(kTrain, "concurrent_metrics");
+    Check(s.train_actions.empty() || !concurrent.AsBool(),
+          Where(concurrent) + " = True, but actions['TRAIN'] is set: t5x runs TRAIN actions "
+                              "only with concurrent_metrics = False (and otherwise ignores "
+                              "them with a warning); set train.concurrent_metrics = False");
+  }
   {
     gin::Value sp = c.Query(kTrain, "stats_period");
-    s.stats_period = sp.is_none() ? 100 : AtLeast(sp, 1);
+    s.stats_period = NoneOrAtLeast(sp, 1);
     gin::Value seed = c.Query(kTrain, "random_seed");
     s.random_seed = seed.is_none() ? 0 : AtLeast(seed, 0);
     gin::Value hw = c.Query(kTrain, "use_hardware_rng");

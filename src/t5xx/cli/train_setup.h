@@ -1,6 +1,7 @@
 // Reads everything `t5xx train` needs from a finalized gin Config, the way
-// t5x's train() receives it: MODEL = @models.EncoderDecoderModel(), its
-// network.Transformer/T5Config, the optimizer (adafactor.Adafactor,
+// t5x's train() receives it: MODEL = @models.EncoderDecoderModel() with its
+// network.Transformer/T5Config, or @models.DecoderOnlyModel() with the
+// decoder-only network.DecoderWrapper/TransformerConfig, the optimizer (adafactor.Adafactor,
 // optimizers.adamw or optimizers.chain of optax transformations), the train/ and
 // train_eval/ utils.DatasetConfig, utils.CheckpointConfig, PjitPartitioner,
 // trainer.Trainer and utils.create_learning_rate_scheduler.
@@ -18,11 +19,13 @@
 
 #include "t5xx/config/config.h"
 #include "t5xx/config/registry.h"
+#include "t5xx/models/decoder_only_network.h"
 #include "t5xx/models/losses.h"
 #include "t5xx/models/t5_config.h"
 #include "t5xx/optim/make_optimizer.h"
 #include "t5xx/optim/lr_schedule.h"
 #include "t5xx/partitioning/logical_axis_rules.h"
+#include "t5xx/trainer/train_loop.h"
 
 namespace t5xx::cli {
 
@@ -44,9 +47,15 @@ struct VocabularyConfig {
   int64_t extra_ids = 0;
 };
 
+// Which t5x model class MODEL builds.
+enum class ModelKind { kEncoderDecoder, kDecoderOnly };
+
 struct TrainSetup {
   std::string model_dir;
-  models::T5Config t5_config;
+  ModelKind model_kind = ModelKind::kEncoderDecoder;
+  models::T5Config t5_config;                    // kEncoderDecoder
+  models::DecoderOnlyConfig decoder_only_config;  // kDecoderOnly
+  bool inputs_bidirectional_attention = false;    // kDecoderOnly
   double z_loss = 0;
   double label_smoothing = 0;
   models::LossNormalizingFactor loss_normalizing_factor;
@@ -58,11 +67,20 @@ struct TrainSetup {
   partitioning::LogicalAxisRules logical_axis_rules;
   DatasetConfig train_dataset;
   std::optional<DatasetConfig> train_eval_dataset;
+  // utils.CheckpointConfig.save: set (save_checkpoints) or None; its period
+  // and keep.
+  bool save_checkpoints = true;
   std::optional<int64_t> checkpoint_period;
+  std::optional<int64_t> checkpoint_keep;
   int64_t total_steps = 0;
+  std::optional<int64_t> relative_steps;
   int64_t eval_steps = 10;
   std::optional<int64_t> eval_period;
-  int64_t stats_period = 100;
+  std::optional<int64_t> stats_period;  // None: once per t5x "epoch"
+  bool run_eval_before_training = false;
+  // train.actions['TRAIN'] and ['TRAIN_EVAL'].
+  std::vector<trainer::ActionConfig> train_actions;
+  std::vector<trainer::ActionConfig> train_eval_actions;
   int64_t random_seed = 0;
 };
 

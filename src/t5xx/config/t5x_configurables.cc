@@ -50,6 +50,17 @@ void RegisterT5xConfigurables(Registry& r) {
                  Optional("label_smoothing", T::kFloat, F(0.0)),
                  lnf},
                 "Encoder-decoder model: loss, scoring and decoding around a network."});
+    r.Register({"t5x.models.DecoderOnlyModel",
+                {Required("module", T::kReference, "The flax network (network.DecoderWrapper)."),
+                 Required("vocabulary", T::kReference),
+                 Required("optimizer_def", T::kReference),
+                 Optional("inputs_bidirectional_attention", T::kBool, B(false),
+                          "Prefix LM: the inputs attend to each other bidirectionally."),
+                 Optional("z_loss", T::kFloat, F(0.0), "Coefficient of the log(Z)^2 auxiliary loss."),
+                 Optional("label_smoothing", T::kFloat, F(0.0)),
+                 lnf},
+                "Decoder-only (GPT-style or prefix-LM) model: loss, scoring and decoding around "
+                "a network."});
   }
   r.Register({"t5x.examples.t5.network.Transformer",
               {Required("config", T::kReference, "A network.T5Config.")},
@@ -65,8 +76,29 @@ void RegisterT5xConfigurables(Registry& r) {
                Required("mlp_dim", T::kInt),
                Optional("mlp_activations", T::kList, Value::Tuple({S("relu")})),
                Optional("dropout_rate", T::kFloat, F(0.1)),
-               Optional("logits_via_embedding", T::kBool, B(false))},
+               Optional("logits_via_embedding", T::kBool, B(false)),
+               Optional("remat_policy", T::kString, S("none"),
+                        "t5xx only: 'none', or 'full' to recompute each layer in the backward "
+                        "pass (activation checkpointing).")},
               "Hyperparameters of the T5.1.1 network."});
+  r.Register({"t5x.examples.decoder_only.network.DecoderWrapper",
+              {Required("config", T::kReference, "A network.TransformerConfig.")},
+              "The decoder-only network."});
+  r.Register({"t5x.examples.decoder_only.network.TransformerConfig",
+              {Required("vocab_size", T::kInt),
+               Optional("dtype", T::kString, S("float32"), "Activation dtype."),
+               Required("emb_dim", T::kInt),
+               Required("num_heads", T::kInt),
+               Required("num_layers", T::kInt),
+               Required("head_dim", T::kInt),
+               Required("mlp_dim", T::kInt),
+               Optional("mlp_activations", T::kList, Value::Tuple({S("relu")})),
+               Optional("dropout_rate", T::kFloat, F(0.1)),
+               Optional("logits_via_embedding", T::kBool, B(false)),
+               Optional("remat_policy", T::kString, S("none"),
+                        "t5xx only: 'none', or 'full' to recompute each layer in the backward "
+                        "pass (activation checkpointing).")},
+              "Hyperparameters of the decoder-only network."});
   r.Register({"seqio.SentencePieceVocabulary",
               {Required("sentencepiece_model_file", T::kString),
                Optional("extra_ids", T::kInt, I(0), "Sentinel ids appended to the vocabulary.")},
@@ -258,8 +290,29 @@ void RegisterT5xConfigurables(Registry& r) {
                Optional("stats_period", T::kOptionalInt, None()),
                Optional("random_seed", T::kOptionalInt, None()),
                Optional("use_hardware_rng", T::kBool, B(false)),
-               Optional("summarize_config_fn", T::kOptionalReference, None())},
+               Optional("summarize_config_fn", T::kOptionalReference, None()),
+               Optional("relative_steps", T::kOptionalInt, None(),
+                        "Train this many steps beyond the start step; when set, total_steps "
+                        "is ignored (t5x)."),
+               Optional("run_eval_before_training", T::kBool, B(false),
+                        "Run the train-eval once at the start step, before training."),
+               Optional("actions", T::kOptionalDict, None(),
+                        "{'TRAIN': [...], 'TRAIN_EVAL': [...]}: trainer.EarlyStoppingAction() / "
+                        "trainer.TerminateOnNanAction() run after each summary."),
+               Optional("concurrent_metrics", T::kBool, B(true),
+                        "t5x computes metrics asynchronously when True and then skips TRAIN "
+                        "actions; t5xx requires False when TRAIN actions are given.")},
               "The train entry point (t5x/train.py's train)."});
+  r.Register({"t5x.trainer.EarlyStoppingAction",
+              {Required("metric", T::kList, "(task, metric name), e.g. ('my_task', 'loss')."),
+               Required("mode", T::kString, "'min' or 'max'."),
+               Optional("patience", T::kInt, I(3)),
+               Optional("atol", T::kFloat, F(0.0)),
+               Optional("rtol", T::kFloat, F(0.0))},
+              "Stops training when a metric has not improved over `patience` summaries."});
+  r.Register({"t5x.trainer.TerminateOnNanAction",
+              {Required("task", T::kString), Optional("metric", T::kString, S("loss"))},
+              "Stops training when a metric is NaN or infinite."});
 }
 
 }  // namespace t5xx::gin

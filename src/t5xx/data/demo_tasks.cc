@@ -5,6 +5,7 @@
 
 #include "t5xx/data/corpus_builder.h"
 #include "t5xx/data/json_lines_source.h"
+#include "t5xx/data/lm_preprocessors.h"
 #include "t5xx/data/sentencepiece_vocabulary.h"
 #include "t5xx/data/span_corruption.h"
 #include "t5xx/util/error.h"
@@ -51,6 +52,15 @@ std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
   if (!registry.Has(kDemoTaskName)) {
     registry.Add(std::make_shared<Task>(kDemoTaskName, source,
                                         std::move(preprocessors), features));
+  }
+  if (!registry.Has(kDemoLmTaskName)) {
+    OutputFeatures lm_features{{"targets", Feature{vocab, true, true}}};
+    std::vector<Preprocessor> lm = {
+        RekeyPreprocessor({{"targets", "text"}}),
+        TokenizePreprocessor(),
+        FullLmPreprocessor(),
+    };
+    registry.Add(std::make_shared<Task>(kDemoLmTaskName, source, std::move(lm), lm_features));
   }
   return std::nullopt;
 }

@@ -15,12 +15,18 @@
 namespace t5xx::seqio {
 
 inline constexpr char kDemoTaskName[] = "c4_demo_span_corruption";
+// The causal-LM demo task, as t5's c4_v220_full_lm: rekey {targets: "text"}
+// -> tokenize -> full_lm (random chunk, EOS, concatenation, split into
+// sequence_length["targets"] pieces); output feature "targets" only. For
+// decoder-only models with LMFeatureConverter.
+inline constexpr char kDemoLmTaskName[] = "c4_demo_full_lm";
 inline constexpr int32_t kDemoExtraIds = 100;
 
 // <data_dir>/c4_demo: where build_corpus writes the demo corpus.
 std::string DemoCorpusDir(const std::string& data_dir);
 
-// Registers the demo task when the corpus under data_dir is complete.
+// Registers the demo tasks (kDemoTaskName, kDemoLmTaskName) when the corpus
+// under data_dir is complete.
 // Returns std::nullopt on success, else the reason it was not registered
 // (corpus or vocabulary missing, with the command that builds it); the
 // caller raises it when the demo task is requested. skip_bad_records: the

@@ -164,12 +164,17 @@ at::Tensor KeepScale(at::IntArrayRef shape, double rate, const at::TensorOptions
 }
 }  // namespace
 
-at::Tensor Dropout(const at::Tensor& x, double rate, bool train, at::Generator* rng) {
+at::Tensor Dropout(const at::Tensor& x, double rate, bool train, at::Generator* rng,
+                   bool broadcast_over_length) {
   if (!train || rate <= 0.0) return x;
-  if (x.scalar_type() == at::kFloat) return x * KeepScale(x.sizes(), rate, x.options(), rng);
+  // flax nn.Dropout(broadcast_dims=(-2,)), as every dropout of t5x's
+  // networks: one mask per sequence, shared along the length axis.
+  std::vector<int64_t> shape = x.sizes().vec();
+  if (broadcast_over_length && shape.size() >= 2) shape[shape.size() - 2] = 1;
+  if (x.scalar_type() == at::kFloat) return x * KeepScale(shape, rate, x.options(), rng);
   // Below float32, 1/(1-rate) itself would be rounded (bfloat16(1/0.9) is
   // 0.16% low); flax divides the kept inputs by keep_prob, rounding once.
-  at::Tensor keep = at::empty(x.sizes(), x.options());
+  at::Tensor keep = at::empty(shape, x.options());
   if (rng) {
     keep.bernoulli_(1.0 - rate, *rng);
   } else {

@@ -86,14 +86,18 @@ at::Tensor MakeCausalMask(int64_t length, const at::Device& device);
 // uniformly, as in float32.
 at::Tensor MaskToBias(const at::Tensor& mask, at::ScalarType dtype = at::kFloat);
 
-// Dropout (flax.linen.Dropout): when train and rate > 0, zeroes each element
-// with probability `rate` and scales the rest by 1/(1-rate); otherwise x.
+// Dropout (flax.linen.Dropout with broadcast_dims=(-2,), as t5x's networks
+// use it): when train and rate > 0, zeroes each element with probability
+// `rate` and scales the rest by 1/(1-rate), with one mask per sequence shared
+// along axis -2 (the length of [B, L, E] activations); otherwise x.
 // Computed in x's dtype; below float32 (bfloat16) the kept values are
 // x / (1-rate) rounded once, as flax's `inputs / keep_prob`.
 // Draws from `rng` (t5xx derives one per step from (random_seed, step), so
 // runs are reproducible); a null rng draws from libtorch's default generator.
+// broadcast_over_length = false draws one value per element (t5x's encoder
+// output dropout, the one network dropout without broadcast_dims).
 at::Tensor Dropout(const at::Tensor& x, double rate, bool train,
-                   at::Generator* rng);
+                   at::Generator* rng, bool broadcast_over_length = true);
 
 // Multi-head dot-product attention without bias terms and without run-time
 // 1/sqrt(D) scaling (t5x folds it into the query initialisation).

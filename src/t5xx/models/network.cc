@@ -108,7 +108,7 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
     x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
   }
   x = RmsNorm(x, p.Get("encoder.encoder_norm.scale"), kEps, dt);
-  return Dropout(x, c.dropout_rate, train, rng);
+  return Dropout(x, c.dropout_rate, train, rng, /*broadcast_over_length=*/false);  // t5x: no broadcast_dims here
 }
 
 at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,

@@ -1,8 +1,6 @@
 #include "t5xx/trainer/metrics_writer.h"
 
-#include <filesystem>
-#include <iomanip>
-#include <sstream>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 
@@ -10,31 +8,36 @@
 
 namespace t5xx::trainer {
 
-MetricsWriter::MetricsWriter(const std::string& jsonl_path, std::ostream* console)
-    : path_(jsonl_path), console_(console) {
-  std::error_code ec;
-  std::filesystem::create_directories(
-      std::filesystem::path(jsonl_path).parent_path(), ec);
-  file_.open(jsonl_path, std::ios::app);
-  Check(file_.good(), "cannot open metrics file " + jsonl_path +
+MetricsWriter::MetricsWriter(const std::string& dir)
+    : dir_(dir), jsonl_path_(dir + "/metrics.jsonl"), summary_(dir) {
+  file_.open(jsonl_path_, std::ios::app);
+  Check(file_.good(), "cannot open metrics file " + jsonl_path_ +
                           " for writing; check that MODEL_DIR is writable");
 }
 
-void MetricsWriter::Write(const std::string& prefix, int64_t step,
-                          const std::map<std::string, double>& scalars) {
+void MetricsWriter::WriteScalars(int64_t step,
+                                 const std::map<std::string, double>& scalars) {
   nlohmann::json j;
   j["step"] = step;
-  for (const auto& [k, v] : scalars) j[k] = v;
+  for (const auto& [k, v] : scalars) {
+    summary_.Scalar(k, static_cast<float>(v), step);
+    if (std::isfinite(v)) {
+      j[k] = v;
+    } else {
+      j[k] = nullptr;
+    }
+  }
+  summary_.Flush();
   file_ << j.dump() << "\n";
   file_.flush();
-  if (console_) {
-    std::ostringstream line;
-    line << "[" << prefix << "] step " << step;
-    for (const auto& [k, v] : scalars) {
-      line << " | " << k << " " << std::setprecision(5) << v;
-    }
-    *console_ << line.str() << std::endl;
-  }
+  Check(file_.good(), "cannot write metrics file " + jsonl_path_ +
+                          "; check that MODEL_DIR is writable and not full");
+}
+
+void MetricsWriter::WriteText(const std::string& tag, const std::string& text,
+                              int64_t step) {
+  summary_.Text(tag, text, step);
+  summary_.Flush();
 }
 
 }  // namespace t5xx::trainer

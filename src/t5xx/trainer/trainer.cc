@@ -4,13 +4,17 @@
 
 #include <stdexcept>
 
+#include "t5xx/data/utils.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/torch_compat.h"
 
 namespace t5xx::trainer {
 namespace {
 
-StepMetrics ToMetrics(const models::LossOutput& out,
-                      const models::FeatureBatch& batch) {
+// Purpose tag of the dropout generators (HashSeed's third argument).
+constexpr uint64_t kDropoutPurpose = 0x64726f70;  // "drop"
+
+StepMetrics ToMetrics(const models::LossOutput& out, const models::FeatureBatch& batch) {
   StepMetrics m;
   m.loss = out.loss.item<double>();
   m.z_loss = out.z_loss.item<double>();
@@ -25,35 +29,47 @@ StepMetrics ToMetrics(const models::LossOutput& out,
           ? (out.per_token_loss * w.to(at::kFloat)).sum().item<double>() / m.weight_sum
           : 0.0;
   m.target_tokens = batch.at("decoder_target_tokens").numel();
-  m.input_tokens = batch.at("encoder_input_tokens").numel();
+  auto enc = batch.find("encoder_input_tokens");
+  m.input_tokens = enc == batch.end() ? 0 : enc->second.numel();
   return m;
+}
+
+// Sums the additive fields of b into a (the ratios are recomputed by the
+// caller from the sums).
+void Accumulate(StepMetrics& a, const StepMetrics& b) {
+  a.loss += b.loss;
+  a.z_loss += b.z_loss;
+  a.cross_ent_loss += b.cross_ent_loss;
+  a.correct += b.correct;
+  a.target_tokens += b.target_tokens;
+  a.input_tokens += b.input_tokens;
+  // loss_per_nonpadding_target_token is a weighted mean: keep its numerator.
+  a.loss_per_nonpadding_target_token += b.loss_per_nonpadding_target_token * b.weight_sum;
+  a.weight_sum += b.weight_sum;
 }
 
 }  // namespace
 
-Trainer::Trainer(const models::EncoderDecoderModel& model,
-                 models::ParamStore params, optim::Adafactor optimizer,
-                 optim::LearningRateSchedule schedule,
+Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
+                 optim::Adafactor optimizer, optim::LearningRateSchedule schedule,
                  const partitioning::PjitPartitioner& partitioner,
-                 std::optional<int64_t> num_microbatches)
+                 std::optional<int64_t> num_microbatches, uint64_t random_seed)
     : Trainer(model, std::move(params), std::make_unique<optim::Adafactor>(std::move(optimizer)),
-              std::move(schedule), partitioner, num_microbatches) {}
+              std::move(schedule), partitioner, num_microbatches, random_seed) {}
 
-Trainer::Trainer(const models::EncoderDecoderModel& model,
-                 models::ParamStore params, std::unique_ptr<optim::Optimizer> optimizer,
-                 optim::LearningRateSchedule schedule,
+Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
+                 std::unique_ptr<optim::Optimizer> optimizer, optim::LearningRateSchedule schedule,
                  const partitioning::PjitPartitioner& partitioner,
-                 std::optional<int64_t> num_microbatches)
+                 std::optional<int64_t> num_microbatches, uint64_t random_seed)
     : model_(model),
       params_(std::move(params)),
       optimizer_(std::move(optimizer)),
       schedule_(std::move(schedule)),
-      partitioner_(partitioner) {
-  Check(!num_microbatches || *num_microbatches == 1,
-        "trainer.Trainer.num_microbatches = " +
-            std::to_string(num_microbatches.value_or(0)) +
-            " is not supported yet (gradient accumulation is planned); use "
-            "None or 1");
+      partitioner_(partitioner),
+      num_microbatches_(num_microbatches.value_or(1)),
+      random_seed_(random_seed) {
+  Check(num_microbatches_ >= 1, "trainer.Trainer.num_microbatches must be None or >= 1, got " +
+                                    std::to_string(num_microbatches_));
   if (!optimizer_) throw std::logic_error("Trainer: null optimizer");
   params_.SetRequiresGrad(true);
   if (!optimizer_->initialized()) optimizer_->Init(params_);
@@ -61,14 +77,35 @@ Trainer::Trainer(const models::EncoderDecoderModel& model,
 
 StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
   models::FeatureBatch batch = partitioner_.ShardBatch(global_batch);
+  const int64_t step = optimizer_->step();
+  const int64_t k = num_microbatches_;
+  const int64_t batch_size = batch.at("decoder_target_tokens").size(0);
+  Check(batch_size % k == 0, "trainer.Trainer.num_microbatches = " + std::to_string(k) +
+                                 " does not divide the batch of " + std::to_string(batch_size) +
+                                 " sequences (per process); choose a divisor of the batch size");
+  // One normalizing factor for the whole batch (see the header).
+  const double factor = model_.LossWeights(batch).factor;
   params_.ZeroGrad();
-  models::LossOutput out = model_.Loss(params_, batch, /*train=*/true);
-  out.loss.backward();
+  StepMetrics m;
+  const int64_t mb = batch_size / k;
+  for (int64_t i = 0; i < k; ++i) {
+    models::FeatureBatch micro;
+    if (k == 1) {
+      micro = batch;
+    } else {
+      for (const auto& [name, t] : batch) micro[name] = t.narrow(0, i * mb, mb);
+    }
+    at::Generator rng = compat::MakeCpuGenerator(seqio::HashSeed(
+        random_seed_, static_cast<uint64_t>(step) * static_cast<uint64_t>(k) + i,
+        kDropoutPurpose));
+    models::LossOutput out = model_.Loss(params_, micro, /*train=*/true, &rng, factor);
+    out.loss.backward();  // accumulates into .grad across microbatches
+    Accumulate(m, ToMetrics(out, micro));
+  }
+  if (m.weight_sum > 0) m.loss_per_nonpadding_target_token /= m.weight_sum;
   partitioner_.ReduceGradients(params_);
-  const double lr = optimizer_->Apply(params_, schedule_(optimizer_->step()));
+  m.learning_rate = optimizer_->Apply(params_, schedule_(step));
   params_.ZeroGrad();
-  StepMetrics m = ToMetrics(out, batch);
-  m.learning_rate = lr;
   return m;
 }
 

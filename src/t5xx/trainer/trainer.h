@@ -10,7 +10,7 @@
 #include <memory>
 #include <optional>
 
-#include "t5xx/models/encoder_decoder_model.h"
+#include "t5xx/models/base_model.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/optim/lr_schedule.h"
 #include "t5xx/optim/optimizer.h"
@@ -38,21 +38,31 @@ struct StepMetrics {
 
 class Trainer {
  public:
-  // num_microbatches: None or 1 today (gradient accumulation comes later);
-  // other values are refused with t5xx::Error. The optimizer is initialised
-  // for `params` unless it already is (e.g. restored). Throws t5xx::Error
-  // from optimizer->Init.
-  Trainer(const models::EncoderDecoderModel& model, models::ParamStore params,
+  // num_microbatches (t5x's Trainer.num_microbatches): None or 1 computes
+  // the gradient of the whole batch at once; k > 1 splits the batch along
+  // its first axis into k equal microbatches and sums their gradients before
+  // the update (gradient accumulation, t5x/trainer.py
+  // accumulate_grads_microbatched). The loss normalizing factor is computed
+  // once over the whole batch and used for every microbatch, so the summed
+  // gradient equals the whole batch's for every loss_normalizing_factor.
+  // random_seed: every random draw of step s (dropout) comes from a generator
+  // seeded with HashSeed(random_seed, s, microbatch), so two runs with the
+  // same seed compute bitwise-identical losses on the same machine and
+  // thread count. The optimizer is initialised for `params` unless it
+  // already is (e.g. restored). Throws t5xx::Error for num_microbatches < 1
+  // and from optimizer->Init.
+  Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
           std::unique_ptr<optim::Optimizer> optimizer, optim::LearningRateSchedule schedule,
           const partitioning::PjitPartitioner& partitioner,
-          std::optional<int64_t> num_microbatches = std::nullopt);
+          std::optional<int64_t> num_microbatches = std::nullopt, uint64_t random_seed = 0);
   // The same with an Adafactor.
-  Trainer(const models::EncoderDecoderModel& model, models::ParamStore params,
+  Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
           optim::Adafactor optimizer, optim::LearningRateSchedule schedule,
           const partitioning::PjitPartitioner& partitioner,
-          std::optional<int64_t> num_microbatches = std::nullopt);
+          std::optional<int64_t> num_microbatches = std::nullopt, uint64_t random_seed = 0);
 
-  // One training step on a global batch; returns its metrics.
+  // One training step on a global batch; returns its metrics. Throws
+  // t5xx::Error when the batch size is not divisible by num_microbatches.
   StepMetrics TrainStep(const models::FeatureBatch& batch);
   // Teacher-forced loss/accuracy without updating (train=false: no dropout).
   StepMetrics EvalStep(const models::FeatureBatch& batch) const;
@@ -60,13 +70,16 @@ class Trainer {
   int64_t step() const { return optimizer_->step(); }
   const models::ParamStore& params() const { return params_; }
   const optim::Optimizer& optimizer() const { return *optimizer_; }
+  int64_t num_microbatches() const { return num_microbatches_; }
 
  private:
-  const models::EncoderDecoderModel& model_;
+  const models::BaseTransformerModel& model_;
   models::ParamStore params_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::LearningRateSchedule schedule_;
   const partitioning::PjitPartitioner& partitioner_;
+  int64_t num_microbatches_ = 1;
+  uint64_t random_seed_ = 0;
 };
 
 }  // namespace t5xx::trainer
