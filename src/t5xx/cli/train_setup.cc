@@ -146,6 +146,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     t.mlp_activations = read_activations(tq("mlp_activations"));
     t.dropout_rate = tq("dropout_rate").AsFloat();
     t.logits_via_embedding = tq("logits_via_embedding").AsBool();
+    t.float32_attention_logits = tq("float32_attention_logits").AsBool();
     t.remat_policy = tq("remat_policy").AsString();
     t.Validate();
   } else {

@@ -67,7 +67,8 @@ void RegisterT5xConfigurables(Registry& r) {
               "The T5.1.1 encoder-decoder network."});
   r.Register({"t5x.examples.t5.network.T5Config",
               {Required("vocab_size", T::kInt),
-               Optional("dtype", T::kString, S("float32"), "Activation dtype."),
+               Optional("dtype", T::kString, S("float32"),
+                        "Activation dtype: 'float32' or 'bfloat16' (parameters stay float32)."),
                Required("emb_dim", T::kInt),
                Required("num_heads", T::kInt),
                Required("num_encoder_layers", T::kInt),
@@ -77,6 +78,8 @@ void RegisterT5xConfigurables(Registry& r) {
                Optional("mlp_activations", T::kList, Value::Tuple({S("relu")})),
                Optional("dropout_rate", T::kFloat, F(0.1)),
                Optional("logits_via_embedding", T::kBool, B(false)),
+               Optional("float32_attention_logits", T::kBool, B(false),
+                        "With dtype 'bfloat16': attention logits and softmax in float32."),
                Optional("remat_policy", T::kString, S("none"),
                         "t5xx only: 'none', or 'full' to recompute each layer in the backward "
                         "pass (activation checkpointing).")},
@@ -86,7 +89,8 @@ void RegisterT5xConfigurables(Registry& r) {
               "The decoder-only network."});
   r.Register({"t5x.examples.decoder_only.network.TransformerConfig",
               {Required("vocab_size", T::kInt),
-               Optional("dtype", T::kString, S("float32"), "Activation dtype."),
+               Optional("dtype", T::kString, S("float32"),
+                        "Activation dtype: 'float32' or 'bfloat16' (parameters stay float32)."),
                Required("emb_dim", T::kInt),
                Required("num_heads", T::kInt),
                Required("num_layers", T::kInt),
