@@ -89,6 +89,20 @@ grep -q "^t5x.examples.t5.network.T5Config.emb_dim = 512$" "$work/op_small.gin" 
   { echo "FAIL operative config round trip"; cat "$work/err"; diff "$work/op_small.gin" "$work/op_again.gin" | head; failures=$((failures + 1)); }
 [ ! -e "$work/x" ] || { echo "FAIL t5xx config wrote MODEL_DIR"; failures=$((failures + 1)); }
 
+# AdamW on top of a stock model file: the file's Adafactor bindings are
+# ignored (as gin does), with a note, and the run's optimizer is AdamW.
+if "$T5XX" config --gin_file=models/decoder_only/tiny.gin --gin_file=runs/pretrain.gin \
+     --gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=some_task --gin.TRAIN_STEPS=1 \
+     "--gin.TASK_FEATURE_LENGTHS={'targets': 8}" --gin.DROPOUT_RATE=0.0 \
+     "--gin.OPTIMIZER=@t5x.optimizers.adamw()" --gin.t5x.optimizers.adamw.learning_rate=0.001 \
+     >"$work/op_adamw.gin" 2>"$work/err" &&
+   grep -q "^t5x.models.DecoderOnlyModel.optimizer_def = @t5x.optimizers.adamw()$" "$work/op_adamw.gin" &&
+   grep -q "note: bindings of configurables \`t5xx config\` does not use are ignored" "$work/err"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL AdamW over a stock model file:"; cat "$work/err"; failures=$((failures + 1))
+fi
+
 # A task defined only in a gin file, over JSON lines of token ids.
 printf '{"ids": [5, 6, 7]}\n{"ids": [8, 9]}\n\n{"ids": [10]}\n' >"$work/tokens.jsonl"
 cat >"$work/tokens_task.gin" <<EOF

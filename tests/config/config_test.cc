@@ -453,9 +453,27 @@ pkg.other.Fn.x = 3   # never queried
   }
   EXPECT_EQ(again.OperativeConfigString(), operative);
 
-  std::vector<std::string> unused = config_.UnusedBindings();
-  ASSERT_EQ(unused.size(), 1u);
-  EXPECT_EQ(unused[0], "t.gin:12: pkg.other.Fn.x");
+  // pkg.other.Fn is never called in this run: its binding is ignored (as
+  // gin does), not an unused binding of a configurable the run reads.
+  EXPECT_EQ(config_.UnusedBindings(), std::vector<std::string>{});
+  std::vector<std::string> ignored = config_.IgnoredBindings();
+  ASSERT_EQ(ignored.size(), 1u);
+  EXPECT_EQ(ignored[0], "t.gin:12: pkg.other.Fn.x");
+}
+
+TEST_F(ConfigTest, UnusedBindingsOfQueriedConfigurablesOnly) {
+  config_.ParseString("pkg.mod.Fn.count = 1\npkg.mod.Fn.rate = 2.0\npkg.other.Fn.x = 3\n", "q.gin");
+  config_.Finalize();
+  config_.Query("pkg.mod.Fn", "count");
+  // rate belongs to a configurable the run reads: unused (an error for t5xx).
+  EXPECT_EQ(config_.UnusedBindings(), std::vector<std::string>{"q.gin:2: pkg.mod.Fn.rate"});
+  // pkg.other.Fn is never asked about: ignored.
+  EXPECT_EQ(config_.IgnoredBindings(), std::vector<std::string>{"q.gin:3: pkg.other.Fn.x"});
+  // Asking whether it is bound counts as using the configurable.
+  config_.IsBound("pkg.other.Fn", "x");
+  EXPECT_EQ(config_.IgnoredBindings(), std::vector<std::string>{});
+  EXPECT_EQ(config_.UnusedBindings(),
+            (std::vector<std::string>{"q.gin:2: pkg.mod.Fn.rate", "q.gin:3: pkg.other.Fn.x"}));
 }
 
 TEST_F(ConfigTest, UnusedBindingsIncludeOverriddenScopesAndFlags) {

@@ -102,6 +102,23 @@ TEST(Task, OutputFeatureChecks) {
                 {RekeyPreprocessor({{"targets", "text"}}), TokenizePreprocessor()},
                 Features(/*inputs_required=*/false));
   EXPECT_EQ(Collect(*optional.GetDataset({}, "train", false)).size(), 2u);
+  // A token id outside the vocabulary (FakeVocab: 100 + 20 ids) is an error
+  // naming task, feature, example and id, not an out-of-range embedding
+  // lookup later.
+  Preprocessor big_id = [](DatasetPtr ds, const PreprocessContext&) {
+    return Map(std::move(ds), [](Example ex) {
+      std::get<Tokens>(ex["targets"]).push_back(120);
+      return ex;
+    });
+  };
+  Task out_of_range("big", std::make_shared<FakeSource>(2),
+                    {RekeyPreprocessor({{"targets", "text"}}), TokenizePreprocessor(), big_id},
+                    Features(/*inputs_required=*/false));
+  msg = ErrorOf([&] { Collect(*out_of_range.GetDataset({}, "train", false)); });
+  EXPECT_NE(msg.find("task 'big': output feature 'targets' of example 0 holds token id 120, "
+                     "outside its vocabulary's ids [0, 120)"),
+            std::string::npos)
+      << msg;
 }
 
 TEST(Task, ShuffleIsDeterministicPerSeed) {

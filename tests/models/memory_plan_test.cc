@@ -44,16 +44,17 @@ TEST(MemoryPlanTest, DecoderOnlyByHand) {
   EXPECT_EQ(plan.optimizer_state, 4 * 3640);
   // Per layer, a=4, L=K=10, E=8, HD=8, H=2, F=16, A=2:
   //   4*10*(48 + 32 + 5*16) + 5*2*10*10 = 4*10*160 + 1000 = 7400
-  // logits 4*10*100*3 = 12000; per sequence 3*7400 + 12000 = 34200; x2.
-  EXPECT_EQ(plan.activations, 2 * 34200);
-  // remat 'full': 4*8*10*3 + 7400 + 12000 = 20360 per sequence.
+  // logits 4*10*100*3 = 12000; backward workspace 2*7400 = 14800; per
+  // sequence 3*7400 + 14800 + 12000 = 49000; x2.
+  EXPECT_EQ(plan.activations, 2 * 49000);
+  // remat 'full': 4*8*10*3 + 7400 + 14800 + 12000 = 35160 per sequence.
   c.remat_policy = "full";
-  EXPECT_EQ(PlanDecoderOnly(c, shapes, OptimizerSlots{}, 2, 10).activations, 2 * 20360);
+  EXPECT_EQ(PlanDecoderOnly(c, shapes, OptimizerSlots{}, 2, 10).activations, 2 * 35160);
   // bf16 activations: a=2 -> layer 2*10*160 + 3*200 = 3800.
   c.remat_policy = "none";
   c.dtype = "bfloat16";
   EXPECT_EQ(PlanDecoderOnly(c, shapes, OptimizerSlots{}, 2, 10).activations,
-            2 * (3 * 3800 + 12000));
+            2 * (3 * 3800 + 2 * 3800 + 12000));
   EXPECT_NE(plan.ToString().find("total 0.00 GiB"), std::string::npos) << plan.ToString();
 }
 

@@ -10,7 +10,7 @@
 namespace t5xx::cli {
 
 int ConfigCommand(const std::vector<std::string>& args) {
-  LoadedTrainConfig loaded = LoadTrainConfig(args, "config", {"data_dir"});
+  LoadedTrainConfig loaded = LoadTrainConfig(args, "config", {"data_dir", "skip_bad_records"});
   std::cout << loaded.config->OperativeConfigString();
   return 0;
 }

@@ -245,7 +245,10 @@ int DataCommandImpl(const std::vector<std::string>& args) {
     {
       std::ifstream in(f["predictions"]);
       Check(in.good(), "t5xx data score: cannot open --predictions file '" + f["predictions"] + "'");
-      for (std::string line; std::getline(in, line);) predictions.push_back(line);
+      for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
+        predictions.push_back(line);
+      }
     }
     DataRequest r = Open(f, "validation", demo_problem);
     std::vector<seqio::Example> examples;
@@ -255,7 +258,8 @@ int DataCommandImpl(const std::vector<std::string>& args) {
             "t5xx data score: '" + f["predictions"] + "' has " +
                 std::to_string(predictions.size()) + " lines but split '" +
                 (f.count("split") ? f["split"] : "validation") + "' of task '" + r.name +
-                "' has more examples; give one prediction per example");
+                "' has more examples (at least " + std::to_string(examples.size()) +
+                "); give one prediction per example");
     }
     Check(examples.size() == predictions.size(),
           "t5xx data score: '" + f["predictions"] + "' has " + std::to_string(predictions.size()) +

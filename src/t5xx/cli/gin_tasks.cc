@@ -3,6 +3,7 @@
 #include "t5xx/data/demo_tasks.h"
 
 #include <climits>
+#include <iostream>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -444,6 +445,14 @@ void RequireAllBindingsRead(const gin::Config& config, const std::string& comman
   Check(unused.empty(), "these gin bindings are never read by `t5xx " + command +
                             "` (t5x would ignore them silently): " + list +
                             "; remove them or fix their names");
+  // Bindings of configurables this run never calls (a stock model file's
+  // Adafactor settings when OPTIMIZER is AdamW): gin ignores them; say so.
+  std::string ignored;
+  for (const auto& u : config.IgnoredBindings()) ignored += (ignored.empty() ? "" : "; ") + u;
+  if (!ignored.empty()) {
+    std::cerr << "t5xx: note: bindings of configurables `t5xx " << command
+              << "` does not use are ignored, as gin does: " << ignored << std::endl;
+  }
 }
 
 }  // namespace t5xx::cli

@@ -24,6 +24,7 @@ constexpr char kUsage[] =
     "                  t5xx train --gin_file=FILE [--gin_file=...]\n"
     "                    [--gin.NAME=VALUE] [--gin_bindings='fn.p = v']\n"
     "                    [--gin_search_paths=a,b] [--data_dir=DIR]\n"
+    "                    [--skip_bad_records=true]\n"
     "  config        validate a train configuration without running it and\n"
     "                print the operative config (what train writes to\n"
     "                MODEL_DIR/config.gin); takes train's gin flags\n"
@@ -80,7 +81,10 @@ int main(int argc, char** argv) {
     std::cerr << "t5xx: error: " << e.what() << std::endl;
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "t5xx: internal error: " << e.what() << std::endl;
+    // One line: libtorch appends a C++ backtrace to its messages.
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    std::cerr << "t5xx: internal error: " << what << std::endl;
     return 1;
   }
 }

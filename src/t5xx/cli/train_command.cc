@@ -209,7 +209,7 @@ void CheckModelDir(const std::string& model_dir) {
 }  // namespace
 
 int TrainCommand(const std::vector<std::string>& all_args) {
-  LoadedTrainConfig loaded = LoadTrainConfig(all_args, "train", {"data_dir"});
+  LoadedTrainConfig loaded = LoadTrainConfig(all_args, "train", {"data_dir", "skip_bad_records"});
   gin::Config& config = *loaded.config;
   const TrainSetup& s = loaded.setup;
   const std::string data_dir = loaded.flags.count("data_dir") ? loaded.flags["data_dir"]
@@ -242,9 +242,10 @@ int TrainCommand(const std::vector<std::string>& all_args) {
           "the memory plan needs " + std::to_string(plan.total() / (1024 * 1024)) +
               " MiB per process (" + plan.ToString() + ") but only " +
               std::to_string(available / (1024 * 1024)) +
-              " MiB are available; lower train/utils.DatasetConfig.batch_size (BATCH_SIZE), "
-              "raise trainer.Trainer.num_microbatches, set remat_policy = 'full' on the "
-              "network config, or use a smaller model");
+              " MiB are available; lower train/utils.DatasetConfig.batch_size (BATCH_SIZE) or "
+              "the task_feature_lengths (TASK_FEATURE_LENGTHS), raise "
+              "trainer.Trainer.num_microbatches, set remat_policy = 'full' on the network "
+              "config (it helps most with many layers), or use a smaller model");
   }
 
   // Read the first batches now, so that bad lengths, splits or files fail

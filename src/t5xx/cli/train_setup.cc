@@ -524,9 +524,17 @@ LoadedTrainConfig LoadTrainConfig(const std::vector<std::string>& args,
   // files, before train or config reads them.
   const std::string data_dir =
       out.flags.count("data_dir") ? out.flags["data_dir"] : seqio::DefaultDataDir();
-  out.demo_problem = seqio::RegisterDemoTasks(data_dir);
-  RegisterGinTasks(*out.config, data_dir);
-  RequireAllBindingsRead(*out.config, "train");
+  bool skip = false;
+  if (auto it = out.flags.find("skip_bad_records"); it != out.flags.end()) {
+    Check(it->second == "true" || it->second == "false",
+          "t5xx " + command + ": --skip_bad_records must be true or false, got '" + it->second +
+              "'");
+    skip = it->second == "true";
+  }
+  out.demo_problem = seqio::RegisterDemoTasks(data_dir, seqio::TaskRegistry::Global(), skip);
+  RegisterGinTasks(*out.config, data_dir, seqio::TaskRegistry::Global(),
+                   seqio::MixtureRegistry::Global(), skip);
+  RequireAllBindingsRead(*out.config, command);
   return out;
 }
 

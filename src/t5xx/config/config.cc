@@ -419,6 +419,7 @@ Value Config::Query(const std::string& configurable, const std::string& param,
                     const std::string& scope) {
   RequireFinalized("Query");
   const ParamSpec& ps = CheckRegistered(configurable, param);
+  queried_.insert(configurable);
   const std::string what = KeyName(scope, configurable, param);
   Value v;
   if (const Bound* b = FindBound(configurable, param, scope)) {
@@ -440,6 +441,7 @@ bool Config::IsBound(const std::string& configurable, const std::string& param,
                      const std::string& scope) const {
   RequireFinalized("IsBound");
   CheckRegistered(configurable, param);
+  queried_.insert(configurable);
   return FindBound(configurable, param, scope) != nullptr;
 }
 
@@ -502,12 +504,28 @@ std::vector<std::string> Config::UnusedFlagMacros() const {
   return out;
 }
 
+std::vector<std::string> Config::IgnoredBindings() const {
+  RequireFinalized("IgnoredBindings");
+  std::vector<std::pair<size_t, std::string>> ignored;
+  for (const auto& [key, b] : bindings_) {
+    const auto& [scope, configurable, param] = key;
+    if (b.used || queried_.count(configurable)) continue;
+    std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
+    ignored.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
+  }
+  std::sort(ignored.begin(), ignored.end());
+  std::vector<std::string> out;
+  for (auto& u : ignored) out.push_back(std::move(u.second));
+  return out;
+}
+
 std::vector<std::string> Config::UnusedBindings() const {
   RequireFinalized("UnusedBindings");
   std::vector<std::pair<size_t, std::string>> unused;
   for (const auto& [key, b] : bindings_) {
     if (b.used) continue;
     const auto& [scope, configurable, param] = key;
+    if (!queried_.count(configurable)) continue;  // IgnoredBindings
     std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
     unused.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
   }

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -110,7 +111,14 @@ class Config {
   // binding refers to, e.g. a typo such as --gin.BATCH_SIZ=8:
   // "--gin.BATCH_SIZ flag: macro BATCH_SIZ is never used (did you mean
   // 'BATCH_SIZE'?)". Macros defined in gin files may go unused, as in gin.
+  // Only configurables the run queried count: bindings of a configurable it
+  // never calls (e.g. a stock model file's adafactor.Adafactor bindings when
+  // the run uses optimizers.adamw) are IgnoredBindings, as gin ignores them.
   std::vector<std::string> UnusedBindings() const;
+
+  // Bindings of configurables no Query or IsBound asked about, in the same
+  // format and order as UnusedBindings.
+  std::vector<std::string> IgnoredBindings() const;
 
   // Files parsed so far (including included ones), in order.
   const std::vector<std::string>& parsed_files() const { return parsed_files_; }
@@ -154,6 +162,7 @@ class Config {
 
   bool finalized_ = false;
   std::map<Key, Bound> bindings_;
+  mutable std::set<std::string> queried_;  // configurables asked about
   std::map<std::string, MacroDef> macros_;
   std::map<std::string, Value> resolved_macros_;
   // (full name, scope, param) -> value returned by Query.

@@ -24,8 +24,8 @@ std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
       "; build it with `t5xx build_corpus --data_dir=" + data_dir +
       "` (needs the Debian packages fortunes and dict-gcide)";
   if (!std::filesystem::exists(dir + "/corpus_info.json")) {
-    return "the demo corpus for task '" + std::string(kDemoTaskName) +
-           "' is missing: no " + dir + "/corpus_info.json" + build_hint;
+    return "the demo corpus for the demo tasks '" + std::string(kDemoTaskName) + "' and '" +
+           kDemoLmTaskName + "' is missing: no " + dir + "/corpus_info.json" + build_hint;
   }
   CorpusInfo info;
   VocabularyPtr vocab;

@@ -48,6 +48,18 @@ class CheckOutputFeatures : public Dataset {
                     "' of example " + std::to_string(index) +
                     " is a string, expected int32 tokens; add a tokenize "
                     "preprocessor");
+      // Ids outside the vocabulary would index past the model's embedding.
+      if (f.vocabulary) {
+        const int32_t size = f.vocabulary->vocab_size();
+        for (int32_t id : std::get<Tokens>(it->second)) {
+          if (id < 0 || id >= size) {
+            throw Error("task '" + task_ + "': output feature '" + k + "' of example " +
+                        std::to_string(index) + " holds token id " + std::to_string(id) +
+                        ", outside its vocabulary's ids [0, " + std::to_string(size) +
+                        "); fix the data or use a larger vocabulary");
+          }
+        }
+      }
     }
     return ex;
   }

@@ -55,7 +55,9 @@ class Task {
   //  2. preprocessors in order; step i gets PreprocessContext{sequence_length,
   //     output_features, HashSeed(seed, i)}.
   //  3. checks every example: each required output feature present, and
-  //     every present output feature holds int32 tokens.
+  //     every present output feature holds int32 tokens within its
+  //     vocabulary's ids [0, vocab_size) (t5xx only: seqio would hand an
+  //     out-of-range id to the model).
   //  4. if shuffle: Shuffle(shuffle_buffer_size, seed).
   // Deviation from seqio: no step trims output features to sequence_length;
   // over-long features are reported as errors by the FeatureConverter.

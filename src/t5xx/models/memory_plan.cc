@@ -73,12 +73,15 @@ MemoryPlan PlanEncoderDecoder(const T5Config& c,
   const int64_t dec_layer = LayerActivations(a, ld, ld, e, hd, h, f, np) +
                             a * (2 * ld * e + 2 * ld * hd + 2 * le * hd) + (a + 1) * h * ld * le;
   const int64_t logits = 4 * ld * c.vocab_size * 3;
+  // Backward workspace: the gradients of the largest layer's activations.
+  const int64_t workspace = 2 * std::max(enc_layer, dec_layer);
   int64_t per_seq;
   if (c.remat_policy == "full") {
     per_seq = a * e * (le * c.num_encoder_layers + ld * c.num_decoder_layers) +
-              std::max(enc_layer, dec_layer) + logits;
+              std::max(enc_layer, dec_layer) + workspace + logits;
   } else {
-    per_seq = enc_layer * c.num_encoder_layers + dec_layer * c.num_decoder_layers + logits;
+    per_seq = enc_layer * c.num_encoder_layers + dec_layer * c.num_decoder_layers + workspace +
+              logits;
   }
   plan.activations = batch_size * per_seq;
   return plan;
@@ -94,9 +97,10 @@ MemoryPlan PlanDecoderOnly(const DecoderOnlyConfig& c,
                                          c.num_heads, c.mlp_dim,
                                          static_cast<int64_t>(c.mlp_activations.size()));
   const int64_t logits = 4 * length * c.vocab_size * 3;
+  const int64_t workspace = 2 * layer;  // gradients of the largest layer's activations
   const int64_t per_seq = c.remat_policy == "full"
-                              ? a * c.emb_dim * length * c.num_layers + layer + logits
-                              : layer * c.num_layers + logits;
+                              ? a * c.emb_dim * length * c.num_layers + layer + workspace + logits
+                              : layer * c.num_layers + workspace + logits;
   plan.activations = batch_size * per_seq;
   return plan;
 }

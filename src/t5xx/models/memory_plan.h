@@ -20,7 +20,9 @@
 //                     4 * L * V * 3 (logits, log-softmax, gradient buffer).
 //                     With remat_policy 'full' only each layer's input (a *
 //                     L * E) is kept, plus one layer's activations while it
-//                     is recomputed.
+//                     is recomputed. Either way the backward pass needs a
+//                     workspace of about twice the largest layer's
+//                     activations (their gradients and softmax temporaries).
 // The activation figure is an estimate (libtorch's allocator and temporary
 // buffers add to it); the others are exact sizes.
 #pragma once
