@@ -148,7 +148,11 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     t.logits_via_embedding = tq("logits_via_embedding").AsBool();
     t.float32_attention_logits = tq("float32_attention_logits").AsBool();
     t.remat_policy = tq("remat_policy").AsString();
-    t.Validate();
+    try {
+      t.Validate();
+    } catch (const Error& e) {  // name where the config is bound
+      throw Error(Where(c.Query(kTransformer, "config", module_scope)) + ": " + e.what());
+    }
   } else {
     s.model_kind = ModelKind::kDecoderOnly;
     const std::string module_scope =
@@ -168,7 +172,11 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     t.dropout_rate = tq("dropout_rate").AsFloat();
     t.logits_via_embedding = tq("logits_via_embedding").AsBool();
     t.remat_policy = tq("remat_policy").AsString();
-    t.Validate();
+    try {
+      t.Validate();
+    } catch (const Error& e) {  // name where the config is bound
+      throw Error(Where(c.Query(kDecoderWrapper, "config", module_scope)) + ": " + e.what());
+    }
     s.inputs_bidirectional_attention =
         c.Query(kDecoderOnlyModel, "inputs_bidirectional_attention", model_scope).AsBool();
   }
