@@ -366,6 +366,20 @@ EOF
     expect_error microbatches_divide "does not divide the train batch size 4" -- \
       "$T5XX" train --gin_file=examples/decoder_only_tiny_demo.gin --data_dir="$work/data" \
       --gin.MODEL_DIR="$work/mbrun" --gin.BATCH_SIZE=4 --gin.trainer.Trainer.num_microbatches=3
+    # Two runs with the same seed and dropout 0.1: bitwise-identical losses.
+    for r in a b; do
+      "$T5XX" train --gin_file=examples/decoder_only_tiny_demo.gin --data_dir="$work/data" \
+        --gin.MODEL_DIR="$work/repro_$r" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4 --gin.EVAL_STEPS=1 \
+        --gin.DROPOUT_RATE=0.1 "--gin.TASK_FEATURE_LENGTHS={'targets': 32}" \
+        --gin_bindings='__main__.train.stats_period = 1' >"$work/repro_$r.log" 2>&1
+      grep -o '"loss":[^,]*' "$work/repro_$r/train/metrics.jsonl" >"$work/repro_$r.loss" 2>/dev/null
+    done
+    if [ "$(wc -l <"$work/repro_a.loss")" = 3 ] && cmp -s "$work/repro_a.loss" "$work/repro_b.loss"; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL same-seed runs differ:"; paste "$work/repro_a.loss" "$work/repro_b.loss"; cat "$work/repro_a.log"
+      failures=$((failures + 1))
+    fi
     # t5xx data show / stats on the demo task.
     if "$T5XX" data show --task=c4_demo_span_corruption --data_dir="$work/data" --n=2 \
          --lengths=inputs=128,targets=32 --feature_converter=EncDecFeatureConverter --pack=true \
