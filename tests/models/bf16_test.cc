@@ -45,6 +45,7 @@
 #include "t5xx/models/network.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
+#include "parity_goldens.h"
 
 namespace t5xx::models {
 namespace {
@@ -58,40 +59,11 @@ constexpr double kLossTol = 5e-3;        // relative
 constexpr double kGradNormTol = 4e-2;    // ||diff||_2 / ||ref||_2 over all params
 constexpr double kGradMinCosine = 0.995; // per parameter
 
-json Load(const std::string& dir, const std::string& name) {
-  const std::string path = std::string(T5XX_SOURCE_DIR) + "/tests/testdata/" + dir + "/" + name;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  return json::parse(in);
-}
-
-at::Tensor FloatTensor(const json& j) {
-  std::vector<float> data = j.at("data").get<std::vector<float>>();
-  return at::tensor(data, at::kFloat).reshape(j.at("shape").get<std::vector<int64_t>>());
-}
-
-at::Tensor IntTensor(const json& j) {
-  std::vector<int64_t> data = j.at("data").get<std::vector<int64_t>>();
-  return at::tensor(data, at::kLong).reshape(j.at("shape").get<std::vector<int64_t>>());
-}
-
-void LoadParams(const json& golden, ParamStore& params) {
-  for (auto& p : params.params()) {
-    at::Tensor v = FloatTensor(golden.at(p.name));
-    ASSERT_EQ(p.value.sizes(), v.sizes()) << p.name;
-    p.value = v.clone().set_requires_grad(true);
-  }
-  ASSERT_EQ(params.params().size(), golden.size());
-}
-
-FeatureBatch Batch(const json& j) {
-  FeatureBatch b;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    b[it.key()] = it.key() == "decoder_loss_weights" ? IntTensor(it.value()).to(at::kFloat)
-                                                      : IntTensor(it.value());
-  }
-  return b;
-}
+using goldens::Batch;
+using goldens::FloatTensor;
+using goldens::IntTensor;
+using goldens::Load;
+using goldens::LoadParams;
 
 double RelMax(const at::Tensor& actual, const at::Tensor& expected) {
   return (actual.detach().to(at::kFloat) - expected).abs().max().item<double>() /
@@ -176,33 +148,14 @@ double Compare(const Result& r, const json& ref, const Tol& tol, const std::stri
 const Tol kTol{kLogitsTol, kLossTol, kGradNormTol, kGradMinCosine};
 
 T5Config EncDecConfig(const json& cfg, const std::string& dtype, bool f32_logits) {
-  T5Config c;
-  c.vocab_size = cfg.at("vocab_size");
-  c.emb_dim = cfg.at("emb_dim");
-  c.num_heads = cfg.at("num_heads");
-  c.num_encoder_layers = cfg.at("num_encoder_layers");
-  c.num_decoder_layers = cfg.at("num_decoder_layers");
-  c.head_dim = cfg.at("head_dim");
-  c.mlp_dim = cfg.at("mlp_dim");
-  c.mlp_activations = cfg.at("mlp_activations").get<std::vector<std::string>>();
-  c.dropout_rate = cfg.at("dropout_rate");
-  c.logits_via_embedding = cfg.at("logits_via_embedding");
+  T5Config c = goldens::EncDecConfig(cfg);
   c.dtype = dtype;
   c.float32_attention_logits = f32_logits;
   return c;
 }
 
 DecoderOnlyConfig DecoderOnlyConfigOf(const json& cfg, const std::string& dtype) {
-  DecoderOnlyConfig c;
-  c.vocab_size = cfg.at("vocab_size");
-  c.emb_dim = cfg.at("emb_dim");
-  c.num_heads = cfg.at("num_heads");
-  c.num_layers = cfg.at("num_layers");
-  c.head_dim = cfg.at("head_dim");
-  c.mlp_dim = cfg.at("mlp_dim");
-  c.mlp_activations = cfg.at("mlp_activations").get<std::vector<std::string>>();
-  c.dropout_rate = cfg.at("dropout_rate");
-  c.logits_via_embedding = cfg.at("logits_via_embedding");
+  DecoderOnlyConfig c = goldens::DecoderOnlyConfigOf(cfg);
   c.dtype = dtype;
   return c;
 }

@@ -26,6 +26,7 @@
 #include "t5xx/models/layers.h"
 #include "t5xx/models/losses.h"
 #include "t5xx/models/network.h"
+#include "parity_goldens.h"
 
 namespace t5xx::models {
 namespace {
@@ -34,38 +35,10 @@ using json = nlohmann::json;
 
 constexpr double kRelTol = 1e-5;
 
-json Load(const std::string& name) {
-  const std::string path = std::string(T5XX_SOURCE_DIR) + "/tests/testdata/parity/" + name;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  return json::parse(in);
-}
-
-std::vector<int64_t> Shape(const json& j) { return j.at("shape").get<std::vector<int64_t>>(); }
-
-at::Tensor FloatTensor(const json& j) {
-  std::vector<float> data = j.at("data").get<std::vector<float>>();
-  return at::tensor(data, at::kFloat).reshape(Shape(j));
-}
-
-at::Tensor IntTensor(const json& j) {
-  std::vector<int64_t> data = j.at("data").get<std::vector<int64_t>>();
-  return at::tensor(data, at::kLong).reshape(Shape(j));
-}
-
-// Copies t5x's parameter values into `params`, after checking that both hold
-// exactly the same names and shapes.
-void LoadParams(const json& golden, ParamStore& params) {
-  std::set<std::string> ours, theirs;
-  for (const auto& p : params.params()) ours.insert(p.name);
-  for (auto it = golden.begin(); it != golden.end(); ++it) theirs.insert(it.key());
-  ASSERT_EQ(ours, theirs);
-  for (auto& p : params.params()) {
-    at::Tensor v = FloatTensor(golden.at(p.name));
-    ASSERT_EQ(p.value.sizes(), v.sizes()) << p.name;
-    p.value = v.clone().set_requires_grad(true);
-  }
-}
+json Load(const std::string& name) { return goldens::Load("parity", name); }
+using goldens::Batch;
+using goldens::FloatTensor;
+using goldens::LoadParams;
 
 void ExpectClose(const at::Tensor& actual, const json& expected, const std::string& what) {
   at::Tensor e = FloatTensor(expected);
@@ -79,15 +52,6 @@ void ExpectScalarClose(const at::Tensor& actual, double expected, const std::str
   const double a = actual.item<double>();
   EXPECT_LE(std::abs(a - expected), kRelTol * std::abs(expected))
       << what << ": t5xx " << a << " vs t5x " << expected;
-}
-
-FeatureBatch Batch(const json& j) {
-  FeatureBatch b;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    b[it.key()] = it.key() == "decoder_loss_weights" ? IntTensor(it.value()).to(at::kFloat)
-                                                      : IntTensor(it.value());
-  }
-  return b;
 }
 
 // Loss, z-loss, cross-entropy and every gradient of one case.
@@ -127,18 +91,7 @@ class ParityTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ParityTest, EncoderDecoderMatchesT5x) {
   const json g = Load("encoder_decoder.json");
-  const json& cfg = g.at("config");
-  T5Config c;
-  c.vocab_size = cfg.at("vocab_size");
-  c.emb_dim = cfg.at("emb_dim");
-  c.num_heads = cfg.at("num_heads");
-  c.num_encoder_layers = cfg.at("num_encoder_layers");
-  c.num_decoder_layers = cfg.at("num_decoder_layers");
-  c.head_dim = cfg.at("head_dim");
-  c.mlp_dim = cfg.at("mlp_dim");
-  c.mlp_activations = cfg.at("mlp_activations").get<std::vector<std::string>>();
-  c.dropout_rate = cfg.at("dropout_rate");
-  c.logits_via_embedding = cfg.at("logits_via_embedding");
+  T5Config c = goldens::EncDecConfig(g.at("config"));
   c.remat_policy = GetParam();
   Transformer net(c);
   ParamStore params = net.InitParams(0);
@@ -158,17 +111,7 @@ TEST_P(ParityTest, EncoderDecoderMatchesT5x) {
 void CheckDecoderOnly(const std::string& file, const std::string& remat_policy) {
   SCOPED_TRACE(file);
   const json g = Load(file);
-  const json& cfg = g.at("config");
-  DecoderOnlyConfig c;
-  c.vocab_size = cfg.at("vocab_size");
-  c.emb_dim = cfg.at("emb_dim");
-  c.num_heads = cfg.at("num_heads");
-  c.num_layers = cfg.at("num_layers");
-  c.head_dim = cfg.at("head_dim");
-  c.mlp_dim = cfg.at("mlp_dim");
-  c.mlp_activations = cfg.at("mlp_activations").get<std::vector<std::string>>();
-  c.dropout_rate = cfg.at("dropout_rate");
-  c.logits_via_embedding = cfg.at("logits_via_embedding");
+  DecoderOnlyConfig c = goldens::DecoderOnlyConfigOf(g.at("config"));
   c.remat_policy = remat_policy;
   DecoderOnlyTransformer net(c);
   ParamStore params = net.InitParams(0);
