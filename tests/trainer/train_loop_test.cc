@@ -23,6 +23,7 @@
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/util/error.h"
+#include "trainer/tiny_t5.h"
 #include "test_util.h"
 
 namespace t5xx::trainer {
@@ -31,29 +32,9 @@ namespace {
 namespace fs = std::filesystem;
 using t5xx::testing::ErrorOf;
 
-models::T5Config TinyConfig() {
-  models::T5Config c;
-  c.vocab_size = 64;
-  c.emb_dim = 32;
-  c.num_heads = 2;
-  c.head_dim = 16;
-  c.num_encoder_layers = 1;
-  c.num_decoder_layers = 1;
-  c.mlp_dim = 64;
-  return c;
-}
+models::T5Config TinyConfig() { return t5xx::testing::TinyT5Config(); }
 
-// A learnable synthetic task: targets = inputs reversed.
-models::FeatureBatch ReverseBatch(int64_t step) {
-  at::Generator g = at::detail::createCPUGenerator(static_cast<uint64_t>(step));
-  at::Tensor in = at::randint(3, 64, {8, 6}, g, at::kLong);
-  at::Tensor tg = in.flip({1});
-  at::Tensor dec_in = at::cat({at::zeros({8, 1}, at::kLong), tg.narrow(1, 0, 5)}, 1);
-  return {{"encoder_input_tokens", in},
-          {"decoder_target_tokens", tg},
-          {"decoder_input_tokens", dec_in},
-          {"decoder_loss_weights", at::ones({8, 6})}};
-}
+using t5xx::testing::ReverseBatch;  // targets = inputs reversed
 
 // A fresh MODEL_DIR, removed by the destructor.
 struct TempDir {

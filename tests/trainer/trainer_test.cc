@@ -12,22 +12,12 @@
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/util/error.h"
 #include "test_util.h"
+#include "trainer/tiny_t5.h"
 
 namespace t5xx::trainer {
 namespace {
 
-models::T5Config TinyConfig(double dropout) {
-  models::T5Config c;
-  c.vocab_size = 64;
-  c.emb_dim = 32;
-  c.num_heads = 2;
-  c.head_dim = 16;
-  c.num_encoder_layers = 1;
-  c.num_decoder_layers = 1;
-  c.mlp_dim = 64;
-  c.dropout_rate = dropout;
-  return c;
-}
+using t5xx::testing::TinyT5Config;
 
 // 8 sequences with ragged padding (so NUM_REAL_TARGET_TOKENS differs per
 // microbatch): targets = inputs reversed.
@@ -54,7 +44,7 @@ optim::LearningRateSchedule Constant(double lr) {
 
 struct Rig {
   explicit Rig(double dropout, const char* lnf)
-      : model(models::Transformer(TinyConfig(dropout)), 1e-4, 0.1,
+      : model(models::Transformer(TinyT5Config(dropout)), 1e-4, 0.1,
               models::LossNormalizingFactor::Parse(lnf, "test")) {}
   models::EncoderDecoderModel model;
   partitioning::PjitPartitioner partitioner{1, partitioning::StandardLogicalAxisRules()};

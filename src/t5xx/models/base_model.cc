@@ -4,18 +4,23 @@
 
 namespace t5xx::models {
 
-NormalizedLossWeights BaseTransformerModel::LossWeights(const FeatureBatch& batch) const {
-  auto find = [&](const char* k) {
-    auto it = batch.find(k);
-    return it == batch.end() ? at::Tensor() : it->second;
-  };
-  at::Tensor targets = find("decoder_target_tokens");
-  if (!targets.defined()) {
-    throw std::invalid_argument("model feature 'decoder_target_tokens' is missing from the batch");
+const at::Tensor& RequireFeature(const FeatureBatch& batch, const std::string& key) {
+  auto it = batch.find(key);
+  if (it == batch.end()) {
+    throw std::invalid_argument("model feature '" + key + "' is missing from the batch");
   }
-  return GetLossNormalizingFactorAndWeights(loss_normalizing_factor_, targets,
-                                            find("decoder_loss_weights"),
-                                            find("decoder_segment_ids"));
+  return it->second;
+}
+
+at::Tensor OptionalFeature(const FeatureBatch& batch, const std::string& key) {
+  auto it = batch.find(key);
+  return it == batch.end() ? at::Tensor() : it->second;
+}
+
+NormalizedLossWeights BaseTransformerModel::LossWeights(const FeatureBatch& batch) const {
+  return GetLossNormalizingFactorAndWeights(
+      loss_normalizing_factor_, RequireFeature(batch, "decoder_target_tokens"),
+      OptionalFeature(batch, "decoder_loss_weights"), OptionalFeature(batch, "decoder_segment_ids"));
 }
 
 LossOutput BaseTransformerModel::Loss(const ParamStore& params, const FeatureBatch& batch,

@@ -20,6 +20,13 @@ namespace t5xx::models {
 // float32 decoder_loss_weights [B, L].
 using FeatureBatch = std::map<std::string, at::Tensor>;
 
+// batch[key]; throws std::invalid_argument "model feature '<key>' is missing
+// from the batch" when absent.
+const at::Tensor& RequireFeature(const FeatureBatch& batch, const std::string& key);
+// batch[key], or an undefined tensor when absent (e.g. the segment ids of an
+// unpacked batch).
+at::Tensor OptionalFeature(const FeatureBatch& batch, const std::string& key);
+
 class BaseTransformerModel {
  public:
   BaseTransformerModel(double z_loss, double label_smoothing,

@@ -6,51 +6,19 @@
 #include "t5xx/models/layers.h"
 #include "t5xx/models/param_blocks.h"
 #include "t5xx/models/remat.h"
+#include "t5xx/models/t5_config.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::models {
-namespace {
-
-void Positive(int64_t v, const char* field) {
-  Check(v > 0, std::string("network.TransformerConfig.") + field + " must be positive, got " +
-                   std::to_string(v));
-}
-
-const at::Tensor& Require(const FeatureBatch& batch, const std::string& key) {
-  auto it = batch.find(key);
-  if (it == batch.end()) {
-    throw std::invalid_argument("model feature '" + key + "' is missing from the batch");
-  }
-  return it->second;
-}
-
-}  // namespace
-
 void DecoderOnlyConfig::Validate() const {
-  Positive(vocab_size, "vocab_size");
-  Positive(emb_dim, "emb_dim");
-  Positive(num_heads, "num_heads");
-  Positive(num_layers, "num_layers");
-  Positive(head_dim, "head_dim");
-  Positive(mlp_dim, "mlp_dim");
-  Check(dtype == "float32" || dtype == "bfloat16",
-        "network.TransformerConfig.dtype = '" + dtype +
-            "' is not supported: the activation dtype must be 'float32' or 'bfloat16' (t5x's "
-            "mixed precision; parameters stay float32); set network.TransformerConfig.dtype = "
-            "'bfloat16' or 'float32'");
-  Check(dropout_rate >= 0.0 && dropout_rate < 1.0,
-        "network.TransformerConfig.dropout_rate must be in [0, 1), got " +
-            std::to_string(dropout_rate));
-  Check(!mlp_activations.empty(),
-        "network.TransformerConfig.mlp_activations must name at least one activation");
-  Check(remat_policy == "none" || remat_policy == "full",
-        "network.TransformerConfig.remat_policy = '" + remat_policy +
-            "' is unknown; use 'none' or 'full' (recompute each layer in the backward pass)");
-  for (const auto& a : mlp_activations) {
-    Check(a == "gelu" || a == "relu" || a == "linear",
-          "network.TransformerConfig.mlp_activations: unknown activation '" + a +
-              "' (known: 'gelu', 'relu', 'linear')");
-  }
+  ValidateNetworkFields("network.TransformerConfig",
+                        {{"vocab_size", vocab_size},
+                         {"emb_dim", emb_dim},
+                         {"num_heads", num_heads},
+                         {"num_layers", num_layers},
+                         {"head_dim", head_dim},
+                         {"mlp_dim", mlp_dim}},
+                        dtype, dropout_rate, mlp_activations, remat_policy);
 }
 
 DecoderOnlyTransformer::DecoderOnlyTransformer(DecoderOnlyConfig config)
@@ -84,8 +52,8 @@ at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const Feature
   const DecoderOnlyConfig& c = config_;
   const at::ScalarType dt = ActivationDtype(c.dtype);
   constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
-  const at::Tensor& inputs = Require(batch, "decoder_input_tokens");
-  const at::Tensor& targets = Require(batch, "decoder_target_tokens");
+  const at::Tensor& inputs = RequireFeature(batch, "decoder_input_tokens");
+  const at::Tensor& targets = RequireFeature(batch, "decoder_target_tokens");
   const int64_t len = inputs.size(1);
   // t5x make_decoder_mask: causal, or-ed with the bidirectional prefix, then
   // and-ed with padding (from the targets) and packing masks.

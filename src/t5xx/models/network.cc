@@ -50,23 +50,6 @@ ParamStore Transformer::InitParams(uint64_t seed) const {
   return store;
 }
 
-namespace {
-
-const at::Tensor& Require(const FeatureBatch& batch, const std::string& key) {
-  auto it = batch.find(key);
-  if (it == batch.end()) {
-    throw std::invalid_argument("model feature '" + key +
-                                "' is missing from the batch");
-  }
-  return it->second;
-}
-
-at::Tensor Optional(const FeatureBatch& batch, const std::string& key) {
-  auto it = batch.find(key);
-  return it == batch.end() ? at::Tensor() : it->second;
-}
-
-}  // namespace
 
 at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
                                const at::Tensor& segment_ids,
@@ -183,13 +166,13 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
 at::Tensor Transformer::operator()(const ParamStore& params,
                                    const FeatureBatch& batch,
                                    bool train, at::Generator* rng) const {
-  const at::Tensor& enc_tokens = Require(batch, "encoder_input_tokens");
-  at::Tensor enc_seg = Optional(batch, "encoder_segment_ids");
-  at::Tensor dec_seg = Optional(batch, "decoder_segment_ids");
+  const at::Tensor& enc_tokens = RequireFeature(batch, "encoder_input_tokens");
+  at::Tensor enc_seg = OptionalFeature(batch, "encoder_segment_ids");
+  at::Tensor dec_seg = OptionalFeature(batch, "decoder_segment_ids");
   at::Tensor encoded = Encode(params, enc_tokens, enc_seg, train, rng);
   return Decode(params, encoded, enc_tokens,
-                Require(batch, "decoder_input_tokens"),
-                Require(batch, "decoder_target_tokens"), enc_seg, dec_seg,
+                RequireFeature(batch, "decoder_input_tokens"),
+                RequireFeature(batch, "decoder_target_tokens"), enc_seg, dec_seg,
                 train, rng);
 }
 

@@ -4,39 +4,43 @@
 
 namespace t5xx::models {
 
-namespace {
-void Positive(int64_t v, const char* field) {
-  Check(v > 0, std::string("network.T5Config.") + field +
-                   " must be positive, got " + std::to_string(v));
-}
-}  // namespace
-
-void T5Config::Validate() const {
-  Positive(vocab_size, "vocab_size");
-  Positive(emb_dim, "emb_dim");
-  Positive(num_heads, "num_heads");
-  Positive(num_encoder_layers, "num_encoder_layers");
-  Positive(num_decoder_layers, "num_decoder_layers");
-  Positive(head_dim, "head_dim");
-  Positive(mlp_dim, "mlp_dim");
+void ValidateNetworkFields(const std::string& gin_name,
+                           const std::vector<std::pair<const char*, int64_t>>& positive,
+                           const std::string& dtype, double dropout_rate,
+                           const std::vector<std::string>& mlp_activations,
+                           const std::string& remat_policy) {
+  for (const auto& [field, v] : positive) {
+    Check(v > 0, gin_name + "." + field + " must be positive, got " + std::to_string(v));
+  }
   Check(dtype == "float32" || dtype == "bfloat16",
-        "network.T5Config.dtype = '" + dtype +
-            "' is not supported: the activation dtype must be 'float32' or "
-            "'bfloat16' (t5x's mixed precision; parameters stay float32); set "
-            "network.T5Config.dtype = 'bfloat16' or 'float32'");
+        gin_name + ".dtype = '" + dtype +
+            "' is not supported: the activation dtype must be 'float32' or 'bfloat16' (t5x's "
+            "mixed precision; parameters stay float32); set " + gin_name +
+            ".dtype = 'bfloat16' or 'float32'");
   Check(dropout_rate >= 0.0 && dropout_rate < 1.0,
-        "network.T5Config.dropout_rate must be in [0, 1), got " +
-            std::to_string(dropout_rate));
+        gin_name + ".dropout_rate must be in [0, 1), got " + std::to_string(dropout_rate));
   Check(!mlp_activations.empty(),
-        "network.T5Config.mlp_activations must name at least one activation");
+        gin_name + ".mlp_activations must name at least one activation");
   Check(remat_policy == "none" || remat_policy == "full",
-        "network.T5Config.remat_policy = '" + remat_policy +
+        gin_name + ".remat_policy = '" + remat_policy +
             "' is unknown; use 'none' or 'full' (recompute each layer in the backward pass)");
   for (const auto& a : mlp_activations) {
     Check(a == "gelu" || a == "relu" || a == "linear",
-          "network.T5Config.mlp_activations: unknown activation '" + a +
+          gin_name + ".mlp_activations: unknown activation '" + a +
               "' (known: 'gelu', 'relu', 'linear')");
   }
+}
+
+void T5Config::Validate() const {
+  ValidateNetworkFields("network.T5Config",
+                        {{"vocab_size", vocab_size},
+                         {"emb_dim", emb_dim},
+                         {"num_heads", num_heads},
+                         {"num_encoder_layers", num_encoder_layers},
+                         {"num_decoder_layers", num_decoder_layers},
+                         {"head_dim", head_dim},
+                         {"mlp_dim", mlp_dim}},
+                        dtype, dropout_rate, mlp_activations, remat_policy);
 }
 
 T5Config T5_1_1Config(const std::string& size) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace t5xx::models {
@@ -41,6 +42,15 @@ struct T5Config {
   // feature is not implemented (e.g. a dtype other than float32/bfloat16).
   void Validate() const;
 };
+
+// The checks T5Config and DecoderOnlyConfig share. `gin_name` (e.g.
+// "network.T5Config") starts every message; `positive` lists (field, value)
+// pairs that must be > 0. Throws t5xx::Error naming the field and the fix.
+void ValidateNetworkFields(const std::string& gin_name,
+                           const std::vector<std::pair<const char*, int64_t>>& positive,
+                           const std::string& dtype, double dropout_rate,
+                           const std::vector<std::string>& mlp_activations,
+                           const std::string& remat_policy);
 
 // Presets with t5x's T5.1.1 dimensions (t5x/examples/t5/t5_1_1/*.gin);
 // "tiny" is t5xx's own (emb 128, 4 heads x 32, 2+2 layers, mlp 256) used by
