@@ -16,7 +16,7 @@ int64_t ParseCount(const std::string& flag, const std::string& v, int64_t minimu
   errno = 0;
   char* end = nullptr;
   long long n = std::strtoll(v.c_str(), &end, 10);
-  Check(!v.empty() && *end == '\0' && errno == 0 && n >= minimum && n <= maximum,
+  T5XX_CHECK(!v.empty() && *end == '\0' && errno == 0 && n >= minimum && n <= maximum,
         "t5xx build_corpus: --" + flag + " must be an integer in [" + std::to_string(minimum) +
             ", " + std::to_string(maximum) + "], got '" + v + "'");
   return n;
@@ -41,7 +41,7 @@ int BuildCorpusCommand(const std::vector<std::string>& args) {
   }
   if (flags.count("overwrite")) {
     const std::string& v = flags["overwrite"];
-    Check(v == "true" || v == "false",
+    T5XX_CHECK(v == "true" || v == "false",
           "t5xx build_corpus: --overwrite must be true or false, got '" + v + "'");
     options.overwrite = v == "true";
   }

@@ -54,7 +54,7 @@ int64_t ParseInt(const std::string& flag, const std::string& v, int64_t minimum)
   errno = 0;
   char* end = nullptr;
   const long long n = std::strtoll(v.c_str(), &end, 10);
-  Check(*end == '\0' && errno == 0 && n >= minimum,
+  T5XX_CHECK(*end == '\0' && errno == 0 && n >= minimum,
         "t5xx data: --" + flag + " must be an integer >= " + std::to_string(minimum) +
             ", got '" + v + "'");
   return n;
@@ -67,7 +67,7 @@ seqio::FeatureLengths ParseLengths(const std::string& text) {
   std::string item;
   while (std::getline(ss, item, ',')) {
     const size_t eq = item.find('=');
-    Check(eq != std::string::npos && eq > 0,
+    T5XX_CHECK(eq != std::string::npos && eq > 0,
           "t5xx data: --lengths expects name=length pairs such as inputs=128,targets=32; got '" +
               item + "'");
     out[item.substr(0, eq)] = ParseInt("lengths", item.substr(eq + 1), 1);
@@ -115,14 +115,14 @@ struct DataRequest {
 };
 
 bool ParseBool(const std::string& flag, const std::string& v) {
-  Check(v == "true" || v == "false",
+  T5XX_CHECK(v == "true" || v == "false",
         "t5xx data: --" + flag + " must be true or false, got '" + v + "'");
   return v == "true";
 }
 
 DataRequest Open(std::map<std::string, std::string>& f, const std::string& default_split,
                  const std::optional<std::string>& demo_problem) {
-  Check(f.count("task"), "t5xx data: --task=NAME is required (e.g. --task=" +
+  T5XX_CHECK(f.count("task"), "t5xx data: --task=NAME is required (e.g. --task=" +
                              std::string(seqio::kDemoTaskName) + ")");
   if ((f["task"] == seqio::kDemoTaskName || f["task"] == seqio::kDemoLmTaskName) && demo_problem) throw Error(*demo_problem);
   DataRequest r;
@@ -142,13 +142,13 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
     r.dataset = task->GetDataset(r.lengths, split, /*shuffle=*/false, seed);
   }
   if (f.count("feature_converter")) {
-    Check(!r.lengths.empty(), "t5xx data: --feature_converter needs --lengths (the task "
+    T5XX_CHECK(!r.lengths.empty(), "t5xx data: --feature_converter needs --lengths (the task "
                               "feature lengths, e.g. --lengths=inputs=128,targets=32)");
     const bool pack = f.count("pack") && ParseBool("pack", f["pack"]);
     r.converter = MakeConverter(f["feature_converter"], pack);
     r.dataset = (*r.converter)(std::move(r.dataset), r.lengths, r.name);
   } else {
-    Check(!f.count("pack"), "t5xx data: --pack needs --feature_converter");
+    T5XX_CHECK(!f.count("pack"), "t5xx data: --pack needs --feature_converter");
   }
   return r;
 }
@@ -172,7 +172,7 @@ int DataCommand(const std::vector<std::string>& args) {
 }
 
 int DataCommandImpl(const std::vector<std::string>& args) {
-  Check(!args.empty() && (args[0] == "show" || args[0] == "stats" || args[0] == "score"),
+  T5XX_CHECK(!args.empty() && (args[0] == "show" || args[0] == "stats" || args[0] == "score"),
         "t5xx data: expected a subcommand, `show`, `stats` or `score` (see t5xx --help)");
   const std::string sub = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
@@ -233,18 +233,18 @@ int DataCommandImpl(const std::vector<std::string>& args) {
   }
 
   if (sub == "score") {
-    Check(f.count("predictions"),
+    T5XX_CHECK(f.count("predictions"),
           "t5xx data score: --predictions=FILE is required (one prediction per line)");
-    Check(!f.count("feature_converter"),
+    T5XX_CHECK(!f.count("feature_converter"),
           "t5xx data score: --feature_converter does not apply (predictions are scored "
           "against the task's examples)");
-    Check(!seqio::MixtureRegistry::Global().Has(f["task"]),
+    T5XX_CHECK(!seqio::MixtureRegistry::Global().Has(f["task"]),
           "t5xx data score: '" + f["task"] + "' is a mixture; score each of its tasks "
           "(seqio evaluates tasks, not mixtures)");
     std::vector<std::string> predictions;
     {
       std::ifstream in(f["predictions"]);
-      Check(in.good(), "t5xx data score: cannot open --predictions file '" + f["predictions"] + "'");
+      T5XX_CHECK(in.good(), "t5xx data score: cannot open --predictions file '" + f["predictions"] + "'");
       for (std::string line; std::getline(in, line);) {
         if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
         predictions.push_back(line);
@@ -254,14 +254,14 @@ int DataCommandImpl(const std::vector<std::string>& args) {
     std::vector<seqio::Example> examples;
     while (auto ex = r.dataset->Next()) {
       examples.push_back(std::move(*ex));
-      Check(examples.size() <= predictions.size(),
+      T5XX_CHECK(examples.size() <= predictions.size(),
             "t5xx data score: '" + f["predictions"] + "' has " +
                 std::to_string(predictions.size()) + " lines but split '" +
                 (f.count("split") ? f["split"] : "validation") + "' of task '" + r.name +
                 "' has more examples (at least " + std::to_string(examples.size()) +
                 "); give one prediction per example");
     }
-    Check(examples.size() == predictions.size(),
+    T5XX_CHECK(examples.size() == predictions.size(),
           "t5xx data score: '" + f["predictions"] + "' has " + std::to_string(predictions.size()) +
               " lines but split '" + (f.count("split") ? f["split"] : "validation") +
               "' of task '" + r.name + "' has " + std::to_string(examples.size()) +

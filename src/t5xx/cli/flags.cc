@@ -13,7 +13,7 @@ std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& ar
   std::map<std::string, std::string> out;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    Check(a.rfind("--", 0) == 0,
+    T5XX_CHECK(a.rfind("--", 0) == 0,
           "t5xx " + command + ": unexpected argument '" + a + "' (flags look like --name=value)");
     std::string name = a.substr(2), value;
     const size_t eq = name.find('=');
@@ -32,10 +32,10 @@ std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& ar
                                         "--gin_bindings, --gin_search_paths" : "") + ")");
     }
     if (!has_value) {
-      Check(i + 1 < args.size(), "t5xx " + command + ": flag --" + name + " needs a value");
+      T5XX_CHECK(i + 1 < args.size(), "t5xx " + command + ": flag --" + name + " needs a value");
       value = args[++i];
     }
-    Check(!value.empty(), "t5xx " + command + ": flag --" + name + " has an empty value");
+    T5XX_CHECK(!value.empty(), "t5xx " + command + ": flag --" + name + " has an empty value");
     out[name] = value;
   }
   return out;

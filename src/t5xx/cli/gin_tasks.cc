@@ -56,7 +56,7 @@ const std::string& ExpectOneOf(const Value& v, const std::vector<std::string>& k
                                const std::string& what) {
   std::string list;
   for (const auto& k : kinds) list += (list.empty() ? "@" : ", @") + k + "()";
-  Check(v.kind() == Value::Kind::kReference,
+  T5XX_CHECK(v.kind() == Value::Kind::kReference,
         Where(v) + ": expected " + what + " (" + list + "), got " + v.ToGinString());
   for (const auto& k : kinds) {
     if (v.reference_name() == k) return v.reference_name();
@@ -80,7 +80,7 @@ nlohmann::json ToJson(const Value& v) {
     case Value::Kind::kDict: {
       nlohmann::json o = nlohmann::json::object();
       for (const auto& [k, x] : v.AsDict()) {
-        Check(k.kind() == Value::Kind::kString,
+        T5XX_CHECK(k.kind() == Value::Kind::kString,
               Where(k) + ": preprocessor argument keys must be strings, got " + k.ToGinString());
         o[k.AsString()] = ToJson(x);
       }
@@ -126,7 +126,7 @@ class TokenJsonLinesSource : public seqio::FileDataSource {
           if (line.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
           const std::string where = path + ":" + std::to_string(line_number);
           nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-          Check(!j.is_discarded() && j.is_object(),
+          T5XX_CHECK(!j.is_discarded() && j.is_object(),
                 where + ": malformed JSON line (expected one JSON object)");
           seqio::Example ex;
           auto convert = [&](const std::string& k, const nlohmann::json& x, bool requested) {
@@ -150,7 +150,7 @@ class TokenJsonLinesSource : public seqio::FileDataSource {
                 return;
               }
             }
-            Check(!requested, where + ": field '" + k +
+            T5XX_CHECK(!requested, where + ": field '" + k +
                                   "' is neither a string nor an array of int32 token ids");
           };
           if (fields.empty()) {
@@ -158,7 +158,7 @@ class TokenJsonLinesSource : public seqio::FileDataSource {
           } else {
             for (const auto& k : fields) {
               auto it = j.find(k);
-              Check(it != j.end(), where + ": missing field '" + k + "'");
+              T5XX_CHECK(it != j.end(), where + ": missing field '" + k + "'");
               convert(k, *it, true);
             }
           }
@@ -222,7 +222,7 @@ class Builder {
       } else {
         const int64_t size = c_.Query(kind, "size", s).AsInt();
         const Value eos = c_.Query(kind, "eos_id", s);
-        Check(size >= 1 && size <= INT32_MAX, "size must be in [1, 2^31), got " + std::to_string(size));
+        T5XX_CHECK(size >= 1 && size <= INT32_MAX, "size must be in [1, 2^31), got " + std::to_string(size));
         out = std::make_shared<seqio::PassThroughVocabulary>(
             static_cast<int32_t>(size), eos.is_none() ? -1 : static_cast<int32_t>(eos.AsInt()));
       }
@@ -235,7 +235,7 @@ class Builder {
 
   seqio::Preprocessor Preprocessor(const Value& v) {
     const auto& reg = GinPreprocessors();
-    Check(v.kind() == Value::Kind::kReference,
+    T5XX_CHECK(v.kind() == Value::Kind::kReference,
           Where(v) + ": expected a preprocessor such as @seqio.preprocessors.append_eos, got " +
               v.ToGinString());
     const std::string& name = v.reference_name();
@@ -286,7 +286,7 @@ class Builder {
       if (kind == kF1Invalid) return seqio::metric_fns::f1_score_with_invalid();
       if (kind == kSquad) return seqio::metric_fns::squad();
       const int64_t n = c_.Query(kind, "num_classes", v.reference_scope()).AsInt();
-      Check(n >= 1 && n <= INT32_MAX,
+      T5XX_CHECK(n >= 1 && n <= INT32_MAX,
             "mean_multiclass_f1.num_classes must be at least 1, got " + std::to_string(n));
       return seqio::metric_fns::mean_multiclass_f1(static_cast<int>(n));
     } catch (const Error& e) {
@@ -339,7 +339,7 @@ class Builder {
         entries.emplace_back(e.AsString());
         continue;
       }
-      Check((e.kind() == Value::Kind::kTuple || e.kind() == Value::Kind::kList) &&
+      T5XX_CHECK((e.kind() == Value::Kind::kTuple || e.kind() == Value::Kind::kList) &&
                 e.AsList().size() == 2,
             Where(e) + ": a mixture entry is a name or a (name, rate) tuple, got " +
                 e.ToGinString());
@@ -416,10 +416,10 @@ GinTaskNames RegisterGinTasks(gin::Config& config, const std::string& data_dir,
     const Value list = config.Query(kRegister, "tasks");
     for (const auto& v : list.AsList()) {
       seqio::TaskPtr t = b.Task(v);
-      Check(t->name() != seqio::kDemoTaskName && t->name() != seqio::kDemoLmTaskName,
+      T5XX_CHECK(t->name() != seqio::kDemoTaskName && t->name() != seqio::kDemoLmTaskName,
             Where(v) + ": the task name '" + t->name() +
                 "' is t5xx's demo task; give the gin task another name");
-      Check(!tasks.Has(t->name()) && !mixtures.Has(t->name()),
+      T5XX_CHECK(!tasks.Has(t->name()) && !mixtures.Has(t->name()),
             Where(v) + ": a task or mixture named '" + t->name() + "' is already registered");
       tasks.Add(t);
       out.tasks.push_back(t->name());
@@ -429,7 +429,7 @@ GinTaskNames RegisterGinTasks(gin::Config& config, const std::string& data_dir,
     const Value list = config.Query(kRegister, "mixtures");
     for (const auto& v : list.AsList()) {
       seqio::MixturePtr m = b.Mixture(v, tasks, mixtures);
-      Check(!tasks.Has(m->name()) && !mixtures.Has(m->name()),
+      T5XX_CHECK(!tasks.Has(m->name()) && !mixtures.Has(m->name()),
             Where(v) + ": a task or mixture named '" + m->name() + "' is already registered");
       mixtures.Add(m);
       out.mixtures.push_back(m->name());
@@ -442,7 +442,7 @@ void RequireAllBindingsRead(const gin::Config& config, const std::string& comman
   std::vector<std::string> unused = config.UnusedBindings();
   std::string list;
   for (const auto& u : unused) list += (list.empty() ? "" : "; ") + u;
-  Check(unused.empty(), "these gin bindings are never read by `t5xx " + command +
+  T5XX_CHECK(unused.empty(), "these gin bindings are never read by `t5xx " + command +
                             "` (t5x would ignore them silently): " + list +
                             "; remove them or fix their names");
   // Bindings of configurables this run never calls (a stock model file's

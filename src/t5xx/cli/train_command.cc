@@ -165,7 +165,7 @@ void CheckVocabularies(const TrainSetup& s, const std::string& task_name,
   const std::string vocab_key = s.model_kind == ModelKind::kEncoderDecoder
                                     ? "network.T5Config.vocab_size"
                                     : "network.TransformerConfig.vocab_size";
-  Check(task_vocab <= model_vocab,
+  T5XX_CHECK(task_vocab <= model_vocab,
         "task '" + task_name + "' uses a vocabulary of " + std::to_string(task_vocab) +
             " ids but " + vocab_key + " = " + std::to_string(model_vocab) +
             "; set vocab_size to at least " + std::to_string(task_vocab) +
@@ -196,11 +196,11 @@ void CheckVocabularies(const TrainSetup& s, const std::string& task_name,
 // MODEL_DIR must be new or hold no earlier run: t5xx cannot resume yet.
 void CheckModelDir(const std::string& model_dir) {
   if (!fs::exists(model_dir)) return;
-  Check(fs::is_directory(model_dir),
+  T5XX_CHECK(fs::is_directory(model_dir),
         "MODEL_DIR '" + model_dir + "' exists and is not a directory; pass "
         "--gin.MODEL_DIR=<a new directory>");
   std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(model_dir);
-  Check(steps.empty(),
+  T5XX_CHECK(steps.empty(),
         "MODEL_DIR '" + model_dir + "' already holds checkpoint_" + std::to_string(steps.back()) +
             "; t5xx cannot resume a run yet (restoring comes with the checkpoint work), so "
             "use a new MODEL_DIR or delete this one");
@@ -238,7 +238,7 @@ int TrainCommand(const std::vector<std::string>& all_args) {
     std::cout << std::endl;
     // Parameters are already allocated, so compare what is still to come.
     const int64_t still_needed = plan.total() - plan.parameters;
-    Check(available < 0 || still_needed <= available,
+    T5XX_CHECK(available < 0 || still_needed <= available,
           "the memory plan needs " + std::to_string(plan.total() / (1024 * 1024)) +
               " MiB per process (" + plan.ToString() + ") but only " +
               std::to_string(available / (1024 * 1024)) +
@@ -257,7 +257,7 @@ int TrainCommand(const std::vector<std::string>& all_args) {
   });
   auto first = std::make_shared<std::optional<models::FeatureBatch>>(
       Reading(train_what, [&] { return train_stream(); }));
-  Check(first->has_value(), train_what + " yields no full batch of " +
+  T5XX_CHECK(first->has_value(), train_what + " yields no full batch of " +
                                 std::to_string(s.train_dataset.batch_size) + " examples");
   trainer::BatchFn train_batches = [first, train_stream, train_what]() {
     if (first->has_value()) {
@@ -301,7 +301,7 @@ int TrainCommand(const std::vector<std::string>& all_args) {
           return Reading(eval_what, [&] { return stream(); });
         });
       };
-      Check(make_eval()().has_value(),
+      T5XX_CHECK(make_eval()().has_value(),
             eval_what + " yields no full batch of " + std::to_string(cfg.batch_size) +
                 " examples; lower train_eval/utils.DatasetConfig.batch_size or set "
                 "train.train_eval_dataset_cfg = None");
@@ -335,12 +335,12 @@ int TrainCommand(const std::vector<std::string>& all_args) {
   // Only now: MODEL_DIR and the operative config.
   std::error_code ec;
   fs::create_directories(s.model_dir, ec);
-  Check(!ec, "cannot create MODEL_DIR '" + s.model_dir + "': " + ec.message() +
+  T5XX_CHECK(!ec, "cannot create MODEL_DIR '" + s.model_dir + "': " + ec.message() +
                  "; pass --gin.MODEL_DIR=<a writable directory>");
   {
     std::ofstream out(s.model_dir + "/config.gin");
     out << config.OperativeConfigString();
-    Check(out.good(), "cannot write " + s.model_dir + "/config.gin; check MODEL_DIR");
+    T5XX_CHECK(out.good(), "cannot write " + s.model_dir + "/config.gin; check MODEL_DIR");
   }
   std::cout << "[setup] " << model->name() << ", " << trainer.params().NumElements()
             << " parameters; mesh (data=" << partitioner.mesh().data

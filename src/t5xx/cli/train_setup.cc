@@ -45,13 +45,13 @@ std::string Where(const gin::Value& v) {
 // callable_ok) and returns its scope.
 std::string ExpectReference(const gin::Value& v, const std::string& expected,
                             bool evaluated = true) {
-  Check(v.kind() == gin::Value::Kind::kReference,
+  T5XX_CHECK(v.kind() == gin::Value::Kind::kReference,
         Where(v) + ": expected @" + expected + (evaluated ? "()" : "") +
             ", got " + v.ToGinString());
-  Check(v.reference_name() == expected,
+  T5XX_CHECK(v.reference_name() == expected,
         Where(v) + ": t5xx supports only @" + expected + (evaluated ? "()" : "") +
             " here, got @" + v.reference_name());
-  Check(v.reference_evaluated() == evaluated,
+  T5XX_CHECK(v.reference_evaluated() == evaluated,
         Where(v) + ": expected " + std::string(evaluated ? "@" + expected + "()" : "@" + expected) +
             " (" + (evaluated ? "evaluated" : "not called") + "), got " + v.ToGinString());
   return v.reference_scope();
@@ -64,7 +64,7 @@ std::optional<int64_t> OptionalInt(const gin::Value& v) {
 
 int64_t AtLeast(const gin::Value& v, int64_t minimum) {
   const int64_t n = v.AsInt();
-  Check(n >= minimum, Where(v) + " must be >= " + std::to_string(minimum) + ", got " +
+  T5XX_CHECK(n >= minimum, Where(v) + " must be >= " + std::to_string(minimum) + ", got " +
                           std::to_string(n));
   return n;
 }
@@ -75,7 +75,7 @@ std::optional<int64_t> NoneOrAtLeast(const gin::Value& v, int64_t minimum) {
 }
 
 void Refuse(bool bad, const gin::Value& v, const std::string& what_to_do) {
-  Check(!bad, Where(v) + " = " + v.ToGinString() + " is not supported yet; " + what_to_do);
+  T5XX_CHECK(!bad, Where(v) + " = " + v.ToGinString() + " is not supported yet; " + what_to_do);
 }
 
 DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope) {
@@ -107,7 +107,7 @@ DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope) {
 TrainSetup ReadTrainSetup(gin::Config& c) {
   TrainSetup s;
   s.model_dir = c.Query(kTrain, "model_dir").AsString();
-  Check(!s.model_dir.empty(), "train.model_dir (MODEL_DIR) is empty; pass --gin.MODEL_DIR=/path");
+  T5XX_CHECK(!s.model_dir.empty(), "train.model_dir (MODEL_DIR) is empty; pass --gin.MODEL_DIR=/path");
 
   std::string num_microbatches_where = "trainer.Trainer.num_microbatches";
   // --- model ---
@@ -115,7 +115,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   // @models.DecoderOnlyModel() (decoder_only network.DecoderWrapper/
   // TransformerConfig).
   const gin::Value model_ref = c.Query(kTrain, "model");
-  Check(model_ref.kind() == gin::Value::Kind::kReference &&
+  T5XX_CHECK(model_ref.kind() == gin::Value::Kind::kReference &&
             (model_ref.reference_name() == kModel ||
              model_ref.reference_name() == kDecoderOnlyModel),
         Where(model_ref) + ": expected @models.EncoderDecoderModel() or "
@@ -265,7 +265,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     return t;
   };
   const gin::Value opt_def = c.Query(model_name, "optimizer_def", model_scope);
-  Check(opt_def.kind() == gin::Value::Kind::kReference && opt_def.reference_evaluated(),
+  T5XX_CHECK(opt_def.kind() == gin::Value::Kind::kReference && opt_def.reference_evaluated(),
         Where(opt_def) + ": expected @adafactor.Adafactor(), @optimizers.adamw() or "
                          "@optimizers.chain(), got " + opt_def.ToGinString());
   const std::string opt_scope = opt_def.reference_scope();
@@ -274,7 +274,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     optim::AdafactorConfig& a = s.optimizer.adafactor;
     auto aq = [&](const char* p) { return c.Query(kAdafactor, p, opt_scope); };
     gin::Value lr = aq("learning_rate");
-    Check(lr.is_none(), Where(lr) + " = " + lr.ToGinString() +
+    T5XX_CHECK(lr.is_none(), Where(lr) + " = " + lr.ToGinString() +
                             " has no effect (t5x's trainer sets Adafactor's rate from "
                             "trainer.Trainer.learning_rate_fn); remove it and set "
                             "utils.create_learning_rate_scheduler.base_learning_rate");
@@ -318,7 +318,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     s.optimizer.optax.chained = true;
     const gin::Value list = c.Query(kOptimizersChain, "transformations", opt_scope);
     for (const gin::Value& v : list.AsList()) {
-      Check(v.kind() == gin::Value::Kind::kReference && v.reference_evaluated(),
+      T5XX_CHECK(v.kind() == gin::Value::Kind::kReference && v.reference_evaluated(),
             Where(list) + ": expected a list of @optax.adamw(), @optax.clip_by_global_norm() or "
                           "@optax.clip(), got " + v.ToGinString());
       const std::string& n = v.reference_name();
@@ -383,7 +383,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
       c, ExpectReference(c.Query(kTrain, "train_dataset_cfg"), kDatasetConfig));
   {
     const int64_t k = s.num_microbatches.value_or(1);
-    Check(s.train_dataset.batch_size % k == 0,
+    T5XX_CHECK(s.train_dataset.batch_size % k == 0,
           num_microbatches_where + " = " + std::to_string(k) +
               " does not divide the train batch size " +
               std::to_string(s.train_dataset.batch_size) +
@@ -429,7 +429,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     // raises ValueError unless both are multiples of it.
     if (s.train_eval_dataset && s.eval_period && s.save_checkpoints && s.checkpoint_period) {
       const int64_t e = *s.eval_period, k = *s.checkpoint_period;
-      Check(e % std::min(e, k) == 0 && k % std::min(e, k) == 0,
+      T5XX_CHECK(e % std::min(e, k) == 0 && k % std::min(e, k) == 0,
             Where(ep) + " = " + std::to_string(e) + " and utils.SaveCheckpointConfig.period = " +
                 std::to_string(k) + " must be multiples of each other (t5x trains in "
                 "\"epochs\" of the smaller period and raises ValueError otherwise); make the "
@@ -446,13 +446,13 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     if (!actions.is_none()) {
       for (const auto& [key, list] : actions.AsDict()) {
         const std::string mode = key.AsString();
-        Check(mode == "TRAIN" || mode == "TRAIN_EVAL" || mode == "INFER_EVAL",
+        T5XX_CHECK(mode == "TRAIN" || mode == "TRAIN_EVAL" || mode == "INFER_EVAL",
               Where(actions) + ": actions keys must be one of 'TRAIN', 'TRAIN_EVAL' "
                                "(t5x's ActionMode), got '" + mode + "'");
         Refuse(mode == "INFER_EVAL", actions,
                "t5xx has no inference evaluation yet; use 'TRAIN_EVAL' (teacher-forced)");
         for (const gin::Value& a : list.AsList()) {
-          Check(a.kind() == gin::Value::Kind::kReference && a.reference_evaluated() &&
+          T5XX_CHECK(a.kind() == gin::Value::Kind::kReference && a.reference_evaluated() &&
                     (a.reference_name() == kEarlyStopping ||
                      a.reference_name() == kTerminateOnNan),
                 Where(actions) + ": expected lists of @trainer.EarlyStoppingAction() or "
@@ -465,21 +465,21 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
             ac.gin_name = (scope.empty() ? "" : scope + "/") + "trainer.EarlyStoppingAction";
             const gin::Value metric = q("metric");
             const std::vector<gin::Value>& pair = metric.AsList();
-            Check(pair.size() == 2, Where(metric) + " = " + metric.ToGinString() +
+            T5XX_CHECK(pair.size() == 2, Where(metric) + " = " + metric.ToGinString() +
                                         ": expected (task, metric name), e.g. ('my_task', "
                                         "'loss'), or ('train', 'loss') for TRAIN actions");
             ac.task = pair[0].AsString();
             ac.metric = pair[1].AsString();
             const gin::Value m = q("mode");
             ac.mode = m.AsString();
-            Check(ac.mode == "min" || ac.mode == "max",
+            T5XX_CHECK(ac.mode == "min" || ac.mode == "max",
                   Where(m) + " = " + m.ToGinString() + ": use 'min' or 'max'");
             ac.patience = AtLeast(q("patience"), 1);
             const gin::Value atol = q("atol"), rtol = q("rtol");
             ac.atol = atol.AsFloat();
             ac.rtol = rtol.AsFloat();
-            Check(ac.atol >= 0, Where(atol) + " must be >= 0, got " + atol.ToGinString());
-            Check(ac.rtol >= 0, Where(rtol) + " must be >= 0, got " + rtol.ToGinString());
+            T5XX_CHECK(ac.atol >= 0, Where(atol) + " must be >= 0, got " + atol.ToGinString());
+            T5XX_CHECK(ac.rtol >= 0, Where(rtol) + " must be >= 0, got " + rtol.ToGinString());
           } else {
             auto q = [&](const char* p) { return c.Query(kTerminateOnNan, p, scope); };
             ac.kind = trainer::ActionConfig::Kind::kTerminateOnNan;
@@ -492,7 +492,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
       }
     }
     gin::Value concurrent = c.Query(kTrain, "concurrent_metrics");
-    Check(s.train_actions.empty() || !concurrent.AsBool(),
+    T5XX_CHECK(s.train_actions.empty() || !concurrent.AsBool(),
           Where(concurrent) + " = True, but actions['TRAIN'] is set: t5x runs TRAIN actions "
                               "only with concurrent_metrics = False (and otherwise ignores "
                               "them with a warning); set train.concurrent_metrics = False");
@@ -516,7 +516,7 @@ LoadedTrainConfig LoadTrainConfig(const std::vector<std::string>& args,
                                   const std::vector<std::string>& known_flags) {
   bool has_gin_file = false;
   for (const auto& a : args) has_gin_file = has_gin_file || a.rfind("--gin_file", 0) == 0;
-  Check(has_gin_file, "t5xx " + command + ": no --gin_file given; e.g. t5xx " + command +
+  T5XX_CHECK(has_gin_file, "t5xx " + command + ": no --gin_file given; e.g. t5xx " + command +
                           " --gin_file=examples/t5_1_1_tiny_demo.gin --gin.MODEL_DIR=/tmp/run");
   LoadedTrainConfig out;
   out.registry = std::make_unique<gin::Registry>();
@@ -534,7 +534,7 @@ LoadedTrainConfig LoadTrainConfig(const std::vector<std::string>& args,
       out.flags.count("data_dir") ? out.flags["data_dir"] : seqio::DefaultDataDir();
   bool skip = false;
   if (auto it = out.flags.find("skip_bad_records"); it != out.flags.end()) {
-    Check(it->second == "true" || it->second == "false",
+    T5XX_CHECK(it->second == "true" || it->second == "false",
           "t5xx " + command + ": --skip_bad_records must be true or false, got '" + it->second +
               "'");
     skip = it->second == "true";

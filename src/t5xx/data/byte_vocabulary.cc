@@ -56,9 +56,9 @@ std::string DropInvalidUtf8(const std::string& bytes) {
 }
 
 ByteVocabulary::ByteVocabulary(int32_t extra_ids) : extra_ids_(extra_ids) {
-  Check(extra_ids >= 0, "ByteVocabulary: extra_ids must be >= 0, got " +
+  T5XX_CHECK(extra_ids >= 0, "ByteVocabulary: extra_ids must be >= 0, got " +
                             std::to_string(extra_ids));
-  Check(extra_ids <= std::numeric_limits<int32_t>::max() - kBaseVocabSize,
+  T5XX_CHECK(extra_ids <= std::numeric_limits<int32_t>::max() - kBaseVocabSize,
         "ByteVocabulary: extra_ids " + std::to_string(extra_ids) +
             " is too large (vocab_size must fit in int32)");
 }

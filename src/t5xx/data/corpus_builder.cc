@@ -743,17 +743,17 @@ bool CorpusIsIntact(const CorpusInfo& info) {
 
 CorpusInfo BuildCorpus(const CorpusOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  Check(!o.output_dir.empty(), "BuildCorpus: output_dir is empty");
-  Check(o.validation_fraction >= 0 && o.validation_fraction < 1,
+  T5XX_CHECK(!o.output_dir.empty(), "BuildCorpus: output_dir is empty");
+  T5XX_CHECK(o.validation_fraction >= 0 && o.validation_fraction < 1,
         "BuildCorpus: validation_fraction must be in [0, 1), got " +
             std::to_string(o.validation_fraction));
-  Check(o.num_train_shards >= 1 && o.num_train_shards <= 99999,
+  T5XX_CHECK(o.num_train_shards >= 1 && o.num_train_shards <= 99999,
         "BuildCorpus: num_train_shards must be in [1, 99999], got " +
             std::to_string(o.num_train_shards));
-  Check(o.vocab_size >= 260,
+  T5XX_CHECK(o.vocab_size >= 260,
         "BuildCorpus: vocab_size must be >= 260 (3 special + 256 byte "
         "pieces + at least one), got " + std::to_string(o.vocab_size));
-  Check(!o.sources.empty(), "BuildCorpus: no sources given");
+  T5XX_CHECK(!o.sources.empty(), "BuildCorpus: no sources given");
 
   const std::string dir = o.output_dir;
   const std::string info_path = dir + "/" + kInfoFile;

@@ -52,7 +52,7 @@ json ExampleToJson(const Example& ex) {
 }
 
 Example ExampleFromJson(const json& j) {
-  Check(j.is_object(), "pipeline state: an example must be a JSON object, got " +
+  T5XX_CHECK(j.is_object(), "pipeline state: an example must be a JSON object, got " +
                            j.dump().substr(0, 80));
   Example ex;
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -68,7 +68,7 @@ Example ExampleFromJson(const json& j) {
 }
 
 const json& StateField(const json& state, const char* field, const char* who) {
-  Check(state.is_object() && state.contains(field),
+  T5XX_CHECK(state.is_object() && state.contains(field),
         std::string(who) + ": saved state lacks field '" + field +
             "' (state from a different pipeline?)");
   return state.at(field);
@@ -79,16 +79,16 @@ json WrapRootState(json state) {
 }
 
 json UnwrapRootState(const json& root) {
-  Check(root.is_object() && root.contains("version") &&
+  T5XX_CHECK(root.is_object() && root.contains("version") &&
             root["version"].is_number_integer(),
         "pipeline state: missing integer \"version\" field");
   const int v = root["version"].get<int>();
-  Check(v <= kPipelineStateVersion,
+  T5XX_CHECK(v <= kPipelineStateVersion,
         "pipeline state has version " + std::to_string(v) +
             ", newer than this build supports (" +
             std::to_string(kPipelineStateVersion) +
             "); restore it with a newer t5xx");
-  Check(v >= 1, "pipeline state: invalid version " + std::to_string(v));
+  T5XX_CHECK(v >= 1, "pipeline state: invalid version " + std::to_string(v));
   return StateField(root, "state", "pipeline state");
 }
 
@@ -111,7 +111,7 @@ class VectorDataset : public Dataset {
   json SaveState() const override { return {{"pos", pos_}}; }
   void RestoreState(const json& state) override {
     const size_t pos = StateField(state, "pos", "FromVector").get<size_t>();
-    Check(pos <= examples_.size(),
+    T5XX_CHECK(pos <= examples_.size(),
           "FromVector: saved position " + std::to_string(pos) +
               " is past the end (" + std::to_string(examples_.size()) + ")");
     pos_ = pos;
@@ -225,10 +225,10 @@ class RepeatDataset : public Dataset {
   }
   void RestoreState(const json& state) override {
     const int epoch = StateField(state, "epoch", "Repeat").get<int>();
-    Check(epoch >= 0 && (num_epochs_ < 0 || epoch <= num_epochs_),
+    T5XX_CHECK(epoch >= 0 && (num_epochs_ < 0 || epoch <= num_epochs_),
           "Repeat: saved epoch " + std::to_string(epoch) +
               " is outside [0, " + std::to_string(num_epochs_) + "]");
-    Check(epoch_ == 0 && !current_,
+    T5XX_CHECK(epoch_ == 0 && !current_,
           "Repeat: RestoreState needs a freshly constructed pipeline");
     const json& input = StateField(state, "input", "Repeat");
     yielded_this_epoch_ =
@@ -240,7 +240,7 @@ class RepeatDataset : public Dataset {
     }
     epoch_ = epoch;
     if (!input.is_null()) {
-      Check(epoch >= 1, "Repeat: saved state has an input but epoch 0");
+      T5XX_CHECK(epoch >= 1, "Repeat: saved state has an input but epoch 0");
       current_ = Make(epoch - 1);
       current_->RestoreState(input);
     }
@@ -249,7 +249,7 @@ class RepeatDataset : public Dataset {
  private:
   DatasetPtr Make(int64_t e) {
     DatasetPtr ds = indexed_factory_ ? indexed_factory_(e) : factory_();
-    Check(ds != nullptr, "Repeat: factory returned a null dataset for epoch " +
+    T5XX_CHECK(ds != nullptr, "Repeat: factory returned a null dataset for epoch " +
                              std::to_string(e));
     return ds;
   }
@@ -358,7 +358,7 @@ class TakeDataset : public Dataset {
   }
   void RestoreState(const json& state) override {
     taken_ = StateField(state, "taken", "Take").get<int64_t>();
-    Check(taken_ >= 0 && (n_ < 0 || taken_ <= n_),
+    T5XX_CHECK(taken_ >= 0 && (n_ < 0 || taken_ <= n_),
           "Take: saved count " + std::to_string(taken_) + " is outside [0, " +
               std::to_string(n_) + "]");
     input_->RestoreState(StateField(state, "input", "Take"));
@@ -447,22 +447,22 @@ class InterleaveDataset : public Dataset {
             {"slots", std::move(slots)}};
   }
   void RestoreState(const json& state) override {
-    Check(num_open_ == 0 && next_factory_ == 0,
+    T5XX_CHECK(num_open_ == 0 && next_factory_ == 0,
           "Interleave: RestoreState needs a freshly constructed pipeline");
     const json& slots = StateField(state, "slots", "Interleave");
-    Check(slots.is_array() && slots.size() == slots_.size(),
+    T5XX_CHECK(slots.is_array() && slots.size() == slots_.size(),
           "Interleave: saved state has " + std::to_string(slots.size()) +
               " slots, expected cycle_length " + std::to_string(slots_.size()));
     cycle_index_ = StateField(state, "cycle_index", "Interleave").get<size_t>();
     block_index_ = StateField(state, "block_index", "Interleave").get<int>();
     next_factory_ = StateField(state, "next_factory", "Interleave").get<size_t>();
-    Check(cycle_index_ < slots_.size() && next_factory_ <= factories_.size() &&
+    T5XX_CHECK(cycle_index_ < slots_.size() && next_factory_ <= factories_.size() &&
               block_index_ >= 0 && block_index_ < block_length_,
           "Interleave: saved position is out of range");
     for (size_t i = 0; i < slots_.size(); ++i) {
       if (slots[i].is_null()) continue;
       const int64_t f = StateField(slots[i], "factory", "Interleave").get<int64_t>();
-      Check(f >= 0 && static_cast<size_t>(f) < next_factory_,
+      T5XX_CHECK(f >= 0 && static_cast<size_t>(f) < next_factory_,
             "Interleave: saved slot factory " + std::to_string(f) +
                 " is out of range");
       slots_[i] = Open(static_cast<size_t>(f));
@@ -475,7 +475,7 @@ class InterleaveDataset : public Dataset {
  private:
   DatasetPtr Open(size_t f) {
     DatasetPtr ds = factories_[f]();
-    Check(ds != nullptr, "Interleave: factory " + std::to_string(f) +
+    T5XX_CHECK(ds != nullptr, "Interleave: factory " + std::to_string(f) +
                              " returned a null dataset");
     return ds;
   }
@@ -501,23 +501,23 @@ DatasetPtr FromVector(std::vector<Example> examples) {
 }
 
 DatasetPtr Map(DatasetPtr input, std::function<Example(Example)> fn) {
-  Check(input != nullptr, "Map: input dataset is null");
+  T5XX_CHECK(input != nullptr, "Map: input dataset is null");
   return std::make_unique<MapDataset>(std::move(input), std::move(fn));
 }
 
 DatasetPtr Filter(DatasetPtr input, std::function<bool(const Example&)> pred) {
-  Check(input != nullptr, "Filter: input dataset is null");
+  T5XX_CHECK(input != nullptr, "Filter: input dataset is null");
   return std::make_unique<FilterDataset>(std::move(input), std::move(pred));
 }
 
 DatasetPtr FlatMap(DatasetPtr input,
                    std::function<std::vector<Example>(Example)> fn) {
-  Check(input != nullptr, "FlatMap: input dataset is null");
+  T5XX_CHECK(input != nullptr, "FlatMap: input dataset is null");
   return std::make_unique<FlatMapDataset>(std::move(input), std::move(fn));
 }
 
 DatasetPtr Repeat(std::function<DatasetPtr()> factory, int num_epochs) {
-  Check(num_epochs >= -1,
+  T5XX_CHECK(num_epochs >= -1,
         "Repeat: num_epochs must be -1 (forever) or >= 0, got " +
             std::to_string(num_epochs));
   return std::make_unique<RepeatDataset>(std::move(factory), num_epochs);
@@ -525,7 +525,7 @@ DatasetPtr Repeat(std::function<DatasetPtr()> factory, int num_epochs) {
 
 DatasetPtr RepeatIndexed(std::function<DatasetPtr(int64_t epoch)> factory,
                          int num_epochs) {
-  Check(num_epochs >= -1,
+  T5XX_CHECK(num_epochs >= -1,
         "Repeat: num_epochs must be -1 (forever) or >= 0, got " +
             std::to_string(num_epochs));
   return std::make_unique<RepeatDataset>(std::move(factory), num_epochs);
@@ -563,15 +563,15 @@ class MapIndexedDataset : public Dataset {
 
 DatasetPtr MapIndexed(DatasetPtr input,
                       std::function<std::optional<Example>(Example, uint64_t)> fn) {
-  Check(input != nullptr, "MapIndexed: input dataset is null");
+  T5XX_CHECK(input != nullptr, "MapIndexed: input dataset is null");
   return std::make_unique<MapIndexedDataset>(std::move(input), std::move(fn));
 }
 
 DatasetPtr ParallelMapIndexed(DatasetPtr input,
                               std::function<Example(Example, uint64_t)> fn,
                               int num_threads) {
-  Check(input != nullptr, "ParallelMap: input dataset is null");
-  Check(num_threads >= 0, "ParallelMap: num_threads must be >= 0, got " +
+  T5XX_CHECK(input != nullptr, "ParallelMap: input dataset is null");
+  T5XX_CHECK(num_threads >= 0, "ParallelMap: num_threads must be >= 0, got " +
                               std::to_string(num_threads));
   return std::make_unique<ParallelMapDataset>(std::move(input), std::move(fn),
                                               std::max(num_threads, 1));
@@ -579,8 +579,8 @@ DatasetPtr ParallelMapIndexed(DatasetPtr input,
 
 DatasetPtr ParallelMap(DatasetPtr input, std::function<Example(Example)> fn,
                        int num_threads) {
-  Check(input != nullptr, "ParallelMap: input dataset is null");
-  Check(num_threads >= 0, "ParallelMap: num_threads must be >= 0, got " +
+  T5XX_CHECK(input != nullptr, "ParallelMap: input dataset is null");
+  T5XX_CHECK(num_threads >= 0, "ParallelMap: num_threads must be >= 0, got " +
                               std::to_string(num_threads));
   if (num_threads <= 1) return Map(std::move(input), std::move(fn));
   return ParallelMapIndexed(
@@ -590,22 +590,22 @@ DatasetPtr ParallelMap(DatasetPtr input, std::function<Example(Example)> fn,
 }
 
 DatasetPtr Take(DatasetPtr input, int64_t n) {
-  Check(input != nullptr, "Take: input dataset is null");
-  Check(n >= -1, "Take: n must be -1 (all) or >= 0, got " + std::to_string(n));
+  T5XX_CHECK(input != nullptr, "Take: input dataset is null");
+  T5XX_CHECK(n >= -1, "Take: n must be -1 (all) or >= 0, got " + std::to_string(n));
   return std::make_unique<TakeDataset>(std::move(input), n);
 }
 
 DatasetPtr Skip(DatasetPtr input, int64_t n) {
-  Check(input != nullptr, "Skip: input dataset is null");
-  Check(n >= -1, "Skip: n must be -1 (all) or >= 0, got " + std::to_string(n));
+  T5XX_CHECK(input != nullptr, "Skip: input dataset is null");
+  T5XX_CHECK(n >= -1, "Skip: n must be -1 (all) or >= 0, got " + std::to_string(n));
   return std::make_unique<SkipDataset>(std::move(input), n);
 }
 
 DatasetPtr Interleave(std::vector<std::function<DatasetPtr()>> factories,
                       int cycle_length, int block_length) {
-  Check(cycle_length >= 1, "Interleave: cycle_length must be >= 1, got " +
+  T5XX_CHECK(cycle_length >= 1, "Interleave: cycle_length must be >= 1, got " +
                                std::to_string(cycle_length));
-  Check(block_length >= 1, "Interleave: block_length must be >= 1, got " +
+  T5XX_CHECK(block_length >= 1, "Interleave: block_length must be >= 1, got " +
                                std::to_string(block_length));
   return std::make_unique<InterleaveDataset>(std::move(factories), cycle_length,
                                              block_length);

@@ -136,7 +136,7 @@ std::string DecodedTarget(const Task& task, const Example& example) {
   auto it = example.find("targets");
   const auto* ids = it == example.end() ? nullptr : std::get_if<Tokens>(&it->second);
   auto f = task.output_features().find("targets");
-  Check(ids && f != task.output_features().end() && f->second.vocabulary,
+  T5XX_CHECK(ids && f != task.output_features().end() && f->second.vocabulary,
         "task '" + task.name() + "': an example to evaluate has neither 'targets_pretokenized' "
         "text nor 'targets' tokens with a vocabulary in the task's output_features");
   return f->second.vocabulary->Decode(*ids);
@@ -145,13 +145,13 @@ std::string DecodedTarget(const Task& task, const Example& example) {
 metrics::Metrics EvaluatePredictions(const Task& task, const std::vector<Example>& examples,
                                      const std::vector<std::string>& predictions) {
   const std::string where = "evaluating task '" + task.name() + "': ";
-  Check(!task.metric_fns().empty(),
+  T5XX_CHECK(!task.metric_fns().empty(),
         where + "the task has no metric_fns; bind seqio.Task.metric_fns, e.g. "
                 "[@t5.evaluation.metrics.accuracy]");
-  Check(examples.size() == predictions.size(),
+  T5XX_CHECK(examples.size() == predictions.size(),
         where + std::to_string(examples.size()) + " examples but " +
             std::to_string(predictions.size()) + " predictions; give one prediction per example");
-  Check(!examples.empty(), where + "no examples to score");
+  T5XX_CHECK(!examples.empty(), where + "no examples to score");
   const PostprocessFn& post = task.postprocess_fn();
   std::vector<PostprocessedValue> targets, preds;
   targets.reserve(examples.size());
@@ -175,7 +175,7 @@ metrics::Metrics EvaluatePredictions(const Task& task, const std::vector<Example
       throw Error(where + e.what());
     }
     for (auto& [k, v] : m) {
-      Check(!out.count(k), where + "two metric_fns both return '" + k +
+      T5XX_CHECK(!out.count(k), where + "two metric_fns both return '" + k +
                                "'; a metric may appear in only one of them");
       out[k] = v;
     }

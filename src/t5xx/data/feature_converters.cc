@@ -135,14 +135,14 @@ void FeatureConverter::ValidateLengths(
     throw Error(msg);
   }
   for (const auto& [k, L] : task_feature_lengths)
-    Check(L >= 1, name() + ": task feature length of '" + k +
+    T5XX_CHECK(L >= 1, name() + ": task feature length of '" + k +
                       "' must be >= 1, got " + std::to_string(L));
 }
 
 DatasetPtr FeatureConverter::operator()(
     DatasetPtr input, const FeatureLengths& task_feature_lengths,
     const std::string& task_name) const {
-  Check(input != nullptr, name() + ": input dataset is null");
+  T5XX_CHECK(input != nullptr, name() + ": input dataset is null");
   ValidateLengths(task_feature_lengths);
   std::string who = name();
   if (!task_name.empty()) who += " (task '" + task_name + "')";
@@ -366,8 +366,8 @@ DatasetPtr PrefixLMFeatureConverter::ConvertValidated(
 
 std::vector<int32_t> Batch::Row(const std::string& feature, int64_t r) const {
   auto it = features.find(feature);
-  Check(it != features.end(), "Batch::Row: no feature '" + feature + "'");
-  Check(r >= 0 && r < batch_size, "Batch::Row: row " + std::to_string(r) +
+  T5XX_CHECK(it != features.end(), "Batch::Row: no feature '" + feature + "'");
+  T5XX_CHECK(r >= 0 && r < batch_size, "Batch::Row: row " + std::to_string(r) +
                                       " outside [0, " +
                                       std::to_string(batch_size) + ")");
   const int64_t L = lengths.at(feature);
@@ -379,8 +379,8 @@ BatchIterator::BatchIterator(DatasetPtr input, int64_t batch_size,
                              FeatureLengths lengths)
     : input_(std::move(input)), batch_size_(batch_size),
       lengths_(std::move(lengths)) {
-  Check(input_ != nullptr, "BatchIterator: input dataset is null");
-  Check(batch_size_ >= 1, "BatchIterator: batch_size must be >= 1, got " +
+  T5XX_CHECK(input_ != nullptr, "BatchIterator: input dataset is null");
+  T5XX_CHECK(batch_size_ >= 1, "BatchIterator: batch_size must be >= 1, got " +
                               std::to_string(batch_size_));
 }
 
@@ -404,7 +404,7 @@ std::optional<Batch> BatchIterator::Next() {
     for (const auto& [k, v] : rows[0])
       if (std::holds_alternative<Tokens>(v))
         lengths_[k] = static_cast<int64_t>(std::get<Tokens>(v).size());
-    Check(!lengths_.empty(), "BatchIterator: first example has no token features");
+    T5XX_CHECK(!lengths_.empty(), "BatchIterator: first example has no token features");
   }
   Batch b;
   b.batch_size = batch_size_;
@@ -416,11 +416,11 @@ std::optional<Batch> BatchIterator::Next() {
       const std::string where =
           "BatchIterator: example " + std::to_string(examples_read_ + r) + ": ";
       auto it = rows[r].find(k);
-      Check(it != rows[r].end(), where + "missing feature '" + k + "'");
-      Check(std::holds_alternative<Tokens>(it->second),
+      T5XX_CHECK(it != rows[r].end(), where + "missing feature '" + k + "'");
+      T5XX_CHECK(std::holds_alternative<Tokens>(it->second),
             where + "feature '" + k + "' is a string");
       const Tokens& t = std::get<Tokens>(it->second);
-      Check(static_cast<int64_t>(t.size()) == L,
+      T5XX_CHECK(static_cast<int64_t>(t.size()) == L,
             where + "feature '" + k + "' has length " +
                 std::to_string(t.size()) + ", expected exactly " +
                 std::to_string(L) + " (use a FeatureConverter to pad/pack)");
@@ -464,7 +464,7 @@ void BatchIterator::RestoreState(const nlohmann::json& root) {
     b.features = StateField(la, "features", who)
                      .get<std::map<std::string, std::vector<int32_t>>>();
     b.lengths = StateField(la, "lengths", who).get<std::map<std::string, int64_t>>();
-    Check(b.batch_size == batch_size_,
+    T5XX_CHECK(b.batch_size == batch_size_,
           "BatchIterator: saved batch size " + std::to_string(b.batch_size) +
               " differs from this iterator's " + std::to_string(batch_size_));
     lookahead_ = std::move(b);
@@ -474,7 +474,7 @@ void BatchIterator::RestoreState(const nlohmann::json& root) {
 
 Batch BatchIterator::NextBatch() {
   auto b = Next();
-  Check(b.has_value(), "BatchIterator: dataset exhausted (a final partial "
+  T5XX_CHECK(b.has_value(), "BatchIterator: dataset exhausted (a final partial "
                        "batch, if any, is dropped)");
   return std::move(*b);
 }
@@ -484,14 +484,14 @@ Batch BatchIterator::NextBatch() {
 PassThroughFeatureConverter::PassThroughFeatureConverter(bool pack,
                                                          int32_t bos_id)
     : FeatureConverter(pack, bos_id) {
-  Check(!pack, "PassThroughFeatureConverter: pack must be false (it passes "
+  T5XX_CHECK(!pack, "PassThroughFeatureConverter: pack must be false (it passes "
                "task features through unchanged and cannot pack)");
 }
 
 void PassThroughFeatureConverter::ValidateLengths(
     const FeatureLengths& task_feature_lengths) const {
   for (const auto& [k, L] : task_feature_lengths)
-    Check(L >= 1, name() + ": task feature length of '" + k +
+    T5XX_CHECK(L >= 1, name() + ": task feature length of '" + k +
                       "' must be >= 1, got " + std::to_string(L));
 }
 
@@ -504,7 +504,7 @@ FeatureLengths PassThroughFeatureConverter::GetModelFeatureLengths(
 DatasetPtr PassThroughFeatureConverter::operator()(
     DatasetPtr input, const FeatureLengths& task_feature_lengths,
     const std::string& task_name) const {
-  Check(input != nullptr, name() + ": input dataset is null");
+  T5XX_CHECK(input != nullptr, name() + ": input dataset is null");
   ValidateLengths(task_feature_lengths);
   std::string who = name();
   if (!task_name.empty()) who += " (task '" + task_name + "')";

@@ -78,7 +78,7 @@ class LinesDataset : public Dataset {
     const size_t file_index =
         StateField(state, "file_index", "line reader").get<size_t>();
     const int64_t line = StateField(state, "line", "line reader").get<int64_t>();
-    Check(file_index <= plan_.files.size(),
+    T5XX_CHECK(file_index <= plan_.files.size(),
           "line reader: saved file index " + std::to_string(file_index) +
               " is past the " + std::to_string(plan_.files.size()) +
               " files of this read plan");
@@ -89,11 +89,11 @@ class LinesDataset : public Dataset {
     *policy_.skipped += skipped - skipped_;
     skipped_ = skipped;
     if (line > 0) {
-      Check(file_index < plan_.files.size(),
+      T5XX_CHECK(file_index < plan_.files.size(),
             "line reader: saved state has a line but no file left");
       reader_ = std::make_unique<LineReader>(plan_.files[file_index_]);
       while (reader_->line_number() < line) {
-        Check(reader_->Next(&line_),
+        T5XX_CHECK(reader_->Next(&line_),
               plan_.files[file_index_] + ": saved position is line " +
                   std::to_string(line) + " but the file has only " +
                   std::to_string(reader_->line_number()) +

@@ -23,7 +23,7 @@ constexpr uint64_t kStepMask = 202;
 int64_t RequireLength(const FeatureLengths& sequence_length,
                       const std::string& key, const char* who) {
   auto it = sequence_length.find(key);
-  Check(it != sequence_length.end(),
+  T5XX_CHECK(it != sequence_length.end(),
         std::string(who) + ": sequence_length has no '" + key +
             "' entry (give the task a sequence length for '" + key + "')");
   return it->second;
@@ -33,9 +33,9 @@ int64_t RequireLength(const FeatureLengths& sequence_length,
 
 NoiseMask RandomPrefixNoiseMask(int64_t length, double noise_density,
                                 uint64_t seed) {
-  Check(length >= 0, "random_prefix_noise_mask: length must be >= 0, got " +
+  T5XX_CHECK(length >= 0, "random_prefix_noise_mask: length must be >= 0, got " +
                          std::to_string(length));
-  Check(noise_density >= 0.0 && noise_density <= 0.5,
+  T5XX_CHECK(noise_density >= 0.0 && noise_density <= 0.5,
         "random_prefix_noise_mask: noise_density must be in [0, 0.5], got " +
             std::to_string(noise_density));
   NoiseMask mask(static_cast<size_t>(length), false);
@@ -53,9 +53,9 @@ NoiseMask RandomPrefixNoiseMask(int64_t length, double noise_density,
 }
 
 NoiseMask IidNoiseMask(int64_t length, double noise_density, uint64_t seed) {
-  Check(length >= 0,
+  T5XX_CHECK(length >= 0,
         "iid_noise_mask: length must be >= 0, got " + std::to_string(length));
-  Check(noise_density >= 0.0 && noise_density <= 1.0,
+  T5XX_CHECK(noise_density >= 0.0 && noise_density <= 1.0,
         "iid_noise_mask: noise_density must be in [0, 1], got " +
             std::to_string(noise_density));
   NoiseMask mask(static_cast<size_t>(length), false);
@@ -71,7 +71,7 @@ int64_t InputsSegmentLength(const FeatureLengths& sequence_length,
   int64_t n = RequireLength(sequence_length, "inputs", who);
   auto it = output_features.find("inputs");
   if (it != output_features.end() && it->second.add_eos) n -= 1;
-  Check(n >= 1, std::string(who) +
+  T5XX_CHECK(n >= 1, std::string(who) +
                     ": sequence_length['inputs'] leaves no room for tokens "
                     "(need >= 1 token besides EOS), got " +
                     std::to_string(RequireLength(sequence_length, "inputs", who)));
@@ -82,7 +82,7 @@ DatasetPtr PrefixLm(DatasetPtr input, const FeatureLengths& sequence_length,
                     const OutputFeatures& output_features, uint64_t seed,
                     double noise_density) {
   const int64_t segment = InputsSegmentLength(sequence_length, output_features, "prefix_lm");
-  Check(noise_density >= 0.0 && noise_density <= 0.5,
+  T5XX_CHECK(noise_density >= 0.0 && noise_density <= 0.5,
         "prefix_lm: noise_density must be in [0, 0.5], got " +
             std::to_string(noise_density));
   DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, kStepChunk),
@@ -110,7 +110,7 @@ Preprocessor PrefixLmPreprocessor(double noise_density) {
 DatasetPtr FullLm(DatasetPtr input, const FeatureLengths& sequence_length,
                   const OutputFeatures& output_features, uint64_t seed) {
   const int64_t length = RequireLength(sequence_length, "targets", "full_lm");
-  Check(length >= 1, "full_lm: sequence_length['targets'] must be >= 1, got " +
+  T5XX_CHECK(length >= 1, "full_lm: sequence_length['targets'] must be >= 1, got " +
                          std::to_string(length));
   DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, kStepChunk),
                                     65536, "targets");
@@ -131,10 +131,10 @@ DatasetPtr IidDenoising(DatasetPtr input, const FeatureLengths& sequence_length,
   const int64_t segment =
       InputsSegmentLength(sequence_length, output_features, "iid_denoising");
   auto it = output_features.find("targets");
-  Check(it != output_features.end() && it->second.vocabulary != nullptr,
+  T5XX_CHECK(it != output_features.end() && it->second.vocabulary != nullptr,
         "iid_denoising: output feature 'targets' with a vocabulary is required "
         "(its vocab_size() places the sentinels)");
-  Check(noise_density >= 0.0 && noise_density <= 1.0,
+  T5XX_CHECK(noise_density >= 0.0 && noise_density <= 1.0,
         "iid_denoising: noise_density must be in [0, 1], got " +
             std::to_string(noise_density));
   const int32_t vocab_size = it->second.vocabulary->vocab_size();

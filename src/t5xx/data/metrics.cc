@@ -14,11 +14,11 @@ namespace {
 // Lengths must match and be non-zero.
 void CheckSizes(const std::string& metric, size_t num_targets,
                 size_t num_predictions) {
-  Check(num_targets == num_predictions,
+  T5XX_CHECK(num_targets == num_predictions,
         "metrics." + metric + ": got " + std::to_string(num_targets) +
             " targets but " + std::to_string(num_predictions) +
             " predictions; they must have the same length");
-  Check(num_targets > 0, "metrics." + metric +
+  T5XX_CHECK(num_targets > 0, "metrics." + metric +
                              ": empty input (0 targets and predictions); "
                              "at least one example is needed");
 }
@@ -109,7 +109,7 @@ Metrics f1_score_with_invalid(const std::vector<int64_t>& targets,
   int64_t tp = 0, fp = 0, fn = 0;
   for (size_t i = 0; i < targets.size(); ++i) {
     const int64_t t = targets[i];
-    Check(t == 0 || t == 1,
+    T5XX_CHECK(t == 0 || t == 1,
           "metrics.f1_score_with_invalid: target " + std::to_string(i) +
               " is " + std::to_string(t) + "; binary targets must be 0 or 1");
     int64_t p = predictions[i];
@@ -124,7 +124,7 @@ Metrics f1_score_with_invalid(const std::vector<int64_t>& targets,
 Metrics mean_multiclass_f1(int num_classes, const std::vector<int64_t>& targets,
                            const std::vector<int64_t>& predictions) {
   const std::string name = "mean_" + std::to_string(num_classes) + "class_f1";
-  Check(num_classes >= 1, "metrics.mean_multiclass_f1: num_classes is " +
+  T5XX_CHECK(num_classes >= 1, "metrics.mean_multiclass_f1: num_classes is " +
                               std::to_string(num_classes) +
                               "; it must be at least 1");
   CheckSizes("mean_multiclass_f1", targets.size(), predictions.size());
@@ -145,7 +145,7 @@ Metrics mean_multiclass_f1(int num_classes, const std::vector<int64_t>& targets,
 }
 
 IntMetricFn mean_multiclass_f1(int num_classes) {
-  Check(num_classes >= 1, "metrics.mean_multiclass_f1: num_classes is " +
+  T5XX_CHECK(num_classes >= 1, "metrics.mean_multiclass_f1: num_classes is " +
                               std::to_string(num_classes) +
                               "; it must be at least 1");
   return [num_classes](const std::vector<int64_t>& targets,
@@ -198,7 +198,7 @@ Metrics squad(const std::vector<std::vector<std::string>>& targets,
   CheckSizes("squad", targets.size(), predictions.size());
   double em_sum = 0.0, f1_sum = 0.0;
   for (size_t i = 0; i < targets.size(); ++i) {
-    Check(!targets[i].empty(), "metrics.squad: example " + std::to_string(i) +
+    T5XX_CHECK(!targets[i].empty(), "metrics.squad: example " + std::to_string(i) +
                                    " has no reference answers; each needs "
                                    "at least one");
     const std::string pred = normalize_squad(predictions[i]);

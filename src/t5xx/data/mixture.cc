@@ -47,7 +47,7 @@ std::vector<std::string> KeysOf(const OutputFeatures& of) {
 }
 
 void CheckRateNumber(double r, const std::string& what) {
-  Check(std::isfinite(r) && r >= 0,
+  T5XX_CHECK(std::isfinite(r) && r >= 0,
         what + ": a mixing rate must be a finite number >= 0, got " +
             std::to_string(r));
 }
@@ -98,7 +98,7 @@ class SampleDataset : public Dataset {
   void RestoreState(const nlohmann::json& state) override {
     const auto& inputs = StateField(state, "inputs", "mixture sampling");
     const auto& live = StateField(state, "live", "mixture sampling");
-    Check(inputs.size() == inputs_.size() && live.size() == inputs_.size(),
+    T5XX_CHECK(inputs.size() == inputs_.size() && live.size() == inputs_.size(),
           "mixture sampling: saved state has " + std::to_string(inputs.size()) +
               " inputs, this mixture has " + std::to_string(inputs_.size()));
     draw_ = StateField(state, "draws", "mixture sampling").get<uint64_t>();
@@ -108,7 +108,7 @@ class SampleDataset : public Dataset {
       if (inputs[i].is_null()) {
         inputs_[i].reset();
       } else {
-        Check(inputs_[i] != nullptr, "mixture sampling: input " +
+        T5XX_CHECK(inputs_[i] != nullptr, "mixture sampling: input " +
                                          std::to_string(i) + " is gone");
         inputs_[i]->RestoreState(inputs[i]);
       }
@@ -131,7 +131,7 @@ class SampleDataset : public Dataset {
 
 double MixtureRate::Of(const Task& task) const {
   if (const auto* fn = std::get_if<Fn>(&rate_)) {
-    Check(static_cast<bool>(*fn), "mixing rate function for task '" +
+    T5XX_CHECK(static_cast<bool>(*fn), "mixing rate function for task '" +
                                       task.name() + "' is empty");
     const double r = (*fn)(task);
     CheckRateNumber(r, "rate function for task '" + task.name() + "'");
@@ -141,7 +141,7 @@ double MixtureRate::Of(const Task& task) const {
 }
 
 double MixtureRate::Value(const std::string& what) const {
-  Check(!is_function(), what + ": expected a number as mixing rate, got a "
+  T5XX_CHECK(!is_function(), what + ": expected a number as mixing rate, got a "
                                "function (only task entries may use one)");
   return std::get<double>(rate_);
 }
@@ -153,17 +153,17 @@ Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
                  const MixtureRegistry& mixtures)
     : name_(std::move(name)) {
   static const std::regex kName(R"(^[\w.:#]+$)");
-  Check(std::regex_match(name_, kName),
+  T5XX_CHECK(std::regex_match(name_, kName),
         "Mixture name '" + name_ + "' is invalid: use only letters, digits, "
         "'_', '.', ':' and '#'");
-  Check(!entries.empty(), "Mixture '" + name_ + "' has no tasks");
+  T5XX_CHECK(!entries.empty(), "Mixture '" + name_ + "' has no tasks");
   if (default_rate)
     CheckRateNumber(*default_rate, "Mixture '" + name_ + "' default_rate");
   std::set<std::string> seen;
   for (auto& e : entries) {
     const std::string where = "Mixture '" + name_ + "', entry '" + e.name + "'";
-    Check(seen.insert(e.name).second, where + " is listed twice");
-    Check(e.rate.has_value() || default_rate.has_value(),
+    T5XX_CHECK(seen.insert(e.name).second, where + " is listed twice");
+    T5XX_CHECK(e.rate.has_value() || default_rate.has_value(),
           where + " has no rate and the mixture has no default_rate");
     MixtureRate rate = e.rate ? *e.rate : MixtureRate(*default_rate);
     if (!rate.is_function()) CheckRateNumber(rate.Value(where), where);
@@ -187,11 +187,11 @@ Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
   for (const auto& s : subs_)
     for (const auto& t : s.mixture->tasks()) leaves.emplace(t->name(), t);
   for (auto& kv : leaves) leaf_tasks_.push_back(kv.second);  // sorted by name
-  Check(!leaf_tasks_.empty(), "Mixture '" + name_ + "' has no leaf tasks");
+  T5XX_CHECK(!leaf_tasks_.empty(), "Mixture '" + name_ + "' has no leaf tasks");
   const auto keys0 = KeysOf(leaf_tasks_[0]->output_features());
   for (const auto& t : leaf_tasks_) {
     const auto keys = KeysOf(t->output_features());
-    Check(keys == keys0,
+    T5XX_CHECK(keys == keys0,
           "Mixture '" + name_ + "': all tasks must have the same output "
           "features; task '" + leaf_tasks_[0]->name() + "' has " +
               JoinNames(keys0) + " but task '" + t->name() + "' has " +
@@ -263,7 +263,7 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
     rates.push_back(GetRate(*t));
     total += rates.back();
   }
-  Check(total > 0, "Mixture '" + name_ + "': the tasks having split '" +
+  T5XX_CHECK(total > 0, "Mixture '" + name_ + "': the tasks having split '" +
                        split + "' all have mixing rate 0");
   std::vector<DatasetPtr> datasets;
   for (const auto& t : usable) {
@@ -288,9 +288,9 @@ MixtureRegistry& MixtureRegistry::Global() {
 }
 
 void MixtureRegistry::Add(MixturePtr mixture) {
-  Check(mixture != nullptr, "MixtureRegistry::Add: mixture is null");
+  T5XX_CHECK(mixture != nullptr, "MixtureRegistry::Add: mixture is null");
   std::lock_guard<std::mutex> lock(mu_);
-  Check(!mixtures_.count(mixture->name()),
+  T5XX_CHECK(!mixtures_.count(mixture->name()),
         "MixtureRegistry: a mixture named '" + mixture->name() +
             "' is already registered; remove it first or pick another name");
   mixtures_[mixture->name()] = std::move(mixture);
@@ -353,7 +353,7 @@ BatchIterator GetMixtureOrTaskDataset(
                       feature_converter, split, shuffle, num_epochs,
                       shard_info, seed, batch_size, registry);
   }
-  Check(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
+  T5XX_CHECK(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
                              std::to_string(batch_size));
   MixturePtr mixture = mixtures.Get(mixture_or_task_name);
   const FeatureLengths model_lengths =

@@ -6,9 +6,9 @@ namespace t5xx::seqio {
 
 PassThroughVocabulary::PassThroughVocabulary(int32_t size, int32_t eos_id)
     : size_(size), eos_id_(eos_id) {
-  Check(size >= 1, "PassThroughVocabulary: size must be >= 1, got " +
+  T5XX_CHECK(size >= 1, "PassThroughVocabulary: size must be >= 1, got " +
                        std::to_string(size));
-  Check(eos_id >= -1 && eos_id < size,
+  T5XX_CHECK(eos_id >= -1 && eos_id < size,
         "PassThroughVocabulary: eos_id must be in [0, size=" +
             std::to_string(size) + ") or -1 for none, got " +
             std::to_string(eos_id));

@@ -47,7 +47,7 @@ PostprocessFn lower_text() {
 
 PostprocessFn string_label_to_class_id(std::vector<std::string> label_classes,
                                        int64_t default_value) {
-  Check(!label_classes.empty(),
+  T5XX_CHECK(!label_classes.empty(),
         "t5.data.postprocessors.string_label_to_class_id: label_classes is empty; bind "
         "string_label_to_class_id.label_classes = ['negative', 'positive'] (for example)");
   return [label_classes = std::move(label_classes), default_value](
@@ -64,7 +64,7 @@ PostprocessFn qa() {
             bool is_target) -> PostprocessedValue {
     if (!is_target) return text;
     auto it = example.find("answers");
-    Check(it != example.end() && std::holds_alternative<std::string>(it->second),
+    T5XX_CHECK(it != example.end() && std::holds_alternative<std::string>(it->second),
           "t5.data.postprocessors.qa: the example has no string feature 'answers' to take the "
           "reference answers from; keep 'answers' in the task's examples");
     return std::vector<std::string>{std::get<std::string>(it->second)};

@@ -80,7 +80,7 @@ PreprocessorRegistry& PreprocessorRegistry::Global() {
 void PreprocessorRegistry::Register(const std::string& name,
                                     std::vector<ArgSpec> args,
                                     PreprocessorFactory factory) {
-  Check(!entries_.count(name),
+  T5XX_CHECK(!entries_.count(name),
         "preprocessor registry: '" + name + "' is already registered");
   entries_[name] = Entry{std::move(args), std::move(factory)};
 }
@@ -123,7 +123,7 @@ Preprocessor PreprocessorRegistry::Create(const std::string& name,
                                           const json& kwargs) const {
   const Entry& e = Find(name);
   json kw = kwargs.is_null() ? json::object() : kwargs;
-  Check(kw.is_object(), name + ": keyword arguments must be a JSON object, got " +
+  T5XX_CHECK(kw.is_object(), name + ": keyword arguments must be a JSON object, got " +
                             std::string(kw.type_name()));
   std::vector<std::string> declared;
   for (const ArgSpec& a : e.args) declared.push_back(a.name);
@@ -140,12 +140,12 @@ Preprocessor PreprocessorRegistry::Create(const std::string& name,
       throw Error(msg);
     }
     if (kv.value().is_null() && it->nullable) continue;
-    Check(HasType(kv.value(), it->type),
+    T5XX_CHECK(HasType(kv.value(), it->type),
           name + ": argument '" + kv.key() + "' must be " + TypeName(it->type) +
               ", got " + kv.value().dump());
   }
   for (const ArgSpec& a : e.args)
-    Check(!a.required || kw.contains(a.name),
+    T5XX_CHECK(!a.required || kw.contains(a.name),
           name + ": missing required argument '" + a.name + "' (" +
               TypeName(a.type) + ")");
   return e.factory(kw);
@@ -187,7 +187,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
   r.Register("t5.data.preprocessors.prefix_lm",
              {{"noise_density", ArgType::kNumber}}, [](const json& kw) {
                const double d = Get(kw, "noise_density", 0.5);
-               Check(d >= 0.0 && d <= 0.5,
+               T5XX_CHECK(d >= 0.0 && d <= 0.5,
                      "t5.data.preprocessors.prefix_lm: noise_density must be in "
                      "[0, 0.5], got " + std::to_string(d));
                return PrefixLmPreprocessor(d);
@@ -197,7 +197,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
   r.Register("t5.data.preprocessors.iid_denoising",
              {{"noise_density", ArgType::kNumber}}, [](const json& kw) {
                const double d = Get(kw, "noise_density", 0.15);
-               Check(d >= 0.0 && d <= 1.0,
+               T5XX_CHECK(d >= 0.0 && d <= 1.0,
                      "t5.data.preprocessors.iid_denoising: noise_density must be "
                      "in [0, 1], got " + std::to_string(d));
                return IidDenoisingPreprocessor(d);
@@ -207,7 +207,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
              [](const json& kw) {
                const int64_t max_length = Get<int64_t>(kw, "max_length", 65536);
                const std::string key = Get<std::string>(kw, "feature_key", "targets");
-               Check(max_length >= 1, "t5.data.preprocessors.select_random_chunk: "
+               T5XX_CHECK(max_length >= 1, "t5.data.preprocessors.select_random_chunk: "
                                       "max_length must be >= 1");
                return Preprocessor([=](DatasetPtr ds, const PreprocessContext& ctx) {
                  return SelectRandomChunk(std::move(ds), ctx.seed, max_length, key);
@@ -218,7 +218,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
              [](const json& kw) {
                const int64_t batch = Get<int64_t>(kw, "batch_size", 128);
                const std::string key = Get<std::string>(kw, "feature_key", "targets");
-               Check(batch >= 1, "t5.data.preprocessors.reduce_concat_tokens: "
+               T5XX_CHECK(batch >= 1, "t5.data.preprocessors.reduce_concat_tokens: "
                                  "batch_size must be >= 1");
                return MakePreprocessor([=](DatasetPtr ds) {
                  return ReduceConcatTokens(std::move(ds), batch, key);
@@ -230,7 +230,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
              [](const json& kw) {
                const int64_t n = kw.at("max_tokens_per_segment").get<int64_t>();
                const std::string key = Get<std::string>(kw, "feature_key", "targets");
-               Check(n >= 1, "t5.data.preprocessors.split_tokens: "
+               T5XX_CHECK(n >= 1, "t5.data.preprocessors.split_tokens: "
                              "max_tokens_per_segment must be >= 1");
                return MakePreprocessor([=](DatasetPtr ds) {
                  return SplitTokens(std::move(ds), n, key);

@@ -57,7 +57,7 @@ Example TokenizeExample(Example ex, const OutputFeatures& output_features,
     auto it = ex.find(key);
     if (it == ex.end() || !std::holds_alternative<std::string>(it->second))
       continue;
-    Check(feature.vocabulary != nullptr,
+    T5XX_CHECK(feature.vocabulary != nullptr,
           "tokenize: output feature '" + key + "' has no vocabulary");
     std::string text = std::get<std::string>(it->second);
     Tokens ids = feature.vocabulary->Encode(text);
@@ -88,7 +88,7 @@ Preprocessor TokenizePreprocessor(bool copy_pretokenized, bool with_eos) {
 namespace {
 
 int32_t EosFor(const std::string& key, const Feature& f, const char* who) {
-  Check(f.vocabulary != nullptr, std::string(who) + ": output feature '" + key +
+  T5XX_CHECK(f.vocabulary != nullptr, std::string(who) + ": output feature '" + key +
                                      "' has add_eos but no vocabulary");
   return f.vocabulary->eos_id();
 }
@@ -117,7 +117,7 @@ Tokens AppendEosAfterTrim(const Tokens& tokens, int32_t eos_id,
                           std::optional<int64_t> length) {
   Tokens out = tokens;
   if (length) {
-    Check(*length >= 1, "append_eos_after_trim: sequence length must be >= 1, "
+    T5XX_CHECK(*length >= 1, "append_eos_after_trim: sequence length must be >= 1, "
                         "got " + std::to_string(*length));
     if (static_cast<int64_t>(out.size()) > *length - 1)
       out.resize(static_cast<size_t>(*length - 1));
@@ -150,7 +150,7 @@ Preprocessor AppendEosAfterTrimPreprocessor() {
 }
 
 Tokens TruncateLeft(const Tokens& tokens, int64_t length) {
-  Check(length >= 0, "truncate_inputs_left: sequence length must be >= 0, "
+  T5XX_CHECK(length >= 0, "truncate_inputs_left: sequence length must be >= 0, "
                      "got " + std::to_string(length));
   if (static_cast<int64_t>(tokens.size()) <= length) return tokens;
   return Tokens(tokens.end() - length, tokens.end());
@@ -158,10 +158,10 @@ Tokens TruncateLeft(const Tokens& tokens, int64_t length) {
 
 DatasetPtr TruncateInputsLeft(DatasetPtr input, FeatureLengths sequence_length) {
   auto it = sequence_length.find("inputs");
-  Check(it != sequence_length.end(),
+  T5XX_CHECK(it != sequence_length.end(),
         "truncate_inputs_left: sequence_length has no 'inputs' length");
   const int64_t L = it->second;
-  Check(L >= 0, "truncate_inputs_left: sequence length must be >= 0, got " +
+  T5XX_CHECK(L >= 0, "truncate_inputs_left: sequence length must be >= 0, got " +
                     std::to_string(L));
   return Map(std::move(input), [L](Example ex) {
     if (ex.find("inputs") == ex.end()) return ex;

@@ -40,7 +40,7 @@ SentencePieceVocabulary::SentencePieceVocabulary(const std::string& model_file,
                                                  int32_t extra_ids)
     : model_file_(model_file),
       extra_ids_(extra_ids) {
-  Check(extra_ids >= 0, "SentencePieceVocabulary: extra_ids must be >= 0, got " +
+  T5XX_CHECK(extra_ids >= 0, "SentencePieceVocabulary: extra_ids must be >= 0, got " +
                             std::to_string(extra_ids));
   if (!FileExists(model_file)) {
     throw Error("SentencePiece model file not found: '" + model_file + "'");
@@ -63,7 +63,7 @@ SentencePieceVocabulary::SentencePieceVocabulary(const std::string& model_file,
 SentencePieceVocabulary::~SentencePieceVocabulary() = default;
 
 int32_t SentencePieceVocabulary::ExtraId(int32_t n) const {
-  Check(n >= 0 && n < extra_ids_,
+  T5XX_CHECK(n >= 0 && n < extra_ids_,
         "extra id " + std::to_string(n) + " out of range: the vocabulary '" +
             model_file_ + "' has " + std::to_string(extra_ids_) +
             " extra ids");
@@ -71,7 +71,7 @@ int32_t SentencePieceVocabulary::ExtraId(int32_t n) const {
 }
 
 std::string SentencePieceVocabulary::IdToPiece(int32_t id) const {
-  Check(id >= 0 && id < vocab_size(),
+  T5XX_CHECK(id >= 0 && id < vocab_size(),
         "token id " + std::to_string(id) + " out of range [0, " +
             std::to_string(vocab_size()) + ")");
   if (id >= base_vocab_size_) {

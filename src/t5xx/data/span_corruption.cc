@@ -28,10 +28,10 @@ int64_t RoundHalfEven(double x) {
 }
 
 void CheckDensityAndMean(double noise_density, double mean, const char* who) {
-  Check(noise_density >= 0.0 && noise_density < 1.0,
+  T5XX_CHECK(noise_density >= 0.0 && noise_density < 1.0,
         std::string(who) + ": noise_density must be in [0, 1), got " +
             std::to_string(noise_density));
-  Check(mean > 0.0, std::string(who) + ": mean_noise_span_length must be > 0, "
+  T5XX_CHECK(mean > 0.0, std::string(who) + ": mean_noise_span_length must be > 0, "
                                        "got " + std::to_string(mean));
 }
 
@@ -60,7 +60,7 @@ std::vector<int64_t> RandomSegmentLengths(int64_t n, int64_t k,
 
 void CheckSameLength(const Tokens& tokens, const NoiseMask& mask,
                      const char* who) {
-  Check(tokens.size() == mask.size(),
+  T5XX_CHECK(tokens.size() == mask.size(),
         std::string(who) + ": tokens have length " +
             std::to_string(tokens.size()) + " but the noise mask has length " +
             std::to_string(mask.size()));
@@ -97,7 +97,7 @@ std::pair<int64_t, int64_t> RandomSpansHelper(
     int64_t inputs_length, double noise_density, double mean_noise_span_length,
     int64_t extra_tokens_per_span_inputs,
     int64_t extra_tokens_per_span_targets) {
-  Check(inputs_length >= 1, "random_spans_helper: inputs_length must be >= 1, "
+  T5XX_CHECK(inputs_length >= 1, "random_spans_helper: inputs_length must be >= 1, "
                             "got " + std::to_string(inputs_length));
   CheckDensityAndMean(noise_density, mean_noise_span_length,
                       "random_spans_helper");
@@ -123,7 +123,7 @@ std::pair<int64_t, int64_t> RandomSpansHelper(
 
 NoiseSpanCounts RandomSpansNoiseCounts(int64_t length, double noise_density,
                                        double mean_noise_span_length) {
-  Check(length >= 0, "random_spans_noise_mask: length must be >= 0, got " +
+  T5XX_CHECK(length >= 0, "random_spans_noise_mask: length must be >= 0, got " +
                          std::to_string(length));
   CheckDensityAndMean(noise_density, mean_noise_span_length,
                       "random_spans_noise_mask");
@@ -258,7 +258,7 @@ class ReduceConcatDataset : public Dataset {
 DatasetPtr SelectRandomChunk(DatasetPtr input, uint64_t seed,
                              int64_t max_length,
                              const std::string& feature_key) {
-  Check(max_length >= 1, "select_random_chunk: max_length must be >= 1, got " +
+  T5XX_CHECK(max_length >= 1, "select_random_chunk: max_length must be >= 1, got " +
                              std::to_string(max_length));
   return MapIndexed(
       std::move(input),
@@ -278,7 +278,7 @@ DatasetPtr SelectRandomChunk(DatasetPtr input, uint64_t seed,
 
 DatasetPtr ReduceConcatTokens(DatasetPtr input, int64_t batch_size,
                               const std::string& feature_key) {
-  Check(batch_size >= 1, "reduce_concat_tokens: batch_size must be >= 1, got " +
+  T5XX_CHECK(batch_size >= 1, "reduce_concat_tokens: batch_size must be >= 1, got " +
                              std::to_string(batch_size));
   return std::make_unique<ReduceConcatDataset>(std::move(input), batch_size,
                                                feature_key);
@@ -286,7 +286,7 @@ DatasetPtr ReduceConcatTokens(DatasetPtr input, int64_t batch_size,
 
 DatasetPtr SplitTokens(DatasetPtr input, int64_t max_tokens_per_segment,
                        const std::string& feature_key) {
-  Check(max_tokens_per_segment >= 1,
+  T5XX_CHECK(max_tokens_per_segment >= 1,
         "split_tokens: max_tokens_per_segment must be >= 1, got " +
             std::to_string(max_tokens_per_segment));
   return FlatMap(std::move(input), [=](Example ex) {
@@ -309,10 +309,10 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
                    double mean_noise_span_length, NoiseFn inputs_fn,
                    NoiseFn targets_fn, const std::string& inputs_key,
                    const std::string& targets_key, int num_threads) {
-  Check(num_threads >= 0, "denoise: num_threads must be >= 0, got " +
+  T5XX_CHECK(num_threads >= 0, "denoise: num_threads must be >= 0, got " +
                               std::to_string(num_threads));
   auto it = output_features.find(targets_key);
-  Check(it != output_features.end() && it->second.vocabulary != nullptr,
+  T5XX_CHECK(it != output_features.end() && it->second.vocabulary != nullptr,
         "denoise: output feature '" + targets_key +
             "' with a vocabulary is required (its vocab_size() places the "
             "sentinels)");
@@ -343,7 +343,7 @@ DatasetPtr SpanCorruption(DatasetPtr input, const FeatureLengths& sequence_lengt
                           int num_threads) {
   auto in_it = sequence_length.find("inputs");
   auto tg_it = sequence_length.find("targets");
-  Check(in_it != sequence_length.end() && tg_it != sequence_length.end(),
+  T5XX_CHECK(in_it != sequence_length.end() && tg_it != sequence_length.end(),
         "span_corruption: sequence_length must give both 'inputs' and "
         "'targets'");
   const auto [tokens_length, targets_length] = RandomSpansHelper(

@@ -91,15 +91,15 @@ Task::Task(std::string name, DataSourcePtr source,
       postprocess_fn_(std::move(postprocess_fn)),
       metric_fns_(std::move(metric_fns)) {
   static const std::regex kName(R"(^[\w.:#]+$)");
-  Check(std::regex_match(name_, kName),
+  T5XX_CHECK(std::regex_match(name_, kName),
         "Task name '" + name_ + "' is invalid: use only letters, digits, "
         "'_', '.', ':' and '#'");
-  Check(source_ != nullptr, "Task '" + name_ + "': source is null");
-  Check(shuffle_buffer_size_ >= 0,
+  T5XX_CHECK(source_ != nullptr, "Task '" + name_ + "': source is null");
+  T5XX_CHECK(shuffle_buffer_size_ >= 0,
         "Task '" + name_ + "': shuffle_buffer_size must be >= 0 (0 forbids "
         "shuffling), got " + std::to_string(shuffle_buffer_size_));
   for (size_t i = 0; i < preprocessors_.size(); ++i)
-    Check(static_cast<bool>(preprocessors_[i]),
+    T5XX_CHECK(static_cast<bool>(preprocessors_[i]),
           "Task '" + name_ + "': preprocessor " + std::to_string(i) +
               " is empty");
 }
@@ -109,15 +109,15 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
                             uint64_t seed, const ShardInfo& shard_info,
                             int num_epochs) const {
   const auto known = source_->splits();
-  Check(std::find(known.begin(), known.end(), split) != known.end(),
+  T5XX_CHECK(std::find(known.begin(), known.end(), split) != known.end(),
         "task '" + name_ + "' has no split '" + split + "'; known splits: " +
             Join(known));
-  Check(num_epochs >= -1, "task '" + name_ + "': num_epochs must be -1 "
+  T5XX_CHECK(num_epochs >= -1, "task '" + name_ + "': num_epochs must be -1 "
                           "(forever) or >= 0, got " + std::to_string(num_epochs));
-  Check(!shuffle || shuffle_buffer_size_ > 0,
+  T5XX_CHECK(!shuffle || shuffle_buffer_size_ > 0,
         "task '" + name_ + "' forbids shuffling (shuffle_buffer_size 0); "
         "call GetDataset with shuffle=false");
-  Check(shard_info.num_shards >= 1 && shard_info.index >= 0 &&
+  T5XX_CHECK(shard_info.num_shards >= 1 && shard_info.index >= 0 &&
             shard_info.index < shard_info.num_shards,
         "task '" + name_ + "': bad ShardInfo (index " +
             std::to_string(shard_info.index) + " of " +
@@ -136,7 +136,7 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
   for (size_t i = 0; i < preprocessors_.size(); ++i) {
     PreprocessContext ctx{sequence_length, output_features_, HashSeed(seed, i)};
     ds = preprocessors_[i](std::move(ds), ctx);
-    Check(ds != nullptr, "task '" + name_ + "': preprocessor " +
+    T5XX_CHECK(ds != nullptr, "task '" + name_ + "': preprocessor " +
                              std::to_string(i) + " returned a null dataset");
   }
   ds = std::make_unique<CheckOutputFeatures>(std::move(ds), name_,
@@ -155,9 +155,9 @@ TaskRegistry& TaskRegistry::Global() {
 }
 
 void TaskRegistry::Add(TaskPtr task) {
-  Check(task != nullptr, "TaskRegistry::Add: task is null");
+  T5XX_CHECK(task != nullptr, "TaskRegistry::Add: task is null");
   std::lock_guard<std::mutex> lock(mu_);
-  Check(!tasks_.count(task->name()),
+  T5XX_CHECK(!tasks_.count(task->name()),
         "TaskRegistry: a task named '" + task->name() +
             "' is already registered; remove it first or pick another name");
   tasks_[task->name()] = std::move(task);
@@ -215,7 +215,7 @@ BatchIterator GetDataset(const std::string& mixture_or_task_name,
                          int num_epochs, const ShardInfo& shard_info,
                          uint64_t seed, int64_t batch_size,
                          const TaskRegistry& registry) {
-  Check(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
+  T5XX_CHECK(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
                              std::to_string(batch_size));
   TaskPtr task = registry.Get(mixture_or_task_name);
   // Validate the lengths before touching the source.

@@ -12,7 +12,7 @@ TextLineDataSource::TextLineDataSource(
     int skip_header_lines)
     : FileDataSource("TextLineDataSource", std::move(split_to_filepattern)),
       skip_header_lines_(skip_header_lines) {
-  Check(skip_header_lines_ >= 0,
+  T5XX_CHECK(skip_header_lines_ >= 0,
         "TextLineDataSource: skip_header_lines must be >= 0, got " +
             std::to_string(skip_header_lines_));
 }

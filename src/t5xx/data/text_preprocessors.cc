@@ -21,7 +21,7 @@ std::string KeysOf(const Example& ex) {
 const FeatureValue& Require(const Example& ex, const std::string& key,
                             const char* who, uint64_t index) {
   auto it = ex.find(key);
-  Check(it != ex.end(), std::string(who) + ": example " + std::to_string(index) +
+  T5XX_CHECK(it != ex.end(), std::string(who) + ": example " + std::to_string(index) +
                             " has no feature '" + key + "' (it has " +
                             KeysOf(ex) + ")");
   return it->second;
@@ -31,7 +31,7 @@ const std::string& RequireString(const Example& ex, const std::string& key,
                                  const char* who, uint64_t index) {
   const FeatureValue& v = Require(ex, key, who, index);
   const std::string* s = std::get_if<std::string>(&v);
-  Check(s != nullptr, std::string(who) + ": example " + std::to_string(index) +
+  T5XX_CHECK(s != nullptr, std::string(who) + ": example " + std::to_string(index) +
                           " feature '" + key +
                           "' must be a string, but holds tokens");
   return *s;
@@ -61,7 +61,7 @@ std::string LanguageName(const std::string& code) {
       {"vi", "Vietnamese"}, {"zh", "Chinese"},
   };
   auto it = kNames.find(code.substr(0, 2));
-  Check(it != kNames.end(),
+  T5XX_CHECK(it != kNames.end(),
         "translate: unknown language code '" + code +
             "' (expected a two-letter code such as 'en', 'de', 'fr', 'ro')");
   return it->second;
@@ -125,7 +125,7 @@ int64_t GlueLabel(const Example& ex, uint64_t index) {
   const FeatureValue& v = Require(ex, "label", "glue", index);
   const std::string where = "glue: example " + std::to_string(index) + " feature 'label'";
   if (const Tokens* t = std::get_if<Tokens>(&v)) {
-    Check(t->size() == 1, where + " must hold exactly 1 token, got " +
+    T5XX_CHECK(t->size() == 1, where + " must hold exactly 1 token, got " +
                               std::to_string(t->size()));
     return (*t)[0];
   }
@@ -140,7 +140,7 @@ int64_t GlueLabel(const Example& ex, uint64_t index) {
       ok = false;
     }
   }
-  Check(ok && pos == s.size(), where + " must hold an integer, got '" + s + "'");
+  T5XX_CHECK(ok && pos == s.size(), where + " must hold an integer, got '" + s + "'");
   return label;
 }
 
@@ -161,7 +161,7 @@ Example GlueExample(const Example& ex, const std::string& benchmark_name,
   for (const std::string& k : keys)
     inputs += " " + k + ": " + RequireString(ex, k, "glue", index);
   const int64_t label = GlueLabel(ex, index);
-  Check(label >= -1 && label < static_cast<int64_t>(label_names.size()),
+  T5XX_CHECK(label >= -1 && label < static_cast<int64_t>(label_names.size()),
         "glue: example " + std::to_string(index) + " has label " +
             std::to_string(label) + ", outside [-1, " +
             std::to_string(label_names.size()) + ") for label_names of '" +
@@ -178,7 +178,7 @@ DatasetPtr Glue(DatasetPtr input, std::string benchmark_name,
                 std::vector<std::string> label_names,
                 std::optional<std::vector<std::string>> feature_names,
                 std::string id_key) {
-  Check(!label_names.empty(),
+  T5XX_CHECK(!label_names.empty(),
         "glue: label_names must not be empty (regression benchmarks such as "
         "stsb are not supported)");
   return MapIndexed(
@@ -192,7 +192,7 @@ Preprocessor GluePreprocessor(std::string benchmark_name,
                               std::vector<std::string> label_names,
                               std::optional<std::vector<std::string>> feature_names,
                               std::string id_key) {
-  Check(!label_names.empty(),
+  T5XX_CHECK(!label_names.empty(),
         "glue: label_names must not be empty (regression benchmarks such as "
         "stsb are not supported)");
   return FromDataset([=](DatasetPtr ds) {

@@ -269,7 +269,7 @@ class TFExampleDataset : public Dataset {
         StateField(state, "file_index", "TFRecord reader").get<size_t>();
     const int64_t records =
         StateField(state, "record", "TFRecord reader").get<int64_t>();
-    Check(file_index <= plan_.files.size(),
+    T5XX_CHECK(file_index <= plan_.files.size(),
           "TFRecord reader: saved file index " + std::to_string(file_index) +
               " is past the " + std::to_string(plan_.files.size()) +
               " files of this read plan");
@@ -280,7 +280,7 @@ class TFExampleDataset : public Dataset {
     *policy_.skipped += skipped - skipped_;
     skipped_ = skipped;
     if (records > 0) {
-      Check(file_index < plan_.files.size(),
+      T5XX_CHECK(file_index < plan_.files.size(),
             "TFRecord reader: saved state has a record but no file left");
       reader_ = std::make_unique<TFRecordReader>(plan_.files[file_index_]);
       while (reader_->records_consumed() < records) {
@@ -292,7 +292,7 @@ class TFExampleDataset : public Dataset {
           if (policy_.skip && reader_->resumable_after_error()) continue;
           throw;
         }
-        Check(got,
+        T5XX_CHECK(got,
               plan_.files[file_index_] + ": saved position is record " +
                   std::to_string(records) + " but the file has only " +
                   std::to_string(reader_->records_consumed()) +

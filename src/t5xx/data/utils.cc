@@ -35,7 +35,7 @@ uint64_t StatelessRng::NextU64() {
 }
 
 int64_t StatelessRng::UniformInt(int64_t n) {
-  Check(n > 0, "StatelessRng::UniformInt: n must be > 0, got " +
+  T5XX_CHECK(n > 0, "StatelessRng::UniformInt: n must be > 0, got " +
                    std::to_string(n));
   const uint64_t un = static_cast<uint64_t>(n);
   // Rejection sampling removes modulo bias.
@@ -63,7 +63,7 @@ Tokens MakeAutoregressiveInputs(const Tokens& targets, int32_t bos_id) {
 
 Tokens MakeAutoregressiveInputs(const Tokens& targets, const Tokens& segment_ids,
                                 int32_t bos_id) {
-  Check(targets.size() == segment_ids.size(),
+  T5XX_CHECK(targets.size() == segment_ids.size(),
         "make_autoregressive_inputs: targets has length " +
             std::to_string(targets.size()) + " but segment_ids has length " +
             std::to_string(segment_ids.size()));
@@ -79,9 +79,9 @@ Tokens MakeAutoregressiveInputs(const Tokens& targets, const Tokens& segment_ids
 namespace {
 
 void CheckLengths(const FeatureLengths& lengths, const char* who) {
-  Check(!lengths.empty(), std::string(who) + ": no feature lengths given");
+  T5XX_CHECK(!lengths.empty(), std::string(who) + ": no feature lengths given");
   for (const auto& [k, L] : lengths) {
-    Check(L >= 1, std::string(who) + ": length of feature '" + k +
+    T5XX_CHECK(L >= 1, std::string(who) + ": length of feature '" + k +
                       "' must be >= 1, got " + std::to_string(L));
   }
 }
@@ -89,9 +89,9 @@ void CheckLengths(const FeatureLengths& lengths, const char* who) {
 const Tokens& TokensFor(const Example& ex, const std::string& key,
                         const char* who) {
   auto it = ex.find(key);
-  Check(it != ex.end(),
+  T5XX_CHECK(it != ex.end(),
         std::string(who) + ": example has no feature '" + key + "'");
-  Check(std::holds_alternative<Tokens>(it->second),
+  T5XX_CHECK(std::holds_alternative<Tokens>(it->second),
         std::string(who) + ": feature '" + key +
             "' is a string; tokenize it before packing");
   return std::get<Tokens>(it->second);
@@ -238,7 +238,7 @@ std::vector<Example> TrimAndPack(const std::vector<Example>& examples,
 
 DatasetPtr TrimAndPackDataset(DatasetPtr input, const FeatureLengths& lengths) {
   CheckLengths(lengths, "trim_and_pack");
-  Check(input != nullptr, "trim_and_pack: input dataset is null");
+  T5XX_CHECK(input != nullptr, "trim_and_pack: input dataset is null");
   return std::make_unique<PackDataset>(std::move(input), lengths);
 }
 
@@ -288,7 +288,7 @@ class ShuffleDataset : public Dataset {
   }
   void RestoreState(const nlohmann::json& state) override {
     const auto& buffer = StateField(state, "buffer", "Shuffle");
-    Check(buffer.size() <= buffer_size_,
+    T5XX_CHECK(buffer.size() <= buffer_size_,
           "Shuffle: saved buffer holds " + std::to_string(buffer.size()) +
               " examples, more than buffer_size " +
               std::to_string(buffer_size_));
@@ -310,8 +310,8 @@ class ShuffleDataset : public Dataset {
 }  // namespace
 
 DatasetPtr Shuffle(DatasetPtr input, int64_t buffer_size, uint64_t seed) {
-  Check(input != nullptr, "Shuffle: input dataset is null");
-  Check(buffer_size >= 1, "Shuffle: buffer_size must be >= 1, got " +
+  T5XX_CHECK(input != nullptr, "Shuffle: input dataset is null");
+  T5XX_CHECK(buffer_size >= 1, "Shuffle: buffer_size must be >= 1, got " +
                               std::to_string(buffer_size));
   return std::make_unique<ShuffleDataset>(std::move(input), buffer_size, seed);
 }

@@ -26,7 +26,7 @@ at::Tensor DecoderOnlyModel::ComputeLogits(const ParamStore& params, const Featu
 double DecoderOnlyModel::TrainFlops(int64_t batch_size,
                                     const std::map<std::string, int64_t>& lengths) const {
   auto it = lengths.find("decoder_target_tokens");
-  Check(it != lengths.end(), "DecoderOnlyModel FLOPs need the decoder_target_tokens length");
+  T5XX_CHECK(it != lengths.end(), "DecoderOnlyModel FLOPs need the decoder_target_tokens length");
   return DecoderOnlyTrainFlops(module_.config(), batch_size, it->second);
 }
 

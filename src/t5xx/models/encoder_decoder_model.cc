@@ -15,7 +15,7 @@ double EncoderDecoderModel::TrainFlops(int64_t batch_size,
                                        const std::map<std::string, int64_t>& lengths) const {
   auto enc = lengths.find("encoder_input_tokens");
   auto dec = lengths.find("decoder_target_tokens");
-  Check(enc != lengths.end() && dec != lengths.end(),
+  T5XX_CHECK(enc != lengths.end() && dec != lengths.end(),
         "EncoderDecoderModel FLOPs need the encoder_input_tokens and decoder_target_tokens "
         "lengths");
   return EncoderDecoderTrainFlops(module_.config(), batch_size, enc->second, dec->second);

@@ -100,7 +100,7 @@ LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
                                        const at::Tensor& weights,
                                        double label_smoothing, double z_loss,
                                        double normalizing_factor) {
-  Check(normalizing_factor > 0.0, "loss normalizing factor must be positive, got " +
+  T5XX_CHECK(normalizing_factor > 0.0, "loss normalizing factor must be positive, got " +
                                       std::to_string(normalizing_factor));
   const int64_t vocab = logits.size(-1);
   at::Tensor lse = at::logsumexp(logits, {-1});                 // [B, L]

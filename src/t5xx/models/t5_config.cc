@@ -10,22 +10,22 @@ void ValidateNetworkFields(const std::string& gin_name,
                            const std::vector<std::string>& mlp_activations,
                            const std::string& remat_policy) {
   for (const auto& [field, v] : positive) {
-    Check(v > 0, gin_name + "." + field + " must be positive, got " + std::to_string(v));
+    T5XX_CHECK(v > 0, gin_name + "." + field + " must be positive, got " + std::to_string(v));
   }
-  Check(dtype == "float32" || dtype == "bfloat16",
+  T5XX_CHECK(dtype == "float32" || dtype == "bfloat16",
         gin_name + ".dtype = '" + dtype +
             "' is not supported: the activation dtype must be 'float32' or 'bfloat16' (t5x's "
             "mixed precision; parameters stay float32); set " + gin_name +
             ".dtype = 'bfloat16' or 'float32'");
-  Check(dropout_rate >= 0.0 && dropout_rate < 1.0,
+  T5XX_CHECK(dropout_rate >= 0.0 && dropout_rate < 1.0,
         gin_name + ".dropout_rate must be in [0, 1), got " + std::to_string(dropout_rate));
-  Check(!mlp_activations.empty(),
+  T5XX_CHECK(!mlp_activations.empty(),
         gin_name + ".mlp_activations must name at least one activation");
-  Check(remat_policy == "none" || remat_policy == "full",
+  T5XX_CHECK(remat_policy == "none" || remat_policy == "full",
         gin_name + ".remat_policy = '" + remat_policy +
             "' is unknown; use 'none' or 'full' (recompute each layer in the backward pass)");
   for (const auto& a : mlp_activations) {
-    Check(a == "gelu" || a == "relu" || a == "linear",
+    T5XX_CHECK(a == "gelu" || a == "relu" || a == "linear",
           gin_name + ".mlp_activations: unknown activation '" + a +
               "' (known: 'gelu', 'relu', 'linear')");
   }

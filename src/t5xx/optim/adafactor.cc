@@ -72,7 +72,7 @@ void PlanFactoring(const AdafactorConfig& c, const models::Param& p,
     std::vector<FactorDim> rule;
     for (const auto& axis : p.axes) {
       auto it = c.logical_factor_rules->find(axis);
-      Check(it != c.logical_factor_rules->end(),
+      T5XX_CHECK(it != c.logical_factor_rules->end(),
             std::string(kGin) + "logical_factor_rules has no rule for logical axis '" + axis +
                 "' of parameter " + p.name + " " + AxesString(p.axes) +
                 "; add it to the rules ('row', 'column', 'batch' or 'none')");
@@ -114,7 +114,7 @@ void PlanFactoring(const AdafactorConfig& c, const models::Param& p,
     }
   }
   if (!heuristic) return;
-  Check(rank <= 2, std::string(kGin) + "parameter " + p.name + " has rank " +
+  T5XX_CHECK(rank <= 2, std::string(kGin) + "parameter " + p.name + " has rank " +
                        std::to_string(rank) + " (shape " + ShapeString(shape) + ", axes " +
                        AxesString(p.axes) +
                        "); t5x factors a parameter of rank > 2 only with explicit rules: set " +
@@ -170,26 +170,26 @@ FactorDim FactorDimFromName(const std::string& name, const std::string& what) {
 void AdafactorConfig::Validate() const {
   const std::string g = kGin;
   auto positive = [&](const std::optional<double>& v, const char* name) {
-    Check(!v || *v > 0, g + name + " = " + Num(v.value_or(0)) +
+    T5XX_CHECK(!v || *v > 0, g + name + " = " + Num(v.value_or(0)) +
                             " must be > 0 (or None to switch it off)");
   };
-  Check(!beta1 || (*beta1 >= 0 && *beta1 < 1),
+  T5XX_CHECK(!beta1 || (*beta1 >= 0 && *beta1 < 1),
         g + "beta1 = " + Num(beta1.value_or(0)) + " must be in [0, 1) (or None: no momentum)");
-  Check(decay_rate >= 0, g + "decay_rate = " + Num(decay_rate) + " must be >= 0 (t5x: 0.8)");
-  Check(step_offset >= 0,
+  T5XX_CHECK(decay_rate >= 0, g + "decay_rate = " + Num(decay_rate) + " must be >= 0 (t5x: 0.8)");
+  T5XX_CHECK(step_offset >= 0,
         g + "step_offset = " + std::to_string(step_offset) + " must be >= 0");
   positive(clipping_threshold, "clipping_threshold");
   positive(global_norm_clip_threshold, "global_norm_clip_threshold");
   positive(max_parameter_scale, "max_parameter_scale");
-  Check(!weight_decay_rate || (*weight_decay_rate >= 0 && *weight_decay_rate <= 1),
+  T5XX_CHECK(!weight_decay_rate || (*weight_decay_rate >= 0 && *weight_decay_rate <= 1),
         g + "weight_decay_rate = " + Num(weight_decay_rate.value_or(0)) +
             " must be in [0, 1] (or None)");
-  Check(min_dim_size_to_factor >= 0, g + "min_dim_size_to_factor = " +
+  T5XX_CHECK(min_dim_size_to_factor >= 0, g + "min_dim_size_to_factor = " +
                                          std::to_string(min_dim_size_to_factor) +
                                          " must be >= 0");
-  Check(epsilon1 >= 0, g + "epsilon1 = " + Num(epsilon1) + " must be >= 0 (t5x: 1e-30)");
-  Check(epsilon2 >= 0, g + "epsilon2 = " + Num(epsilon2) + " must be >= 0 (t5x: 1e-3)");
-  Check(dtype_momentum == at::kFloat || dtype_momentum == at::kBFloat16,
+  T5XX_CHECK(epsilon1 >= 0, g + "epsilon1 = " + Num(epsilon1) + " must be >= 0 (t5x: 1e-30)");
+  T5XX_CHECK(epsilon2 >= 0, g + "epsilon2 = " + Num(epsilon2) + " must be >= 0 (t5x: 1e-3)");
+  T5XX_CHECK(dtype_momentum == at::kFloat || dtype_momentum == at::kBFloat16,
         g + "dtype_momentum must be 'float32' or 'bfloat16'");
 }
 

@@ -38,27 +38,27 @@ int64_t SafeIncrement(int64_t c) {
 }  // namespace
 
 void AdamWConfig::Validate(const std::string& g) const {
-  Check(b1 >= 0 && b1 < 1, g + ".b1 = " + Num(b1) + " must be in [0, 1) (optax: 0.9)");
-  Check(b2 >= 0 && b2 < 1, g + ".b2 = " + Num(b2) + " must be in [0, 1) (optax: 0.999)");
-  Check(eps >= 0, g + ".eps = " + Num(eps) + " must be >= 0 (optax: 1e-8)");
-  Check(eps_root >= 0, g + ".eps_root = " + Num(eps_root) + " must be >= 0 (optax: 0.0)");
-  Check(weight_decay >= 0,
+  T5XX_CHECK(b1 >= 0 && b1 < 1, g + ".b1 = " + Num(b1) + " must be in [0, 1) (optax: 0.9)");
+  T5XX_CHECK(b2 >= 0 && b2 < 1, g + ".b2 = " + Num(b2) + " must be in [0, 1) (optax: 0.999)");
+  T5XX_CHECK(eps >= 0, g + ".eps = " + Num(eps) + " must be >= 0 (optax: 1e-8)");
+  T5XX_CHECK(eps_root >= 0, g + ".eps_root = " + Num(eps_root) + " must be >= 0 (optax: 0.0)");
+  T5XX_CHECK(weight_decay >= 0,
         g + ".weight_decay = " + Num(weight_decay) + " must be >= 0 (optax: 1e-4)");
-  Check(!mu_dtype || *mu_dtype == at::kFloat || *mu_dtype == at::kBFloat16,
+  T5XX_CHECK(!mu_dtype || *mu_dtype == at::kFloat || *mu_dtype == at::kBFloat16,
         g + ".mu_dtype must be None, 'float32' or 'bfloat16'");
   if (learning_rate_schedule) {
     LearningRateSchedule check(*learning_rate_schedule);  // throws with its own keys
   } else {
-    Check(learning_rate >= 0, g + ".learning_rate = " + Num(learning_rate) + " must be >= 0");
+    T5XX_CHECK(learning_rate >= 0, g + ".learning_rate = " + Num(learning_rate) + " must be >= 0");
   }
 }
 
 OptaxOptimizer::OptaxOptimizer(OptaxConfig config) : config_(std::move(config)) {
-  Check(!config_.transforms.empty(),
+  T5XX_CHECK(!config_.transforms.empty(),
         "optimizers.chain.transformations is empty; list e.g. "
         "[@optax.clip_by_global_norm(), @optax.adamw()]");
   if (!config_.chained) {
-    Check(config_.transforms.size() == 1 &&
+    T5XX_CHECK(config_.transforms.size() == 1 &&
               config_.transforms[0].kind == OptaxTransform::Kind::kAdamW,
           "an unchained optax optimizer must be exactly one adamw (use optimizers.chain)");
   }
@@ -72,11 +72,11 @@ OptaxOptimizer::OptaxOptimizer(OptaxConfig config) : config_(std::move(config)) 
                                     : std::nullopt);
         break;
       case OptaxTransform::Kind::kClipByGlobalNorm:
-        Check(t.max_norm > 0, t.gin_name + ".max_norm = " + Num(t.max_norm) + " must be > 0");
+        T5XX_CHECK(t.max_norm > 0, t.gin_name + ".max_norm = " + Num(t.max_norm) + " must be > 0");
         schedules_.emplace_back(std::nullopt);
         break;
       case OptaxTransform::Kind::kClip:
-        Check(t.max_delta >= 0,
+        T5XX_CHECK(t.max_delta >= 0,
               t.gin_name + ".max_delta = " + Num(t.max_delta) + " must be >= 0");
         schedules_.emplace_back(std::nullopt);
         break;

@@ -27,21 +27,21 @@ void Optimizer::RestoreState(const std::map<std::string, at::Tensor>& arrays, in
   for (const StateArray& a : mine) {
     expected.insert(a.path);
     auto it = arrays.find(a.path);
-    Check(it != arrays.end(), "restoring " + gin_name() + " state: the checkpoint lacks state." +
+    T5XX_CHECK(it != arrays.end(), "restoring " + gin_name() + " state: the checkpoint lacks state." +
                                   a.path + " (was it written with another optimizer or options?)");
-    Check(it->second.sizes() == a.value.sizes() &&
+    T5XX_CHECK(it->second.sizes() == a.value.sizes() &&
               it->second.scalar_type() == a.value.scalar_type(),
           "restoring " + gin_name() + " state: state." + a.path + " is " +
               Describe(it->second) + " in the checkpoint but " + Describe(a.value) +
               " for this optimizer configuration");
   }
   for (const auto& [path, t] : arrays) {
-    Check(expected.count(path) > 0, "restoring " + gin_name() +
+    T5XX_CHECK(expected.count(path) > 0, "restoring " + gin_name() +
                                         " state: the checkpoint has state." + path +
                                         ", which this optimizer configuration does not use");
   }
   for (const StateArray& a : mine) a.value.copy_(arrays.at(a.path));
-  Check(step >= 0, "restoring " + gin_name() + " state: negative step " + std::to_string(step));
+  T5XX_CHECK(step >= 0, "restoring " + gin_name() + " state: negative step " + std::to_string(step));
   step_ = step;
 }
 

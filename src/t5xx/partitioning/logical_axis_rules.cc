@@ -7,10 +7,10 @@
 namespace t5xx::partitioning {
 
 LogicalAxisRules StandardLogicalAxisRules(int act_dims, int param_dims) {
-  Check(act_dims == 1 || act_dims == 2,
+  T5XX_CHECK(act_dims == 1 || act_dims == 2,
         "partitioning.standard_logical_axis_rules.activation_partitioning_dims "
         "must be 1 or 2, got " + std::to_string(act_dims));
-  Check(param_dims == 1 || param_dims == 2,
+  T5XX_CHECK(param_dims == 1 || param_dims == 2,
         "partitioning.standard_logical_axis_rules.parameter_partitioning_dims "
         "must be 1 or 2, got " + std::to_string(param_dims));
   const std::optional<std::string> none;
@@ -55,7 +55,7 @@ PartitionSpec LogicalToMeshAxes(const std::vector<std::string>& logical_axes,
       chosen = mesh;
       break;
     }
-    Check(matched, "logical axis '" + axis +
+    T5XX_CHECK(matched, "logical axis '" + axis +
                        "' has no rule in logical_axis_rules; add (\"" + axis +
                        "\", None) or a mesh axis to "
                        "partitioning.PjitPartitioner.logical_axis_rules");

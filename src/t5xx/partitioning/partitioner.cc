@@ -13,10 +13,10 @@ int64_t Mesh::AxisSize(const std::string& axis) const {
 PjitPartitioner::PjitPartitioner(int64_t num_partitions, LogicalAxisRules rules,
                                  int64_t num_devices)
     : rules_(std::move(rules)) {
-  Check(num_partitions >= 1,
+  T5XX_CHECK(num_partitions >= 1,
         "partitioning.PjitPartitioner.num_partitions must be >= 1, got " +
             std::to_string(num_partitions));
-  Check(num_devices % num_partitions == 0,
+  T5XX_CHECK(num_devices % num_partitions == 0,
         "partitioning.PjitPartitioner.num_partitions = " +
             std::to_string(num_partitions) + " does not divide the " +
             std::to_string(num_devices) +
@@ -41,7 +41,7 @@ models::FeatureBatch PjitPartitioner::ShardBatch(
   models::FeatureBatch local;
   for (const auto& [name, t] : global) {
     const int64_t b = t.size(0);
-    Check(b % mesh_.data == 0,
+    T5XX_CHECK(b % mesh_.data == 0,
           "batch size " + std::to_string(b) + " does not divide by the data "
           "axis size " + std::to_string(mesh_.data));
     const int64_t per = b / mesh_.data;

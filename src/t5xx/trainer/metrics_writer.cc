@@ -11,7 +11,7 @@ namespace t5xx::trainer {
 MetricsWriter::MetricsWriter(const std::string& dir)
     : dir_(dir), jsonl_path_(dir + "/metrics.jsonl"), summary_(dir) {
   file_.open(jsonl_path_, std::ios::app);
-  Check(file_.good(), "cannot open metrics file " + jsonl_path_ +
+  T5XX_CHECK(file_.good(), "cannot open metrics file " + jsonl_path_ +
                           " for writing; check that MODEL_DIR is writable");
 }
 
@@ -30,7 +30,7 @@ void MetricsWriter::WriteScalars(int64_t step,
   summary_.Flush();
   file_ << j.dump() << "\n";
   file_.flush();
-  Check(file_.good(), "cannot write metrics file " + jsonl_path_ +
+  T5XX_CHECK(file_.good(), "cannot write metrics file " + jsonl_path_ +
                           "; check that MODEL_DIR is writable and not full");
 }
 

@@ -83,18 +83,18 @@ void ValidateAction(const ActionConfig& a, const std::string& mode,
                 "; name one of those" +
                 (mode == "TRAIN" ? "" : " or set train.train_eval_dataset_cfg"));
   }
-  Check(IsKnownMetric(a.metric, mode == "TRAIN"),
+  T5XX_CHECK(IsKnownMetric(a.metric, mode == "TRAIN"),
         a.gin_name + ".metric names metric '" + a.metric + "', which the " + mode +
             " summaries do not have; use a t5x metric name such as 'loss', 'accuracy' or "
             "'loss_per_nonpadding_target_token'");
   if (a.kind == ActionConfig::Kind::kEarlyStopping) {
-    Check(a.mode == "min" || a.mode == "max",
+    T5XX_CHECK(a.mode == "min" || a.mode == "max",
           a.gin_name + ".mode = '" + a.mode + "': use 'min' or 'max' (t5x: mode must be in "
           "[\"min\", \"max\"])");
-    Check(a.patience >= 1, a.gin_name + ".patience must be >= 1, got " +
+    T5XX_CHECK(a.patience >= 1, a.gin_name + ".patience must be >= 1, got " +
                                std::to_string(a.patience));
-    Check(a.atol >= 0, a.gin_name + ".atol must be >= 0, got " + Num(a.atol));
-    Check(a.rtol >= 0, a.gin_name + ".rtol must be >= 0, got " + Num(a.rtol));
+    T5XX_CHECK(a.atol >= 0, a.gin_name + ".atol must be >= 0, got " + Num(a.atol));
+    T5XX_CHECK(a.rtol >= 0, a.gin_name + ".rtol must be >= 0, got " + Num(a.rtol));
   }
 }
 
@@ -162,7 +162,7 @@ bool RunActions(std::vector<Action>& actions, const std::map<std::string, Summar
 }  // namespace
 
 int64_t CountPackedExamples(const at::Tensor& segment_ids) {
-  Check(segment_ids.dim() == 2, "CountPackedExamples: segment ids must be [batch, length]");
+  T5XX_CHECK(segment_ids.dim() == 2, "CountPackedExamples: segment ids must be [batch, length]");
   const at::Tensor s = segment_ids.to(at::kLong);
   const int64_t rows = s.size(0), len = s.size(1);
   if (rows == 0 || len == 0) return 0;
@@ -309,7 +309,7 @@ std::string GinMarkdown(const std::string& config_str) {
 }
 
 double MeasureMatmulPeakFlops(int64_t n, int repeats, at::Device device) {
-  Check(n >= 1 && repeats >= 1, "MeasureMatmulPeakFlops: n and repeats must be >= 1");
+  T5XX_CHECK(n >= 1 && repeats >= 1, "MeasureMatmulPeakFlops: n and repeats must be >= 1");
   const auto options = at::TensorOptions().dtype(at::kFloat).device(device);
   at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
   // .item() waits for the result on asynchronous devices.
@@ -327,34 +327,34 @@ double MeasureMatmulPeakFlops(int64_t n, int repeats, at::Device device) {
 void CheckTrainLoopConfig(const TrainLoopConfig& config,
                           const std::vector<std::string>& eval_task_names, int64_t start) {
   if (config.relative_steps) {
-    Check(*config.relative_steps >= 1, "train.relative_steps must be None or >= 1, got " +
+    T5XX_CHECK(*config.relative_steps >= 1, "train.relative_steps must be None or >= 1, got " +
                                            std::to_string(*config.relative_steps));
   }
   const int64_t total =
       config.relative_steps ? start + *config.relative_steps : config.total_steps;
-  Check(total >= start, "train.total_steps = " + std::to_string(total) +
+  T5XX_CHECK(total >= start, "train.total_steps = " + std::to_string(total) +
                             " is below the start step " + std::to_string(start) +
                             " (the step of the restored checkpoint); raise train.total_steps "
                             "or set train.relative_steps");
-  Check(config.stats_period.value_or(1) >= 1,
+  T5XX_CHECK(config.stats_period.value_or(1) >= 1,
         "train.stats_period must be None or >= 1, got " +
             std::to_string(config.stats_period.value_or(0)));
-  Check(config.eval_steps >= 1,
+  T5XX_CHECK(config.eval_steps >= 1,
         "train.eval_steps must be >= 1, got " + std::to_string(config.eval_steps));
-  Check(config.eval_period.value_or(1) >= 1,
+  T5XX_CHECK(config.eval_period.value_or(1) >= 1,
         "train.eval_period must be None or >= 1, got " +
             std::to_string(config.eval_period.value_or(0)));
-  Check(config.checkpoint_period.value_or(1) >= 1,
+  T5XX_CHECK(config.checkpoint_period.value_or(1) >= 1,
         "utils.SaveCheckpointConfig.period must be None or >= 1, got " +
             std::to_string(config.checkpoint_period.value_or(0)));
-  Check(config.keep.value_or(1) >= 1, "utils.SaveCheckpointConfig.keep must be None or >= 1, got " +
+  T5XX_CHECK(config.keep.value_or(1) >= 1, "utils.SaveCheckpointConfig.keep must be None or >= 1, got " +
                                           std::to_string(config.keep.value_or(0)));
   const int64_t eval_period = eval_task_names.empty() ? 0 : config.eval_period.value_or(0);
   const int64_t checkpoint_period =
       config.save_checkpoints ? config.checkpoint_period.value_or(0) : 0;
   if (eval_period && checkpoint_period) {
     const int64_t smaller = std::min(eval_period, checkpoint_period);
-    Check(eval_period % smaller == 0 && checkpoint_period % smaller == 0,
+    T5XX_CHECK(eval_period % smaller == 0 && checkpoint_period % smaller == 0,
           "train.eval_period = " + std::to_string(eval_period) +
               " and utils.SaveCheckpointConfig.period = " + std::to_string(checkpoint_period) +
               " must be multiples of each other (t5x trains in \"epochs\" of the smaller "
@@ -432,7 +432,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
         const std::string old = checkpoints::CheckpointDir(config.model_dir, steps[i]);
         std::error_code ec;
         std::filesystem::remove_all(old, ec);
-        Check(!ec, "cannot delete " + old + " (utils.SaveCheckpointConfig.keep = " +
+        T5XX_CHECK(!ec, "cannot delete " + old + " (utils.SaveCheckpointConfig.keep = " +
                        std::to_string(*config.keep) + "): " + ec.message());
       }
     }
@@ -505,7 +505,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       const auto t0 = Clock::now();
       for (int64_t i = 0; i < inner; ++i) {
         std::optional<models::FeatureBatch> batch = next_train_batch();
-        Check(batch.has_value(), "the training data ran out at step " +
+        T5XX_CHECK(batch.has_value(), "the training data ran out at step " +
                                      std::to_string(trainer.step()) + " of " +
                                      std::to_string(total) +
                                      "; lower train.total_steps or use more data");

@@ -68,7 +68,7 @@ Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore p
       partitioner_(partitioner),
       num_microbatches_(num_microbatches.value_or(1)),
       random_seed_(random_seed) {
-  Check(num_microbatches_ >= 1, "trainer.Trainer.num_microbatches must be None or >= 1, got " +
+  T5XX_CHECK(num_microbatches_ >= 1, "trainer.Trainer.num_microbatches must be None or >= 1, got " +
                                     std::to_string(num_microbatches_));
   if (!optimizer_) throw std::logic_error("Trainer: null optimizer");
   params_.SetRequiresGrad(true);
@@ -80,7 +80,7 @@ StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
   const int64_t step = optimizer_->step();
   const int64_t k = num_microbatches_;
   const int64_t batch_size = batch.at("decoder_target_tokens").size(0);
-  Check(batch_size % k == 0, "trainer.Trainer.num_microbatches = " + std::to_string(k) +
+  T5XX_CHECK(batch_size % k == 0, "trainer.Trainer.num_microbatches = " + std::to_string(k) +
                                  " does not divide the batch of " + std::to_string(batch_size) +
                                  " sequences (per process); choose a divisor of the batch size");
   // One normalizing factor for the whole batch (see the header).

@@ -1,9 +1,0 @@
-#include "t5xx/util/error.h"
-
-namespace t5xx {
-
-void Check(bool condition, const std::string& message) {
-  if (!condition) throw Error(message);
-}
-
-}  // namespace t5xx
