@@ -218,24 +218,81 @@ import pkg.mod as mod
   EXPECT_FALSE(config_.MacroValue("NOPE").has_value());
 }
 
-TEST_F(ConfigTest, RequiredMacro) {
+// gin's rule: %gin.REQUIRED is an error only where a called configurable
+// reads it. Finalize(called) reports those reachable from `called`; Query
+// reports any other read.
+TEST_F(ConfigTest, RequiredMacroIsAnErrorWhereACalledConfigurableReadsIt) {
   config_.ParseString("RATE = %gin.REQUIRED\npkg.mod.Fn.rate = %RATE\n", "base.gin");
-  EXPECT_ERROR_CONTAINS(config_.Finalize(),
-                        "base.gin:1:1: macro 'RATE' is %gin.REQUIRED and was never set (read by pkg.mod.Fn.rate at base.gin:2:1); set it in a gin file ('RATE = ...') or with --gin.RATE=<value>");
-  config_.AddFlagBinding("RATE", "0.25", "--gin.RATE flag");
+  const std::string want =
+      "base.gin:1:1: macro 'RATE' is %gin.REQUIRED and was never set (read by pkg.mod.Fn.rate at "
+      "base.gin:2:1); set it in a gin file ('RATE = ...') or with --gin.RATE=<value>";
+  // Called directly...
+  EXPECT_EQ(ErrorOf([&] { config_.Finalize({"pkg.mod.Fn"}); }), want);
+  // ...or not foreseen by Finalize: the read itself is the error.
   config_.Finalize();
+  EXPECT_EQ(ErrorOf([&] { config_.Query("pkg.mod.Fn", "rate"); }), want);
+  // A run that never calls pkg.mod.Fn is fine (gin never evaluates it).
+  config_.Finalize({"pkg.other.Fn"});
+  EXPECT_EQ(config_.Query("pkg.other.Fn", "x").AsInt(), 0);
+  config_.AddFlagBinding("RATE", "0.25", "--gin.RATE flag");
+  config_.Finalize({"pkg.mod.Fn"});
   EXPECT_DOUBLE_EQ(config_.Query("pkg.mod.Fn", "rate").AsFloat(), 0.25);
 }
 
-TEST_F(ConfigTest, SeveralRequiredMacrosAreAllNamed) {
-  config_.ParseString("A = %gin.REQUIRED\nB = %gin.REQUIRED\n", "r.gin");
-  EXPECT_ERROR_CONTAINS(config_.Finalize(), "r.gin:1:1: macros 'A', 'B' are %gin.REQUIRED and were never set");
+TEST_F(ConfigTest, UnreadRequiredMacroIsNoError) {
+  // The fault of issue 9: `SOME_UNUSED_SETTING = %gin.REQUIRED` in an extra
+  // file made every command fail.
+  config_.ParseString("SOME_UNUSED_SETTING = %gin.REQUIRED\npkg.mod.Fn.count = 2\n", "x.gin");
+  config_.Finalize({"pkg.mod.Fn", "__main__.train"});
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count").AsInt(), 2);
+}
+
+TEST_F(ConfigTest, RequiredReachedThroughAReferenceIsReported) {
+  // train.model = @pkg.mod.Fn() makes Fn called; scoped references are
+  // followed in their scope.
+  config_.ParseString(
+      "A = %gin.REQUIRED\nB = %gin.REQUIRED\nC = %gin.REQUIRED\n"
+      "__main__.train.model = @s/pkg.mod.Fn()\n"
+      "s/pkg.mod.Fn.count = %A\npkg.mod.Fn.rate = %B\npkg.other.Fn.x = %C\n",
+      "r.gin");
+  EXPECT_EQ(ErrorOf([&] { config_.Finalize({"__main__.train"}); }),
+            "r.gin:1:1: macros 'A', 'B' are %gin.REQUIRED and were never set (A read by "
+            "s/pkg.mod.Fn.count at r.gin:5:1; B read by s/pkg.mod.Fn.rate at r.gin:6:1); set each "
+            "in a gin file or with --gin.NAME=<value> (e.g. --gin.A=<value>)");
 }
 
 TEST_F(ConfigTest, RequiredBinding) {
   config_.ParseString("pkg.mod.Fn.count = %gin.REQUIRED\n", "r.gin");
-  EXPECT_ERROR_CONTAINS(config_.Finalize(),
+  EXPECT_ERROR_CONTAINS(config_.Finalize({"pkg.mod.Fn"}),
                         "r.gin:1:20: pkg.mod.Fn.count is %gin.REQUIRED and was never overridden");
+  config_.Finalize();
+  EXPECT_ERROR_CONTAINS(config_.Query("pkg.mod.Fn", "count"),
+                        "r.gin:1:20: pkg.mod.Fn.count is %gin.REQUIRED and was never overridden");
+}
+
+TEST_F(ConfigTest, EveryErrorInOneMessageBindingErrorsFirst) {
+  // Issue 9: unset REQUIRED macros hid a misspelt configurable, a misspelt
+  // parameter and a wrongly typed value; gin reports binding errors first.
+  config_.ParseString(
+      "STEPS = %gin.REQUIRED\n"
+      "pkg.mod.Fn.count = %STEPS\n"
+      "pkg.mod.Fnn.rate = 0.1\n"
+      "pkg.mod.Fn.rat = 0.1\n"
+      "pkg.mod.Fn.flag = 'yes'\n",
+      "e.gin");
+  const std::string msg = ErrorOf([&] { config_.Finalize({"pkg.mod.Fn"}); });
+  EXPECT_EQ(msg.substr(0, msg.find('\n')), "4 errors in the gin config:") << msg;
+  const size_t fnn = msg.find("e.gin:3:1: ");
+  const size_t rat = msg.find("e.gin:4:1: unknown parameter 'rat' of 'pkg.mod.Fn'");
+  const size_t flag = msg.find("e.gin:5:19: expected a bool");
+  const size_t steps = msg.find("e.gin:1:1: macro 'STEPS' is %gin.REQUIRED");
+  ASSERT_NE(fnn, std::string::npos) << msg;
+  ASSERT_NE(rat, std::string::npos) << msg;
+  ASSERT_NE(flag, std::string::npos) << msg;
+  ASSERT_NE(steps, std::string::npos) << msg;
+  EXPECT_LT(fnn, rat);
+  EXPECT_LT(rat, flag);
+  EXPECT_LT(flag, steps);
 }
 
 TEST_F(ConfigTest, MacroErrors) {

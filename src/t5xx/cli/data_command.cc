@@ -202,7 +202,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
   const std::optional<std::string> demo_problem =
       seqio::RegisterDemoTasks(data_dir, seqio::TaskRegistry::Global(), skip);
   if (gin_config) {
-    gin_config->Finalize();
+    gin_config->Finalize({"t5xx.seqio.register"});  // tasks and mixtures only
     RegisterGinTasks(*gin_config, data_dir, seqio::TaskRegistry::Global(),
                      seqio::MixtureRegistry::Global(), skip);
     RequireAllBindingsRead(*gin_config, "data " + sub);

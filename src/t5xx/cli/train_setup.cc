@@ -525,7 +525,8 @@ LoadedTrainConfig LoadTrainConfig(const std::vector<std::string>& args,
   out.config = std::make_unique<gin::Config>(out.registry.get());
   std::vector<std::string> rest = gin::ParseGinFlags(args, *out.config);
   out.flags = ParseFlags(rest, known_flags, command);
-  out.config->Finalize();
+  // What train calls: t5x's train() and the gin-defined tasks and mixtures.
+  out.config->Finalize({"__main__.train", "t5xx.seqio.register"});
   out.setup = ReadTrainSetup(*out.config);
   // Tasks are registered explicitly at start-up: the demo task first (so gin
   // mixtures may name it), then the tasks and mixtures defined in the gin

@@ -4,6 +4,7 @@
 #include <set>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 
@@ -205,7 +206,7 @@ void Config::ParseStatements(const std::vector<Statement>& statements, const std
 }
 
 Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack,
-                           const std::string& what) const {
+                           std::vector<std::string>* required) const {
   using K = Value::Kind;
   switch (v.kind()) {
     case K::kMacro: {
@@ -227,7 +228,7 @@ Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack
         Fail(v.location(), "macro cycle: " + chain + "%" + name);
       }
       macro_stack.push_back(name);
-      Value out = ResolveValue(it->second.value, macro_stack, what);
+      Value out = ResolveValue(it->second.value, macro_stack, required);
       macro_stack.pop_back();
       return out;
     }
@@ -245,31 +246,29 @@ Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack
     case K::kList:
     case K::kTuple: {
       Value out = v;
-      for (Value& item : out.mutable_items()) item = ResolveValue(item, macro_stack, what);
+      for (Value& item : out.mutable_items()) item = ResolveValue(item, macro_stack, required);
       return out;
     }
     case K::kDict: {
       Value out = v;
       for (auto& kv : out.mutable_dict()) {
-        kv.first = ResolveValue(kv.first, macro_stack, what);
-        kv.second = ResolveValue(kv.second, macro_stack, what);
+        kv.first = ResolveValue(kv.first, macro_stack, required);
+        kv.second = ResolveValue(kv.second, macro_stack, required);
       }
       return out;
     }
     case K::kRequired:
-      if (!macro_stack.empty()) {
-        const std::string& name = macro_stack.back();
-        Fail(macros_.at(name).loc, "macro '" + name + "' is %gin.REQUIRED and was never set; set it in a gin file ('" +
-                                       name + " = ...') or with --gin." + name + "=<value>");
-      }
-      Fail(v.location(), what + " is %gin.REQUIRED and was never overridden; bind it in a gin file or with --gin." +
-                             what + "=<value>");
+      // gin: %gin.REQUIRED is an error only where a called configurable
+      // reads it (Query), so it resolves to itself; `required` records the
+      // macro it came through ("" when bound directly).
+      if (required) required->push_back(macro_stack.empty() ? "" : macro_stack.back());
+      return v;
     default:
       return v;
   }
 }
 
-void Config::Finalize() {
+void Config::Finalize(const std::vector<std::string>& called) {
   finalized_ = false;
   bindings_.clear();
   macros_.clear();
@@ -278,51 +277,27 @@ void Config::Finalize() {
   std::map<std::string, std::string> aliases;
   for (const auto& kv : aliases_) aliases[kv.first] = kv.second.first;
 
+  // Every error is collected and reported together, in the order written
+  // (gin reports binding errors at parse time, before any REQUIRED one).
+  std::vector<std::string> errors;
+  auto collect = [&errors](const Location& loc, const std::string& msg) {
+    const std::string where = loc.ToString();
+    errors.push_back(where.empty() ? msg : where + ": " + msg);
+  };
+
   // Macros first: later definitions win, and bindings may use macros defined
-  // after them.
+  // after them. An unset %gin.REQUIRED macro is not an error here: only a
+  // called configurable reading it is (Query), as in gin.
   for (const Record& rec : records_) {
     if (rec.st.kind == Statement::Kind::kMacro) macros_[rec.st.param] = {rec.st.value, rec.st.loc};
   }
-  // Every %gin.REQUIRED macro must have been overridden: report them all.
-  {
-    std::vector<std::string> missing;
-    const MacroDef* first = nullptr;
-    for (const Record& rec : records_) {  // definition order
-      if (rec.st.kind != Statement::Kind::kMacro) continue;
-      const MacroDef& def = macros_.at(rec.st.param);
-      if (def.value.kind() != Value::Kind::kRequired) continue;
-      if (std::find(missing.begin(), missing.end(), rec.st.param) != missing.end()) continue;
-      if (!first) first = &def;
-      missing.push_back(rec.st.param);
-    }
-    if (!missing.empty()) {
-      std::string msg;
-      if (missing.size() == 1) {
-        std::string readers;
-        for (const Record& rec : records_) {
-          if (rec.st.kind != Statement::Kind::kBinding) continue;
-          std::set<std::string> refs;
-          CollectMacroRefs(rec.st.value, refs);
-          if (!refs.count(missing[0])) continue;
-          readers += (readers.empty() ? "" : ", ") +
-                     KeyName(rec.st.scope, rec.st.configurable, rec.st.param) + " at " +
-                     rec.st.loc.ToString();
-        }
-        msg = "macro '" + missing[0] + "' is %gin.REQUIRED and was never set" +
-              (readers.empty() ? "" : " (read by " + readers + ")") + "; set it in a gin file ('" +
-              missing[0] + " = ...') or with --gin." + missing[0] + "=<value>";
-      } else {
-        msg = "macros";
-        for (size_t i = 0; i < missing.size(); ++i) msg += (i ? ", '" : " '") + missing[i] + "'";
-        msg += " are %gin.REQUIRED and were never set; set each in a gin file or with --gin.NAME=<value> (e.g. --gin." +
-               missing[0] + "=<value>)";
-      }
-      Fail(first->loc, msg);
-    }
-  }
   for (const auto& kv : macros_) {
     std::vector<std::string> stack{kv.first};
-    resolved_macros_[kv.first] = ResolveValue(kv.second.value, stack, kv.first);
+    try {
+      resolved_macros_[kv.first] = ResolveValue(kv.second.value, stack, nullptr);
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+    }
   }
 
   size_t order = 0;
@@ -331,7 +306,10 @@ void Config::Finalize() {
     if (st.kind != Statement::Kind::kBinding) continue;
     const std::string written = KeyName(st.scope, st.configurable, st.param);
     Registry::Resolution r = registry_->Resolve(st.configurable, aliases);
-    if (!r.ok()) Fail(st.loc, r.error + " (in binding '" + written + "')");
+    if (!r.ok()) {
+      collect(st.loc, r.error + " (in binding '" + written + "')");
+      continue;
+    }
     const ConfigurableSpec* spec = registry_->Find(r.full_name);
     const ParamSpec* ps = spec->FindParam(st.param);
     if (ps == nullptr) {
@@ -347,35 +325,162 @@ void Config::Finalize() {
         msg += "; its parameters are";
         for (size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : " ") + names[i];
       }
-      Fail(st.loc, msg);
+      collect(st.loc, msg);
+      continue;
     }
     const std::string full_param = KeyName(st.scope, r.full_name, st.param);
     Value value;
+    std::vector<std::string> required;
     if (rec.string_fallback) {
       if (!IsStringTyped(*ps)) {
-        throw Error(rec.fallback_error + " (value for '" + written + "', which takes " +
-                    ParamTypeName(ps->type) + ")");
+        errors.push_back(rec.fallback_error + " (value for '" + written + "', which takes " +
+                         ParamTypeName(ps->type) + ")");
+        continue;
       }
       value = st.value;
     } else {
       std::vector<std::string> stack;
-      value = ResolveValue(st.value, stack, full_param);
-    }
-    std::string err = CheckParamValue(*ps, value, full_param);
-    if (!err.empty()) {
-      if (st.value.kind() == Value::Kind::kMacro) {
-        const MacroDef& def = macros_.at(st.value.macro_name());
-        err += " (from macro %" + st.value.macro_name() + " set at " + def.loc.ToString() + ")";
+      try {
+        value = ResolveValue(st.value, stack, &required);
+      } catch (const Error& e) {
+        errors.push_back(e.what());
+        continue;
       }
-      Fail(st.value.kind() == Value::Kind::kMacro ? st.value.location() : value.location(), err);
+    }
+    // A value holding %gin.REQUIRED is checked where it is read.
+    if (required.empty()) {
+      std::string err = CheckParamValue(*ps, value, full_param);
+      if (!err.empty()) {
+        if (st.value.kind() == Value::Kind::kMacro) {
+          const MacroDef& def = macros_.at(st.value.macro_name());
+          err += " (from macro %" + st.value.macro_name() + " set at " + def.loc.ToString() + ")";
+        }
+        collect(st.value.kind() == Value::Kind::kMacro ? st.value.location() : value.location(),
+                err);
+        continue;
+      }
     }
     Bound& b = bindings_[Key{st.scope, r.full_name, st.param}];
     b.value = std::move(value);
     b.loc = st.loc;
     b.order = order++;
     b.used = false;
+    b.required_macros = std::move(required);
+  }
+  // Unset %gin.REQUIRED values that the called configurables read.
+  std::vector<std::pair<std::string, std::string>> missing = MissingRequired(called);
+  if (!missing.empty()) errors.push_back(RequiredMessage(missing));
+  if (errors.size() == 1) throw Error(errors[0]);
+  if (!errors.empty()) {
+    std::string msg = std::to_string(errors.size()) + " errors in the gin config:";
+    for (const std::string& e : errors) msg += "\n  " + e;
+    throw Error(msg);
   }
   finalized_ = true;
+}
+
+std::vector<std::pair<std::string, std::string>> Config::MissingRequired(
+    const std::vector<std::string>& called) const {
+  // Walks the configurables `called` reaches through the references in
+  // their bound (or default) values, each in the scope its reference names
+  // -- the configurables gin would call, and the scopes t5xx queries them in.
+  std::vector<std::pair<std::string, std::string>> missing;
+  std::set<std::pair<std::string, std::string>> seen;  // (name, scope)
+  std::vector<std::pair<std::string, std::string>> todo;
+  for (const std::string& c : called) todo.emplace_back(c, "");
+  std::function<void(const Value&)> add_refs = [&](const Value& v) {
+    switch (v.kind()) {
+      case Value::Kind::kReference:
+        todo.emplace_back(v.reference_name(), v.reference_scope());
+        break;
+      case Value::Kind::kList:
+      case Value::Kind::kTuple:
+        for (const Value& item : v.AsList()) add_refs(item);
+        break;
+      case Value::Kind::kDict:
+        for (const auto& [k, x] : v.AsDict()) {
+          add_refs(k);
+          add_refs(x);
+        }
+        break;
+      default:
+        break;
+    }
+  };
+  while (!todo.empty()) {
+    const auto node = todo.back();
+    todo.pop_back();
+    if (!seen.insert(node).second) continue;
+    const ConfigurableSpec* spec = registry_->Find(node.first);
+    if (spec == nullptr) continue;
+    for (const ParamSpec& p : spec->params) {
+      const Bound* b = FindBound(node.first, p.name, node.second);
+      if (b == nullptr) {
+        add_refs(p.default_value);
+        continue;
+      }
+      for (auto& entry : RequiredEntries(*b, KeyName(node.second, node.first, p.name))) {
+        if (std::find(missing.begin(), missing.end(), entry) == missing.end()) {
+          missing.push_back(std::move(entry));
+        }
+      }
+      add_refs(b->value);
+    }
+  }
+  return missing;
+}
+
+std::vector<std::pair<std::string, std::string>> Config::RequiredEntries(
+    const Bound& b, const std::string& key) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& m : b.required_macros) {
+    if (m.empty()) {  // bound directly: the whole message, at its %gin.REQUIRED
+      out.emplace_back("", b.value.location().ToString() + ": " + key +
+                               " is %gin.REQUIRED and was never overridden; bind it in a gin "
+                               "file or with --gin." + key + "=<value>");
+    } else {
+      out.emplace_back(m, key + " at " + b.loc.ToString());
+    }
+  }
+  return out;
+}
+
+std::string Config::RequiredMessage(const std::vector<std::pair<std::string, std::string>>& missing) const {
+  // missing: (macro, reader "scope/configurable.param at file:line:col"), or
+  // ("", the whole message) for a %gin.REQUIRED bound directly.
+  std::vector<std::string> macros;
+  std::map<std::string, std::string> readers;
+  std::vector<std::string> direct;
+  for (const auto& [macro, reader] : missing) {
+    if (macro.empty()) {
+      direct.push_back(reader);
+      continue;
+    }
+    if (!readers.count(macro)) macros.push_back(macro);
+    std::string& r = readers[macro];
+    if (r.find(reader) == std::string::npos) r += (r.empty() ? "" : ", ") + reader;
+  }
+  std::vector<std::string> parts;
+  if (macros.size() == 1) {
+    const std::string& m = macros[0];
+    parts.push_back(macros_.at(m).loc.ToString() + ": macro '" + m +
+                    "' is %gin.REQUIRED and was never set (read by " + readers[m] +
+                    "); set it in a gin file ('" + m + " = ...') or with --gin." + m + "=<value>");
+  } else if (!macros.empty()) {
+    std::string msg = macros_.at(macros[0]).loc.ToString() + ": macros";
+    for (size_t i = 0; i < macros.size(); ++i) msg += (i ? ", '" : " '") + macros[i] + "'";
+    msg += " are %gin.REQUIRED and were never set (";
+    for (size_t i = 0; i < macros.size(); ++i) {
+      msg += (i ? "; " : "") + macros[i] + " read by " + readers[macros[i]];
+    }
+    msg += "); set each in a gin file or with --gin.NAME=<value> (e.g. --gin." + macros[0] +
+           "=<value>)";
+    parts.push_back(msg);
+  }
+  for (const std::string& d : direct) parts.push_back(d);
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "\n  ") + p;
+  return out;
 }
 
 void Config::RequireFinalized(const char* fn) const {
@@ -425,6 +530,10 @@ Value Config::Query(const std::string& configurable, const std::string& param,
   if (const Bound* b = FindBound(configurable, param, scope)) {
     b->used = true;
     v = b->value;
+    if (!b->required_macros.empty()) {
+      const auto missing = RequiredEntries(*b, KeyName(scope, configurable, param));
+      throw Error(RequiredMessage(missing));
+    }
   } else if (ps.required) {
     throw Error("no value for required parameter '" + what + "'; bind it in a gin file ('" + what +
                 " = ...') or with --gin." + what + "=<value>");

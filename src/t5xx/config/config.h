@@ -73,11 +73,19 @@ class Config {
                       const std::string& source_name);
 
   // Resolves aliases, references and macros; checks every binding names a
-  // registered configurable and parameter ("did you mean"), type-checks
-  // values, and fails if any %gin.REQUIRED (macro or binding) was never
-  // overridden (naming every such macro). Throws t5xx::Error. May be called
-  // again after more parsing.
-  void Finalize();
+  // registered configurable and parameter ("did you mean"), and type-checks
+  // values. A %gin.REQUIRED macro or binding that was never set is an error
+  // only where a called configurable reads it, as in gin: `called` names the
+  // configurables the command calls (e.g. "__main__.train"); every
+  // configurable they reach through references (@x, @x(), @scope/x()) in
+  // bound or default values counts as called, in the scope its reference
+  // names. Every error is collected and thrown as one t5xx::Error: binding
+  // errors in the order written, then the unset REQUIRED values read
+  // (naming each macro, where it is defined and who reads it); several
+  // errors give one line each under "N errors in the gin config:". A
+  // REQUIRED read that `called` did not foresee is reported by Query. May
+  // be called again after more parsing.
+  void Finalize(const std::vector<std::string>& called = {});
   bool finalized() const { return finalized_; }
 
   // The value for `param` of `configurable` (full registered name) in
@@ -87,7 +95,9 @@ class Config {
   // names the parameter so its As*() errors are self-explanatory. Records the
   // value for OperativeConfigString and marks the binding used.
   // Throws t5xx::Error if the configurable/param is not registered
-  // (programming error) or if a required parameter has no binding.
+  // (programming error), if a required parameter has no binding, or if the
+  // binding holds a %gin.REQUIRED that was never set (naming the macro, its
+  // definition and this reader).
   Value Query(const std::string& configurable, const std::string& param,
               const std::string& scope = "");
 
@@ -96,7 +106,7 @@ class Config {
   bool IsBound(const std::string& configurable, const std::string& param,
                const std::string& scope = "") const;
 
-  // Resolved value of a macro, if defined.
+  // Resolved value of a macro, if defined (%gin.REQUIRED if it is unset).
   std::optional<Value> MacroValue(const std::string& name) const;
 
   // Every value returned by Query (explicit bindings and defaults), in gin
@@ -135,6 +145,9 @@ class Config {
     Location loc;
     size_t order = 0;
     mutable bool used = false;  // set by Query
+    // Unset %gin.REQUIRED in the value: the macros it came through ("" if
+    // bound directly). Reading such a binding is the error.
+    std::vector<std::string> required_macros;
   };
   struct MacroDef {
     Value value;  // as written
@@ -146,8 +159,21 @@ class Config {
   void ParseFileAt(const std::string& resolved_path, const std::string& shown_path);
   std::string FindFile(const std::string& path, const std::string& including_dir,
                        std::vector<std::string>* tried) const;
+  // Throws t5xx::Error for an undefined macro, a macro cycle or a bad
+  // reference; a %gin.REQUIRED stays as it is and is recorded in
+  // *required (the macro it came through, "" if direct) when given.
   Value ResolveValue(const Value& v, std::vector<std::string>& macro_stack,
-                     const std::string& what) const;
+                     std::vector<std::string>* required) const;
+  // Unset %gin.REQUIRED values read by the configurables `called` reaches
+  // (see Finalize): (macro, reader) or ("", message for a direct binding).
+  std::vector<std::pair<std::string, std::string>> MissingRequired(
+      const std::vector<std::string>& called) const;
+  // The entries above for binding `b`, read as `key`.
+  std::vector<std::pair<std::string, std::string>> RequiredEntries(const Bound& b,
+                                                                   const std::string& key) const;
+  // The message for unset REQUIRED reads: (macro or "", reader).
+  std::string RequiredMessage(
+      const std::vector<std::pair<std::string, std::string>>& missing) const;
   const Bound* FindBound(const std::string& configurable, const std::string& param,
                          const std::string& scope) const;
   const ParamSpec& CheckRegistered(const std::string& configurable, const std::string& param) const;
