@@ -27,6 +27,7 @@ using gin::Value;
 
 constexpr char kTask[] = "seqio.Task";
 constexpr char kMixture[] = "seqio.Mixture";
+constexpr char kSampleFromDatasets[] = "tf.data.Dataset.sample_from_datasets";
 constexpr char kFeature[] = "seqio.Feature";
 constexpr char kRegister[] = "t5xx.seqio.register";
 constexpr char kTextLine[] = "seqio.TextLineDataSource";
@@ -348,9 +349,18 @@ class Builder {
     const Value dr = c_.Query(kMixture, "default_rate", s);
     std::optional<double> default_rate;
     if (!dr.is_none()) default_rate = dr.AsFloat();
+    // seqio's sample_fn: None = sample_from_datasets(stop_on_empty_dataset=True).
+    bool stop_on_empty = true;
+    const Value sample_fn = c_.Query(kMixture, "sample_fn", s);
+    if (!sample_fn.is_none()) {
+      ExpectOneOf(sample_fn, {kSampleFromDatasets}, "a sample_fn");
+      stop_on_empty = c_.Query(kSampleFromDatasets, "stop_on_empty_dataset",
+                               sample_fn.reference_scope())
+                          .AsBool();
+    }
     try {
       return std::make_shared<seqio::Mixture>(name, std::move(entries), default_rate, tasks,
-                                              mixtures);
+                                              mixtures, stop_on_empty);
     } catch (const Error& e) {
       throw Error(Where(v) + ": " + e.what());
     }

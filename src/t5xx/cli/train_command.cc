@@ -12,6 +12,7 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/train_setup.h"
+#include "t5xx/cli/train_validation.h"
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/data/corpus_builder.h"
 #include "t5xx/data/demo_tasks.h"
@@ -35,42 +36,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The output features of the task or mixture `name` (seqio's
-// get_mixture_or_task: a mixture wins when both registries hold the name).
-// Throws t5xx::Error for an unknown name ("did you mean" over both
-// registries) or a demo task whose corpus is missing.
-seqio::OutputFeatures GetOutputFeatures(const std::string& name,
-                                        const std::optional<std::string>& demo_problem) {
-  if ((name == seqio::kDemoTaskName || name == seqio::kDemoLmTaskName) && demo_problem) throw Error(*demo_problem);
-  if (seqio::MixtureRegistry::Global().Has(name)) {
-    return seqio::MixtureRegistry::Global().Get(name)->output_features();
-  }
-  if (!seqio::TaskRegistry::Global().Has(name)) {
-    std::vector<std::string> names = seqio::TaskRegistry::Global().Names();
-    for (const auto& m : seqio::MixtureRegistry::Global().Names()) names.push_back(m);
-    const std::string suggestion = seqio::ClosestName(name, names);
-    throw Error("no task or mixture named '" + name + "'" +
-                (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
-                "; define it in gin (seqio.Task / seqio.Mixture in t5xx.seqio.register) or "
-                "use " + seqio::kDemoTaskName);
-  }
-  return seqio::TaskRegistry::Global().Get(name)->output_features();
-}
-
-// The model's feature converter, as t5x's models choose it
-// (FEATURE_CONVERTER_CLS): EncDecFeatureConverter for EncoderDecoderModel;
-// for DecoderOnlyModel seqio's DecoderFeatureConverter, i.e. the prefix-LM
-// converter when the task has 'inputs' lengths, else the LM converter.
-std::shared_ptr<seqio::FeatureConverter> MakeConverter(ModelKind kind, const DatasetConfig& d) {
-  if (kind == ModelKind::kEncoderDecoder) {
-    return std::make_shared<seqio::EncDecFeatureConverter>(d.pack);
-  }
-  if (d.task_feature_lengths.count("inputs")) {
-    return std::make_shared<seqio::PrefixLMFeatureConverter>(d.pack);
-  }
-  return std::make_shared<seqio::LMFeatureConverter>(d.pack);
-}
-
 // The model MODEL describes.
 std::unique_ptr<models::BaseTransformerModel> MakeModel(const TrainSetup& s) {
   if (s.model_kind == ModelKind::kEncoderDecoder) {
@@ -80,19 +45,6 @@ std::unique_ptr<models::BaseTransformerModel> MakeModel(const TrainSetup& s) {
   return std::make_unique<models::DecoderOnlyModel>(
       models::DecoderOnlyTransformer(s.decoder_only_config), s.inputs_bidirectional_attention,
       s.z_loss, s.label_smoothing, s.loss_normalizing_factor);
-}
-
-// Model-feature lengths of a batch (for FLOPs).
-std::map<std::string, int64_t> ModelFeatureLengths(ModelKind kind, const DatasetConfig& d) {
-  auto len = [&](const char* k) {
-    auto it = d.task_feature_lengths.find(k);
-    return it == d.task_feature_lengths.end() ? int64_t{0} : it->second;
-  };
-  if (kind == ModelKind::kEncoderDecoder) {
-    return {{"encoder_input_tokens", len("inputs")}, {"decoder_target_tokens", len("targets")}};
-  }
-  // The prefix-LM converter concatenates inputs and targets.
-  return {{"decoder_target_tokens", len("inputs") + len("targets")}};
 }
 
 // models::MemoryPlan for the configured model, optimizer, per-process batch
@@ -127,7 +79,8 @@ trainer::BatchFn MakeBatchFn(const DatasetConfig& d, ModelKind kind, int num_epo
   seqio::FeatureLengths lengths(d.task_feature_lengths.begin(), d.task_feature_lengths.end());
   auto it = std::make_shared<seqio::BatchIterator>(seqio::GetMixtureOrTaskDataset(
       d.mixture_or_task_name, lengths, *converter, d.split, d.shuffle, num_epochs, {},
-      d.seed ? static_cast<uint64_t>(*d.seed) : seed, d.batch_size));
+      d.seed ? static_cast<uint64_t>(*d.seed) : seed, d.batch_size,
+      seqio::TaskRegistry::Global(), seqio::MixtureRegistry::Global(), d.trim_output_features));
   return [it, converter]() -> std::optional<models::FeatureBatch> {
     auto b = it->Next();
     if (!b) return std::nullopt;
@@ -145,67 +98,6 @@ auto Reading(const std::string& what, F&& f) {
   }
 }
 
-std::string Describe(const DatasetConfig& d, const std::string& scope) {
-  return "the " + scope + " dataset (" + scope + "/utils.DatasetConfig: task '" +
-         d.mixture_or_task_name + "', split '" + d.split + "')";
-}
-
-// t5x's train() requires the task's output vocabulary to equal the model's
-// (utils.verify_matching_vocabs); relative model paths are under data_dir.
-void CheckVocabularies(const TrainSetup& s, const std::string& task_name,
-                       const seqio::OutputFeatures& output_features,
-                       const std::string& data_dir) {
-  int64_t task_vocab = 0;
-  for (const auto& [name, feature] : output_features) {
-    task_vocab = std::max<int64_t>(task_vocab, feature.vocabulary->vocab_size());
-  }
-  const int64_t model_vocab = s.model_kind == ModelKind::kEncoderDecoder
-                                  ? s.t5_config.vocab_size
-                                  : s.decoder_only_config.vocab_size;
-  const std::string vocab_key = s.model_kind == ModelKind::kEncoderDecoder
-                                    ? "network.T5Config.vocab_size"
-                                    : "network.TransformerConfig.vocab_size";
-  T5XX_CHECK(task_vocab <= model_vocab,
-        "task '" + task_name + "' uses a vocabulary of " + std::to_string(task_vocab) +
-            " ids but " + vocab_key + " = " + std::to_string(model_vocab) +
-            "; set vocab_size to at least " + std::to_string(task_vocab) +
-            " (t5x rounds up to a multiple of 128)");
-  auto it = output_features.find("targets");
-  if (it == output_features.end()) return;
-  const auto* task_spm =
-      dynamic_cast<const seqio::SentencePieceVocabulary*>(it->second.vocabulary.get());
-  const VocabularyConfig& v = s.output_vocabulary;
-  std::string path = v.sentencepiece_model_file;
-  if (!path.empty() && path[0] != '/' && path.find("://") == std::string::npos) {
-    path = data_dir + "/" + path;
-  }
-  const bool same_file = task_spm && fs::exists(path) &&
-                         fs::weakly_canonical(path) == fs::weakly_canonical(task_spm->model_file());
-  if (task_spm && same_file && task_spm->extra_ids() == v.extra_ids) return;
-  throw Error(
-      "the model's vocabulary (seqio.SentencePieceVocabulary.sentencepiece_model_file = '" +
-      v.sentencepiece_model_file + "', extra_ids = " + std::to_string(v.extra_ids) +
-      ") is not the vocabulary of task '" + task_name + "' (" +
-      (task_spm ? "'" + task_spm->model_file() + "', extra_ids = " +
-                      std::to_string(task_spm->extra_ids())
-                : std::string("not a SentencePieceVocabulary")) +
-      "); t5x requires them to match: bind the model's vocabulary to the task's "
-      "(a relative path is looked up under --data_dir)");
-}
-
-// MODEL_DIR must be new or hold no earlier run: t5xx cannot resume yet.
-void CheckModelDir(const std::string& model_dir) {
-  if (!fs::exists(model_dir)) return;
-  T5XX_CHECK(fs::is_directory(model_dir),
-        "MODEL_DIR '" + model_dir + "' exists and is not a directory; pass "
-        "--gin.MODEL_DIR=<a new directory>");
-  std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(model_dir);
-  T5XX_CHECK(steps.empty(),
-        "MODEL_DIR '" + model_dir + "' already holds checkpoint_" + std::to_string(steps.back()) +
-            "; t5xx cannot resume a run yet (restoring comes with the checkpoint work), so "
-            "use a new MODEL_DIR or delete this one");
-}
-
 }  // namespace
 
 int TrainCommand(const std::vector<std::string>& all_args) {
@@ -214,11 +106,9 @@ int TrainCommand(const std::vector<std::string>& all_args) {
   const TrainSetup& s = loaded.setup;
   const std::string data_dir = loaded.flags.count("data_dir") ? loaded.flags["data_dir"]
                                                               : seqio::DefaultDataDir();
-  CheckModelDir(s.model_dir);
-
-  const std::optional<std::string>& demo_problem = loaded.demo_problem;
+  // Everything `t5xx config` checks too.
+  ValidatedTrainRun run = ValidateTrainRun(loaded, data_dir);
   const std::string& task_name = s.train_dataset.mixture_or_task_name;
-  CheckVocabularies(s, task_name, GetOutputFeatures(task_name, demo_problem), data_dir);
 
   std::unique_ptr<models::BaseTransformerModel> model = MakeModel(s);
   partitioning::PjitPartitioner partitioner(s.num_partitions, s.logical_axis_rules);
@@ -274,24 +164,9 @@ int TrainCommand(const std::vector<std::string>& all_args) {
   // the same eval_steps batches.
   trainer::EvalDatasets eval_datasets;
   if (s.train_eval_dataset) {
-    const DatasetConfig eval_cfg = *s.train_eval_dataset;
-    GetOutputFeatures(eval_cfg.mixture_or_task_name, demo_problem);
-    std::vector<std::string> names;
-    if (seqio::MixtureRegistry::Global().Has(eval_cfg.mixture_or_task_name)) {
-      for (const auto& task :
-           seqio::MixtureRegistry::Global().Get(eval_cfg.mixture_or_task_name)->tasks()) {
-        const std::vector<std::string> splits = task->splits();
-        if (std::find(splits.begin(), splits.end(), eval_cfg.split) != splits.end()) {
-          names.push_back(task->name());
-        }
-      }
-    }
-    names.push_back(eval_cfg.mixture_or_task_name);
     const int num_epochs = static_cast<int>(std::min<int64_t>(
-        std::numeric_limits<int>::max(), s.eval_steps * eval_cfg.batch_size));
-    for (const std::string& name : names) {
-      DatasetConfig cfg = eval_cfg;
-      cfg.mixture_or_task_name = name;
+        std::numeric_limits<int>::max(), s.eval_steps * s.train_eval_dataset->batch_size));
+    for (const DatasetConfig& cfg : run.eval_datasets) {
       const std::string eval_what = Describe(cfg, "train_eval");
       auto make_eval = [cfg, eval_what, num_epochs, seed = s.random_seed, kind = s.model_kind]() {
         trainer::BatchFn stream = Reading(eval_what, [&] {
@@ -305,32 +180,11 @@ int TrainCommand(const std::vector<std::string>& all_args) {
             eval_what + " yields no full batch of " + std::to_string(cfg.batch_size) +
                 " examples; lower train_eval/utils.DatasetConfig.batch_size or set "
                 "train.train_eval_dataset_cfg = None");
-      eval_datasets.emplace_back(name, make_eval);
+      eval_datasets.emplace_back(cfg.mixture_or_task_name, make_eval);
     }
   }
-
-  // The loop's settings, checked before anything is written.
-  trainer::TrainLoopConfig loop;
-  loop.model_dir = s.model_dir;
-  loop.total_steps = s.total_steps;
-  loop.relative_steps = s.relative_steps;
-  loop.stats_period = s.stats_period;
-  loop.save_checkpoints = s.save_checkpoints;
-  loop.checkpoint_period = s.checkpoint_period;
-  loop.keep = s.checkpoint_keep;
-  loop.eval_steps = s.eval_steps;
-  loop.eval_period = s.eval_period;
-  loop.run_eval_before_training = s.run_eval_before_training;
-  loop.train_actions = s.train_actions;
-  loop.train_eval_actions = s.train_eval_actions;
-  loop.stop_on_nan = !(s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor &&
-                       s.optimizer.adafactor.skip_nan_updates);
+  trainer::TrainLoopConfig loop = run.loop;
   loop.num_devices = partitioner.mesh().data * partitioner.mesh().model;
-  {
-    std::vector<std::string> eval_names;
-    for (const auto& [name, make] : eval_datasets) eval_names.push_back(name);
-    trainer::CheckTrainLoopConfig(loop, eval_names, trainer.step());
-  }
 
   // Only now: MODEL_DIR and the operative config.
   std::error_code ec;

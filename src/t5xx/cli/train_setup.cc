@@ -91,6 +91,9 @@ DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope) {
   d.shuffle = q("shuffle").AsBool();
   d.seed = OptionalInt(q("seed"));
   d.pack = q("pack").AsBool();
+  d.trim_output_features = q("trim_output_features").AsBool();
+  q("use_custom_packing_ops").AsBool();  // no effect: one packer (documented)
+  q("use_memory_cache").AsBool();        // no effect: streams are rebuilt
   gin::Value use_cached = q("use_cached");
   Refuse(use_cached.AsBool(), use_cached,
          "t5xx has no seqio cache yet; set USE_CACHED_TASKS = False");

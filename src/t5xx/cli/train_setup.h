@@ -38,6 +38,7 @@ struct DatasetConfig {
   bool shuffle = false;
   std::optional<int64_t> seed;
   bool pack = false;
+  bool trim_output_features = true;
 };
 
 // seqio.SentencePieceVocabulary as bound for the model (used for decoding;

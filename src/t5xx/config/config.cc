@@ -524,7 +524,7 @@ Value Config::Query(const std::string& configurable, const std::string& param,
                     const std::string& scope) {
   RequireFinalized("Query");
   const ParamSpec& ps = CheckRegistered(configurable, param);
-  queried_.insert(configurable);
+  queried_[configurable].insert(scope);
   const std::string what = KeyName(scope, configurable, param);
   Value v;
   if (const Bound* b = FindBound(configurable, param, scope)) {
@@ -550,7 +550,7 @@ bool Config::IsBound(const std::string& configurable, const std::string& param,
                      const std::string& scope) const {
   RequireFinalized("IsBound");
   CheckRegistered(configurable, param);
-  queried_.insert(configurable);
+  queried_[configurable].insert(scope);
   return FindBound(configurable, param, scope) != nullptr;
 }
 
@@ -613,12 +613,23 @@ std::vector<std::string> Config::UnusedFlagMacros() const {
   return out;
 }
 
+bool Config::Called(const std::string& configurable, const std::string& binding_scope) const {
+  auto it = queried_.find(configurable);
+  if (it == queried_.end()) return false;
+  for (const std::string& q : it->second) {
+    for (const std::string& s : ScopePrefixes(q)) {
+      if (s == binding_scope) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<std::string> Config::IgnoredBindings() const {
   RequireFinalized("IgnoredBindings");
   std::vector<std::pair<size_t, std::string>> ignored;
   for (const auto& [key, b] : bindings_) {
     const auto& [scope, configurable, param] = key;
-    if (b.used || queried_.count(configurable)) continue;
+    if (b.used || Called(configurable, scope)) continue;
     std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
     ignored.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
   }
@@ -634,7 +645,7 @@ std::vector<std::string> Config::UnusedBindings() const {
   for (const auto& [key, b] : bindings_) {
     if (b.used) continue;
     const auto& [scope, configurable, param] = key;
-    if (!queried_.count(configurable)) continue;  // IgnoredBindings
+    if (!Called(configurable, scope)) continue;  // IgnoredBindings
     std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
     unused.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
   }

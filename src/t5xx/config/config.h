@@ -121,9 +121,12 @@ class Config {
   // binding refers to, e.g. a typo such as --gin.BATCH_SIZ=8:
   // "--gin.BATCH_SIZ flag: macro BATCH_SIZ is never used (did you mean
   // 'BATCH_SIZE'?)". Macros defined in gin files may go unused, as in gin.
-  // Only configurables the run queried count: bindings of a configurable it
-  // never calls (e.g. a stock model file's adafactor.Adafactor bindings when
-  // the run uses optimizers.adamw) are IgnoredBindings, as gin ignores them.
+  // Only configurables the run queried count, in a scope it queried them in
+  // (or one a queried scope falls back to): bindings of a configurable or
+  // scope it never calls (a stock model file's adafactor.Adafactor bindings
+  // when the run uses optimizers.adamw; train_eval/utils.DatasetConfig when
+  // train.train_eval_dataset_cfg = None) are IgnoredBindings, as gin ignores
+  // them.
   std::vector<std::string> UnusedBindings() const;
 
   // Bindings of configurables no Query or IsBound asked about, in the same
@@ -135,6 +138,9 @@ class Config {
 
  private:
   std::vector<std::string> UnusedFlagMacros() const;
+  // Whether a binding in `binding_scope` of `configurable` belongs to a
+  // call the run made: some query's scope falls back to it.
+  bool Called(const std::string& configurable, const std::string& binding_scope) const;
   struct Record {
     Statement st;
     bool string_fallback = false;  // value is a raw flag string (see AddFlagBinding)
@@ -188,7 +194,8 @@ class Config {
 
   bool finalized_ = false;
   std::map<Key, Bound> bindings_;
-  mutable std::set<std::string> queried_;  // configurables asked about
+  // Configurable -> the scopes it was asked about in (Query, IsBound).
+  mutable std::map<std::string, std::set<std::string>> queried_;
   std::map<std::string, MacroDef> macros_;
   std::map<std::string, Value> resolved_macros_;
   // (full name, scope, param) -> value returned by Query.

@@ -150,8 +150,19 @@ void RegisterT5xConfigurables(Registry& r) {
   r.Register({"seqio.Mixture",
               {Required("name", T::kString),
                Required("tasks", T::kList, "Task/mixture names or (name, rate) tuples."),
-               Optional("default_rate", T::kOptionalFloat, None())},
+               Optional("default_rate", T::kOptionalFloat, None()),
+               Optional("sample_fn", T::kOptionalReference, None(),
+                        "None = seqio's default, sample_from_datasets with "
+                        "stop_on_empty_dataset=True (the mixture ends when a drawn task runs "
+                        "dry); @tf.data.Dataset.sample_from_datasets takes its "
+                        "stop_on_empty_dataset binding (TF's default False: keep sampling the "
+                        "other tasks).")},
               "A seqio Mixture defined in gin; list it in t5xx.seqio.register.mixtures."});
+  r.Register({"tf.data.Dataset.sample_from_datasets",
+              {Optional("stop_on_empty_dataset", T::kBool, B(false),
+                        "True: stop when a drawn dataset is empty; False (TF's default): drop "
+                        "it and renormalise the others' rates.")},
+              "How a seqio.Mixture samples its tasks (seqio.Mixture.sample_fn)."});
   r.Register({"seqio.TextLineDataSource",
               {Required("split_to_filepattern", T::kDict),
                Optional("skip_header_lines", T::kInt, I(0))},
@@ -252,7 +263,16 @@ void RegisterT5xConfigurables(Registry& r) {
                Required("seed", T::kOptionalInt),
                Optional("use_cached", T::kBool, B(false)),
                Optional("pack", T::kBool, B(false)),
-               Optional("module", T::kOptionalString, None())},
+               Optional("use_custom_packing_ops", T::kBool, B(false),
+                        "No effect in t5xx: it has one packer (seqio's trim_and_pack), whose "
+                        "output the custom ops equal."),
+               Optional("module", T::kOptionalString, None()),
+               Optional("use_memory_cache", T::kBool, B(true),
+                        "No effect in t5xx: train-eval streams are rebuilt per evaluation."),
+               Optional("trim_output_features", T::kBool, B(true),
+                        "Cut each output feature to its task feature length after "
+                        "preprocessing (seqio's default); False makes an over-long feature "
+                        "an error.")},
               "Which seqio task/mixture to read and how to batch it."});
   r.Register({"t5x.utils.CheckpointConfig",
               {Optional("save", T::kOptionalReference, None()),

@@ -78,7 +78,8 @@ class ValidateDataset : public Dataset {
       if (n > L)
         throw Error(where + k + " longer than its task feature length (" +
                     std::to_string(n) + " > " + std::to_string(L) +
-                    "); raise the length or trim in a preprocessor");
+                    "); raise the length, or let the task trim it (seqio's "
+                    "trim_output_features = True, the default)");
       out[k] = std::move(it->second);
     }
     return out;

@@ -150,8 +150,8 @@ double MixtureRate::Value(const std::string& what) const {
 
 Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
                  std::optional<double> default_rate, const TaskRegistry& tasks,
-                 const MixtureRegistry& mixtures)
-    : name_(std::move(name)) {
+                 const MixtureRegistry& mixtures, bool stop_on_empty_dataset)
+    : name_(std::move(name)), stop_on_empty_dataset_(stop_on_empty_dataset) {
   static const std::regex kName(R"(^[\w.:#]+$)");
   T5XX_CHECK(std::regex_match(name_, kName),
         "Mixture name '" + name_ + "' is invalid: use only letters, digits, "
@@ -238,8 +238,9 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
                                const std::string& split, bool shuffle,
                                std::optional<uint64_t> seed,
                                const ShardInfo& shard_info, int num_epochs,
-                               bool stop_on_empty_dataset,
-                               bool copy_pretokenized) const {
+                               std::optional<bool> stop_on_empty_dataset,
+                               bool copy_pretokenized,
+                               bool trim_output_features) const {
   std::vector<TaskPtr> usable;
   for (const auto& t : leaf_tasks_) {
     const auto splits = t->splits();
@@ -268,7 +269,8 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
   std::vector<DatasetPtr> datasets;
   for (const auto& t : usable) {
     DatasetPtr ds = t->GetDataset(sequence_length, split, shuffle,
-                                  seed.value_or(0), shard_info, num_epochs);
+                                  seed.value_or(0), shard_info, num_epochs,
+                                  trim_output_features);
     datasets.push_back(Map(std::move(ds), [keep](Example ex) {
       for (auto it = ex.begin(); it != ex.end();)
         it = keep.count(it->first) ? std::next(it) : ex.erase(it);
@@ -277,7 +279,8 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
   }
   const uint64_t sample_seed = seed ? *seed : (shuffle ? 0 : 42);
   return std::make_unique<SampleDataset>(std::move(datasets), std::move(rates),
-                                         sample_seed, stop_on_empty_dataset);
+                                         sample_seed,
+                                         stop_on_empty_dataset.value_or(stop_on_empty_dataset_));
 }
 
 // ---------------------------------------------------------------------------
@@ -337,7 +340,7 @@ BatchIterator GetMixtureOrTaskDataset(
     const FeatureConverter& feature_converter, const std::string& split,
     bool shuffle, int num_epochs, const ShardInfo& shard_info, uint64_t seed,
     int64_t batch_size, const TaskRegistry& registry,
-    const MixtureRegistry& mixtures) {
+    const MixtureRegistry& mixtures, bool trim_output_features) {
   if (!mixtures.Has(mixture_or_task_name)) {
     if (!registry.Has(mixture_or_task_name)) {
       std::vector<std::string> names = registry.Names();
@@ -351,7 +354,7 @@ BatchIterator GetMixtureOrTaskDataset(
     }
     return GetDataset(mixture_or_task_name, task_feature_lengths,
                       feature_converter, split, shuffle, num_epochs,
-                      shard_info, seed, batch_size, registry);
+                      shard_info, seed, batch_size, registry, trim_output_features);
   }
   T5XX_CHECK(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
                              std::to_string(batch_size));
@@ -359,7 +362,8 @@ BatchIterator GetMixtureOrTaskDataset(
   const FeatureLengths model_lengths =
       feature_converter.GetModelFeatureLengths(task_feature_lengths);
   DatasetPtr ds = mixture->GetDataset(task_feature_lengths, split, shuffle,
-                                      seed, shard_info, num_epochs);
+                                      seed, shard_info, num_epochs, std::nullopt,
+                                      /*copy_pretokenized=*/false, trim_output_features);
   ds = feature_converter(std::move(ds), task_feature_lengths, mixture->name());
   return BatchIterator(std::move(ds), batch_size, model_lengths);
 }

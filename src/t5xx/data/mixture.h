@@ -106,10 +106,14 @@ class Mixture {
   //  * the leaf tasks do not all have the same output feature keys (naming
   //    the first task and the mismatching one with both key lists).
   // Function rates of tasks are evaluated lazily (GetRate / TotalRate).
+  // stop_on_empty_dataset: seqio's sample_fn, whose default is
+  // functools.partial(tf.data.Dataset.sample_from_datasets,
+  // stop_on_empty_dataset=True); see GetDataset.
   Mixture(std::string name, std::vector<MixtureEntry> entries,
           std::optional<double> default_rate = std::nullopt,
           const TaskRegistry& tasks = TaskRegistry::Global(),
-          const MixtureRegistry& mixtures = MixtureRegistry::Global());
+          const MixtureRegistry& mixtures = MixtureRegistry::Global(),
+          bool stop_on_empty_dataset = true);
 
   const std::string& name() const { return name_; }
 
@@ -146,18 +150,21 @@ class Mixture {
   // else 42 when !shuffle (seqio), else 0 (seqio would use a random seed;
   // t5xx stays deterministic).
   // num_epochs: -1 (default; seqio's None) repeats every task forever.
-  // stop_on_empty_dataset: true (seqio's sample_from_datasets default) ends
-  // the mixture as soon as a drawn task has run dry; false drops the empty
-  // task and keeps sampling the others with renormalised rates until all are
-  // empty (seqio issue #513).
+  // stop_on_empty_dataset (unset: the mixture's own, from its constructor):
+  // true (seqio's default sample_fn) ends the mixture as soon as a drawn
+  // task has run dry; false drops the empty task and keeps sampling the
+  // others with renormalised rates until all are empty (seqio issue #513).
+  // trim_output_features is passed to every task's GetDataset.
   // Throws t5xx::Error if no task has the split, all rates of the usable
   // tasks are 0, or a task's GetDataset throws.
   DatasetPtr GetDataset(const FeatureLengths& sequence_length,
                         const std::string& split = "train", bool shuffle = true,
                         std::optional<uint64_t> seed = std::nullopt,
                         const ShardInfo& shard_info = {}, int num_epochs = -1,
-                        bool stop_on_empty_dataset = true,
-                        bool copy_pretokenized = false) const;
+                        std::optional<bool> stop_on_empty_dataset = std::nullopt,
+                        bool copy_pretokenized = false,
+                        bool trim_output_features = true) const;
+  bool stop_on_empty_dataset() const { return stop_on_empty_dataset_; }
 
  private:
   struct TaskEntry {
@@ -174,13 +181,15 @@ class Mixture {
   std::map<std::string, TaskEntry> own_tasks_;  // by name
   std::vector<SubEntry> subs_;                  // in entry order
   std::vector<TaskPtr> leaf_tasks_;             // sorted by name
+  bool stop_on_empty_dataset_ = true;
 };
 
 // GetDataset (task.h) accepting mixture names too: when `mixtures` holds
 // `mixture_or_task_name` (preferred when both registries hold it, as seqio's
 // get_mixture_or_task), the mixture's GetDataset(task_feature_lengths, split,
-// shuffle, seed, shard_info, num_epochs) feeds the converter; otherwise this
-// is GetDataset(..., registry). Then converter -> BatchIterator with
+// shuffle, seed, shard_info, num_epochs, its own stop_on_empty_dataset,
+// trim_output_features) feeds the converter; otherwise this is
+// GetDataset(..., registry, trim_output_features). Then converter -> BatchIterator with
 // drop_remainder. Throws t5xx::Error for a name in neither registry ("did you
 // mean" over both), bad lengths, or batch_size < 1.
 BatchIterator GetMixtureOrTaskDataset(
@@ -191,6 +200,7 @@ BatchIterator GetMixtureOrTaskDataset(
     int num_epochs = 1, const ShardInfo& shard_info = {}, uint64_t seed = 0,
     int64_t batch_size = 1,
     const TaskRegistry& registry = TaskRegistry::Global(),
-    const MixtureRegistry& mixtures = MixtureRegistry::Global());
+    const MixtureRegistry& mixtures = MixtureRegistry::Global(),
+    bool trim_output_features = true);
 
 }  // namespace t5xx::seqio

@@ -107,7 +107,7 @@ Task::Task(std::string name, DataSourcePtr source,
 DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
                             const std::string& split, bool shuffle,
                             uint64_t seed, const ShardInfo& shard_info,
-                            int num_epochs) const {
+                            int num_epochs, bool trim_output_features) const {
   const auto known = source_->splits();
   T5XX_CHECK(std::find(known.begin(), known.end(), split) != known.end(),
         "task '" + name_ + "' has no split '" + split + "'; known splits: " +
@@ -141,6 +141,21 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
   }
   ds = std::make_unique<CheckOutputFeatures>(std::move(ds), name_,
                                              output_features_);
+  if (trim_output_features) {
+    FeatureLengths trim;
+    for (const auto& [k, L] : sequence_length) {
+      if (output_features_.count(k)) trim[k] = L;
+    }
+    ds = Map(std::move(ds), [trim](Example ex) {
+      for (const auto& [k, L] : trim) {
+        auto it = ex.find(k);
+        if (it == ex.end()) continue;
+        Tokens& t = std::get<Tokens>(it->second);  // CheckOutputFeatures: tokens
+        if (static_cast<int64_t>(t.size()) > L) t.resize(static_cast<size_t>(L));
+      }
+      return ex;
+    });
+  }
   if (shuffle)
     ds = Shuffle(std::move(ds), shuffle_buffer_size_,
                  HashSeed(seed, 0, kShufflePurpose));
@@ -214,7 +229,7 @@ BatchIterator GetDataset(const std::string& mixture_or_task_name,
                          const std::string& split, bool shuffle,
                          int num_epochs, const ShardInfo& shard_info,
                          uint64_t seed, int64_t batch_size,
-                         const TaskRegistry& registry) {
+                         const TaskRegistry& registry, bool trim_output_features) {
   T5XX_CHECK(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
                              std::to_string(batch_size));
   TaskPtr task = registry.Get(mixture_or_task_name);
@@ -222,7 +237,7 @@ BatchIterator GetDataset(const std::string& mixture_or_task_name,
   const FeatureLengths model_lengths =
       feature_converter.GetModelFeatureLengths(task_feature_lengths);
   DatasetPtr ds = task->GetDataset(task_feature_lengths, split, shuffle, seed,
-                                   shard_info, num_epochs);
+                                   shard_info, num_epochs, trim_output_features);
   ds = feature_converter(std::move(ds), task_feature_lengths, task->name());
   return BatchIterator(std::move(ds), batch_size, model_lengths);
 }

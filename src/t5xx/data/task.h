@@ -58,9 +58,12 @@ class Task {
   //     every present output feature holds int32 tokens within its
   //     vocabulary's ids [0, vocab_size) (t5xx only: seqio would hand an
   //     out-of-range id to the model).
-  //  4. if shuffle: Shuffle(shuffle_buffer_size, seed).
-  // Deviation from seqio: no step trims output features to sequence_length;
-  // over-long features are reported as errors by the FeatureConverter.
+  //  4. if trim_output_features (seqio's default): every output feature that
+  //     sequence_length names is cut to its first sequence_length[k] tokens
+  //     (seqio's Task._trim_output_features), so one over-long example
+  //     cannot stop a run; with false, an over-long feature is an error of
+  //     the FeatureConverter.
+  //  5. if shuffle: Shuffle(shuffle_buffer_size, seed).
   // Throws t5xx::Error (naming the task) for an unknown split (listing the
   // known ones), a bad num_epochs, shuffling a task that forbids it, and,
   // while iterating, for a missing/string output feature (naming the feature
@@ -68,7 +71,7 @@ class Task {
   DatasetPtr GetDataset(const FeatureLengths& sequence_length,
                         const std::string& split = "train", bool shuffle = true,
                         uint64_t seed = 0, const ShardInfo& shard_info = {},
-                        int num_epochs = 1) const;
+                        int num_epochs = 1, bool trim_output_features = true) const;
 
  private:
   std::string name_;
@@ -109,7 +112,8 @@ class TaskRegistry {
 using ::t5xx::EditDistance;
 
 // seqio.get_dataset: registry.Get(name)->GetDataset(task_feature_lengths,
-// split, shuffle, seed, shard_info, num_epochs) -> converter(ds,
+// split, shuffle, seed, shard_info, num_epochs, trim_output_features) ->
+// converter(ds,
 // task_feature_lengths, name) -> BatchIterator(batch_size, converter's model
 // feature lengths) with drop_remainder. Note seqio's default shuffle=false
 // here. Throws t5xx::Error for an unknown task, bad lengths (checked up
@@ -121,7 +125,8 @@ BatchIterator GetDataset(const std::string& mixture_or_task_name,
                          bool shuffle = false, int num_epochs = 1,
                          const ShardInfo& shard_info = {}, uint64_t seed = 0,
                          int64_t batch_size = 1,
-                         const TaskRegistry& registry = TaskRegistry::Global());
+                         const TaskRegistry& registry = TaskRegistry::Global(),
+                         bool trim_output_features = true);
 
 // seqio-spelled alias of GetDataset above.
 inline BatchIterator get_dataset(

@@ -438,6 +438,27 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
     }
   };
 
+  auto last_checkpoint = [&]() -> std::string {
+    const std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(config.model_dir);
+    if (steps.empty()) return "no checkpoint was saved";
+    return "the last checkpoint, " + checkpoints::CheckpointDir(config.model_dir, steps.back()) +
+           ", is left as it was";
+  };
+
+  // A data error part-way (a bad record, an example no step can handle):
+  // the state of the last completed step is valid, so it is saved before the
+  // error ends the run -- hours of training are not lost to one example.
+  // Returns what to append to the error's message.
+  auto save_after_data_error = [&]() -> std::string {
+    if (!config.save_checkpoints || nan_stop || trainer.step() == start) {
+      return "; training stopped at step " + std::to_string(trainer.step()) + " and " +
+             last_checkpoint();
+    }
+    save_checkpoint();
+    return "; training stopped at step " + std::to_string(trainer.step()) +
+           ", whose state was saved to " + result.checkpoint_dir;
+  };
+
   // t5x's _run_training_eval: every train-eval dataset from its start, for
   // eval_steps batches, then the TRAIN_EVAL actions.
   auto run_train_eval = [&]() {
@@ -445,7 +466,12 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
     std::map<std::string, Summary> by_task;
     for (const auto& [name, make] : eval_datasets) {
       const auto t0 = Clock::now();
-      MetricsAccumulator acc = Evaluate(trainer, make(), config.eval_steps);
+      MetricsAccumulator acc(/*train=*/false);
+      try {
+        acc = Evaluate(trainer, make(), config.eval_steps);
+      } catch (const Error& e) {
+        throw Error(std::string(e.what()) + save_after_data_error());
+      }
       if (acc.steps() == 0) {
         console << "[eval " << name << "] step " << step
                 << " | the train-eval dataset yielded no full batch; no metrics" << std::endl;
@@ -464,13 +490,6 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
     if (!by_task.empty() && RunActions(eval_actions, by_task, step, console, &nan_stop)) {
       stop_training = true;
     }
-  };
-
-  auto last_checkpoint = [&]() -> std::string {
-    const std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(config.model_dir);
-    if (steps.empty()) return "no checkpoint was saved";
-    return "the last checkpoint, " + checkpoints::CheckpointDir(config.model_dir, steps.back()) +
-           ", is left as it was";
   };
 
   if (config.run_eval_before_training && eval_enabled) run_train_eval();
@@ -504,11 +523,16 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       MetricsAccumulator acc(/*train=*/true);
       const auto t0 = Clock::now();
       for (int64_t i = 0; i < inner; ++i) {
-        std::optional<models::FeatureBatch> batch = next_train_batch();
-        T5XX_CHECK(batch.has_value(), "the training data ran out at step " +
-                                     std::to_string(trainer.step()) + " of " +
-                                     std::to_string(total) +
-                                     "; lower train.total_steps or use more data");
+        std::optional<models::FeatureBatch> batch;
+        try {
+          batch = next_train_batch();
+          T5XX_CHECK(batch.has_value(), "the training data ran out at step " +
+                                            std::to_string(trainer.step()) + " of " +
+                                            std::to_string(total) +
+                                            "; lower train.total_steps or use more data");
+        } catch (const Error& e) {
+          throw Error(std::string(e.what()) + save_after_data_error());
+        }
         const BatchCounts counts = CountBatch(*batch);
         const StepMetrics m = trainer.TrainStep(*batch);
         if (config.stop_on_nan && !std::isfinite(m.loss)) {
