@@ -163,6 +163,13 @@ TEST_F(MixtureTest, StopOnEmptyDataset) {
                       10000);
   EXPECT_EQ(all[20], 3);
   EXPECT_EQ(all[21], 500);
+  // The mixture's own setting (seqio's sample_fn, bindable in gin as
+  // seqio.Mixture.sample_fn) is the default of GetDataset.
+  auto keep_going = std::make_shared<Mixture>("sb_keep", std::vector<MixtureEntry>{"small", "big"},
+                                              1.0, tasks, mixtures,
+                                              /*stop_on_empty_dataset=*/false);
+  EXPECT_FALSE(keep_going->stop_on_empty_dataset());
+  EXPECT_EQ(CountIds(*keep_going->GetDataset({}, "train", true, 1, {}, 1), 10000), all);
   // Default num_epochs (-1) repeats: far more than 503 examples.
   EXPECT_EQ(Collect(*m->GetDataset({}, "train", true, 1), 5000).size(), 5000u);
 }

@@ -115,8 +115,8 @@ TEST(Task, OutputFeatureChecks) {
                     {RekeyPreprocessor({{"targets", "text"}}), TokenizePreprocessor(), big_id},
                     Features(/*inputs_required=*/false));
   msg = ErrorOf([&] { Collect(*out_of_range.GetDataset({}, "train", false)); });
-  EXPECT_NE(msg.find("task 'big': output feature 'targets' of example 0 holds token id 120, "
-                     "outside its vocabulary's ids [0, 120)"),
+  EXPECT_NE(msg.find("task 'big', output features check, example 0: output feature 'targets' "
+                     "holds token id 120, outside its vocabulary's ids [0, 120)"),
             std::string::npos)
       << msg;
 }
@@ -197,7 +197,8 @@ TEST(GetDataset, TaskConverterBatch) {
 
 TEST(GetDataset, OverLengthNamesTheTask) {
   TaskRegistry reg;
-  // No trimming preprocessor: "train-0 " is 8 tokens > 6.
+  // No trimming preprocessor and trim_output_features = false: "train-0 "
+  // is 8 tokens > 6.
   reg.Add(std::make_shared<Task>(
       "untrimmed", std::make_shared<FakeSource>(2),
       std::vector<Preprocessor>{RekeyPreprocessor({{"inputs", "id"}, {"targets", "text"}}),
@@ -205,8 +206,13 @@ TEST(GetDataset, OverLengthNamesTheTask) {
       Features()));
   EncDecFeatureConverter conv(false);
   auto it = GetDataset("untrimmed", {{"inputs", 4}, {"targets", 6}}, conv, "train", false,
-                       1, {}, 0, 1, reg);
+                       1, {}, 0, 1, reg, /*trim_output_features=*/false);
   const std::string msg = ErrorOf([&] { it.Next(); });
+  // seqio's default trims instead: both examples convert.
+  auto trimmed = GetDataset("untrimmed", {{"inputs", 4}, {"targets", 6}}, conv, "train", false,
+                            1, {}, 0, 1, reg);
+  EXPECT_TRUE(trimmed.Next().has_value());
+  EXPECT_TRUE(trimmed.Next().has_value());
   EXPECT_NE(msg.find("untrimmed"), std::string::npos) << msg;
   EXPECT_NE(msg.find("targets longer than its task feature length (8 > 6)"),
             std::string::npos)
@@ -249,6 +255,85 @@ TEST(GetDataset, SpanCorruptionTaskPacked) {
   for (size_t i = 0; i < a.size() && a.size() + i < two.size(); ++i)
     differs |= two[a.size() + i].features != a[i].features;
   EXPECT_TRUE(differs);
+}
+
+// seqio's Task._trim_output_features (seqio/dataset_providers.py): after
+// preprocessing, each output feature named by sequence_length becomes
+// v[:sequence_length[k]]. Expected values worked by hand: the source text
+// "train-0 " repeated 5 times is 40 bytes; FakeVocab maps byte c to
+// 3 + c % 97, so the targets are those 40 ids, plus EOS (1) from append_eos.
+TEST(Task, TrimsOutputFeaturesAsSeqio) {
+  auto src = std::make_shared<FakeSource>(1, /*repeat_chars=*/5);
+  FakeVocab vocab;
+  const std::vector<int32_t> all = vocab.Encode("train-0 train-0 train-0 train-0 train-0 ");
+  ASSERT_EQ(all.size(), 40u);
+  // append_eos, then the trim cuts the EOS off (as seqio does).
+  Task eos("eos", src,
+           {RekeyPreprocessor({{"inputs", "id"}, {"targets", "text"}}), TokenizePreprocessor(),
+            AppendEosPreprocessor()},
+           Features());
+  auto out = Collect(*eos.GetDataset({{"inputs", 8}, {"targets", 16}}, "train", false));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(GetTokens(out[0], "targets"), std::vector<int32_t>(all.begin(), all.begin() + 16));
+  // "0" -> 3 + 48 % 97 = 51, then EOS: shorter than 8, untouched.
+  EXPECT_EQ(GetTokens(out[0], "inputs"), (std::vector<int32_t>{51, 1}));
+  // append_eos_after_trim keeps its EOS: 15 ids + 1.
+  Task after("after", src, TextToTextChain(), Features());
+  out = Collect(*after.GetDataset({{"inputs", 8}, {"targets", 16}}, "train", false));
+  std::vector<int32_t> want(all.begin(), all.begin() + 15);
+  want.push_back(1);
+  EXPECT_EQ(GetTokens(out[0], "targets"), want);
+  // trim_output_features = false: the feature keeps all 41 ids.
+  out = Collect(*eos.GetDataset({{"inputs", 8}, {"targets", 16}}, "train", false, 0, {}, 1,
+                                /*trim_output_features=*/false));
+  EXPECT_EQ(GetTokens(out[0], "targets").size(), 41u);
+}
+
+// Issue 9: an error inside a step names the task, the step (its name and
+// where it was bound) and the example; earlier steps' errors pass through
+// later steps unchanged.
+TEST(Task, ErrorsNameTaskStepAndExample) {
+  auto src = std::make_shared<FakeSource>(5);
+  Preprocessor fail_on_3 = [](DatasetPtr ds, const PreprocessContext&) {
+    return Map(std::move(ds), [](Example ex) {
+      if (std::get<std::string>(ex.at("id")) == "3") throw Error("bad example");
+      return ex;
+    });
+  };
+  Task t("named", src, {fail_on_3, RekeyPreprocessor({{"targets", "text"}}), TokenizePreprocessor()},
+         Features(/*inputs_required=*/false), 1000, nullptr, {},
+         {"my.fail_on_3, bound at t.gin:4:7", "seqio.preprocessors.rekey",
+          "seqio.preprocessors.tokenize"});
+  auto ds = t.GetDataset({}, "train", false);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(ds->Next().has_value());
+  EXPECT_EQ(ErrorOf([&] { ds->Next(); }),
+            "task 'named', preprocessor 0 (my.fail_on_3, bound at t.gin:4:7), example 3: "
+            "bad example");
+  // A step reading a feature of the wrong kind: span corruption before
+  // tokenization (the reported fault).
+  Task sc("sc", src,
+          {RekeyPreprocessor({{"targets", "text"}}), SpanCorruptionPreprocessor(3.0, 0.15),
+           TokenizePreprocessor()},
+          Features(/*inputs_required=*/false), 1000, nullptr, {},
+          {"seqio.preprocessors.rekey, bound at x.gin:1:1",
+           "t5.data.preprocessors.span_corruption, bound at x.gin:2:1",
+           "seqio.preprocessors.tokenize, bound at x.gin:3:1"});
+  const std::string msg = ErrorOf([&] {
+    Collect(*sc.GetDataset({{"inputs", 16}, {"targets", 8}}, "train", false));
+  });
+  EXPECT_EQ(msg.rfind("task 'sc', preprocessor 1 (t5.data.preprocessors.span_corruption, "
+                      "bound at x.gin:2:1), example 0: feature 'targets' is string",
+                      0),
+            0u)
+      << msg;
+  // Unnamed steps are numbered; the output check is a step of its own.
+  Task untokenized("raw", src, {RekeyPreprocessor({{"targets", "text"}})},
+                   Features(/*inputs_required=*/false));
+  EXPECT_EQ(ErrorOf([&] { Collect(*untokenized.GetDataset({}, "train", false)); }),
+            "task 'raw', output features check, example 0: output feature 'targets' is a "
+            "string, expected int32 tokens; add a tokenize preprocessor");
+  EXPECT_ERROR_CONTAINS(Task("n", src, {fail_on_3}, Features(), 1000, nullptr, {}, {"a", "b"}),
+                        "Task 'n': 2 preprocessor names for 1 preprocessors");
 }
 
 }  // namespace

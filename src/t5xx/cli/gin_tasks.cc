@@ -301,8 +301,12 @@ class Builder {
     const std::string name = c_.Query(kTask, "name", s).AsString();
     seqio::DataSourcePtr source = Source(c_.Query(kTask, "source", s));
     std::vector<seqio::Preprocessor> steps;
+    std::vector<std::string> step_names;  // errors name each step so
     const Value pre = c_.Query(kTask, "preprocessors", s);
-    for (const auto& p : pre.AsList()) steps.push_back(Preprocessor(p));
+    for (const auto& p : pre.AsList()) {
+      steps.push_back(Preprocessor(p));
+      step_names.push_back(p.reference_name() + ", bound at " + Where(p));
+    }
     seqio::OutputFeatures features;
     const Value of = c_.Query(kTask, "output_features", s);
     for (const auto& [k, fv] : of.AsDict()) {
@@ -322,7 +326,8 @@ class Builder {
     try {
       return std::make_shared<seqio::Task>(name, std::move(source), std::move(steps),
                                            std::move(features), sbs.is_none() ? 0 : sbs.AsInt(),
-                                           std::move(post), std::move(metric_fns));
+                                           std::move(post), std::move(metric_fns),
+                                           std::move(step_names));
     } catch (const Error& e) {
       throw Error(Where(v) + ": " + e.what());
     }

@@ -17,8 +17,17 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "t5xx/data/example.h"
+#include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
+
+// A t5xx::Error raised while iterating a task, already prefixed with the
+// task, the step and the example it came from (Task::GetDataset): later
+// steps pass it on unchanged.
+class DataStepError : public Error {
+ public:
+  using Error::Error;
+};
 
 class Dataset {
  public:

@@ -50,8 +50,12 @@ std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
       AppendEosAfterTrimPreprocessor(),
   };
   if (!registry.Has(kDemoTaskName)) {
-    registry.Add(std::make_shared<Task>(kDemoTaskName, source,
-                                        std::move(preprocessors), features));
+    registry.Add(std::make_shared<Task>(
+        kDemoTaskName, source, std::move(preprocessors), features, 1000, nullptr,
+        std::vector<MetricFn>{},
+        std::vector<std::string>{"seqio.preprocessors.rekey", "seqio.preprocessors.tokenize",
+                                 "t5.data.preprocessors.span_corruption",
+                                 "seqio.preprocessors.append_eos_after_trim"}));
   }
   if (!registry.Has(kDemoLmTaskName)) {
     OutputFeatures lm_features{{"targets", Feature{vocab, true, true}}};
@@ -60,7 +64,11 @@ std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
         TokenizePreprocessor(),
         FullLmPreprocessor(),
     };
-    registry.Add(std::make_shared<Task>(kDemoLmTaskName, source, std::move(lm), lm_features));
+    registry.Add(std::make_shared<Task>(
+        kDemoLmTaskName, source, std::move(lm), lm_features, 1000, nullptr,
+        std::vector<MetricFn>{},
+        std::vector<std::string>{"seqio.preprocessors.rekey", "seqio.preprocessors.tokenize",
+                                 "t5.data.preprocessors.full_lm"}));
   }
   return std::nullopt;
 }

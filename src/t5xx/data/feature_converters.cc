@@ -56,8 +56,9 @@ class ValidateDataset : public Dataset {
   std::optional<Example> Next() override {
     auto ex = input_->Next();
     if (!ex) return std::nullopt;
-    const std::string where =
-        who_ + " example " + std::to_string(index_++) + ": ";
+    // Built only for an error: this runs once per example.
+    const int64_t index = index_++;
+    auto where = [&] { return who_ + " example " + std::to_string(index) + ": "; };
     Example out;
     if (keep_other_) {
       for (auto& kv : *ex)
@@ -68,15 +69,15 @@ class ValidateDataset : public Dataset {
       if (it == ex->end()) {
         std::string have;
         for (const auto& kv : *ex) have += (have.empty() ? "" : ", ") + kv.first;
-        throw Error(where + "missing task feature '" + k + "' (features: [" +
+        throw Error(where() + "missing task feature '" + k + "' (features: [" +
                     have + "])");
       }
       if (!std::holds_alternative<Tokens>(it->second))
-        throw Error(where + "task feature '" + k +
+        throw Error(where() + "task feature '" + k +
                     "' is a string; tokenize it first");
       const int64_t n = static_cast<int64_t>(std::get<Tokens>(it->second).size());
       if (n > L)
-        throw Error(where + k + " longer than its task feature length (" +
+        throw Error(where() + k + " longer than its task feature length (" +
                     std::to_string(n) + " > " + std::to_string(L) +
                     "); raise the length, or let the task trim it (seqio's "
                     "trim_output_features = True, the default)");

@@ -24,6 +24,36 @@ std::string Join(const std::vector<std::string>& v, size_t max_items = 50) {
   return "[" + out + "]";
 }
 
+// Names the step an error comes from (see DataStepError in dataset.h).
+class StepContext : public Dataset {
+ public:
+  StepContext(DatasetPtr input, std::string context)
+      : input_(std::move(input)), context_(std::move(context)) {}
+  std::optional<Example> Next() override {
+    try {
+      std::optional<Example> ex = input_->Next();
+      if (ex) ++index_;
+      return ex;
+    } catch (const DataStepError&) {
+      throw;  // an earlier step's error, already named
+    } catch (const Error& e) {
+      throw DataStepError(context_ + ", example " + std::to_string(index_) + ": " + e.what());
+    }
+  }
+  nlohmann::json SaveState() const override {
+    return {{"index", index_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    index_ = StateField(state, "index", "task step").get<int64_t>();
+    input_->RestoreState(StateField(state, "input", "task step"));
+  }
+
+ private:
+  DatasetPtr input_;
+  std::string context_;
+  int64_t index_ = 0;  // examples produced so far: the failing one's index
+};
+
 // Checks the output features of each example (lazily).
 class CheckOutputFeatures : public Dataset {
  public:
@@ -32,29 +62,26 @@ class CheckOutputFeatures : public Dataset {
   std::optional<Example> Next() override {
     auto ex = input_->Next();
     if (!ex) return std::nullopt;
-    const int64_t index = index_++;
+    ++index_;
     for (const auto& [k, f] : of_) {
       auto it = ex->find(k);
       if (it == ex->end()) {
         if (!f.required) continue;
         std::string have;
         for (const auto& kv : *ex) have += (have.empty() ? "" : ", ") + kv.first;
-        throw Error("task '" + task_ + "': example " + std::to_string(index) +
-                    " lacks required output feature '" + k +
+        throw Error("lacks required output feature '" + k +
                     "' after preprocessing (features: [" + have + "])");
       }
       if (!std::holds_alternative<Tokens>(it->second))
-        throw Error("task '" + task_ + "': output feature '" + k +
-                    "' of example " + std::to_string(index) +
-                    " is a string, expected int32 tokens; add a tokenize "
+        throw Error("output feature '" + k +
+                    "' is a string, expected int32 tokens; add a tokenize "
                     "preprocessor");
       // Ids outside the vocabulary would index past the model's embedding.
       if (f.vocabulary) {
         const int32_t size = f.vocabulary->vocab_size();
         for (int32_t id : std::get<Tokens>(it->second)) {
           if (id < 0 || id >= size) {
-            throw Error("task '" + task_ + "': output feature '" + k + "' of example " +
-                        std::to_string(index) + " holds token id " + std::to_string(id) +
+            throw Error("output feature '" + k + "' holds token id " + std::to_string(id) +
                         ", outside its vocabulary's ids [0, " + std::to_string(size) +
                         "); fix the data or use a larger vocabulary");
           }
@@ -83,13 +110,15 @@ class CheckOutputFeatures : public Dataset {
 Task::Task(std::string name, DataSourcePtr source,
            std::vector<Preprocessor> preprocessors,
            OutputFeatures output_features, int64_t shuffle_buffer_size,
-           PostprocessFn postprocess_fn, std::vector<MetricFn> metric_fns)
+           PostprocessFn postprocess_fn, std::vector<MetricFn> metric_fns,
+           std::vector<std::string> preprocessor_names)
     : name_(std::move(name)), source_(std::move(source)),
       preprocessors_(std::move(preprocessors)),
       output_features_(std::move(output_features)),
       shuffle_buffer_size_(shuffle_buffer_size),
       postprocess_fn_(std::move(postprocess_fn)),
-      metric_fns_(std::move(metric_fns)) {
+      metric_fns_(std::move(metric_fns)),
+      preprocessor_names_(std::move(preprocessor_names)) {
   static const std::regex kName(R"(^[\w.:#]+$)");
   T5XX_CHECK(std::regex_match(name_, kName),
         "Task name '" + name_ + "' is invalid: use only letters, digits, "
@@ -98,6 +127,10 @@ Task::Task(std::string name, DataSourcePtr source,
   T5XX_CHECK(shuffle_buffer_size_ >= 0,
         "Task '" + name_ + "': shuffle_buffer_size must be >= 0 (0 forbids "
         "shuffling), got " + std::to_string(shuffle_buffer_size_));
+  T5XX_CHECK(preprocessor_names_.empty() || preprocessor_names_.size() == preprocessors_.size(),
+             "Task '" + name_ + "': " + std::to_string(preprocessor_names_.size()) +
+                 " preprocessor names for " + std::to_string(preprocessors_.size()) +
+                 " preprocessors");
   for (size_t i = 0; i < preprocessors_.size(); ++i)
     T5XX_CHECK(static_cast<bool>(preprocessors_[i]),
           "Task '" + name_ + "': preprocessor " + std::to_string(i) +
@@ -133,14 +166,24 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
       },
       num_epochs);
 
+  const std::string task = "task '" + name_ + "'";
+  ds = std::make_unique<StepContext>(std::move(ds), task + ", source (split '" + split + "')");
   for (size_t i = 0; i < preprocessors_.size(); ++i) {
+    const std::string step =
+        task + ", preprocessor " + std::to_string(i) +
+        (preprocessor_names_.empty() ? std::string() : " (" + preprocessor_names_[i] + ")");
     PreprocessContext ctx{sequence_length, output_features_, HashSeed(seed, i)};
-    ds = preprocessors_[i](std::move(ds), ctx);
-    T5XX_CHECK(ds != nullptr, "task '" + name_ + "': preprocessor " +
-                             std::to_string(i) + " returned a null dataset");
+    try {
+      ds = preprocessors_[i](std::move(ds), ctx);
+    } catch (const Error& e) {  // e.g. a missing sequence length
+      throw Error(step + ": " + e.what());
+    }
+    T5XX_CHECK(ds != nullptr, step + " returned a null dataset");
+    ds = std::make_unique<StepContext>(std::move(ds), step);
   }
   ds = std::make_unique<CheckOutputFeatures>(std::move(ds), name_,
                                              output_features_);
+  ds = std::make_unique<StepContext>(std::move(ds), task + ", output features check");
   if (trim_output_features) {
     FeatureLengths trim;
     for (const auto& [k, L] : sequence_length) {

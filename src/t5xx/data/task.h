@@ -32,10 +32,14 @@ class Task {
   // forbids shuffling (seqio's shuffle_buffer_size=None). postprocess_fn
   // (may be empty: the identity) and metric_fns are seqio's: they score
   // predictions in EvaluatePredictions (evaluation.h).
+  // preprocessor_names: how errors name each step, e.g.
+  // "t5.data.preprocessors.span_corruption, bound at tasks.gin:7:5" (empty:
+  // "preprocessor <i>"); else as many as preprocessors (t5xx::Error).
   Task(std::string name, DataSourcePtr source,
        std::vector<Preprocessor> preprocessors, OutputFeatures output_features,
        int64_t shuffle_buffer_size = 1000, PostprocessFn postprocess_fn = nullptr,
-       std::vector<MetricFn> metric_fns = {});
+       std::vector<MetricFn> metric_fns = {},
+       std::vector<std::string> preprocessor_names = {});
 
   const std::string& name() const { return name_; }
   const DataSourcePtr& source() const { return source_; }
@@ -67,7 +71,12 @@ class Task {
   // Throws t5xx::Error (naming the task) for an unknown split (listing the
   // known ones), a bad num_epochs, shuffling a task that forbids it, and,
   // while iterating, for a missing/string output feature (naming the feature
-  // and the example index).
+  // and the example index). Every error raised while iterating is a
+  // DataStepError that names the task, the step (the source, a preprocessor
+  // by its name and where it was bound, or the output check) and the index
+  // of the example that step was producing, e.g. "task 'x', preprocessor 2
+  // (t5.data.preprocessors.span_corruption, bound at t.gin:7:5), example 0:
+  // ...".
   DatasetPtr GetDataset(const FeatureLengths& sequence_length,
                         const std::string& split = "train", bool shuffle = true,
                         uint64_t seed = 0, const ShardInfo& shard_info = {},
@@ -81,6 +90,7 @@ class Task {
   int64_t shuffle_buffer_size_;
   PostprocessFn postprocess_fn_;
   std::vector<MetricFn> metric_fns_;
+  std::vector<std::string> preprocessor_names_;
 };
 
 using TaskPtr = std::shared_ptr<const Task>;
