@@ -26,6 +26,8 @@
 // stats counts examples and non-padding tokens per feature (seqio's
 // stats.<split>.json excludes PAD and EOS; here only PAD is excluded), and,
 // with a converter, the padding fraction of the model features.
+// Output is JSON; strings that are not UTF-8 are written with U+FFFD in place
+// of each invalid sequence (DumpJson, util/json_text.h).
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -46,6 +48,7 @@
 #include "t5xx/data/mixture.h"
 #include "t5xx/data/task.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
 
 namespace t5xx::cli {
 namespace {
@@ -224,7 +227,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
         j[k] = ids;
         if (auto vocab = VocabularyFor(r.output_features, k)) j[k + "_text"] = vocab->Decode(ids);
       }
-      std::cout << j.dump() << "\n";
+      std::cout << DumpJson(j) << "\n";
     }
     if (r.skipped_records() > 0) {
       std::cerr << "[data] skipped " << r.skipped_records() << " bad record(s)\n";
@@ -272,7 +275,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
     j["task"] = r.name;
     j["examples"] = examples.size();
     for (const auto& [k, v] : metrics) j[k] = v;
-    std::cout << j.dump(2) << std::endl;
+    std::cout << DumpJson(j, 2) << std::endl;
     return 0;
   }
 
@@ -305,7 +308,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
       j[k + "_padding_fraction"] = 1.0 - static_cast<double>(n) / positions[k];
     }
   }
-  std::cout << j.dump(2) << std::endl;
+  std::cout << DumpJson(j, 2) << std::endl;
   return 0;
 }
 
