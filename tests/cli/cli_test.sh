@@ -262,6 +262,20 @@ else
   echo "FAIL text that is not UTF-8 (data show / stats):"; cat "$work/err" "$work/bytes_stats.json"
   echo "$out"; failures=$((failures + 1))
 fi
+# Blank lines are examples (as in seqio), counted as empty_examples. Lines:
+# "one", "", "two" (CRLF), "" (CRLF), " ", "three" (no final newline): 6
+# examples; the two blank ones are empty (their targets hold only EOS), " "
+# is not. Tokens: 3 + 3 + 1 + 5 bytes and 6 EOS = 18.
+printf 'one\n\ntwo\r\n\r\n \nthree' >"$work/blank_lines.txt"
+if "$T5XX" data stats --gin_file="$work/lines_task.gin" --gin.LINES="$work/blank_lines.txt" \
+     --task=gin_lines_task >"$work/blank_stats.json" 2>"$work/err" &&
+   grep -q '"examples": 6,' "$work/blank_stats.json" &&
+   grep -q '"empty_examples": 2,' "$work/blank_stats.json" &&
+   grep -q '"targets_tokens": 18' "$work/blank_stats.json"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL data stats empty_examples:"; cat "$work/err" "$work/blank_stats.json"; failures=$((failures + 1))
+fi
 # A typographic quote in a gin file is named whole, with its code point.
 printf 'x/seqio.Task.name = \xe2\x80\x98t\xe2\x80\x99\n' >"$work/curly.gin"
 expect_error gin_typographic_quote \

@@ -16,7 +16,13 @@ namespace t5xx::seqio {
 // (or "\r\n") that ends it — not decoded, so bytes that are not UTF-8 pass
 // through unchanged (util/utf8.h). A file's last line needs no newline; a
 // final newline does not start another line.
-// Empty lines are examples too (as seqio does).
+//
+// Blank lines are kept as examples, as seqio's TextLineDataSource
+// (tf.data.TextLineDataset) keeps them: an empty line yields {"text": ""}
+// (an example with no tokens; `t5xx data stats` counts such examples as
+// "empty_examples"), and a line of spaces yields its spaces. t5xx has no
+// preprocessor that drops them: remove them from the file if the task
+// should not see them.
 //
 // The first `skip_header_lines` lines of each file are skipped and do not
 // count for example-level sharding. Files, sharding and shuffling follow
