@@ -265,6 +265,17 @@ TEST_F(JsonLinesTest, SourcesPassBytesThatAreNotUtf8Through) {
   EXPECT_NE(msg.find("\\xff"), std::string::npos) << msg;
 }
 
+TEST_F(JsonLinesTest, TextLinesKeepNulBytes) {
+  // "a\0b\nc\n" is two lines, "a\0b" (3 bytes) and "c", plain or gzip. (The
+  // reader once cut a line at its NUL and joined the rest to the next: "ac".)
+  const std::string body("a\0b\nc\n", 6);
+  for (const std::string& p : {WritePlain("nul.txt", body), WriteGz("nul.txt.gz", body)}) {
+    TextLineDataSource src({{"train", p}});
+    auto ds = src.GetDataset("train", false, 0, ShardInfo{});
+    EXPECT_EQ(Texts(*ds), (std::vector<std::string>{std::string("a\0b", 3), "c"})) << p;
+  }
+}
+
 TEST_F(JsonLinesTest, GlobSortsAndDeduplicates) {
   WritePlain("b.txt", "");
   WritePlain("a.txt", "");
