@@ -227,6 +227,61 @@ else
   echo "FAIL data stats --skip_bad_records:"; cat "$work/err" "$work/skip.json"; failures=$((failures + 1))
 fi
 
+# Text that is not UTF-8 (util/utf8.h): a text-line source passes the bytes
+# through; JSON output writes U+FFFD (EF BF BD) per invalid sequence. Line
+# "bad \xff\xfe byte line": ByteVocabulary ids are byte + 3 (b=98 -> 101,
+# a -> 100, d -> 103, space -> 35, ff -> 258, fe -> 257, y -> 124, t -> 119,
+# e -> 104, l -> 111, i -> 108, n -> 113), then EOS 1: 17 ids, none PAD.
+# targets_pretokenized: FF and FE each become U+FFFD; targets_text is the
+# ByteVocabulary decode, which drops them (seqio: errors='ignore').
+printf 'bad \xff\xfe byte line\n' >"$work/bad_bytes.txt"
+cat >"$work/lines_task.gin" <<EOF
+import seqio
+from seqio import preprocessors
+
+lines/seqio.Task:
+  name = 'gin_lines_task'
+  source = @lines/seqio.TextLineDataSource()
+  preprocessors = [@lines/preprocessors.rekey, @preprocessors.tokenize, @preprocessors.append_eos]
+  output_features = {'targets': @lines/seqio.Feature()}
+  shuffle_buffer_size = None
+lines/seqio.TextLineDataSource.split_to_filepattern = {'train': %LINES, 'validation': %LINES}
+lines/preprocessors.rekey.key_map = {'targets': 'text'}
+lines/seqio.Feature.vocabulary = @seqio.ByteVocabulary()
+t5xx.seqio.register.tasks = [@lines/seqio.Task()]
+EOF
+expected_show="$(printf '{"targets":[101,100,103,35,258,257,35,101,124,119,104,35,111,108,113,104,1],"targets_pretokenized":"bad \xef\xbf\xbd\xef\xbf\xbd byte line","targets_text":"bad  byte line"}')"
+if out="$("$T5XX" data show --gin_file="$work/lines_task.gin" --gin.LINES="$work/bad_bytes.txt" \
+            --task=gin_lines_task 2>"$work/err")" && [ "$out" = "$expected_show" ] &&
+   "$T5XX" data stats --gin_file="$work/lines_task.gin" --gin.LINES="$work/bad_bytes.txt" \
+     --task=gin_lines_task >"$work/bytes_stats.json" 2>>"$work/err" &&
+   grep -q '"examples": 1,' "$work/bytes_stats.json" &&
+   grep -q '"targets_tokens": 17' "$work/bytes_stats.json"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL text that is not UTF-8 (data show / stats):"; cat "$work/err" "$work/bytes_stats.json"
+  echo "$out"; failures=$((failures + 1))
+fi
+# Blank lines are examples (as in seqio), counted as empty_examples. Lines:
+# "one", "", "two" (CRLF), "" (CRLF), " ", "three" (no final newline): 6
+# examples; the two blank ones are empty (their targets hold only EOS), " "
+# is not. Tokens: 3 + 3 + 1 + 5 bytes and 6 EOS = 18.
+printf 'one\n\ntwo\r\n\r\n \nthree' >"$work/blank_lines.txt"
+if "$T5XX" data stats --gin_file="$work/lines_task.gin" --gin.LINES="$work/blank_lines.txt" \
+     --task=gin_lines_task >"$work/blank_stats.json" 2>"$work/err" &&
+   grep -q '"examples": 6,' "$work/blank_stats.json" &&
+   grep -q '"empty_examples": 2,' "$work/blank_stats.json" &&
+   grep -q '"targets_tokens": 18' "$work/blank_stats.json"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL data stats empty_examples:"; cat "$work/err" "$work/blank_stats.json"; failures=$((failures + 1))
+fi
+# A typographic quote in a gin file is named whole, with its code point.
+printf 'x/seqio.Task.name = \xe2\x80\x98t\xe2\x80\x99\n' >"$work/curly.gin"
+expect_error gin_typographic_quote \
+  "curly.gin:1:21: unexpected character '$(printf '\xe2\x80\x98')' (U+2018); gin strings use ' or \"" -- \
+  "$T5XX" data show --gin_file="$work/curly.gin" --task=x
+
 # A small real corpus, then a 3-step run.
 if ! "$T5XX" build_corpus --data_dir="$work/data" --max_documents=3000 --vocab_size=1000 >"$work/corpus.log" 2>&1; then
   echo "FAIL build_corpus:"; cat "$work/corpus.log"; failures=$((failures + 1))

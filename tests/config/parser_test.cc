@@ -277,6 +277,52 @@ TEST(GinParser, SyntaxErrorsNameLocationAndText) {
   }
 }
 
+TEST(GinParser, NonAsciiIsReportedAsWholeCharacters) {
+  // ‘ is E2 80 98 = U+2018, a typographic quote a word processor typed for '.
+  EXPECT_EQ(ErrorOf([] { ParseGinText("a.b = \xE2\x80\x98x\xE2\x80\x99", "f.gin"); }),
+            "f.gin:1:7: unexpected character '\xE2\x80\x98' (U+2018); gin strings use ' or \"");
+  // “ is E2 80 9C = U+201C.
+  EXPECT_EQ(ErrorOf([] { ParseGinText("a.b = \xE2\x80\x9Cx\xE2\x80\x9D", "f.gin"); }),
+            "f.gin:1:7: unexpected character '\xE2\x80\x9C' (U+201C); gin strings use ' or \"");
+  // é is C3 A9 = U+00E9: not a quote, no hint.
+  EXPECT_EQ(ErrorOf([] { ParseGinText("a.b = \xC3\xA9", "f.gin"); }),
+            "f.gin:1:7: unexpected character '\xC3\xA9' (U+00E9)");
+  // FF starts no UTF-8 character; E2 80 followed by 'x' is a cut-off
+  // character: each is shown as the byte \xNN, never half a character.
+  EXPECT_EQ(ErrorOf([] { ParseGinText("a.b = \xFF", "f.gin"); }),
+            "f.gin:1:7: unexpected byte '\\xff', which does not start a UTF-8 character "
+            "(is the file UTF-8?)");
+  EXPECT_EQ(ErrorOf([] { ParseGinText("a.b = \xE2\x80x", "f.gin"); }),
+            "f.gin:1:7: unexpected byte '\\xe2', which does not start a UTF-8 character "
+            "(is the file UTF-8?)");
+  // A control character is shown as \xNN too.
+  EXPECT_EQ(ErrorOf([] { ParseGinText("a.b = \x01", "f.gin"); }),
+            "f.gin:1:7: unexpected character '\\x01'");
+  // An unterminated string is quoted up to 40 bytes: "'" and 38 a's are 39
+  // bytes, and 你 (E4 BD A0, 3 bytes) would end at byte 42, so it is left
+  // out whole rather than cut.
+  const std::string text = "a.b = '" + std::string(38, 'a') + "\xE4\xBD\xA0" "bc";
+  EXPECT_EQ(ErrorOf([&] { ParseGinText(text, "f.gin"); }),
+            "f.gin:1:7: unterminated string '" + std::string(38, 'a'));
+  // Invalid bytes in an unterminated string are shown as \xNN.
+  EXPECT_EQ(ErrorOf([] { ParseGinText("a.b = 'x\xFF", "f.gin"); }),
+            "f.gin:1:7: unterminated string 'x\\xff");
+}
+
+TEST(GinValue, StringsKeepBytesAndRejectUnencodableEscapes) {
+  // Bytes that are not UTF-8 inside a string pass through unchanged.
+  EXPECT_EQ(V("'bad \xFF\xFE byte'").AsString(), "bad \xFF\xFE byte");
+  // \U0001F917 is 🤗 = F0 9F A4 97.
+  EXPECT_EQ(V(R"('\U0001F917')").AsString(), "\xF0\x9F\xA4\x97");
+  // Column 8 is the backslash (after "a.b = '").
+  EXPECT_EQ(ErrorOf([] { ParseGinText(R"(a.b = '\U00110000')", "f.gin"); }),
+            "f.gin:1:8: invalid escape '\\U00110000' in string: above U+10FFFF, the last "
+            "code point");
+  EXPECT_EQ(ErrorOf([] { ParseGinText(R"(a.b = '\ud800')", "f.gin"); }),
+            "f.gin:1:8: invalid escape '\\ud800' in string: a surrogate, which UTF-8 cannot "
+            "encode");
+}
+
 TEST(GinParser, ValueErrors) {
   EXPECT_EQ(ErrorOf([] { ParseGinValue("/tmp/run", "--gin.MODEL_DIR flag", true); }),
             "--gin.MODEL_DIR flag, column 1: expected a value, got '/'");

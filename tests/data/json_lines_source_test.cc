@@ -240,6 +240,42 @@ TEST_F(JsonLinesTest, TextLineSourceYieldsEveryLine) {
   EXPECT_EQ(Texts(*ds2), (std::vector<std::string>{""}));
 }
 
+TEST_F(JsonLinesTest, SourcesPassBytesThatAreNotUtf8Through) {
+  // FF and FE are not UTF-8: every source keeps them as they are (util/utf8.h).
+  const std::string bad = "bad \xff\xfe byte line";
+  // Text lines: also a CRLF blank line ("" once "\r\n" is cut) and a line
+  // of one space, both examples.
+  const std::string t = WritePlain("bytes.txt", bad + "\r\n\r\n \n");
+  TextLineDataSource lines({{"train", t}});
+  auto ds = lines.GetDataset("train", false, 0, ShardInfo{});
+  EXPECT_EQ(Texts(*ds), (std::vector<std::string>{bad, "", " "}));
+  // JSON lines: the bytes inside a JSON string, and beside an escaped é.
+  const std::string j = WritePlain("bytes.jsonl", "{\"text\": \"" + bad + " \\u00e9\"}\n");
+  JsonLinesDataSource json_lines({{"train", j}});
+  auto ds2 = json_lines.GetDataset("train", false, 0, ShardInfo{});
+  EXPECT_EQ(Texts(*ds2), (std::vector<std::string>{bad + " \xC3\xA9"}));
+  // Outside a string such a byte is not JSON: the error names file:line and
+  // shows the byte as \xff.
+  const std::string k = WritePlain("outside.jsonl", "{\"text\": \"a\"}\n{\"text\": 1\xff}\n");
+  JsonLinesDataSource json_lines2({{"train", k}});
+  auto ds3 = json_lines2.GetDataset("train", false, 0, ShardInfo{});
+  ASSERT_TRUE(ds3->Next());
+  const std::string msg = ErrorOf([&] { ds3->Next(); });
+  EXPECT_NE(msg.find(k + ":2: malformed JSON line"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\\xff"), std::string::npos) << msg;
+}
+
+TEST_F(JsonLinesTest, TextLinesKeepNulBytes) {
+  // "a\0b\nc\n" is two lines, "a\0b" (3 bytes) and "c", plain or gzip. (The
+  // reader once cut a line at its NUL and joined the rest to the next: "ac".)
+  const std::string body("a\0b\nc\n", 6);
+  for (const std::string& p : {WritePlain("nul.txt", body), WriteGz("nul.txt.gz", body)}) {
+    TextLineDataSource src({{"train", p}});
+    auto ds = src.GetDataset("train", false, 0, ShardInfo{});
+    EXPECT_EQ(Texts(*ds), (std::vector<std::string>{std::string("a\0b", 3), "c"})) << p;
+  }
+}
+
 TEST_F(JsonLinesTest, GlobSortsAndDeduplicates) {
   WritePlain("b.txt", "");
   WritePlain("a.txt", "");

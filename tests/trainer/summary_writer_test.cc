@@ -163,7 +163,37 @@ TEST(SummaryEncodingTest, TextEventMatchesTextPb) {
             "74657874");
 }
 
+TEST(SummaryEncodingTest, InvalidUtf8IsWrittenAsReplacementCharacters) {
+  // Tags and texts are UTF-8 in TensorBoard's protos: "bad \xff\xfe" is
+  // written as "bad " + two U+FFFD (EF BF BD; FF and FE each start nothing),
+  // so the event equals the one for the replaced text, byte for byte.
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(TextEvent(2.0, 3, "config", "bad \xff\xfe"),
+            TextEvent(2.0, 3, "config", "bad " + fffd + fffd));
+  EXPECT_EQ(TextEvent(2.0, 3, "conf\xe4\xbd", "a"), TextEvent(2.0, 3, "conf" + fffd, "a"));
+  EXPECT_EQ(ScalarEvent(1.5, 7, "lo\xc0ss", 2.5f), ScalarEvent(1.5, 7, "lo" + fffd + "ss", 2.5f));
+}
+
 // ---- the writer --------------------------------------------------------------
+
+TEST_F(SummaryWriterTest, TensorBoardReadsTagsAndTextsThatWereNotUtf8) {
+  // A task name or gin string with bytes that are not UTF-8 must still give
+  // a file tensorboard parses (its protos reject such strings); it reads
+  // U+FFFD in their place.
+  {
+    SummaryWriter writer((dir_ / "train").string());
+    writer.Text("config", "name = 'bad \xff\xfe byte line'", 0);
+    writer.Scalar("loss/\xff", 1.5f, 0);
+  }
+  const nlohmann::json train = ReadWithTensorBoard(dir_ / "train");
+  if (train.is_null()) GTEST_SKIP() << "tensorboard is not installed for " << T5XX_PYTHON3;
+  EXPECT_EQ(train["canonical"], true);
+  EXPECT_EQ(train["text_pb_equal"], true);
+  EXPECT_EQ(train["texts"]["config"][0][1].get<std::string>(),
+            "name = 'bad \xEF\xBF\xBD\xEF\xBF\xBD byte line'");
+  ASSERT_TRUE(train["scalars"].contains("loss/\xEF\xBF\xBD")) << train["scalars"].dump();
+  EXPECT_EQ(train["scalars"]["loss/\xEF\xBF\xBD"][0][1].get<double>(), 1.5);
+}
 
 TEST_F(SummaryWriterTest, TensorBoardReadsScalarsAndText) {
   const std::string config =

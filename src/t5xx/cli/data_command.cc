@@ -23,9 +23,13 @@
 // decoded text beside them ("<feature>_text"), strings as they are. Without
 // --feature_converter it shows the task's output (after its preprocessors);
 // with one, the model features (packed when --pack=true).
-// stats counts examples and non-padding tokens per feature (seqio's
-// stats.<split>.json excludes PAD and EOS; here only PAD is excluded), and,
-// with a converter, the padding fraction of the model features.
+// stats counts examples, empty examples (no text: every string feature ""
+// and every token feature only PAD or EOS ids, e.g. a blank line of a text
+// file), and non-padding tokens per feature (seqio's stats.<split>.json
+// excludes PAD and EOS; here only PAD is excluded), and, with a converter,
+// the padding fraction of the model features.
+// Output is JSON; strings that are not UTF-8 are written with U+FFFD in place
+// of each invalid sequence (DumpJson, util/json_text.h).
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -46,6 +50,7 @@
 #include "t5xx/data/mixture.h"
 #include "t5xx/data/task.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
 
 namespace t5xx::cli {
 namespace {
@@ -224,7 +229,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
         j[k] = ids;
         if (auto vocab = VocabularyFor(r.output_features, k)) j[k + "_text"] = vocab->Decode(ids);
       }
-      std::cout << j.dump() << "\n";
+      std::cout << DumpJson(j) << "\n";
     }
     if (r.skipped_records() > 0) {
       std::cerr << "[data] skipped " << r.skipped_records() << " bad record(s)\n";
@@ -272,32 +277,44 @@ int DataCommandImpl(const std::vector<std::string>& args) {
     j["task"] = r.name;
     j["examples"] = examples.size();
     for (const auto& [k, v] : metrics) j[k] = v;
-    std::cout << j.dump(2) << std::endl;
+    std::cout << DumpJson(j, 2) << std::endl;
     return 0;
   }
 
   const int64_t max_examples = f.count("max_examples") ? ParseInt("max_examples", f["max_examples"], 1)
                                                         : 1000;
   DataRequest r = Open(f, "validation", demo_problem);
-  int64_t examples = 0;
+  int64_t examples = 0, empty_examples = 0;
   std::map<std::string, int64_t> tokens, positions;
   while (examples < max_examples) {
     auto ex = r.dataset->Next();
     if (!ex) break;
     ++examples;
+    // Empty: no text in any string feature or counted token feature (a
+    // blank line of a text file, even after append_eos); docs/gin.md.
+    bool empty = true;
     for (const auto& [k, v] : *ex) {
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        empty = empty && s->empty();
+        continue;
+      }
       // Token features only (not positions, segment ids, weights, or the
       // shifted decoder inputs, which repeat the targets).
-      if (!VocabularyFor(r.output_features, k) || k == "decoder_input_tokens") continue;
-      if (const auto* t = std::get_if<seqio::Tokens>(&v)) {
-        for (int32_t id : *t) tokens[k] += id != 0;
-        positions[k] += static_cast<int64_t>(t->size());
+      const seqio::VocabularyPtr vocab = VocabularyFor(r.output_features, k);
+      if (!vocab || k == "decoder_input_tokens") continue;
+      const auto& t = std::get<seqio::Tokens>(v);
+      for (int32_t id : t) {
+        tokens[k] += id != 0;
+        empty = empty && (id == 0 || id == vocab->eos_id());
       }
+      positions[k] += static_cast<int64_t>(t.size());
     }
+    empty_examples += empty;
   }
   nlohmann::json j;
   j["task"] = r.name;
   j["examples"] = examples;
+  j["empty_examples"] = empty_examples;
   j["skipped_records"] = r.skipped_records();
   for (const auto& [k, n] : tokens) {
     j[k + "_tokens"] = n;
@@ -305,7 +322,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
       j[k + "_padding_fraction"] = 1.0 - static_cast<double>(n) / positions[k];
     }
   }
-  std::cout << j.dump(2) << std::endl;
+  std::cout << DumpJson(j, 2) << std::endl;
   return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "t5xx/data/text_line_source.h"
 #include "t5xx/data/tfrecord_source.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
 
 namespace t5xx::cli {
 namespace {
@@ -126,8 +127,9 @@ class TokenJsonLinesSource : public seqio::FileDataSource {
                  const std::string& line) -> std::optional<seqio::Example> {
           if (line.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
           const std::string where = path + ":" + std::to_string(line_number);
-          nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-          T5XX_CHECK(!j.is_discarded() && j.is_object(),
+          nlohmann::json j;
+          std::string parse_error;
+          T5XX_CHECK(ParseJsonKeepingBytes(line, &j, &parse_error) && j.is_object(),
                 where + ": malformed JSON line (expected one JSON object)");
           seqio::Example ex;
           auto convert = [&](const std::string& k, const nlohmann::json& x, bool requested) {

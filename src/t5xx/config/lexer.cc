@@ -2,9 +2,11 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/utf8.h"
 
 namespace t5xx::gin {
 
@@ -15,6 +17,34 @@ std::string Token::Describe() const {
 }
 
 namespace {
+
+// Quotation marks that word processors put in place of ' and ": U+2018..U+201F
+// (‘ ’ ‚ ‛ “ ” „ ‟), the primes ′ ″, the guillemets « » ‹ › and the
+// fullwidth ＂ ＇.
+bool IsTypographicQuote(char32_t cp) {
+  return (cp >= 0x2018 && cp <= 0x201F) || cp == 0x2032 || cp == 0x2033 || cp == 0x00AB ||
+         cp == 0x00BB || cp == 0x2039 || cp == 0x203A || cp == 0xFF02 || cp == 0xFF07;
+}
+
+// The message for a character no token starts with, at s[pos]: the whole
+// character (with its code point when it is not ASCII), or \xNN for a control
+// character or for a byte that starts no well-formed UTF-8 character.
+std::string UnexpectedCharacter(const std::string& s, size_t pos) {
+  const Utf8Char ch = DecodeUtf8Char(s, pos);
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(s[pos]));
+  if (ch.length == 0) {
+    return std::string("unexpected byte '") + hex +
+           "', which does not start a UTF-8 character (is the file UTF-8?)";
+  }
+  if (ch.code_point < 0x20 || ch.code_point == 0x7F) {
+    return std::string("unexpected character '") + hex + "'";
+  }
+  std::string msg = "unexpected character '" + s.substr(pos, ch.length) + "'";
+  if (ch.code_point >= 0x80) msg += " (" + CodePointName(ch.code_point) + ")";
+  if (IsTypographicQuote(ch.code_point)) msg += "; gin strings use ' or \"";
+  return msg;
+}
 
 class Lexer {
  public:
@@ -82,7 +112,7 @@ class Lexer {
         t.text = std::string(1, c);
         Advance();
       } else {
-        Fail(t.loc, std::string("unexpected character '") + c + "'");
+        Fail(t.loc, UnexpectedCharacter(s_, pos_));
       }
       out_.push_back(std::move(t));
     }
@@ -193,7 +223,8 @@ class Lexer {
     std::string value;
     while (true) {
       if (pos_ >= s_.size() || (!triple && s_[pos_] == '\n')) {
-        std::string shown = s_.substr(start, std::min<size_t>(pos_ - start, 40));
+        const std::string shown =
+            EscapeInvalidUtf8(TruncateUtf8(std::string_view(s_).substr(start, pos_ - start), 40));
         Fail(t.loc, "unterminated string " + shown);
       }
       char c = s_[pos_];
@@ -240,8 +271,13 @@ class Lexer {
               hexs += s_[pos_];
               Advance();
             }
-            unsigned long cp = std::strtoul(hexs.c_str(), nullptr, 16);
-            AppendUtf8(value, cp, e == 'x');
+            const unsigned long cp = std::strtoul(hexs.c_str(), nullptr, 16);
+            if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+              Fail(esc_loc, std::string("invalid escape '\\") + e + hexs + "' in string: " +
+                                (cp > 0x10FFFF ? "above U+10FFFF, the last code point"
+                                               : "a surrogate, which UTF-8 cannot encode"));
+            }
+            AppendUtf8(value, static_cast<char32_t>(cp));  // "\xff" is U+00FF, as in Python
             break;
           }
           default:  // unknown escapes keep the backslash, as Python does
@@ -256,28 +292,6 @@ class Lexer {
     t.kind = TokenKind::kString;
     t.text = s_.substr(start, pos_ - start);
     t.string_value = std::move(value);
-  }
-
-  static void AppendUtf8(std::string& out, unsigned long cp, bool byte) {
-    if (byte || cp < 0x80) {
-      if (cp < 0x80) {
-        out += static_cast<char>(cp);
-        return;
-      }
-    }
-    if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
   }
 
   const std::string& s_;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/utf8.h"
 
 namespace t5xx::gin {
 
@@ -130,7 +131,7 @@ std::string CheckParamValue(const ParamSpec& spec, const Value& value, const std
     }
   }
   std::string text = value.ToGinString();
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  if (text.size() > 80) text = std::string(TruncateUtf8(text, 77)) + "...";
   if (k != K::kString) text = "'" + text + "'";
   if (!what.empty()) expected += " for " + what;
   return "expected " + expected + ", got " + text + " (" + Value::KindName(k) + ")";

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/utf8.h"
 
 namespace t5xx::gin {
 
@@ -101,7 +102,7 @@ const char* Value::KindName(Kind kind) {
 
 void Value::ThrowWrongKind(const char* expected) const {
   std::string text = ToGinString();
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  if (text.size() > 80) text = std::string(TruncateUtf8(text, 77)) + "...";
   std::string msg = loc_.ToString();
   if (!msg.empty()) msg += ": ";
   msg += std::string("expected ") + expected;

@@ -22,9 +22,11 @@ namespace t5xx::seqio {
 // Decode(ids): seqio's decode semantics — ids after the first EOS are
 // dropped; then only ids in [3, 259) are kept (pad, eos, unk, extra ids and
 // out-of-range/negative ids disappear), 3 is subtracted, and the bytes are
-// decoded as UTF-8 with Python's errors='ignore': every well-formed UTF-8
-// sequence (Unicode Table 3-7: no overlongs, no surrogates, <= U+10FFFF) is
-// kept byte-exact, every invalid or truncated byte is dropped. Multi-byte
+// decoded as UTF-8 with Python's errors='ignore' (t5xx::DropInvalidUtf8,
+// util/utf8.h): every well-formed UTF-8 sequence is kept byte-exact, every
+// invalid or truncated byte is dropped — seqio's ByteVocabulary does the same
+// (bytes.decode("utf-8", errors="ignore")), unlike the U+FFFD that t5xx's
+// JSON and TensorBoard output put in place of such bytes. Multi-byte
 // characters round-trip exactly (fixes seqio PR #415's bug class):
 // Decode(Encode("Hello 🤗 你好")) == "Hello 🤗 你好".
 //
@@ -51,10 +53,5 @@ class ByteVocabulary : public Vocabulary {
  private:
   int32_t extra_ids_ = 0;
 };
-
-// Decodes `bytes` as UTF-8, dropping every byte that is not part of a
-// well-formed sequence (Python's bytes.decode("utf-8", errors="ignore")).
-// Valid input is returned unchanged.
-std::string DropInvalidUtf8(const std::string& bytes);
 
 }  // namespace t5xx::seqio

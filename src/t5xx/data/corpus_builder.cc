@@ -37,6 +37,8 @@
 #include "t5xx/data/file_utils.h"
 #include "t5xx/data/sentencepiece_module.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
+#include "t5xx/util/utf8.h"
 
 
 namespace t5xx::seqio {
@@ -67,53 +69,6 @@ uint64_t UrlHash(const std::string& url, uint64_t seed) {
 }
 
 // ------------------------------------------------------------------- text
-
-// Replaces invalid UTF-8 sequences by U+FFFD.
-std::string SanitizeUtf8(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  size_t i = 0;
-  const size_t n = in.size();
-  while (i < n) {
-    const unsigned char c = in[i];
-    size_t len = 0;
-    uint32_t min_cp = 0;
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2, min_cp = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, min_cp = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, min_cp = 0x10000;
-    }
-    bool ok = len > 0 && i + len <= n;
-    uint32_t cp = 0;
-    if (ok) {
-      cp = c & (0x7F >> len);
-      for (size_t k = 1; k < len; ++k) {
-        const unsigned char d = in[i + k];
-        if ((d & 0xC0) != 0x80) {
-          ok = false;
-          break;
-        }
-        cp = (cp << 6) | (d & 0x3F);
-      }
-    }
-    if (ok && (cp < min_cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
-      ok = false;
-    if (ok) {
-      out.append(in, i, len);
-      i += len;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  return out;
-}
 
 int64_t CountCodePoints(const std::string& s) {
   int64_t n = 0;
@@ -368,7 +323,7 @@ namespace {
 void AppendDocument(const std::string& path, const std::string& text,
                     std::vector<CorpusDocument>& docs) {
   docs.push_back({"file://" + path + "#" + std::to_string(docs.size()),
-                  SanitizeUtf8(text)});
+                  ToValidUtf8(text)});
 }
 }  // namespace
 
@@ -711,7 +666,7 @@ CorpusInfo ReadCorpusInfo(const std::string& output_dir) {
     const json j = json::parse(ReadFileToString(path));
     if (j.at("format_version").get<int>() != CorpusInfo::kFormatVersion) {
       throw Error("'" + path + "' has format_version " +
-                  j.at("format_version").dump() + ", expected " +
+                  DumpJson(j.at("format_version")) + ", expected " +
                   std::to_string(CorpusInfo::kFormatVersion) +
                   "; rebuild the corpus");
     }
@@ -776,8 +731,8 @@ CorpusInfo BuildCorpus(const CorpusOptions& o) {
           for (const auto& [k, v] : options_json.items()) {
             if (!j.at("options").contains(k) || j.at("options").at(k) != v) {
               differ += (differ.empty() ? "" : ", ") + k + ": " +
-                        (j.at("options").contains(k) ? j.at("options").at(k).dump() : "unset") +
-                        " -> " + v.dump();
+                        (j.at("options").contains(k) ? DumpJson(j.at("options").at(k)) : "unset") +
+                        " -> " + DumpJson(v);
             }
           }
           throw Error(dir + " already holds a complete corpus built with other options (" +
@@ -831,8 +786,7 @@ CorpusInfo BuildCorpus(const CorpusOptions& o) {
     for (auto& d : docs) {
       const json line = {{"text", d.text}, {"url", d.url},
                          {"timestamp", kCorpusTimestamp}};
-      const std::string serialized =
-          line.dump(-1, ' ', false, json::error_handler_t::replace);
+      const std::string serialized = DumpJson(line);
       const int64_t chars = CountCodePoints(d.text);
       if (IsValidationDocument(d.url, o.seed, o.validation_fraction)) {
         val_writer.WriteLine(serialized);
@@ -884,7 +838,7 @@ CorpusInfo BuildCorpus(const CorpusOptions& o) {
       {"timestamp", kCorpusTimestamp},
       {"build_seconds", info.build_seconds},
   };
-  WriteStringToFileAtomic(info_path, info_json.dump(2) + "\n");
+  WriteStringToFileAtomic(info_path, DumpJson(info_json, 2) + "\n");
   return info;
 }
 

@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
+#include "t5xx/util/utf8.h"
 
 namespace t5xx::seqio {
 
@@ -53,7 +55,7 @@ json ExampleToJson(const Example& ex) {
 
 Example ExampleFromJson(const json& j) {
   T5XX_CHECK(j.is_object(), "pipeline state: an example must be a JSON object, got " +
-                           j.dump().substr(0, 80));
+                           std::string(TruncateUtf8(DumpJson(j), 80)));
   Example ex;
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it->is_string())

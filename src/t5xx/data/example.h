@@ -1,7 +1,9 @@
 // seqio's unit of data: an Example maps feature names to values.
 //
-// A value is either a UTF-8 string (e.g. "text", "inputs_pretokenized") or a
-// rank-1 sequence of int32 token ids (e.g. "inputs", "targets"). This mirrors
+// A value is either a string of bytes, text as the source holds it (usually
+// UTF-8, but bytes that are not pass through unchanged, as tf.string's do;
+// util/utf8.h) (e.g. "text", "inputs_pretokenized") or a rank-1 sequence of
+// int32 token ids (e.g. "inputs", "targets"). This mirrors
 // the tf.data dictionaries of seqio (seqio/dataset_providers.py) without
 // TensorFlow. Framework-free: no libtorch.
 #pragma once

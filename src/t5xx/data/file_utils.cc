@@ -133,7 +133,9 @@ LineReader::~LineReader() {
 LineReader::LineReader(LineReader&& other) noexcept
     : path_(std::move(other.path_)),
       file_(std::exchange(other.file_, nullptr)),
-      line_number_(other.line_number_) {}
+      line_number_(other.line_number_),
+      buffer_(std::move(other.buffer_)),
+      buffer_pos_(other.buffer_pos_) {}
 
 LineReader& LineReader::operator=(LineReader&& other) noexcept {
   if (this != &other) {
@@ -141,6 +143,8 @@ LineReader& LineReader::operator=(LineReader&& other) noexcept {
     path_ = std::move(other.path_);
     file_ = std::exchange(other.file_, nullptr);
     line_number_ = other.line_number_;
+    buffer_ = std::move(other.buffer_);
+    buffer_pos_ = other.buffer_pos_;
   }
   return *this;
 }
@@ -148,31 +152,45 @@ LineReader& LineReader::operator=(LineReader&& other) noexcept {
 bool LineReader::Next(std::string* line) {
   line->clear();
   if (file_ == nullptr) return false;
-  char buf[8192];
+  // gzread, not gzgets: gzgets ends its output at the first NUL byte, which
+  // lost the rest of such a line and joined it to the next one.
+  constexpr size_t kChunk = 1 << 16;
   bool got_any = false;
   while (true) {
-    char* r = gzgets(file_, buf, sizeof(buf));
-    if (r == nullptr) {
-      int errnum = 0;
-      const char* msg = gzerror(file_, &errnum);
-      if (errnum != Z_OK && errnum != Z_BUF_ERROR) {
-        throw Error(path_ + ":" + std::to_string(line_number_ + 1) +
-                    ": read error: " + (msg ? msg : "unknown"));
+    if (buffer_pos_ == buffer_.size()) {
+      buffer_.resize(kChunk);
+      const int n = gzread(file_, buffer_.data(), static_cast<unsigned>(kChunk));
+      buffer_.resize(n > 0 ? static_cast<size_t>(n) : 0);
+      buffer_pos_ = 0;
+      if (n <= 0) {
+        int errnum = 0;
+        const char* msg = gzerror(file_, &errnum);
+        // Z_BUF_ERROR at EOF means a truncated gzip stream.
+        if (errnum == Z_BUF_ERROR) {
+          throw Error(path_ + ":" + std::to_string(line_number_ + 1) +
+                      ": unexpected end of gzip stream (truncated file?)");
+        }
+        if (n < 0 || errnum != Z_OK) {
+          throw Error(path_ + ":" + std::to_string(line_number_ + 1) +
+                      ": read error: " + (msg ? msg : "unknown"));
+        }
+        break;  // end of file
       }
-      // Z_BUF_ERROR at EOF means a truncated gzip stream.
-      if (errnum == Z_BUF_ERROR) {
-        throw Error(path_ + ":" + std::to_string(line_number_ + 1) +
-                    ": unexpected end of gzip stream (truncated file?)");
-      }
+    }
+    const char* begin = buffer_.data() + buffer_pos_;
+    const size_t available = buffer_.size() - buffer_pos_;
+    const void* newline = std::memchr(begin, '\n', available);
+    const size_t take =
+        newline ? static_cast<size_t>(static_cast<const char*>(newline) - begin) : available;
+    line->append(begin, take);
+    got_any = true;
+    if (newline) {
+      buffer_pos_ += take + 1;
       break;
     }
-    got_any = true;
-    const size_t n = std::strlen(buf);
-    line->append(buf, n);
-    if (n > 0 && buf[n - 1] == '\n') break;
+    buffer_pos_ += take;
   }
   if (!got_any) return false;
-  if (!line->empty() && line->back() == '\n') line->pop_back();
   if (!line->empty() && line->back() == '\r') line->pop_back();
   ++line_number_;
   return true;

@@ -46,7 +46,8 @@ void WriteStringToFileAtomic(const std::string& path,
                              const std::string& contents);
 
 // Reads a gzip or plain text file line by line. Lines are returned without the
-// trailing '\n' (and without a '\r' before it); lines of any length are
+// trailing '\n' (and without a '\r' before it), every other byte as it is
+// (NUL bytes and bytes that are not UTF-8 included); lines of any length are
 // supported. Not copyable; movable.
 class LineReader {
  public:
@@ -70,6 +71,8 @@ class LineReader {
   std::string path_;
   gzFile file_ = nullptr;
   int64_t line_number_ = 0;
+  std::string buffer_;     // decompressed bytes read ahead
+  size_t buffer_pos_ = 0;  // the first of them not yet returned
 };
 
 // Writes a gzip-compressed file. Data goes to `<path>.tmp-<pid>` and is

@@ -7,6 +7,7 @@
 
 #include "t5xx/data/file_utils.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
 
 namespace t5xx::seqio {
 namespace {
@@ -173,10 +174,9 @@ Example ParseJsonLine(const std::string& path, int64_t line_number,
                       const std::vector<std::string>& fields) {
   const std::string where = path + ":" + std::to_string(line_number) + ": ";
   nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(where + "malformed JSON line: " + e.what());
+  std::string parse_error;
+  if (!ParseJsonKeepingBytes(line, &j, &parse_error)) {
+    throw Error(where + "malformed JSON line: " + parse_error);
   }
   if (!j.is_object()) {
     throw Error(where + "malformed JSON line: expected an object like "

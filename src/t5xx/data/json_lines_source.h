@@ -105,7 +105,10 @@ class FileDataSource : public DataSource {
 
 // Reads C4-style JSON lines: every non-blank line is one JSON object.
 //
-// Each Example maps field name -> std::string (UTF-8). With a non-empty
+// Each Example maps field name -> std::string, the JSON string's text as
+// UTF-8; bytes inside a JSON string that are not UTF-8 (which JSON forbids)
+// are kept as they are, as the other sources keep a file's bytes
+// (ParseJsonKeepingBytes, util/json_text.h). With a non-empty
 // `fields` list exactly those fields are extracted; otherwise every top-level
 // field whose value is a JSON string (C4: "text", "url", "timestamp";
 // non-string values are skipped). Files may be plain or gzip (.gz, detected

@@ -10,6 +10,7 @@
 #include "t5xx/data/text_preprocessors.h"
 #include "t5xx/util/edit_distance.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
 
 namespace t5xx::seqio {
 namespace {
@@ -142,7 +143,7 @@ Preprocessor PreprocessorRegistry::Create(const std::string& name,
     if (kv.value().is_null() && it->nullable) continue;
     T5XX_CHECK(HasType(kv.value(), it->type),
           name + ": argument '" + kv.key() + "' must be " + TypeName(it->type) +
-              ", got " + kv.value().dump());
+              ", got " + DumpJson(kv.value()));
   }
   for (const ArgSpec& a : e.args)
     T5XX_CHECK(!a.required || kw.contains(a.name),

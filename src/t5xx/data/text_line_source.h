@@ -11,11 +11,22 @@
 
 namespace t5xx::seqio {
 
-// Yields {"text": <line>} (std::string, UTF-8, without the newline) for every
-// line of the files matched by the split's glob pattern, including empty
-// lines (as seqio does). The first `skip_header_lines` lines of each file are
-// skipped and do not count for example-level sharding. Files, sharding and
-// shuffling follow PlanFileRead (json_lines_source.h).
+// Yields {"text": <line>} for every line of the files matched by the split's
+// glob pattern: the line's bytes as they are in the file, without the "\n"
+// (or "\r\n") that ends it — not decoded, so bytes that are not UTF-8 pass
+// through unchanged (util/utf8.h). A file's last line needs no newline; a
+// final newline does not start another line.
+//
+// Blank lines are kept as examples, as seqio's TextLineDataSource
+// (tf.data.TextLineDataset) keeps them: an empty line yields {"text": ""}
+// (an example with no tokens; `t5xx data stats` counts such examples as
+// "empty_examples"), and a line of spaces yields its spaces. t5xx has no
+// preprocessor that drops them: remove them from the file if the task
+// should not see them.
+//
+// The first `skip_header_lines` lines of each file are skipped and do not
+// count for example-level sharding. Files, sharding and shuffling follow
+// PlanFileRead (json_lines_source.h).
 //
 // Errors (t5xx::Error): empty split map (constructor); unknown split, a
 // pattern matching no file, invalid ShardInfo (GetDataset); unreadable or

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
 
 namespace t5xx::trainer {
 
@@ -28,7 +29,7 @@ void MetricsWriter::WriteScalars(int64_t step,
     }
   }
   summary_.Flush();
-  file_ << j.dump() << "\n";
+  file_ << DumpJson(j) << "\n";
   file_.flush();
   T5XX_CHECK(file_.good(), "cannot write metrics file " + jsonl_path_ +
                           "; check that MODEL_DIR is writable and not full");

@@ -24,7 +24,8 @@ class MetricsWriter {
   // Writes every scalar as a TensorBoard scalar event at `step` (float32, as
   // TensorBoard stores them) and one JSON line {"step": step, name: value,
   // ...} (doubles; a NaN or infinite value is written as null, JSON having
-  // neither), then flushes both, so a reader sees the record at once.
+  // neither; a name that is not UTF-8 is written with U+FFFD, DumpJson),
+  // then flushes both, so a reader sees the record at once.
   // Throws t5xx::Error naming the file when writing fails.
   void WriteScalars(int64_t step, const std::map<std::string, double>& scalars);
 

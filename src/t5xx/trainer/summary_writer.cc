@@ -11,6 +11,7 @@
 
 #include "t5xx/data/tfrecord_source.h"  // MaskedCrc32c
 #include "t5xx/util/error.h"
+#include "t5xx/util/utf8.h"
 
 namespace t5xx::trainer {
 namespace {
@@ -125,7 +126,7 @@ std::string FileVersionEvent(double wall_time) {
 std::string ScalarEvent(double wall_time, int64_t step, const std::string& tag,
                         float value) {
   std::string v;
-  if (!tag.empty()) PutBytes(&v, 1, tag);
+  if (!tag.empty()) PutBytes(&v, 1, ToValidUtf8(tag));
   PutFloat(&v, 2, value);  // oneof member: written even when 0
   return EncodeEvent(wall_time, step, 5, EncodeSummary(v));
 }
@@ -137,7 +138,7 @@ std::string TextEvent(double wall_time, int64_t step, const std::string& tag,
   PutKey(&tensor, 1, 0);
   PutVarint(&tensor, kDtString);
   PutBytes(&tensor, 2, "");
-  PutBytes(&tensor, 8, text);
+  PutBytes(&tensor, 8, ToValidUtf8(text));
   // SummaryMetadata { plugin_data = 1 { plugin_name = 1; content = 2 } };
   // the text plugin's content, TextPluginData{version: 0}, encodes empty.
   std::string plugin_data;
@@ -146,7 +147,7 @@ std::string TextEvent(double wall_time, int64_t step, const std::string& tag,
   PutBytes(&metadata, 1, plugin_data);
   // Value { tag = 1; tensor = 8; metadata = 9 }, in field-number order.
   std::string v;
-  if (!tag.empty()) PutBytes(&v, 1, tag);
+  if (!tag.empty()) PutBytes(&v, 1, ToValidUtf8(tag));
   PutBytes(&v, 8, tensor);
   PutBytes(&v, 9, metadata);
   return EncodeEvent(wall_time, step, 5, EncodeSummary(v));

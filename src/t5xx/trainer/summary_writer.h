@@ -59,6 +59,12 @@
 // DT_STRING tensor and plugin_name "text" with empty content
 // (TextPluginData{version: 0}).
 //
+// Tags and texts are written as UTF-8 (tf.summary takes Python strs, and a
+// proto string field must be UTF-8): bytes that are not well-formed UTF-8
+// are written as U+FFFD, one per ill-formed sequence (ToValidUtf8,
+// util/utf8.h), so a task name or gin string holding such bytes still gives
+// an event file TensorBoard reads.
+//
 // Framework-free: no libtorch.
 #pragma once
 
@@ -79,7 +85,8 @@ std::string TFRecordFrame(std::string_view data);
 // in seconds since the Unix epoch.
 // {wall_time, file_version: "brain.Event:2"}
 std::string FileVersionEvent(double wall_time);
-// {wall_time, step, summary {value {tag, simple_value: value}}}
+// {wall_time, step, summary {value {tag, simple_value: value}}}; tag and text
+// pass through ToValidUtf8.
 std::string ScalarEvent(double wall_time, int64_t step, const std::string& tag,
                         float value);
 // {wall_time, step, summary {value {tag, tensor {dtype: DT_STRING,
@@ -120,8 +127,8 @@ class SummaryWriter {
   // EventAccumulator (purge_orphaned_data) drops the events of that event's
   // tags with larger steps, taking it for a restart.
   void Scalar(const std::string& tag, float value, int64_t step);
-  // A text summary (clu's write_texts / tf.summary.text); `text` is UTF-8,
-  // rendered by TensorBoard as Markdown. Throws t5xx::Error as Scalar.
+  // A text summary (clu's write_texts / tf.summary.text); `text` is written
+  // as UTF-8 (invalid bytes as U+FFFD), rendered by TensorBoard as Markdown. Throws t5xx::Error as Scalar.
   void Text(const std::string& tag, const std::string& text, int64_t step);
   // Writes out every pending event (fflush). Throws t5xx::Error naming the
   // file when that fails.

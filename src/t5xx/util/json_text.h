@@ -1,0 +1,32 @@
+// JSON text holding byte strings: t5xx's strings are bytes (utf8.h), JSON
+// text is UTF-8 (RFC 8259 section 8.1). These two functions are the one way
+// t5xx writes JSON that may hold user data, and the one way its JSON-lines
+// sources read it, so both follow utf8.h's rule: bytes pass through sources
+// unchanged, and output replaces what is not UTF-8 by U+FFFD.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace t5xx {
+
+// j.dump(indent), except that every string and object key that is not
+// well-formed UTF-8 is written as ToValidUtf8 makes it (U+FFFD per
+// ill-formed sequence, as Python's errors='replace') instead of throwing
+// nlohmann's type_error 316. Non-ASCII text is written as UTF-8, not \u
+// escapes. If two keys of one object become equal by the replacement, the
+// value of the later key (in the object's order) is written.
+std::string DumpJson(const nlohmann::json& j, int indent = -1);
+
+// Parses `text` as nlohmann::json::parse does, except that bytes inside JSON
+// strings (values or keys) that are not well-formed UTF-8 are kept in the
+// parsed strings unchanged instead of failing the parse. Returns false and
+// sets *error (nlohmann's message, invalid bytes shown as \xNN) when `text`
+// is not JSON — including an invalid byte outside a string — or when it
+// holds both invalid bytes and any of the code points U+10FF80..U+10FFFF
+// (raw or as \u escapes), which the parse uses to carry the bytes.
+bool ParseJsonKeepingBytes(std::string_view text, nlohmann::json* out, std::string* error);
+
+}  // namespace t5xx

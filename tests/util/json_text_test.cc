@@ -1,0 +1,67 @@
+// Tests for util/json_text.h: JSON output of strings that are not UTF-8, and
+// JSON lines whose strings carry such bytes. Expected texts are written out
+// by hand (U+FFFD is EF BF BD; nlohmann writes non-ASCII as UTF-8).
+#include "t5xx/util/json_text.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace t5xx {
+namespace {
+
+using json = nlohmann::json;
+
+TEST(JsonTextTest, DumpReplacesInvalidBytesInValuesAndKeys) {
+  // The fault this guards: nlohmann's dump() throws type_error 316 here.
+  const json j = {{"text", "bad \xFF\xFE byte line"}, {"k\xC0", json::array({"\xE4\xBD"})}};
+  EXPECT_THROW((void)j.dump(), json::type_error);
+  // "text": FF and FE -> two U+FFFD. Key "k\xC0": C0 -> one. "\xE4\xBD" is a
+  // truncated 你 -> one. Keys sorted: "k\uFFFD" < "text".
+  EXPECT_EQ(DumpJson(j),
+            "{\"k\xEF\xBF\xBD\":[\"\xEF\xBF\xBD\"],"
+            "\"text\":\"bad \xEF\xBF\xBD\xEF\xBF\xBD byte line\"}");
+}
+
+TEST(JsonTextTest, DumpOfValidJsonIsNlohmannsDump) {
+  const json j = {{"step", 3}, {"name", "caf\xC3\xA9"}, {"ids", {1, 2}}};
+  EXPECT_EQ(DumpJson(j), j.dump());
+  EXPECT_EQ(DumpJson(j, 2), j.dump(2));
+}
+
+TEST(JsonTextTest, ParseKeepsInvalidBytesInStrings) {
+  json j;
+  std::string error;
+  // A text line as a JSON line: FF FE inside the string come back as they
+  // are, in the value and in a key; valid text around them is untouched.
+  ASSERT_TRUE(ParseJsonKeepingBytes("{\"text\": \"bad \xFF\xFE byte \xC3\xA9\", \"\xE4\xBD\": 1}",
+                                    &j, &error))
+      << error;
+  EXPECT_EQ(j.at("text").get<std::string>(), "bad \xFF\xFE byte \xC3\xA9");
+  EXPECT_EQ(j.at("\xE4\xBD").get<int>(), 1);
+  // Valid input parses as json::parse does, escapes included.
+  ASSERT_TRUE(ParseJsonKeepingBytes("{\"a\": \"\\u00e9\"}", &j, &error)) << error;
+  EXPECT_EQ(j.at("a").get<std::string>(), "\xC3\xA9");
+}
+
+TEST(JsonTextTest, ParseErrorsShowInvalidBytesAsHex) {
+  json j;
+  std::string error;
+  // An invalid byte outside any string is not JSON.
+  EXPECT_FALSE(ParseJsonKeepingBytes("{\"a\": 1}\xFF", &j, &error));
+  EXPECT_NE(error.find("parse error"), std::string::npos) << error;
+  EXPECT_NE(error.find("\\xff"), std::string::npos) << error;
+  EXPECT_EQ(error.find("\xF4\x8F"), std::string::npos) << error;  // no placeholder leaks
+  // Not JSON at all.
+  EXPECT_FALSE(ParseJsonKeepingBytes("{\"a\": ", &j, &error));
+  // Invalid bytes together with a code point of the carrier range (U+10FFFF
+  // as the escape pair \udbff\udfff) cannot be told apart: refused.
+  EXPECT_FALSE(ParseJsonKeepingBytes("{\"a\": \"\xFF \\udbff\\udfff\"}", &j, &error));
+  EXPECT_NE(error.find("U+10FF80..U+10FFFF"), std::string::npos) << error;
+  // Without invalid bytes that code point is plain text.
+  ASSERT_TRUE(ParseJsonKeepingBytes("{\"a\": \"\\udbff\\udfff\"}", &j, &error)) << error;
+  EXPECT_EQ(j.at("a").get<std::string>(), "\xF4\x8F\xBF\xBF");
+}
+
+}  // namespace
+}  // namespace t5xx
