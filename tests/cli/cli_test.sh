@@ -6,22 +6,7 @@ set -u
 T5XX="$1"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-failures=0
-pass=0
-
-# expect_error NAME SUBSTRING -- command...: exit status 2, one stderr line
-# containing SUBSTRING, nothing else on stderr.
-expect_error() {
-  local name="$1" want="$2"; shift 3
-  local err rc
-  err="$("$@" 2>&1 >/dev/null)"; rc=$?
-  if [ "$rc" != 2 ] || ! grep -qF -- "$want" <<<"$err" || [ "$(wc -l <<<"$err")" != 1 ]; then
-    echo "FAIL $name: rc=$rc, stderr:"; echo "$err"; echo "(wanted rc=2 and one line containing: $want)"
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 demo=(--gin_file=examples/t5_1_1_tiny_demo.gin --gin.MODEL_DIR="$work/run")
 
@@ -71,11 +56,16 @@ expect_error missing_macro "MODEL_DIR" -- \
   "$T5XX" train --gin_file=examples/t5_1_1_tiny_demo.gin
 
 # t5xx config: every stock model config validates with runs/pretrain.gin, and
-# the printed operative config, fed back in, prints the same text.
+# the printed operative config, fed back in, prints the same text. config
+# checks the task and its vocabulary as train does, so they must exist: a
+# small demo corpus (the default data dir via T5XX_DATA_DIR).
+"$T5XX" build_corpus --data_dir="$work/cfgdata" --max_documents=300 --vocab_size=500 \
+  >"$work/cfgcorpus.log" 2>&1 || { echo "FAIL small corpus:"; cat "$work/cfgcorpus.log"; }
+spm=--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file=c4_demo/sentencepiece.model
 for size in tiny small base large xl xxl; do
-  if "$T5XX" config --gin_file=models/t5_1_1/$size.gin --gin_file=runs/pretrain.gin \
-       --gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=some_task --gin.TRAIN_STEPS=1 \
-       "--gin.TASK_FEATURE_LENGTHS={'inputs': 8, 'targets': 8}" --gin.DROPOUT_RATE=0.0 \
+  if T5XX_DATA_DIR="$work/cfgdata" "$T5XX" config --gin_file=models/t5_1_1/$size.gin --gin_file=runs/pretrain.gin \
+       --gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=c4_demo_span_corruption --gin.TRAIN_STEPS=1 \
+       "--gin.TASK_FEATURE_LENGTHS={'inputs': 8, 'targets': 8}" --gin.DROPOUT_RATE=0.0 "$spm" \
        >"$work/op_$size.gin" 2>"$work/err"; then
     pass=$((pass + 1))
   else
@@ -84,16 +74,16 @@ for size in tiny small base large xl xxl; do
 done
 grep -q "^t5x.examples.t5.network.T5Config.emb_dim = 512$" "$work/op_small.gin" ||
   { echo "FAIL small.gin emb_dim"; failures=$((failures + 1)); }
-"$T5XX" config "--gin_file=$work/op_small.gin" >"$work/op_again.gin" 2>"$work/err" &&
+T5XX_DATA_DIR="$work/cfgdata" "$T5XX" config "--gin_file=$work/op_small.gin" >"$work/op_again.gin" 2>"$work/err" &&
   cmp -s "$work/op_small.gin" "$work/op_again.gin" && pass=$((pass + 1)) ||
   { echo "FAIL operative config round trip"; cat "$work/err"; diff "$work/op_small.gin" "$work/op_again.gin" | head; failures=$((failures + 1)); }
 [ ! -e "$work/x" ] || { echo "FAIL t5xx config wrote MODEL_DIR"; failures=$((failures + 1)); }
 
 # AdamW on top of a stock model file: the file's Adafactor bindings are
 # ignored (as gin does), with a note, and the run's optimizer is AdamW.
-if "$T5XX" config --gin_file=models/decoder_only/tiny.gin --gin_file=runs/pretrain.gin \
-     --gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=some_task --gin.TRAIN_STEPS=1 \
-     "--gin.TASK_FEATURE_LENGTHS={'targets': 8}" --gin.DROPOUT_RATE=0.0 \
+if T5XX_DATA_DIR="$work/cfgdata" "$T5XX" config --gin_file=models/decoder_only/tiny.gin --gin_file=runs/pretrain.gin \
+     --gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=c4_demo_full_lm --gin.TRAIN_STEPS=1 \
+     "--gin.TASK_FEATURE_LENGTHS={'targets': 8}" --gin.DROPOUT_RATE=0.0 "$spm" \
      "--gin.OPTIMIZER=@t5x.optimizers.adamw()" --gin.t5x.optimizers.adamw.learning_rate=0.001 \
      >"$work/op_adamw.gin" 2>"$work/err" &&
    grep -q "^t5x.models.DecoderOnlyModel.optimizer_def = @t5x.optimizers.adamw()$" "$work/op_adamw.gin" &&

@@ -121,7 +121,7 @@ TEST(StockConfigs, RequiredRunMacrosAreReported) {
   config.ParseFile(kConfigs + "/runs/pretrain.gin");
   config.AddFlagBinding("DROPOUT_RATE", "0.1", "--gin.DROPOUT_RATE flag");
   try {
-    config.Finalize();
+    config.Finalize({"__main__.train"});  // what `t5xx train` calls
     FAIL() << "expected an error";
   } catch (const Error& e) {
     std::string msg = e.what();

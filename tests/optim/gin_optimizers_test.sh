@@ -12,8 +12,15 @@ trap 'rm -rf "$work"' EXIT
 failures=0
 pass=0
 
-run_args=(--gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=some_task --gin.TRAIN_STEPS=1
-          "--gin.TASK_FEATURE_LENGTHS={'inputs': 8, 'targets': 8}" --gin.DROPOUT_RATE=0.0)
+# `t5xx config` checks the task and its vocabulary as train does: a small
+# demo corpus, found through the default data dir.
+export T5XX_DATA_DIR="$work/data"
+"$T5XX" build_corpus --max_documents=300 --vocab_size=500 >"$work/corpus.log" 2>&1 ||
+  { echo "FAIL build_corpus:"; cat "$work/corpus.log"; exit 1; }
+run_args=(--gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=c4_demo_span_corruption
+          --gin.TRAIN_STEPS=1 "--gin.TASK_FEATURE_LENGTHS={'inputs': 8, 'targets': 8}"
+          --gin.DROPOUT_RATE=0.0
+          --gin.seqio.SentencePieceVocabulary.sentencepiece_model_file=c4_demo/sentencepiece.model)
 stock=(--gin_file=models/t5_1_1/tiny.gin --gin_file=runs/pretrain.gin "${run_args[@]}")
 
 # expect_config NAME OUT_FILE -- args...: exit 0; OUT_FILE gets the operative config.
@@ -89,7 +96,7 @@ models.EncoderDecoderModel:
   optimizer_def = %OPTIMIZER
 network.Transformer.config = @network.T5Config()
 network.T5Config:
-  vocab_size = 256
+  vocab_size = 640
   emb_dim = 32
   num_heads = 2
   num_encoder_layers = 1

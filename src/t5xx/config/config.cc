@@ -460,6 +460,14 @@ std::string Config::RequiredMessage(const std::vector<std::pair<std::string, std
     std::string& r = readers[macro];
     if (r.find(reader) == std::string::npos) r += (r.empty() ? "" : ", ") + reader;
   }
+  // In the order the macros are defined (their last definition, which wins).
+  std::map<std::string, size_t> defined_at;
+  for (size_t i = 0; i < records_.size(); ++i) {
+    if (records_[i].st.kind == Statement::Kind::kMacro) defined_at[records_[i].st.param] = i;
+  }
+  std::stable_sort(macros.begin(), macros.end(), [&](const std::string& a, const std::string& b) {
+    return defined_at[a] < defined_at[b];
+  });
   std::vector<std::string> parts;
   if (macros.size() == 1) {
     const std::string& m = macros[0];

@@ -1,0 +1,31 @@
+# Shared by the CLI test scripts: pass/fail counters and expect_error.
+# Source it after setting T5XX and work.
+failures=0
+pass=0
+
+# expect_error NAME SUBSTRING -- command...: exit status 2, one stderr line
+# containing SUBSTRING, nothing else on stderr but "t5xx: note:" lines.
+expect_error() {
+  local name="$1" want="$2"; shift 3
+  local err rc
+  err="$("$@" 2>&1 >/dev/null)"; rc=$?
+  err="$(grep -v '^t5xx: note: ' <<<"$err")"
+  if [ "$rc" != 2 ] || ! grep -qF -- "$want" <<<"$err" || [ "$(wc -l <<<"$err")" != 1 ]; then
+    echo "FAIL $name: rc=$rc, stderr:"; echo "$err"; echo "(wanted rc=2 and one line containing: $want)"
+    failures=$((failures + 1))
+  else
+    pass=$((pass + 1))
+  fi
+}
+
+# check NAME COMMAND...: counts a pass when COMMAND succeeds, else prints
+# NAME and the files named by $show (if any) and counts a failure.
+check() {
+  local name="$1"; shift
+  if "$@"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL $name"; for f in ${show:-}; do echo "--- $f"; cat "$f"; done
+    failures=$((failures + 1))
+  fi
+}
