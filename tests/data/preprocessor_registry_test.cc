@@ -89,6 +89,28 @@ TEST(PreprocessorRegistry, CreatesWorkingPreprocessors) {
                            {{"noise_density", 0.15}, {"mean_noise_span_length", 3}}));
 }
 
+// Issue 9: span corruption's num_threads existed in C++ but no gin task
+// could set it. The output must not depend on it (ParallelMap's contract).
+TEST(PreprocessorRegistry, SpanCorruptionNumThreadsIsBindable) {
+  PreprocessorRegistry r = Filled();
+  auto fake = std::make_shared<::t5xx::testing::FakeVocabulary>(100, 100);
+  OutputFeatures of{{"inputs", {fake, true, true}}, {"targets", {fake, true, true}}};
+  std::vector<Example> docs;
+  for (int i = 0; i < 40; ++i) {
+    Tokens t;
+    for (int j = 0; j < 30 + i; ++j) t.push_back(3 + (i * 7 + j) % 90);
+    docs.push_back(Example{{"targets", t}});
+  }
+  auto run = [&](int threads) {
+    Preprocessor p = r.Create("t5.data.preprocessors.span_corruption", {{"num_threads", threads}});
+    return Collect(*p(FromVector(docs), PreprocessContext{{{"inputs", 64}, {"targets", 16}}, of, 5}));
+  };
+  const auto one = run(1);
+  ASSERT_FALSE(one.empty());
+  EXPECT_EQ(run(2), one);
+  EXPECT_ERROR_CONTAINS(run(0), "num_threads must be in [1, 256], got 0");
+}
+
 TEST(PreprocessorRegistry, UnknownNamesSuggest) {
   PreprocessorRegistry r = Filled();
   EXPECT_ERROR_CONTAINS(r.Create("t5.data.preprocessors.prefx_lm"),

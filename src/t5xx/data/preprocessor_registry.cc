@@ -179,11 +179,16 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
              [](const json&) { return TruncateInputsLeftPreprocessor(); });
   r.Register("t5.data.preprocessors.span_corruption",
              {{"mean_noise_span_length", ArgType::kNumber},
-              {"noise_density", ArgType::kNumber}},
+              {"noise_density", ArgType::kNumber},
+              {"num_threads", ArgType::kInt}},
              [](const json& kw) {
+               const int64_t threads = Get<int64_t>(kw, "num_threads", 1);
+               T5XX_CHECK(threads >= 1 && threads <= 256,
+                          "t5.data.preprocessors.span_corruption: num_threads must be in "
+                          "[1, 256], got " + std::to_string(threads));
                return SpanCorruptionPreprocessor(
                    Get(kw, "mean_noise_span_length", 3.0),
-                   Get(kw, "noise_density", 0.15));
+                   Get(kw, "noise_density", 0.15), static_cast<int>(threads));
              });
   r.Register("t5.data.preprocessors.prefix_lm",
              {{"noise_density", ArgType::kNumber}}, [](const json& kw) {

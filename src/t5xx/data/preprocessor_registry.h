@@ -85,7 +85,8 @@ std::string ClosestName(const std::string& name,
 //   seqio.preprocessors.append_eos_after_trim ()
 //   seqio.preprocessors.truncate_inputs_left ()
 //   t5.data.preprocessors.span_corruption (mean_noise_span_length: number,
-//       noise_density: number)
+//       noise_density: number, num_threads: int -- t5xx only, default 1; the
+//       output is the same for any count)
 //   t5.data.preprocessors.prefix_lm (noise_density: number, default 0.5)
 //   t5.data.preprocessors.full_lm ()
 //   t5.data.preprocessors.iid_denoising (noise_density: number, default 0.15)
