@@ -533,6 +533,27 @@ TEST_F(ConfigTest, UnusedBindingsOfQueriedConfigurablesOnly) {
             (std::vector<std::string>{"q.gin:2: pkg.mod.Fn.rate", "q.gin:3: pkg.other.Fn.x"}));
 }
 
+// gin ignores bindings of a scope the program never enters; t5xx does too
+// when a reference names the scope (the component is configured but off,
+// e.g. train_eval_dataset_cfg = None), and reports a scope no reference
+// names (a misspelt scope would otherwise be dropped silently).
+TEST_F(ConfigTest, BindingsOfUncalledScopes) {
+  config_.ParseString(
+      "__main__.train.model = @train/pkg.mod.Fn()\n"
+      "__main__.train.model = None\n"  // the scope stays known
+      "train/pkg.mod.Fn.count = 2\n"
+      "trian/pkg.mod.Fn.rate = 1.0\n"
+      "eval/pkg.mod.Fn.count = 4\n",
+      "s.gin");
+  config_.Finalize();
+  config_.Query("__main__.train", "model");
+  config_.Query("pkg.mod.Fn", "count", "eval");
+  EXPECT_EQ(config_.IgnoredBindings(), std::vector<std::string>{"s.gin:3: train/pkg.mod.Fn.count"});
+  EXPECT_EQ(config_.UnusedBindings(),
+            std::vector<std::string>{"s.gin:4: trian/pkg.mod.Fn.rate (no reference enters scope "
+                                     "'trian'; did you mean 'train'?)"});
+}
+
 TEST_F(ConfigTest, UnusedBindingsIncludeOverriddenScopesAndFlags) {
   config_.ParseString("pkg.mod.Fn.count = 1\ntrain/pkg.mod.Fn.count = 2\n", "u.gin");
   config_.AddBinding("pkg.mod.Fn.rate = 1.0", "--gin_bindings flag");

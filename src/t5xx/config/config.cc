@@ -367,6 +367,29 @@ void Config::Finalize(const std::vector<std::string>& called) {
     b.used = false;
     b.required_macros = std::move(required);
   }
+  // Scopes some reference enters (@scope/x), in any value ever written
+  // (overridden ones too: train_eval/ stays a known scope when
+  // train_eval_dataset_cfg is set to None), with their outer scopes.
+  entered_scopes_.clear();
+  std::function<void(const Value&)> enter = [&](const Value& v) {
+    if (v.kind() == Value::Kind::kReference) {
+      std::string sc = v.reference_scope();
+      while (!sc.empty()) {
+        entered_scopes_.insert(sc);
+        const size_t slash = sc.rfind('/');
+        sc = slash == std::string::npos ? "" : sc.substr(0, slash);
+      }
+    } else if (v.kind() == Value::Kind::kList || v.kind() == Value::Kind::kTuple) {
+      for (const Value& item : v.AsList()) enter(item);
+    } else if (v.kind() == Value::Kind::kDict) {
+      for (const auto& [k, x] : v.AsDict()) {
+        enter(k);
+        enter(x);
+      }
+    }
+  };
+  for (const Record& rec : records_) enter(rec.st.value);
+
   // Unset %gin.REQUIRED values that the called configurables read.
   std::vector<std::pair<std::string, std::string>> missing = MissingRequired(called);
   if (!missing.empty()) errors.push_back(RequiredMessage(missing));
@@ -632,12 +655,16 @@ bool Config::Called(const std::string& configurable, const std::string& binding_
   return false;
 }
 
+bool Config::ScopeEntered(const std::string& scope) const {
+  return scope.empty() || entered_scopes_.count(scope) > 0;
+}
+
 std::vector<std::string> Config::IgnoredBindings() const {
   RequireFinalized("IgnoredBindings");
   std::vector<std::pair<size_t, std::string>> ignored;
   for (const auto& [key, b] : bindings_) {
     const auto& [scope, configurable, param] = key;
-    if (b.used || Called(configurable, scope)) continue;
+    if (b.used || Called(configurable, scope) || !ScopeEntered(scope)) continue;
     std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
     ignored.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
   }
@@ -653,9 +680,17 @@ std::vector<std::string> Config::UnusedBindings() const {
   for (const auto& [key, b] : bindings_) {
     if (b.used) continue;
     const auto& [scope, configurable, param] = key;
-    if (!Called(configurable, scope)) continue;  // IgnoredBindings
+    const bool entered = ScopeEntered(scope);
+    if (!Called(configurable, scope) && entered) continue;  // IgnoredBindings
     std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
-    unused.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
+    std::string why;
+    if (!entered) {
+      std::vector<std::string> known(entered_scopes_.begin(), entered_scopes_.end());
+      const std::string near = ClosestMatch(scope, known);
+      why = " (no reference enters scope '" + scope + "'" +
+            (near.empty() ? "" : "; did you mean '" + near + "'?") + ")";
+    }
+    unused.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param) + why);
   }
   std::sort(unused.begin(), unused.end());
   std::vector<std::string> out;

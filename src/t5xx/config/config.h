@@ -126,7 +126,9 @@ class Config {
   // scope it never calls (a stock model file's adafactor.Adafactor bindings
   // when the run uses optimizers.adamw; train_eval/utils.DatasetConfig when
   // train.train_eval_dataset_cfg = None) are IgnoredBindings, as gin ignores
-  // them.
+  // them -- unless no reference anywhere enters the binding's scope: that is
+  // a misspelt scope ("... (no reference enters scope 'trian'; did you mean
+  // 'train'?)"), reported here.
   std::vector<std::string> UnusedBindings() const;
 
   // Bindings of configurables no Query or IsBound asked about, in the same
@@ -141,6 +143,8 @@ class Config {
   // Whether a binding in `binding_scope` of `configurable` belongs to a
   // call the run made: some query's scope falls back to it.
   bool Called(const std::string& configurable, const std::string& binding_scope) const;
+  // Whether some reference enters `scope` ("" always is).
+  bool ScopeEntered(const std::string& scope) const;
   struct Record {
     Statement st;
     bool string_fallback = false;  // value is a raw flag string (see AddFlagBinding)
@@ -194,6 +198,7 @@ class Config {
 
   bool finalized_ = false;
   std::map<Key, Bound> bindings_;
+  std::set<std::string> entered_scopes_;  // see Finalize
   // Configurable -> the scopes it was asked about in (Query, IsBound).
   mutable std::map<std::string, std::set<std::string>> queried_;
   std::map<std::string, MacroDef> macros_;
