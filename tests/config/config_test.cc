@@ -437,6 +437,15 @@ TEST_F(GinFilesTest, IncludeRelativeThenSearchPath) {
   EXPECT_EQ(config.Query("pkg.mod.Fn", "name").AsString(), "shared");
   EXPECT_DOUBLE_EQ(config.Query("pkg.mod.Fn", "rate").AsFloat(), 9.0);
   EXPECT_EQ(config.parsed_files().size(), 3u);
+  // gin's order: a search path before the including file's folder.
+  Write("sub/both.gin", "include 'dup.gin'\n");
+  Write("sub/dup.gin", "pkg.mod.Fn.name = 'beside'\n");
+  Write("lib/dup.gin", "pkg.mod.Fn.name = 'search path'\n");
+  Config c3(&registry_);
+  c3.AddSearchPath(Path("lib"));
+  c3.ParseFile(Path("sub/both.gin"));
+  c3.Finalize();
+  EXPECT_EQ(c3.Query("pkg.mod.Fn", "name").AsString(), "search path");
   // Relative top-level file found through a search path.
   Config c2(&registry_);
   c2.AddSearchPath(dir_.string());
@@ -456,7 +465,9 @@ TEST_F(GinFilesTest, IncludeCycleAndMissing) {
   Write("c.gin", "\n  \ninclude 'nope.gin'\n");
   Config c2(&registry_);
   msg = ErrorOf([&] { c2.ParseFile(Path("c.gin")); });
-  EXPECT_NE(msg.find(Path("c.gin") + ":3:1: included file 'nope.gin' not found (looked for " + Path("nope.gin")),
+  // Where gin looks (the current directory), then the including folder.
+  EXPECT_NE(msg.find(Path("c.gin") + ":3:1: included file 'nope.gin' not found (looked for nope.gin, " +
+                     Path("nope.gin") + ")"),
             std::string::npos) << msg;
   Config c3(&registry_);
   EXPECT_ERROR_CONTAINS(c3.ParseFile("missing_file.gin"), "gin file 'missing_file.gin' not found");

@@ -50,6 +50,7 @@
 #include "t5xx/data/mixture.h"
 #include "t5xx/data/task.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/file_kind.h"
 #include "t5xx/util/json_text.h"
 
 namespace t5xx::cli {
@@ -248,6 +249,8 @@ int DataCommandImpl(const std::vector<std::string>& args) {
           "(seqio evaluates tasks, not mixtures)");
     std::vector<std::string> predictions;
     {
+      const std::string why = NotARegularFile(f["predictions"]);
+      T5XX_CHECK(why.empty(), "t5xx data score: --predictions file '" + f["predictions"] + "' " + why);
       std::ifstream in(f["predictions"]);
       T5XX_CHECK(in.good(), "t5xx data score: cannot open --predictions file '" + f["predictions"] + "'");
       for (std::string line; std::getline(in, line);) {

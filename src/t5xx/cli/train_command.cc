@@ -47,31 +47,6 @@ std::unique_ptr<models::BaseTransformerModel> MakeModel(const TrainSetup& s) {
       s.z_loss, s.label_smoothing, s.loss_normalizing_factor);
 }
 
-// models::MemoryPlan for the configured model, optimizer, per-process batch
-// (divided by num_microbatches: one microbatch's activations are alive at a
-// time) and lengths.
-models::MemoryPlan PlanMemory(const TrainSetup& s, const models::ParamStore& params) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const auto& p : params.params()) shapes.push_back(p.value.sizes().vec());
-  models::OptimizerSlots slots;
-  if (s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor) {
-    slots.factored = s.optimizer.adafactor.factored;
-    slots.min_dim_size_to_factor = s.optimizer.adafactor.min_dim_size_to_factor;
-    slots.momentum = s.optimizer.adafactor.beta1.has_value();
-  } else {
-    slots.kind = models::OptimizerSlots::Kind::kAdamW;
-  }
-  const int64_t batch = s.train_dataset.batch_size / s.num_microbatches.value_or(1);
-  const std::map<std::string, int64_t> lens = ModelFeatureLengths(s.model_kind, s.train_dataset);
-  if (s.model_kind == ModelKind::kEncoderDecoder) {
-    return models::PlanEncoderDecoder(s.t5_config, shapes, slots, batch,
-                                      lens.at("encoder_input_tokens"),
-                                      lens.at("decoder_target_tokens"));
-  }
-  return models::PlanDecoderOnly(s.decoder_only_config, shapes, slots, batch,
-                                 lens.at("decoder_target_tokens"));
-}
-
 // Batches of `d` as model tensors; the stream's errors name `what`.
 trainer::BatchFn MakeBatchFn(const DatasetConfig& d, ModelKind kind, int num_epochs,
                              uint64_t seed) {
@@ -112,13 +87,26 @@ int TrainCommand(const std::vector<std::string>& all_args) {
 
   std::unique_ptr<models::BaseTransformerModel> model = MakeModel(s);
   partitioning::PjitPartitioner partitioner(s.num_partitions, s.logical_axis_rules);
-  trainer::Trainer trainer(*model, model->InitParams(static_cast<uint64_t>(s.random_seed)),
-                           optim::MakeOptimizer(s.optimizer), optim::LearningRateSchedule(s.lr),
-                           partitioner, s.num_microbatches, static_cast<uint64_t>(s.random_seed));
+  models::ParamStore params;
+  try {
+    params = model->InitParams(static_cast<uint64_t>(s.random_seed));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {  // e.g. libtorch's allocation failure
+    std::string what = e.what();
+    throw Error("cannot allocate the model's parameters (" + what.substr(0, what.find('\n')) +
+                "); use a smaller model (network config sizes)");
+  }
+  trainer::Trainer trainer(*model, std::move(params), optim::MakeOptimizer(s.optimizer),
+                           optim::LearningRateSchedule(s.lr), partitioner, s.num_microbatches,
+                           static_cast<uint64_t>(s.random_seed));
 
-  // The memory plan: refuse a run that cannot fit before writing anything.
+  // The memory plan, now with the parameters' exact shapes: refuse a run
+  // that cannot fit before writing anything.
   {
-    const models::MemoryPlan plan = PlanMemory(s, trainer.params());
+    std::vector<std::vector<int64_t>> shapes;
+    for (const auto& p : trainer.params().params()) shapes.push_back(p.value.sizes().vec());
+    const models::MemoryPlan plan = PlanMemory(s, shapes);
     const int64_t available = models::AvailableHostMemoryBytes();
     std::cout << "[setup] memory plan per process: " << plan.ToString();
     if (available > 0) {
@@ -127,15 +115,7 @@ int TrainCommand(const std::vector<std::string>& all_args) {
     }
     std::cout << std::endl;
     // Parameters are already allocated, so compare what is still to come.
-    const int64_t still_needed = plan.total() - plan.parameters;
-    T5XX_CHECK(available < 0 || still_needed <= available,
-          "the memory plan needs " + std::to_string(plan.total() / (1024 * 1024)) +
-              " MiB per process (" + plan.ToString() + ") but only " +
-              std::to_string(available / (1024 * 1024)) +
-              " MiB are available; lower train/utils.DatasetConfig.batch_size (BATCH_SIZE) or "
-              "the task_feature_lengths (TASK_FEATURE_LENGTHS), raise "
-              "trainer.Trainer.num_microbatches, set remat_policy = 'full' on the network "
-              "config (it helps most with many layers), or use a smaller model");
+    CheckMemoryPlan(plan, available, /*allocated=*/plan.parameters);
   }
 
   // Read the first batches now, so that bad lengths, splits or files fail

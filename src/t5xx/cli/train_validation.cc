@@ -11,6 +11,7 @@
 #include "t5xx/data/preprocessor_registry.h"
 #include "t5xx/data/sentencepiece_vocabulary.h"
 #include "t5xx/data/task.h"
+#include "t5xx/models/flops.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::cli {
@@ -133,6 +134,12 @@ void CheckDataset(const DatasetConfig& d, ModelKind kind, const std::string& sco
                    "/utils.DatasetConfig.shuffle = True; set shuffle = False or give the task a "
                    "shuffle_buffer_size");
   }
+  for (const auto& [k, L] : d.task_feature_lengths) {
+    // Positions and segment ids are int32, as in seqio's converters.
+    T5XX_CHECK(L <= 2147483647, what + ": task feature length of '" + k + "' is " +
+                                    std::to_string(L) + ", more than 2^31 - 1 (" + scope +
+                                    "/utils.DatasetConfig.task_feature_lengths)");
+  }
   seqio::FeatureLengths lengths(d.task_feature_lengths.begin(), d.task_feature_lengths.end());
   try {
     MakeConverter(kind, d)->GetModelFeatureLengths(lengths);
@@ -173,6 +180,38 @@ std::string Describe(const DatasetConfig& d, const std::string& scope) {
          d.mixture_or_task_name + "', split '" + d.split + "')";
 }
 
+models::MemoryPlan PlanMemory(const TrainSetup& s,
+                              const std::vector<std::vector<int64_t>>& shapes) {
+  models::OptimizerSlots slots;
+  if (s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor) {
+    slots.factored = s.optimizer.adafactor.factored;
+    slots.min_dim_size_to_factor = s.optimizer.adafactor.min_dim_size_to_factor;
+    slots.momentum = s.optimizer.adafactor.beta1.has_value();
+  } else {
+    slots.kind = models::OptimizerSlots::Kind::kAdamW;
+  }
+  const int64_t batch = s.train_dataset.batch_size / s.num_microbatches.value_or(1);
+  const std::map<std::string, int64_t> lens = ModelFeatureLengths(s.model_kind, s.train_dataset);
+  if (s.model_kind == ModelKind::kEncoderDecoder) {
+    return models::PlanEncoderDecoder(s.t5_config, shapes, slots, batch,
+                                      lens.at("encoder_input_tokens"),
+                                      lens.at("decoder_target_tokens"));
+  }
+  return models::PlanDecoderOnly(s.decoder_only_config, shapes, slots, batch,
+                                 lens.at("decoder_target_tokens"));
+}
+
+void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t allocated) {
+  T5XX_CHECK(available < 0 || plan.total() - allocated <= available,
+             "the memory plan needs " + std::to_string(plan.total() / (1024 * 1024)) +
+                 " MiB per process (" + plan.ToString() + ") but only " +
+                 std::to_string(available / (1024 * 1024)) +
+                 " MiB are available; lower train/utils.DatasetConfig.batch_size (BATCH_SIZE) or "
+                 "the task_feature_lengths (TASK_FEATURE_LENGTHS), raise "
+                 "trainer.Trainer.num_microbatches, set remat_policy = 'full' on the network "
+                 "config (it helps most with many layers), or use a smaller model");
+}
+
 ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::string& data_dir) {
   const TrainSetup& s = loaded.setup;
   CheckModelDir(s.model_dir);
@@ -194,6 +233,18 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::s
       }
     }
     run.eval_datasets.push_back(eval_cfg);
+  }
+
+  {
+    models::MemoryPlan plan = PlanMemory(s, {});
+    const double param_elements =
+        (s.model_kind == ModelKind::kEncoderDecoder
+             ? models::EncoderDecoderForwardFlops(s.t5_config, 1, 1)
+             : models::DecoderOnlyForwardFlops(s.decoder_only_config, 1)) /
+        2;
+    const double bytes = std::min(4 * param_elements, 4e18);
+    plan.parameters = plan.gradients = static_cast<int64_t>(bytes);
+    CheckMemoryPlan(plan, models::AvailableHostMemoryBytes(), /*allocated=*/0);
   }
 
   trainer::TrainLoopConfig& loop = run.loop;

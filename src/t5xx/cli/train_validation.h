@@ -15,6 +15,7 @@
 #include "t5xx/data/feature_converters.h"
 #include "t5xx/data/preprocessors.h"
 #include "t5xx/data/utils.h"
+#include "t5xx/models/memory_plan.h"
 #include "t5xx/trainer/train_loop.h"
 
 namespace t5xx::cli {
@@ -29,6 +30,17 @@ std::shared_ptr<seqio::FeatureConverter> MakeConverter(ModelKind kind, const Dat
 // encoder_input_tokens/decoder_target_tokens, or decoder_target_tokens =
 // inputs + targets for the decoder-only converters.
 std::map<std::string, int64_t> ModelFeatureLengths(ModelKind kind, const DatasetConfig& d);
+
+// models::MemoryPlan for the configured model, optimizer, per-process batch
+// (divided by num_microbatches: one microbatch's activations are alive at a
+// time) and lengths; `param_shapes` empty: parameters, gradients and
+// optimizer state count 0 (see ValidateTrainRun for the estimate used then).
+models::MemoryPlan PlanMemory(const TrainSetup& s,
+                              const std::vector<std::vector<int64_t>>& param_shapes);
+
+// Throws t5xx::Error (with what to lower) unless plan.total() - allocated
+// fits in `available` bytes (< 0: unknown, no check).
+void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t allocated);
 
 // "the train dataset (train/utils.DatasetConfig: task 'x', split 'y')".
 std::string Describe(const DatasetConfig& d, const std::string& scope);
@@ -54,7 +66,12 @@ struct ValidatedTrainRun {
 //    task's ids (t5x's utils.verify_matching_vocabs);
 //  * the task feature lengths have exactly the keys the model's converter
 //    needs, each >= 1;
-//  * the loop settings (trainer::CheckTrainLoopConfig: periods, actions).
+//  * the loop settings (trainer::CheckTrainLoopConfig: periods, actions);
+//  * the memory plan, before any parameter is allocated: activations plus
+//    parameters and gradients estimated from the network config (half the
+//    forward matmul FLOPs of one token, models/flops.h: every weight that
+//    a token's forward pass multiplies), so an impossible size is refused
+//    by config and train alike instead of failing in the allocator.
 // Batch and microbatch divisibility are checked by ReadTrainSetup.
 ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::string& data_dir);
 

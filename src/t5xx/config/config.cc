@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/file_kind.h"
 
 namespace t5xx::gin {
 
@@ -59,6 +60,19 @@ std::vector<std::string> ScopePrefixes(const std::string& scope) {
   return out;
 }
 
+// "looked for a, b (b is a directory)": where a gin file was looked for,
+// and why a path that exists there is not a gin file.
+std::string Tried(const std::vector<std::string>& tried) {
+  std::string msg = "looked for";
+  std::string odd;
+  for (size_t i = 0; i < tried.size(); ++i) {
+    msg += (i ? ", " : " ") + tried[i];
+    const std::string why = NotARegularFile(tried[i]);
+    if (odd.empty() && !why.empty() && why != "does not exist") odd = tried[i] + " " + why;
+  }
+  return odd.empty() ? msg : msg + "; " + odd;
+}
+
 bool IsStringTyped(const ParamSpec& p) {
   return p.type == ParamType::kString || p.type == ParamType::kOptionalString ||
          !p.allowed_strings.empty();
@@ -85,10 +99,12 @@ std::string Config::FindFile(const std::string& path, const std::string& includi
     return fs::is_regular_file(candidate, ec);
   };
   if (p.is_absolute()) return exists(p) ? p.string() : "";
-  std::vector<fs::path> dirs;
-  if (!including_dir.empty()) dirs.emplace_back(including_dir);
-  else dirs.emplace_back(".");
+  // gin's order (parse_config_file): the path as given (relative to the
+  // current directory), then each search path; then, as a t5xx fallback
+  // that gin lacks, the including file's folder.
+  std::vector<fs::path> dirs{fs::path(".")};
   for (const std::string& d : search_paths_) dirs.emplace_back(d);
+  if (!including_dir.empty()) dirs.emplace_back(including_dir);
   for (const fs::path& d : dirs) {
     fs::path candidate = d == "." ? p : d / p;
     if (exists(candidate)) return candidate.lexically_normal().string();
@@ -100,9 +116,7 @@ void Config::ParseFile(const std::string& path) {
   std::vector<std::string> tried;
   std::string found = FindFile(path, "", &tried);
   if (found.empty()) {
-    std::string msg = "gin file '" + path + "' not found (looked for";
-    for (size_t i = 0; i < tried.size(); ++i) msg += (i ? ", " : " ") + tried[i];
-    throw Error(msg + ")");
+    throw Error("gin file '" + path + "' not found (" + Tried(tried) + ")");
   }
   ParseFileAt(found, found);
 }
@@ -177,9 +191,7 @@ void Config::ParseStatements(const std::vector<Statement>& statements, const std
         std::vector<std::string> tried;
         std::string found = FindFile(st.path, dir, &tried);
         if (found.empty()) {
-          std::string msg = "included file '" + st.path + "' not found (looked for";
-          for (size_t i = 0; i < tried.size(); ++i) msg += (i ? ", " : " ") + tried[i];
-          Fail(st.loc, msg + ")");
+          Fail(st.loc, "included file '" + st.path + "' not found (" + Tried(tried) + ")");
         }
         std::error_code ec;
         std::string canonical = fs::weakly_canonical(found, ec).string();

@@ -10,9 +10,10 @@
 // Semantics follow gin-config as t5x uses it (see docs/gin.md):
 //   * Files/strings/bindings are applied in order; a later binding of the same
 //     (scope, configurable, parameter) or macro replaces the earlier one.
-//   * `include 'x.gin'` pastes x.gin in place; it is looked up relative to the
-//     including file's folder, then in the search paths. Include cycles are
-//     an error.
+//   * `include 'x.gin'` pastes x.gin in place; it is looked up as gin does
+//     -- relative to the current directory, then in each search path --
+//     and then (t5xx only) in the including file's folder. Include cycles
+//     are an error.
 //   * Import aliases (`from t5x import models`, `import __main__ as
 //     train_script`) are global to the Config, like gin's dynamic
 //     registration; names are resolved by Registry::Resolve at Finalize.

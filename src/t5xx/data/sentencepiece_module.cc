@@ -10,6 +10,7 @@
 
 #include "t5xx/data/sentencepiece_shim/shim_api.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/file_kind.h"
 
 namespace t5xx::seqio::spm {
 namespace {
@@ -116,8 +117,9 @@ const Api& GetApi() {
 
 Model::Model(const std::string& model_file) : model_file_(model_file) {
   const Api& api = GetApi();
-  if (!std::filesystem::exists(model_file)) {
-    throw Error(model_file + ": SentencePiece model file not found");
+  if (const std::string why = NotARegularFile(model_file); !why.empty()) {
+    throw Error(model_file + ": SentencePiece model file " +
+                (why == "does not exist" ? std::string("not found") : why));
   }
   char* error = nullptr;
   if (api.load(model_file.c_str(), &model_, &error) != 0) {

@@ -10,10 +10,18 @@ namespace {
 
 int64_t ActivationBytesPerElement(const std::string& dtype) { return dtype == "bfloat16" ? 2 : 4; }
 
-// Per-layer activations kept for backward (see the header's formula).
-int64_t LayerActivations(int64_t a, int64_t l, int64_t k, int64_t e, int64_t hd, int64_t h,
-                         int64_t f, int64_t n_proj) {
+// Per-layer activations kept for backward (see the header's formula). In
+// double: sizes from a config are bounded only by int64, and their products
+// must not wrap around (a wrapped plan once looked small and let a run start).
+double LayerActivations(double a, double l, double k, double e, double hd, double h, double f,
+                        double n_proj) {
   return a * l * (6 * e + 4 * hd + (2 * n_proj + 1) * f) + (a + 1) * h * l * k;
+}
+
+// Bytes as int64, saturating at its maximum (2^63 - 1 bytes fits nowhere).
+int64_t Bytes(double bytes) {
+  constexpr double kMax = 9.2e18;
+  return bytes >= kMax ? static_cast<int64_t>(kMax) : static_cast<int64_t>(bytes);
 }
 
 std::string Gib(int64_t bytes) {
@@ -24,16 +32,16 @@ std::string Gib(int64_t bytes) {
 
 void ParamSizes(const std::vector<std::vector<int64_t>>& shapes, const OptimizerSlots& slots,
                 MemoryPlan& plan) {
-  int64_t n = 0, slot = 0;
+  double n = 0, slot = 0;
   for (const auto& s : shapes) {
-    int64_t numel = 1;
-    for (int64_t d : s) numel *= d;
+    double numel = 1;
+    for (int64_t d : s) numel *= static_cast<double>(d);
     n += numel;
-    slot += OptimizerSlotElements(s, slots);
+    slot += static_cast<double>(OptimizerSlotElements(s, slots));
   }
-  plan.parameters = 4 * n;
-  plan.gradients = 4 * n;
-  plan.optimizer_state = 4 * slot;
+  plan.parameters = Bytes(4 * n);
+  plan.gradients = Bytes(4 * n);
+  plan.optimizer_state = Bytes(4 * slot);
 }
 
 }  // namespace
@@ -63,27 +71,29 @@ MemoryPlan PlanEncoderDecoder(const T5Config& c,
                               int64_t encoder_length, int64_t decoder_length) {
   MemoryPlan plan;
   ParamSizes(param_shapes, slots, plan);
-  const int64_t a = ActivationBytesPerElement(c.dtype);
-  const int64_t e = c.emb_dim, hd = c.num_heads * c.head_dim, h = c.num_heads, f = c.mlp_dim;
-  const int64_t np = static_cast<int64_t>(c.mlp_activations.size());
-  const int64_t le = encoder_length, ld = decoder_length;
-  const int64_t enc_layer = LayerActivations(a, le, le, e, hd, h, f, np);
+  const double a = ActivationBytesPerElement(c.dtype);
+  const double e = c.emb_dim, hd = static_cast<double>(c.num_heads) * c.head_dim,
+               h = c.num_heads, f = c.mlp_dim;
+  const double np = static_cast<double>(c.mlp_activations.size());
+  const double le = encoder_length, ld = decoder_length;
+  const double enc_layer = LayerActivations(a, le, le, e, hd, h, f, np);
   // A decoder layer: self-attention and MLP as above, plus cross-attention
   // (another norm, q and output over Ld, k/v over Le, scores Ld x Le).
-  const int64_t dec_layer = LayerActivations(a, ld, ld, e, hd, h, f, np) +
-                            a * (2 * ld * e + 2 * ld * hd + 2 * le * hd) + (a + 1) * h * ld * le;
-  const int64_t logits = 4 * ld * c.vocab_size * 3;
+  const double dec_layer = LayerActivations(a, ld, ld, e, hd, h, f, np) +
+                           a * (2 * ld * e + 2 * ld * hd + 2 * le * hd) + (a + 1) * h * ld * le;
+  const double logits = 4 * ld * static_cast<double>(c.vocab_size) * 3;
   // Backward workspace: the gradients of the largest layer's activations.
-  const int64_t workspace = 2 * std::max(enc_layer, dec_layer);
-  int64_t per_seq;
+  const double workspace = 2 * std::max(enc_layer, dec_layer);
+  double per_seq;
   if (c.remat_policy == "full") {
-    per_seq = a * e * (le * c.num_encoder_layers + ld * c.num_decoder_layers) +
+    per_seq = a * e * (le * static_cast<double>(c.num_encoder_layers) +
+                       ld * static_cast<double>(c.num_decoder_layers)) +
               std::max(enc_layer, dec_layer) + workspace + logits;
   } else {
-    per_seq = enc_layer * c.num_encoder_layers + dec_layer * c.num_decoder_layers + workspace +
-              logits;
+    per_seq = enc_layer * static_cast<double>(c.num_encoder_layers) +
+              dec_layer * static_cast<double>(c.num_decoder_layers) + workspace + logits;
   }
-  plan.activations = batch_size * per_seq;
+  plan.activations = Bytes(static_cast<double>(batch_size) * per_seq);
   return plan;
 }
 
@@ -92,16 +102,18 @@ MemoryPlan PlanDecoderOnly(const DecoderOnlyConfig& c,
                            const OptimizerSlots& slots, int64_t batch_size, int64_t length) {
   MemoryPlan plan;
   ParamSizes(param_shapes, slots, plan);
-  const int64_t a = ActivationBytesPerElement(c.dtype);
-  const int64_t layer = LayerActivations(a, length, length, c.emb_dim, c.num_heads * c.head_dim,
-                                         c.num_heads, c.mlp_dim,
-                                         static_cast<int64_t>(c.mlp_activations.size()));
-  const int64_t logits = 4 * length * c.vocab_size * 3;
-  const int64_t workspace = 2 * layer;  // gradients of the largest layer's activations
-  const int64_t per_seq = c.remat_policy == "full"
-                              ? a * c.emb_dim * length * c.num_layers + layer + workspace + logits
-                              : layer * c.num_layers + workspace + logits;
-  plan.activations = batch_size * per_seq;
+  const double a = ActivationBytesPerElement(c.dtype);
+  const double l = length;
+  const double layer = LayerActivations(
+      a, l, l, c.emb_dim, static_cast<double>(c.num_heads) * c.head_dim, c.num_heads, c.mlp_dim,
+      static_cast<double>(c.mlp_activations.size()));
+  const double logits = 4 * l * static_cast<double>(c.vocab_size) * 3;
+  const double workspace = 2 * layer;  // gradients of the largest layer's activations
+  const double layers = static_cast<double>(c.num_layers);
+  const double per_seq = c.remat_policy == "full"
+                             ? a * c.emb_dim * l * layers + layer + workspace + logits
+                             : layer * layers + workspace + logits;
+  plan.activations = Bytes(static_cast<double>(batch_size) * per_seq);
   return plan;
 }
 

@@ -24,7 +24,9 @@
 //                     workspace of about twice the largest layer's
 //                     activations (their gradients and softmax temporaries).
 // The activation figure is an estimate (libtorch's allocator and temporary
-// buffers add to it); the others are exact sizes.
+// buffers add to it); the others are exact sizes. Computed in double and
+// saturated at the int64 maximum, so absurd sizes give a huge plan, never a
+// wrapped-around small one.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +42,11 @@ struct MemoryPlan {
   int64_t gradients = 0;        // bytes
   int64_t optimizer_state = 0;  // bytes
   int64_t activations = 0;      // bytes (estimate)
-  int64_t total() const { return parameters + gradients + optimizer_state + activations; }
+  // Saturates at the int64 maximum instead of wrapping around.
+  int64_t total() const {
+    const double t = static_cast<double>(parameters) + gradients + optimizer_state + activations;
+    return t >= 9.2e18 ? static_cast<int64_t>(9.2e18) : parameters + gradients + optimizer_state + activations;
+  }
   // One line: "parameters 1.2 GiB, gradients ..., total ...".
   std::string ToString() const;
 };

@@ -11,6 +11,13 @@ void ValidateNetworkFields(const std::string& gin_name,
                            const std::string& remat_policy) {
   for (const auto& [field, v] : positive) {
     T5XX_CHECK(v > 0, gin_name + "." + field + " must be positive, got " + std::to_string(v));
+    // Token ids are int32, and a dimension past 2^24 makes tensor sizes
+    // (products of two or three dimensions) overflow before any memory
+    // check can refuse them; no model is within orders of magnitude of it.
+    const int64_t limit = std::string(field) == "vocab_size" ? int64_t{2147483647}
+                                                             : int64_t{1} << 24;
+    T5XX_CHECK(v <= limit, gin_name + "." + field + " = " + std::to_string(v) +
+                               " is too large (at most " + std::to_string(limit) + ")");
   }
   T5XX_CHECK(dtype == "float32" || dtype == "bfloat16",
         gin_name + ".dtype = '" + dtype +
