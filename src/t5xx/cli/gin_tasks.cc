@@ -20,6 +20,7 @@
 #include "t5xx/data/tfrecord_source.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"
+#include "t5xx/util/utf8.h"
 
 namespace t5xx::cli {
 namespace {
@@ -129,8 +130,10 @@ class TokenJsonLinesSource : public seqio::FileDataSource {
           const std::string where = path + ":" + std::to_string(line_number);
           nlohmann::json j;
           std::string parse_error;
-          T5XX_CHECK(ParseJsonKeepingBytes(line, &j, &parse_error) && j.is_object(),
-                where + ": malformed JSON line (expected one JSON object)");
+          T5XX_CHECK(ParseJsonKeepingBytes(line, &j, &parse_error),
+                     where + ": malformed JSON line: " + parse_error);
+          T5XX_CHECK(j.is_object(), where + ": malformed JSON line: expected one JSON object, "
+                                            "got a JSON " + std::string(j.type_name()));
           seqio::Example ex;
           auto convert = [&](const std::string& k, const nlohmann::json& x, bool requested) {
             if (x.is_string()) {
@@ -153,8 +156,14 @@ class TokenJsonLinesSource : public seqio::FileDataSource {
                 return;
               }
             }
-            T5XX_CHECK(!requested, where + ": field '" + k +
-                                  "' is neither a string nor an array of int32 token ids");
+            // Never dropped silently: a task reading it would fail later
+            // with "no feature" and no file:line.
+            T5XX_CHECK(false, where + ": field '" + k + "' is " + std::string(TruncateUtf8(DumpJson(x), 40)) +
+                                  ", neither a string nor an array of int32 token ids" +
+                                  (requested ? std::string()
+                                             : "; list the fields the task reads in "
+                                               "t5xx.seqio.JsonLinesDataSource.fields to "
+                                               "ignore the others"));
           };
           if (fields.empty()) {
             for (const auto& [k, x] : j.items()) convert(k, x, false);

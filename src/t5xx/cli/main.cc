@@ -13,6 +13,7 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/utf8.h"
 
 namespace {
 
@@ -79,13 +80,15 @@ int main(int argc, char** argv) {
     throw t5xx::Error("unknown command '" + command +
                       "' (commands: train, config, data, build_corpus; see t5xx --help)");
   } catch (const t5xx::Error& e) {
-    std::cerr << "t5xx: error: " << e.what() << std::endl;
+    // Bytes that are not UTF-8 (from a flag, a file name, a gin file) are
+    // shown as \xNN, never written raw to the terminal.
+    std::cerr << "t5xx: error: " << t5xx::EscapeInvalidUtf8(e.what()) << std::endl;
     return 2;
   } catch (const std::exception& e) {
     // One line: libtorch appends a C++ backtrace to its messages.
     std::string what = e.what();
     what = what.substr(0, what.find('\n'));
-    std::cerr << "t5xx: internal error: " << what << std::endl;
+    std::cerr << "t5xx: internal error: " << t5xx::EscapeInvalidUtf8(what) << std::endl;
     return 1;
   }
 }
