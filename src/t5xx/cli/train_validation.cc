@@ -214,28 +214,44 @@ void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t 
 
 ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::string& data_dir) {
   const TrainSetup& s = loaded.setup;
-  CheckModelDir(s.model_dir);
   ValidatedTrainRun run;
+  // Independent checks all run; their errors are reported together.
+  std::vector<std::string> errors;
+  auto attempt = [&errors](const auto& check) {
+    try {
+      check();
+      return true;
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+      return false;
+    }
+  };
+  attempt([&] { CheckModelDir(s.model_dir); });
   const std::string& task_name = s.train_dataset.mixture_or_task_name;
-  run.output_features = GetOutputFeatures(task_name, loaded.demo_problem);
-  CheckVocabularies(s, task_name, run.output_features, data_dir);
-  CheckDataset(s.train_dataset, s.model_kind, "train");
+  if (attempt([&] { run.output_features = GetOutputFeatures(task_name, loaded.demo_problem); })) {
+    attempt([&] { CheckVocabularies(s, task_name, run.output_features, data_dir); });
+    attempt([&] { CheckDataset(s.train_dataset, s.model_kind, "train"); });
+  }
   if (s.train_eval_dataset) {
     const DatasetConfig& eval_cfg = *s.train_eval_dataset;
-    GetOutputFeatures(eval_cfg.mixture_or_task_name, loaded.demo_problem);
-    CheckDataset(eval_cfg, s.model_kind, "train_eval");
-    if (seqio::MixtureRegistry::Global().Has(eval_cfg.mixture_or_task_name)) {
-      for (const auto& task :
-           seqio::MixtureRegistry::Global().Get(eval_cfg.mixture_or_task_name)->tasks()) {
-        DatasetConfig cfg = eval_cfg;
-        cfg.mixture_or_task_name = task->name();
-        run.eval_datasets.push_back(cfg);
+    if (attempt([&] { GetOutputFeatures(eval_cfg.mixture_or_task_name, loaded.demo_problem); }) &&
+        attempt([&] { CheckDataset(eval_cfg, s.model_kind, "train_eval"); })) {
+      // For a mixture, each of its tasks that has the split, then the mixture.
+      if (seqio::MixtureRegistry::Global().Has(eval_cfg.mixture_or_task_name)) {
+        for (const auto& task :
+             seqio::MixtureRegistry::Global().Get(eval_cfg.mixture_or_task_name)->tasks()) {
+          const std::vector<std::string> splits = task->splits();
+          if (std::find(splits.begin(), splits.end(), eval_cfg.split) == splits.end()) continue;
+          DatasetConfig cfg = eval_cfg;
+          cfg.mixture_or_task_name = task->name();
+          run.eval_datasets.push_back(cfg);
+        }
       }
+      run.eval_datasets.push_back(eval_cfg);
     }
-    run.eval_datasets.push_back(eval_cfg);
   }
 
-  {
+  attempt([&] {
     models::MemoryPlan plan = PlanMemory(s, {});
     const double param_elements =
         (s.model_kind == ModelKind::kEncoderDecoder
@@ -245,7 +261,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::s
     const double bytes = std::min(4 * param_elements, 4e18);
     plan.parameters = plan.gradients = static_cast<int64_t>(bytes);
     CheckMemoryPlan(plan, models::AvailableHostMemoryBytes(), /*allocated=*/0);
-  }
+  });
 
   trainer::TrainLoopConfig& loop = run.loop;
   loop.model_dir = s.model_dir;
@@ -266,7 +282,13 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::s
   std::vector<std::string> eval_names;
   for (const DatasetConfig& d : run.eval_datasets) eval_names.push_back(d.mixture_or_task_name);
   // t5xx cannot restore yet: every run starts at step 0.
-  trainer::CheckTrainLoopConfig(loop, eval_names, /*start_step=*/0);
+  attempt([&] { trainer::CheckTrainLoopConfig(loop, eval_names, /*start_step=*/0); });
+  if (errors.size() == 1) throw Error(errors[0]);
+  if (!errors.empty()) {
+    std::string msg = std::to_string(errors.size()) + " errors in the train configuration:";
+    for (const std::string& e : errors) msg += "\n  " + e;
+    throw Error(msg);
+  }
   return run;
 }
 

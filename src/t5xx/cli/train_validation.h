@@ -57,7 +57,9 @@ struct ValidatedTrainRun {
 };
 
 // Runs every check of a train configuration that needs no model and no
-// data, in the order train meets them, and throws the first as t5xx::Error:
+// data and throws one t5xx::Error naming every failure ("N errors in the
+// train configuration:", one line each; a check that needs an earlier one,
+// e.g. a task's vocabulary needs the task, is skipped when it failed):
 //  * MODEL_DIR is not a file and holds no checkpoint (an empty one, or one
 //    with unrelated files, is fine, as in t5x);
 //  * the train and train-eval tasks or mixtures exist (the demo tasks'

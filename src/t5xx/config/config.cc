@@ -402,6 +402,8 @@ void Config::Finalize(const std::vector<std::string>& called) {
   };
   for (const Record& rec : records_) enter(rec.st.value);
 
+  // Macros set on the command line that no binding uses (typos).
+  for (std::string& m : UnusedFlagMacros()) errors.push_back(std::move(m));
   // Unset %gin.REQUIRED values that the called configurables read.
   std::vector<std::pair<std::string, std::string>> missing = MissingRequired(called);
   if (!missing.empty()) errors.push_back(RequiredMessage(missing));
@@ -667,6 +669,18 @@ bool Config::Called(const std::string& configurable, const std::string& binding_
   return false;
 }
 
+bool Config::Shadowed(const Key& key) const {
+  const auto& [scope, configurable, param] = key;
+  for (const auto& [other, b] : bindings_) {
+    const auto& [s2, c2, p2] = other;
+    if (!b.used || c2 != configurable || p2 != param || s2 == scope) continue;
+    for (const std::string& prefix : ScopePrefixes(s2)) {
+      if (prefix == scope) return true;
+    }
+  }
+  return false;
+}
+
 bool Config::ScopeEntered(const std::string& scope) const {
   return scope.empty() || entered_scopes_.count(scope) > 0;
 }
@@ -676,7 +690,8 @@ std::vector<std::string> Config::IgnoredBindings() const {
   std::vector<std::pair<size_t, std::string>> ignored;
   for (const auto& [key, b] : bindings_) {
     const auto& [scope, configurable, param] = key;
-    if (b.used || Called(configurable, scope) || !ScopeEntered(scope)) continue;
+    if (b.used) continue;
+    if ((Called(configurable, scope) || !ScopeEntered(scope)) && !Shadowed(key)) continue;
     std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
     ignored.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
   }
@@ -693,7 +708,7 @@ std::vector<std::string> Config::UnusedBindings() const {
     if (b.used) continue;
     const auto& [scope, configurable, param] = key;
     const bool entered = ScopeEntered(scope);
-    if (!Called(configurable, scope) && entered) continue;  // IgnoredBindings
+    if ((!Called(configurable, scope) && entered) || Shadowed(key)) continue;  // IgnoredBindings
     std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
     std::string why;
     if (!entered) {
@@ -707,7 +722,6 @@ std::vector<std::string> Config::UnusedBindings() const {
   std::sort(unused.begin(), unused.end());
   std::vector<std::string> out;
   for (auto& u : unused) out.push_back(std::move(u.second));
-  for (auto& m : UnusedFlagMacros()) out.push_back(std::move(m));
   return out;
 }
 

@@ -75,7 +75,11 @@ class Config {
 
   // Resolves aliases, references and macros; checks every binding names a
   // registered configurable and parameter ("did you mean"), and type-checks
-  // values. A %gin.REQUIRED macro or binding that was never set is an error
+  // values, and refuses macros set on the command line (--gin.NAME /
+  // --gin_bindings) that no binding refers to, e.g. a typo such as
+  // --gin.BATCH_SIZ=8: "--gin.BATCH_SIZ flag: macro BATCH_SIZ is never used
+  // (did you mean 'BATCH_SIZE'?)" (macros defined in gin files may go
+  // unused, as in gin). A %gin.REQUIRED macro or binding that was never set is an error
   // only where a called configurable reads it, as in gin: `called` names the
   // configurables the command calls (e.g. "__main__.train"); every
   // configurable they reach through references (@x, @x(), @scope/x()) in
@@ -117,11 +121,7 @@ class Config {
   std::string OperativeConfigString() const;
 
   // Final bindings that no Query has read: "file:line: scope/full.name.param"
-  // (flag bindings: "--gin.X flag: name.param"), in the order written; then
-  // macros set on the command line (--gin.NAME / --gin_bindings) that no
-  // binding refers to, e.g. a typo such as --gin.BATCH_SIZ=8:
-  // "--gin.BATCH_SIZ flag: macro BATCH_SIZ is never used (did you mean
-  // 'BATCH_SIZE'?)". Macros defined in gin files may go unused, as in gin.
+  // (flag bindings: "--gin.X flag: name.param"), in the order written.
   // Only configurables the run queried count, in a scope it queried them in
   // (or one a queried scope falls back to): bindings of a configurable or
   // scope it never calls (a stock model file's adafactor.Adafactor bindings
@@ -129,7 +129,10 @@ class Config {
   // train.train_eval_dataset_cfg = None) are IgnoredBindings, as gin ignores
   // them -- unless no reference anywhere enters the binding's scope: that is
   // a misspelt scope ("... (no reference enters scope 'trian'; did you mean
-  // 'train'?)"), reported here.
+  // 'train'?)"), reported here. A binding that more specific scoped
+  // bindings of the same parameter shadow wherever it is read is ignored
+  // too, as in gin. Macros set on the command line that no binding uses
+  // are reported by Finalize.
   std::vector<std::string> UnusedBindings() const;
 
   // Bindings of configurables no Query or IsBound asked about, in the same
@@ -165,6 +168,9 @@ class Config {
     Location loc;
   };
   using Key = std::tuple<std::string, std::string, std::string>;  // scope, full name, param
+  // Whether a more specific binding of the same parameter was read instead
+  // (an unscoped placeholder that train/ and train_eval/ both override).
+  bool Shadowed(const Key& key) const;
 
   void ParseStatements(const std::vector<Statement>& statements, const std::string& dir);
   void ParseFileAt(const std::string& resolved_path, const std::string& shown_path);
