@@ -48,6 +48,7 @@ TEST_F(FlagsTest, ConsumesGinFlagsInBothFormsAndKeepsTheRest) {
        "--gin.MODEL_DIR=/tmp/run", "--", "--gin.NOT_MINE=1"},
       config, "");
   EXPECT_EQ(rest, (std::vector<std::string>{"--run_mode=train", "positional", "--", "--gin.NOT_MINE=1"}));
+  config.ParseString("__main__.train.model_dir = %MODEL_DIR\n", "uses.gin");  // a used macro
   config.Finalize();
   EXPECT_EQ(config.Query("t5x.utils.SaveCheckpointConfig", "period").AsInt(), 20);  // later file wins
   EXPECT_EQ(config.Query("t5x.utils.SaveCheckpointConfig", "keep").AsInt(), 5);     // bindings after files
@@ -70,6 +71,12 @@ TEST_F(FlagsTest, QuotedAndStructuredFlagValues) {
   ParseGinFlags({"--gin.MODEL_DIR=\"/quoted/dir\"", "--gin.TASK_FEATURE_LENGTHS={'inputs': 512, 'targets': 114}",
                  "--gin.RATE=1e-3", "--gin.NAME=c4_v220_span_corruption"},
                 config, "");
+  // Command-line macros must be used by some binding.
+  config.ParseString("__main__.train.model_dir = %MODEL_DIR\n"
+                     "train/t5x.utils.DatasetConfig.task_feature_lengths = %TASK_FEATURE_LENGTHS\n"
+                     "t5x.utils.create_learning_rate_scheduler.base_learning_rate = %RATE\n"
+                     "train/t5x.utils.DatasetConfig.mixture_or_task_name = %NAME\n",
+                     "uses.gin");
   config.Finalize();
   EXPECT_EQ(config.MacroValue("MODEL_DIR")->AsString(), "/quoted/dir");
   EXPECT_EQ(config.MacroValue("TASK_FEATURE_LENGTHS")->AsDict()[1].second.AsInt(), 114);

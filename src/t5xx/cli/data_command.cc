@@ -76,6 +76,8 @@ seqio::FeatureLengths ParseLengths(const std::string& text) {
     T5XX_CHECK(eq != std::string::npos && eq > 0,
           "t5xx data: --lengths expects name=length pairs such as inputs=128,targets=32; got '" +
               item + "'");
+    T5XX_CHECK(!out.count(item.substr(0, eq)),
+               "t5xx data: --lengths names '" + item.substr(0, eq) + "' twice; give each once");
     out[item.substr(0, eq)] = ParseInt("lengths", item.substr(eq + 1), 1);
   }
   return out;

@@ -94,6 +94,16 @@ nlohmann::json ToJson(const Value& v) {
   }
 }
 
+// An int parameter that C++ holds as int32: in [minimum, 2^31 - 1], or a
+// t5xx::Error naming the binding (never a silent wrap-around).
+int32_t Int32(const Value& v, int64_t minimum) {
+  const int64_t n = v.AsInt();
+  T5XX_CHECK(n >= minimum && n <= INT32_MAX, Where(v) + ": " + v.description() + " must be in [" +
+                                                 std::to_string(minimum) + ", 2147483647], got " +
+                                                 std::to_string(n));
+  return static_cast<int32_t>(n);
+}
+
 std::map<std::string, std::string> SplitMap(const Value& v) {
   std::map<std::string, std::string> out;
   for (const auto& [k, p] : v.AsDict()) out[k.AsString()] = p.AsString();
@@ -196,7 +206,7 @@ class Builder {
       const Value splits = c_.Query(kind, "split_to_filepattern", s);
       if (kind == kTextLine) {
         return std::make_shared<seqio::TextLineDataSource>(
-            SplitMap(splits), static_cast<int>(c_.Query(kind, "skip_header_lines", s).AsInt()));
+            SplitMap(splits), Int32(c_.Query(kind, "skip_header_lines", s), 0));
       }
       const Value skip = c_.Query(kind, "skip_bad_records", s);
       seqio::BadRecordPolicy policy;
@@ -227,10 +237,10 @@ class Builder {
           file = (fs::path(data_dir_) / file).string();
         }
         out = std::make_shared<seqio::SentencePieceVocabulary>(
-            file, static_cast<int32_t>(c_.Query(kind, "extra_ids", s).AsInt()));
+            file, Int32(c_.Query(kind, "extra_ids", s), 0));
       } else if (kind == kByte) {
         out = std::make_shared<seqio::ByteVocabulary>(
-            static_cast<int32_t>(c_.Query(kind, "extra_ids", s).AsInt()));
+            Int32(c_.Query(kind, "extra_ids", s), 0));
       } else {
         const int64_t size = c_.Query(kind, "size", s).AsInt();
         const Value eos = c_.Query(kind, "eos_id", s);
@@ -297,7 +307,7 @@ class Builder {
       if (kind == kSequenceAccuracy) return seqio::metric_fns::sequence_accuracy();
       if (kind == kF1Invalid) return seqio::metric_fns::f1_score_with_invalid();
       if (kind == kSquad) return seqio::metric_fns::squad();
-      const int64_t n = c_.Query(kind, "num_classes", v.reference_scope()).AsInt();
+      const int64_t n = Int32(c_.Query(kind, "num_classes", v.reference_scope()), 1);
       T5XX_CHECK(n >= 1 && n <= INT32_MAX,
             "mean_multiclass_f1.num_classes must be at least 1, got " + std::to_string(n));
       return seqio::metric_fns::mean_multiclass_f1(static_cast<int>(n));

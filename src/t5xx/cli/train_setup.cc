@@ -90,6 +90,9 @@ DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope) {
   d.batch_size = AtLeast(q("batch_size"), 1);
   d.shuffle = q("shuffle").AsBool();
   d.seed = OptionalInt(q("seed"));
+  // t5x seeds tf.data with it; t5xx derives every draw from it as a uint64.
+  T5XX_CHECK(!d.seed || *d.seed >= 0,
+             Where(q("seed")) + " = " + std::to_string(*d.seed) + " must be >= 0 (or None)");
   d.pack = q("pack").AsBool();
   d.trim_output_features = q("trim_output_features").AsBool();
   q("use_custom_packing_ops").AsBool();  // no effect: one packer (documented)
@@ -185,7 +188,14 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   }
 
   s.z_loss = c.Query(model_name, "z_loss", model_scope).AsFloat();
-  s.label_smoothing = c.Query(model_name, "label_smoothing", model_scope).AsFloat();
+  {
+    const gin::Value ls = c.Query(model_name, "label_smoothing", model_scope);
+    s.label_smoothing = ls.AsFloat();
+    // t5x's cross_entropy_with_logits: confidence = 1 - label_smoothing.
+    T5XX_CHECK(s.label_smoothing >= 0 && s.label_smoothing < 1,
+               Where(ls) + " = " + ls.ToGinString() + " must be in [0, 1) (the target's "
+               "probability is 1 - label_smoothing)");
+  }
   {
     gin::Value lnf = c.Query(model_name, "loss_normalizing_factor", model_scope);
     std::string text = lnf.is_none() ? "None"

@@ -1,6 +1,8 @@
 // See train_validation.h.
 #include "t5xx/cli/train_validation.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <limits>
@@ -13,6 +15,7 @@
 #include "t5xx/data/task.h"
 #include "t5xx/models/flops.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/file_kind.h"
 
 namespace t5xx::cli {
 
@@ -87,7 +90,22 @@ void CheckVocabularies(const TrainSetup& s, const std::string& task_name,
 
 // MODEL_DIR must be new or hold no earlier run: t5xx cannot resume yet.
 void CheckModelDir(const std::string& model_dir) {
-  if (!fs::exists(model_dir)) return;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(model_dir, ec))) {
+    // train will create it: its nearest existing ancestor must be a
+    // writable directory (what create_directories would find out).
+    fs::path p = fs::absolute(model_dir, ec).parent_path();
+    while (!p.empty() && !fs::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
+    const std::string why = NotARegularFile(p.string());
+    T5XX_CHECK(why == "is a directory",
+               "MODEL_DIR '" + model_dir + "' cannot be created: '" + p.string() + "' " +
+                   (why.empty() ? std::string("is a file") : why) +
+                   "; pass --gin.MODEL_DIR=<a path under a writable directory>");
+    T5XX_CHECK(::access(p.c_str(), W_OK | X_OK) == 0,
+               "MODEL_DIR '" + model_dir + "' cannot be created: '" + p.string() +
+                   "' is not writable; pass --gin.MODEL_DIR=<a path under a writable directory>");
+    return;
+  }
   T5XX_CHECK(fs::is_directory(model_dir),
         "MODEL_DIR '" + model_dir + "' exists and is not a directory; pass "
         "--gin.MODEL_DIR=<a new directory>");

@@ -18,9 +18,7 @@ namespace t5xx::seqio {
 // FileDataSource (tf.io.gfile.glob, then sorted). A pattern without wildcard
 // characters matches itself when that file exists. Returns an empty vector
 // when nothing matches; callers decide whether that is an error. Throws
-// t5xx::Error when glob(3) itself fails (e.g. unreadable directory) or a
-// match is not a regular file (a directory, FIFO or broken link: see
-// util/file_kind.h), naming the pattern and the match.
+// t5xx::Error when glob(3) itself fails (e.g. unreadable directory).
 std::vector<std::string> Glob(const std::string& pattern);
 
 // Expands several patterns; the union is sorted and de-duplicated.

@@ -7,6 +7,7 @@
 
 #include "t5xx/data/file_utils.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/file_kind.h"
 #include "t5xx/util/json_text.h"
 
 namespace t5xx::seqio {
@@ -139,6 +140,14 @@ FileReadPlan PlanFileRead(const std::string& source_name,
     throw Error(source_name + ": file pattern '" + pattern + "' of split '" +
                 split + "' matches no file; check the path (and that the " +
                 "data was built/downloaded)");
+  }
+  // A directory, FIFO or broken link would fail (or block) only when its
+  // turn to be read comes, maybe hours in: refuse it when the list is made.
+  for (const std::string& path : files) {
+    const std::string why = NotARegularFile(path);
+    T5XX_CHECK(why.empty(), source_name + ": file pattern '" + pattern + "' of split '" + split +
+                                "' matches '" + path + "', which " + why +
+                                "; narrow the pattern to the data files");
   }
   FileReadPlan plan;
   const size_t n = static_cast<size_t>(shard_info.num_shards);

@@ -51,6 +51,20 @@ Preprocessor RekeyPreprocessor(std::map<std::string, std::string> key_map) {
 
 // ---------------------------------------------------------------------------
 
+namespace {
+
+int32_t EosFor(const std::string& key, const Feature& f, const char* who) {
+  T5XX_CHECK(f.vocabulary != nullptr, std::string(who) + ": output feature '" + key +
+                                     "' has add_eos but no vocabulary");
+  const int32_t eos = f.vocabulary->eos_id();
+  T5XX_CHECK(eos >= 0, std::string(who) + ": the vocabulary of output feature '" + key +
+                           "' has no EOS id (e.g. seqio.PassThroughVocabulary.eos_id = None); "
+                           "give it one, or set add_eos = False on the feature");
+  return eos;
+}
+
+}  // namespace
+
 Example TokenizeExample(Example ex, const OutputFeatures& output_features,
                         bool copy_pretokenized, bool with_eos) {
   for (const auto& [key, feature] : output_features) {
@@ -61,7 +75,7 @@ Example TokenizeExample(Example ex, const OutputFeatures& output_features,
           "tokenize: output feature '" + key + "' has no vocabulary");
     std::string text = std::get<std::string>(it->second);
     Tokens ids = feature.vocabulary->Encode(text);
-    if (with_eos && feature.add_eos) ids.push_back(feature.vocabulary->eos_id());
+    if (with_eos && feature.add_eos) ids.push_back(EosFor(key, feature, "tokenize(with_eos)"));
     it->second = std::move(ids);
     if (copy_pretokenized) ex[key + "_pretokenized"] = std::move(text);
   }
@@ -85,15 +99,6 @@ Preprocessor TokenizePreprocessor(bool copy_pretokenized, bool with_eos) {
 
 // ---------------------------------------------------------------------------
 
-namespace {
-
-int32_t EosFor(const std::string& key, const Feature& f, const char* who) {
-  T5XX_CHECK(f.vocabulary != nullptr, std::string(who) + ": output feature '" + key +
-                                     "' has add_eos but no vocabulary");
-  return f.vocabulary->eos_id();
-}
-
-}  // namespace
 
 DatasetPtr AppendEos(DatasetPtr input, OutputFeatures output_features) {
   return Map(std::move(input), [of = std::move(output_features)](Example ex) {
