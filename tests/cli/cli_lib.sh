@@ -3,13 +3,17 @@
 failures=0
 pass=0
 
-# expect_error NAME SUBSTRING -- command...: exit status 2, one stderr line
-# containing SUBSTRING, nothing else on stderr but "t5xx: note:" lines.
+# expect_error NAME SUBSTRING -- command...: exit status 2 and one error on
+# stderr containing SUBSTRING: one line, or the indented lines of one "N
+# errors in ..." message; nothing else but "t5xx: note:" lines.
 expect_error() {
   local name="$1" want="$2"; shift 3
   local err rc
   err="$("$@" 2>&1 >/dev/null)"; rc=$?
   err="$(grep -v '^t5xx: note: ' <<<"$err")"
+  if grep -q '^t5xx: error: [0-9]* errors in ' <<<"$err"; then
+    err="$(tr '\n' ' ' <<<"$err")"
+  fi
   if [ "$rc" != 2 ] || ! grep -qF -- "$want" <<<"$err" || [ "$(wc -l <<<"$err")" != 1 ]; then
     echo "FAIL $name: rc=$rc, stderr:"; echo "$err"; echo "(wanted rc=2 and one line containing: $want)"
     failures=$((failures + 1))

@@ -108,12 +108,12 @@ tokens/seqio.Task:
   name = 'gin_tokens_task'
   source = @tokens/t5xx.seqio.JsonLinesDataSource()
   preprocessors = [@tokens/preprocessors.rekey, @preprocessors.append_eos]
-  output_features = {'targets': @targets/seqio.Feature()}
+  output_features = {'targets': @seqio.Feature()}
   shuffle_buffer_size = None
 tokens/t5xx.seqio.JsonLinesDataSource.split_to_filepattern = {
     'train': '$work/tokens.jsonl', 'validation': '$work/tokens.jsonl'}
 tokens/preprocessors.rekey.key_map = {'targets': 'ids'}
-targets/seqio.Feature.vocabulary = %TOKENS
+tokens/seqio.Feature.vocabulary = %TOKENS
 
 gin_mix/seqio.Mixture:
   name = 'gin_tokens_mix'

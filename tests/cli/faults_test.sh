@@ -58,11 +58,11 @@ lm/seqio.Task:
   name = 'jsonl_lm'
   source = @lm/t5xx.seqio.JsonLinesDataSource()
   preprocessors = [@lm/preprocessors.rekey, @preprocessors.tokenize, @preprocessors.append_eos]
-  output_features = {'targets': @targets/seqio.Feature()}
+  output_features = {'targets': @seqio.Feature()}
   shuffle_buffer_size = None
 lm/t5xx.seqio.JsonLinesDataSource.split_to_filepattern = {'train': '$work/docs.jsonl'}
 lm/preprocessors.rekey.key_map = {'targets': 'text'}
-targets/seqio.Feature.vocabulary = %VOCAB
+lm/seqio.Feature.vocabulary = %VOCAB
 t5xx.seqio.register.tasks = [@lm/seqio.Task()]
 EOF
 # lm_args TASK_GIN: the decoder-only run over a JSON-lines LM task.
@@ -174,6 +174,27 @@ show="$work/noeval.err" check "bindings of an uncalled scope are ignored" \
   bash -c '"$@" >/dev/null 2>"'"$work/noeval.err"'" &&
            grep -q "note: bindings of configurables .* are ignored, as gin does: .*train_eval/t5x.utils.DatasetConfig" "'"$work/noeval.err"'"' \
   _ "$T5XX" config "${demo[@]}" --gin.train.train_eval_dataset_cfg=None
+
+# Scopes nest as gin's config_scope does: a reference evaluated inside
+# @t/seqio.Task() runs in scope t, so t/ bindings reach an unscoped source.
+printf '{"ids": [5, 6]}\n' >"$work/ids.jsonl"
+cat >"$work/scope_nest.gin" <<EOF
+import seqio
+from seqio import preprocessors
+seqio.PassThroughVocabulary.size = 1000
+t/seqio.Task:
+  name = 'scoped_src'
+  source = @t5xx.seqio.JsonLinesDataSource()
+  preprocessors = [@preprocessors.rekey]
+  output_features = {'targets': @seqio.Feature()}
+t/t5xx.seqio.JsonLinesDataSource.split_to_filepattern = {'train': '$work/ids.jsonl'}
+t/preprocessors.rekey.key_map = {'targets': 'ids'}
+seqio.Feature.vocabulary = @seqio.PassThroughVocabulary()
+t5xx.seqio.register.tasks = [@t/seqio.Task()]
+EOF
+show="$work/nest.out" check "scopes nest (gin's config_scope)" bash -c \
+  '"$@" >"'"$work/nest.out"'" 2>&1 && grep -qx "{\"targets\":\[5,6\],\"targets_text\":\"5 6\"}" "'"$work/nest.out"'"' \
+  _ "$T5XX" data show --gin_file="$work/scope_nest.gin" --task=scoped_src
 
 # --- 5. An error inside a preprocessor names the task, the step (name and
 # where it was bound) and the example: span corruption before tokenization.

@@ -16,7 +16,11 @@ int ConfigCommand(const std::vector<std::string>& args) {
   LoadedTrainConfig loaded = LoadTrainConfig(args, "config", {"data_dir", "skip_bad_records"});
   const std::string data_dir = loaded.flags.count("data_dir") ? loaded.flags.at("data_dir")
                                                               : seqio::DefaultDataDir();
-  ValidateTrainRun(loaded, data_dir);
+  const ValidatedTrainRun run = ValidateTrainRun(loaded, data_dir);
+  if (run.memory_problem) {
+    std::cerr << "t5xx: note: on this machine `t5xx train` would refuse this run: "
+              << *run.memory_problem << std::endl;
+  }
   std::cout << loaded.config->OperativeConfigString();
   return 0;
 }

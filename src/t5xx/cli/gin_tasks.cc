@@ -199,9 +199,10 @@ class Builder {
   Builder(gin::Config& c, std::string data_dir, bool skip_bad_records)
       : c_(c), data_dir_(std::move(data_dir)), skip_bad_records_(skip_bad_records) {}
 
-  seqio::DataSourcePtr Source(const Value& v) {
+  // `outer`: the scope of the configurable holding `v` (gin nests scopes).
+  seqio::DataSourcePtr Source(const Value& v, const std::string& outer) {
     const std::string& kind = ExpectOneOf(v, {kTextLine, kTFExample, kJsonLines}, "a data source");
-    const std::string& s = v.reference_scope();
+    const std::string s = gin::NestedScope(outer, v.reference_scope());
     try {
       const Value splits = c_.Query(kind, "split_to_filepattern", s);
       if (kind == kTextLine) {
@@ -222,9 +223,9 @@ class Builder {
     }
   }
 
-  seqio::VocabularyPtr Vocabulary(const Value& v) {
+  seqio::VocabularyPtr Vocabulary(const Value& v, const std::string& outer) {
     const std::string& kind = ExpectOneOf(v, {kSpm, kByte, kPassThrough}, "a vocabulary");
-    const std::string& s = v.reference_scope();
+    const std::string s = gin::NestedScope(outer, v.reference_scope());
     auto key = std::make_pair(kind, s);
     if (auto it = vocabs_.find(key); it != vocabs_.end()) return it->second;
     seqio::VocabularyPtr out;
@@ -255,7 +256,7 @@ class Builder {
     return out;
   }
 
-  seqio::Preprocessor Preprocessor(const Value& v) {
+  seqio::Preprocessor Preprocessor(const Value& v, const std::string& outer) {
     const auto& reg = GinPreprocessors();
     T5XX_CHECK(v.kind() == Value::Kind::kReference,
           Where(v) + ": expected a preprocessor such as @seqio.preprocessors.append_eos, got " +
@@ -266,7 +267,7 @@ class Builder {
       throw Error(Where(v) + ": @" + name + " is not a preprocessor" +
                   (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)"));
     }
-    const std::string& s = v.reference_scope();
+    const std::string s = gin::NestedScope(outer, v.reference_scope());
     nlohmann::json kwargs = nlohmann::json::object();
     for (const auto& arg : reg.Args(name)) {
       if (!arg.required && !c_.IsBound(name, arg.name, s)) continue;
@@ -281,11 +282,11 @@ class Builder {
     }
   }
 
-  seqio::PostprocessFn Postprocessor(const Value& v) {
+  seqio::PostprocessFn Postprocessor(const Value& v, const std::string& outer) {
     if (v.is_none()) return nullptr;
     const std::string& kind =
         ExpectOneOf(v, {kStringToFloat, kLowerText, kLabelToId, kQa}, "a postprocess_fn");
-    const std::string& s = v.reference_scope();
+    const std::string s = gin::NestedScope(outer, v.reference_scope());
     try {
       if (kind == kStringToFloat) {
         return seqio::postprocessors::string_to_float(c_.Query(kind, "default", s).AsFloat());
@@ -299,7 +300,7 @@ class Builder {
     }
   }
 
-  seqio::MetricFn Metric(const Value& v) {
+  seqio::MetricFn Metric(const Value& v, const std::string& outer) {
     const std::string& kind = ExpectOneOf(
         v, {kAccuracy, kSequenceAccuracy, kF1Invalid, kMeanF1, kSquad}, "a metric_fn");
     try {
@@ -307,7 +308,7 @@ class Builder {
       if (kind == kSequenceAccuracy) return seqio::metric_fns::sequence_accuracy();
       if (kind == kF1Invalid) return seqio::metric_fns::f1_score_with_invalid();
       if (kind == kSquad) return seqio::metric_fns::squad();
-      const int64_t n = Int32(c_.Query(kind, "num_classes", v.reference_scope()), 1);
+      const int64_t n = Int32(c_.Query(kind, "num_classes", gin::NestedScope(outer, v.reference_scope())), 1);
       T5XX_CHECK(n >= 1 && n <= INT32_MAX,
             "mean_multiclass_f1.num_classes must be at least 1, got " + std::to_string(n));
       return seqio::metric_fns::mean_multiclass_f1(static_cast<int>(n));
@@ -320,30 +321,30 @@ class Builder {
     ExpectOneOf(v, {kTask}, "a task");
     const std::string& s = v.reference_scope();
     const std::string name = c_.Query(kTask, "name", s).AsString();
-    seqio::DataSourcePtr source = Source(c_.Query(kTask, "source", s));
+    seqio::DataSourcePtr source = Source(c_.Query(kTask, "source", s), s);
     std::vector<seqio::Preprocessor> steps;
     std::vector<std::string> step_names;  // errors name each step so
     const Value pre = c_.Query(kTask, "preprocessors", s);
     for (const auto& p : pre.AsList()) {
-      steps.push_back(Preprocessor(p));
+      steps.push_back(Preprocessor(p, s));
       step_names.push_back(p.reference_name() + ", bound at " + Where(p));
     }
     seqio::OutputFeatures features;
     const Value of = c_.Query(kTask, "output_features", s);
     for (const auto& [k, fv] : of.AsDict()) {
       ExpectOneOf(fv, {kFeature}, "an output feature");
-      const std::string& fs = fv.reference_scope();
+      const std::string fs = gin::NestedScope(s, fv.reference_scope());
       seqio::Feature f;
-      f.vocabulary = Vocabulary(c_.Query(kFeature, "vocabulary", fs));
+      f.vocabulary = Vocabulary(c_.Query(kFeature, "vocabulary", fs), fs);
       f.add_eos = c_.Query(kFeature, "add_eos", fs).AsBool();
       f.required = c_.Query(kFeature, "required", fs).AsBool();
       features[k.AsString()] = f;
     }
     const Value sbs = c_.Query(kTask, "shuffle_buffer_size", s);
-    seqio::PostprocessFn post = Postprocessor(c_.Query(kTask, "postprocess_fn", s));
+    seqio::PostprocessFn post = Postprocessor(c_.Query(kTask, "postprocess_fn", s), s);
     std::vector<seqio::MetricFn> metric_fns;
     const Value mfs = c_.Query(kTask, "metric_fns", s);
-    for (const auto& m : mfs.AsList()) metric_fns.push_back(Metric(m));
+    for (const auto& m : mfs.AsList()) metric_fns.push_back(Metric(m, s));
     try {
       return std::make_shared<seqio::Task>(name, std::move(source), std::move(steps),
                                            std::move(features), sbs.is_none() ? 0 : sbs.AsInt(),
@@ -381,7 +382,7 @@ class Builder {
     if (!sample_fn.is_none()) {
       ExpectOneOf(sample_fn, {kSampleFromDatasets}, "a sample_fn");
       stop_on_empty = c_.Query(kSampleFromDatasets, "stop_on_empty_dataset",
-                               sample_fn.reference_scope())
+                               gin::NestedScope(s, sample_fn.reference_scope()))
                           .AsBool();
     }
     try {

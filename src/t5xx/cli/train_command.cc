@@ -83,6 +83,7 @@ int TrainCommand(const std::vector<std::string>& all_args) {
                                                               : seqio::DefaultDataDir();
   // Everything `t5xx config` checks too.
   ValidatedTrainRun run = ValidateTrainRun(loaded, data_dir);
+  if (run.memory_problem) throw Error(*run.memory_problem);
   const std::string& task_name = s.train_dataset.mixture_or_task_name;
 
   std::unique_ptr<models::BaseTransformerModel> model = MakeModel(s);

@@ -43,8 +43,10 @@ std::string Where(const gin::Value& v) {
 
 // Checks that `v` references `expected` (evaluated `@x()` unless
 // callable_ok) and returns its scope.
+// `outer`: the scope the configurable holding `v` was called in; the
+// returned scope nests the reference's own in it, as gin's config_scope.
 std::string ExpectReference(const gin::Value& v, const std::string& expected,
-                            bool evaluated = true) {
+                            bool evaluated = true, const std::string& outer = "") {
   T5XX_CHECK(v.kind() == gin::Value::Kind::kReference,
         Where(v) + ": expected @" + expected + (evaluated ? "()" : "") +
             ", got " + v.ToGinString());
@@ -54,7 +56,7 @@ std::string ExpectReference(const gin::Value& v, const std::string& expected,
   T5XX_CHECK(v.reference_evaluated() == evaluated,
         Where(v) + ": expected " + std::string(evaluated ? "@" + expected + "()" : "@" + expected) +
             " (" + (evaluated ? "evaluated" : "not called") + "), got " + v.ToGinString());
-  return v.reference_scope();
+  return gin::NestedScope(outer, v.reference_scope());
 }
 
 std::optional<int64_t> OptionalInt(const gin::Value& v) {
@@ -136,9 +138,9 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   if (model_name == kModel) {
     s.model_kind = ModelKind::kEncoderDecoder;
     const std::string module_scope =
-        ExpectReference(c.Query(kModel, "module", model_scope), kTransformer);
+        ExpectReference(c.Query(kModel, "module", model_scope), kTransformer, true, model_scope);
     const std::string cfg_scope =
-        ExpectReference(c.Query(kTransformer, "config", module_scope), kT5Config);
+        ExpectReference(c.Query(kTransformer, "config", module_scope), kT5Config, true, module_scope);
     auto tq = [&](const char* p) { return c.Query(kT5Config, p, cfg_scope); };
     models::T5Config& t = s.t5_config;
     t.vocab_size = tq("vocab_size").AsInt();
@@ -162,9 +164,11 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   } else {
     s.model_kind = ModelKind::kDecoderOnly;
     const std::string module_scope =
-        ExpectReference(c.Query(kDecoderOnlyModel, "module", model_scope), kDecoderWrapper);
+        ExpectReference(c.Query(kDecoderOnlyModel, "module", model_scope), kDecoderWrapper, true,
+                        model_scope);
     const std::string cfg_scope =
-        ExpectReference(c.Query(kDecoderWrapper, "config", module_scope), kDecoderOnlyConfig);
+        ExpectReference(c.Query(kDecoderWrapper, "config", module_scope), kDecoderOnlyConfig, true,
+                        module_scope);
     auto tq = [&](const char* p) { return c.Query(kDecoderOnlyConfig, p, cfg_scope); };
     models::DecoderOnlyConfig& t = s.decoder_only_config;
     t.vocab_size = tq("vocab_size").AsInt();
@@ -210,10 +214,11 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     if (s.model_kind == ModelKind::kEncoderDecoder) {
       gin::Value in = c.Query(kModel, "input_vocabulary", model_scope);
       gin::Value out = c.Query(kModel, "output_vocabulary", model_scope);
-      vs = ExpectReference(out, kVocab);
-      ExpectReference(in, kVocab);
+      vs = ExpectReference(out, kVocab, true, model_scope);
+      ExpectReference(in, kVocab, true, model_scope);
     } else {
-      vs = ExpectReference(c.Query(kDecoderOnlyModel, "vocabulary", model_scope), kVocab);
+      vs = ExpectReference(c.Query(kDecoderOnlyModel, "vocabulary", model_scope), kVocab, true,
+                           model_scope);
     }
     s.output_vocabulary.sentencepiece_model_file =
         c.Query(kVocab, "sentencepiece_model_file", vs).AsString();
@@ -261,7 +266,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     optim::AdamWConfig& a = t.adamw;
     const gin::Value lr = q("learning_rate");
     if (lr.kind() == gin::Value::Kind::kReference) {
-      a.learning_rate_schedule = read_schedule(ExpectReference(lr, kLrScheduler));
+      a.learning_rate_schedule = read_schedule(ExpectReference(lr, kLrScheduler, true, scope));
     } else {
       a.learning_rate = lr.AsFloat();
     }
@@ -281,7 +286,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   T5XX_CHECK(opt_def.kind() == gin::Value::Kind::kReference && opt_def.reference_evaluated(),
         Where(opt_def) + ": expected @adafactor.Adafactor(), @optimizers.adamw() or "
                          "@optimizers.chain(), got " + opt_def.ToGinString());
-  const std::string opt_scope = opt_def.reference_scope();
+  const std::string opt_scope = gin::NestedScope(model_scope, opt_def.reference_scope());
   if (opt_def.reference_name() == kAdafactor) {
     s.optimizer.kind = optim::OptimizerConfig::Kind::kAdafactor;
     optim::AdafactorConfig& a = s.optimizer.adafactor;
@@ -314,7 +319,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
       }
       a.logical_factor_rules = std::move(r);
     } else if (!rules.is_none()) {
-      ExpectReference(rules, kFactorRules);
+      ExpectReference(rules, kFactorRules, true, opt_scope);
       a.logical_factor_rules = optim::StandardLogicalFactorRules();
     }
     a.weight_decay_rate_lr_exponent = optional_float(aq("weight_decay_rate_lr_exponent"));
@@ -335,7 +340,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
             Where(list) + ": expected a list of @optax.adamw(), @optax.clip_by_global_norm() or "
                           "@optax.clip(), got " + v.ToGinString());
       const std::string& n = v.reference_name();
-      const std::string scope = v.reference_scope();
+      const std::string scope = gin::NestedScope(opt_scope, v.reference_scope());
       if (n == kOptaxAdamW) {
         s.optimizer.optax.transforms.push_back(read_adamw(kOptaxAdamW, scope));
       } else if (n == kOptaxClipByGlobalNorm || n == kOptaxClip) {
@@ -368,7 +373,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     num_microbatches_where = Where(mb);
   }
   const std::string lr_scope = ExpectReference(
-      c.Query(kTrainer, "learning_rate_fn", trainer_scope), kLrScheduler);
+      c.Query(kTrainer, "learning_rate_fn", trainer_scope), kLrScheduler, true, trainer_scope);
   s.lr = read_schedule(lr_scope);
 
   // --- partitioner ---
@@ -384,7 +389,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     if (rules.is_none()) {
       s.logical_axis_rules = partitioning::StandardLogicalAxisRules();
     } else {
-      const std::string rs = ExpectReference(rules, kAxisRules);
+      const std::string rs = ExpectReference(rules, kAxisRules, true, part_scope);
       s.logical_axis_rules = partitioning::StandardLogicalAxisRules(
           static_cast<int>(c.Query(kAxisRules, "activation_partitioning_dims", rs).AsInt()),
           static_cast<int>(c.Query(kAxisRules, "parameter_partitioning_dims", rs).AsInt()));
@@ -419,7 +424,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     gin::Value save = c.Query(kCheckpointConfig, "save", cs);
     s.save_checkpoints = !save.is_none();
     if (!save.is_none()) {
-      const std::string ss = ExpectReference(save, kSaveConfig);
+      const std::string ss = ExpectReference(save, kSaveConfig, true, cs);
       s.checkpoint_period = NoneOrAtLeast(c.Query(kSaveConfig, "period", ss), 1);
       gin::Value dtype = c.Query(kSaveConfig, "dtype", ss);
       Refuse(dtype.AsString() != "float32", dtype, "set SaveCheckpointConfig.dtype = 'float32'");

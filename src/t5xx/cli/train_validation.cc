@@ -269,7 +269,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::s
     }
   }
 
-  attempt([&] {
+  try {
     models::MemoryPlan plan = PlanMemory(s, {});
     const double param_elements =
         (s.model_kind == ModelKind::kEncoderDecoder
@@ -279,7 +279,9 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::s
     const double bytes = std::min(4 * param_elements, 4e18);
     plan.parameters = plan.gradients = static_cast<int64_t>(bytes);
     CheckMemoryPlan(plan, models::AvailableHostMemoryBytes(), /*allocated=*/0);
-  });
+  } catch (const Error& e) {
+    run.memory_problem = e.what();
+  }
 
   trainer::TrainLoopConfig& loop = run.loop;
   loop.model_dir = s.model_dir;

@@ -54,6 +54,11 @@ struct ValidatedTrainRun {
   seqio::OutputFeatures output_features;  // of the train task or mixture
   trainer::TrainLoopConfig loop;
   std::vector<DatasetConfig> eval_datasets;
+  // Set when the memory plan (see ValidateTrainRun) does not fit this
+  // machine: train refuses the run with it; config, which validates the
+  // configuration and not the machine it may later run on, prints it as a
+  // note.
+  std::optional<std::string> memory_problem;
 };
 
 // Runs every check of a train configuration that needs no model and no
@@ -72,8 +77,9 @@ struct ValidatedTrainRun {
 //  * the memory plan, before any parameter is allocated: activations plus
 //    parameters and gradients estimated from the network config (half the
 //    forward matmul FLOPs of one token, models/flops.h: every weight that
-//    a token's forward pass multiplies), so an impossible size is refused
-//    by config and train alike instead of failing in the allocator.
+//    a token's forward pass multiplies), so that an impossible size never
+//    reaches the allocator; the verdict goes to memory_problem, not to the
+//    error.
 // Batch and microbatch divisibility are checked by ReadTrainSetup.
 ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::string& data_dir);
 

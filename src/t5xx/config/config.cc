@@ -80,6 +80,12 @@ bool IsStringTyped(const ParamSpec& p) {
 
 }  // namespace
 
+std::string NestedScope(const std::string& outer, const std::string& inner) {
+  if (outer.empty()) return inner;
+  if (inner.empty()) return outer;
+  return outer + "/" + inner;
+}
+
 Config::Config(const Registry* registry) : registry_(registry) {
   if (registry_ == nullptr) throw std::invalid_argument("gin::Config needs a registry");
 }
@@ -420,15 +426,17 @@ std::vector<std::pair<std::string, std::string>> Config::MissingRequired(
     const std::vector<std::string>& called) const {
   // Walks the configurables `called` reaches through the references in
   // their bound (or default) values, each in the scope its reference names
-  // -- the configurables gin would call, and the scopes t5xx queries them in.
+  // nested in its caller's (gin's config_scope) -- the configurables gin
+  // would call, and the scopes t5xx queries them in.
   std::vector<std::pair<std::string, std::string>> missing;
   std::set<std::pair<std::string, std::string>> seen;  // (name, scope)
   std::vector<std::pair<std::string, std::string>> todo;
   for (const std::string& c : called) todo.emplace_back(c, "");
+  std::string outer;  // the scope of the configurable being walked
   std::function<void(const Value&)> add_refs = [&](const Value& v) {
     switch (v.kind()) {
       case Value::Kind::kReference:
-        todo.emplace_back(v.reference_name(), v.reference_scope());
+        todo.emplace_back(v.reference_name(), NestedScope(outer, v.reference_scope()));
         break;
       case Value::Kind::kList:
       case Value::Kind::kTuple:
@@ -448,6 +456,7 @@ std::vector<std::pair<std::string, std::string>> Config::MissingRequired(
     const auto node = todo.back();
     todo.pop_back();
     if (!seen.insert(node).second) continue;
+    outer = node.second;
     const ConfigurableSpec* spec = registry_->Find(node.first);
     if (spec == nullptr) continue;
     for (const ParamSpec& p : spec->params) {

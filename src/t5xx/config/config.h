@@ -43,6 +43,11 @@
 
 namespace t5xx::gin {
 
+// The scope a reference `@inner/x()` is evaluated in when the configurable
+// holding it was called in scope `outer`: gin's config_scope nests, so
+// "outer/inner" ("outer" when inner is empty, "inner" when outer is).
+std::string NestedScope(const std::string& outer, const std::string& inner);
+
 class Config {
  public:
   // `registry` must outlive the Config.
