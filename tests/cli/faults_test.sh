@@ -118,6 +118,19 @@ show="$work/badline.err" check "malformed line part-way: error names file:line, 
   _ "$T5XX" train "${lm[@]}" --gin.MODEL_DIR="$work/badline" --gin.TRAIN_STEPS=6
 lm_args "$work/lm_task.gin"
 
+# Train-eval on a split smaller than one batch: repeated as t5x's
+# .repeat().take(eval_steps) does, so EVAL_STEPS=2 full batches of 4 from 3
+# documents (was refused: "yields no full batch").
+head -3 "$work/docs.jsonl" >"$work/docs3.jsonl"
+sed -e "s#{'train': '$work/docs.jsonl'}#{'train': '$work/docs.jsonl', 'validation': '$work/docs3.jsonl'}#" \
+  "$work/lm_task.gin" >"$work/lm_eval_task.gin"
+lm_args "$work/lm_eval_task.gin"
+show="$work/small_eval.log" check "train-eval on 3 examples gives EVAL_STEPS full batches" \
+  bash -c '"$@" >"'"$work/small_eval.log"'" 2>&1 && grep -q "^\[eval jsonl_lm\] step 1 .* 2 batches in" "'"$work/small_eval.log"'"' \
+  _ "$T5XX" train "${lm[@]}" --gin.MODEL_DIR="$work/small_eval" --gin.TRAIN_STEPS=1 \
+  --gin.BATCH_SIZE=4 --gin.EVAL_STEPS=2 '--gin.train.train_eval_dataset_cfg=@train_eval/utils.DatasetConfig()'
+lm_args "$work/lm_task.gin"
+
 # --- 3. `t5xx config` refuses what `t5xx train` refuses.
 demo=(--gin_file=examples/t5_1_1_tiny_demo.gin "${D[@]}" --gin.MODEL_DIR="$work/never")
 for cmd in config train; do

@@ -140,13 +140,14 @@ int TrainCommand(const std::vector<std::string>& all_args) {
   };
   // t5x's utils.get_training_eval_datasets: for a mixture, each of its tasks
   // that has the split, then the mixture itself; for a task, the task. Each
-  // stream restarts for every evaluation and repeats its data (at most
-  // eval_steps * batch_size epochs, t5x's bound), so every evaluation reads
-  // the same eval_steps batches.
+  // stream restarts for every evaluation and repeats its data for as long as
+  // the evaluation reads (t5x: .unbatch().repeat().batch().take(eval_steps)),
+  // so every evaluation reads the same eval_steps full batches, however
+  // small the split. (t5x repeats packed rows, t5xx the task's examples, so
+  // rows can differ where an epoch ends.) An empty split yields nothing.
   trainer::EvalDatasets eval_datasets;
   if (s.train_eval_dataset) {
-    const int num_epochs = static_cast<int>(std::min<int64_t>(
-        std::numeric_limits<int>::max(), s.eval_steps * s.train_eval_dataset->batch_size));
+    const int num_epochs = -1;
     for (const DatasetConfig& cfg : run.eval_datasets) {
       const std::string eval_what = Describe(cfg, "train_eval");
       auto make_eval = [cfg, eval_what, num_epochs, seed = s.random_seed, kind = s.model_kind]() {
