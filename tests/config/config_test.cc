@@ -261,6 +261,13 @@ TEST_F(ConfigTest, RequiredReachedThroughAReferenceIsReported) {
             "in a gin file or with --gin.NAME=<value> (e.g. --gin.A=<value>)");
 }
 
+TEST_F(ConfigTest, RequiredInsideASetMacroSaysSo) {
+  config_.ParseString("T = {'a': %gin.REQUIRED, 'b': 8}\npkg.mod.Fn.table = %T\n", "d.gin");
+  EXPECT_EQ(ErrorOf([&] { config_.Finalize({"pkg.mod.Fn"}); }),
+            "d.gin:1:1: macro 'T' = {'a': %gin.REQUIRED, 'b': 8} holds a %gin.REQUIRED that was "
+            "never overridden (read by pkg.mod.Fn.table at d.gin:2:1); give it a value in place");
+}
+
 TEST_F(ConfigTest, RequiredBinding) {
   config_.ParseString("pkg.mod.Fn.count = %gin.REQUIRED\n", "r.gin");
   EXPECT_ERROR_CONTAINS(config_.Finalize({"pkg.mod.Fn"}),

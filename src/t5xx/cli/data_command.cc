@@ -89,8 +89,15 @@ std::unique_ptr<seqio::FeatureConverter> MakeConverter(const std::string& name, 
   if (name == "PrefixLMFeatureConverter") {
     return std::make_unique<seqio::PrefixLMFeatureConverter>(pack);
   }
+  if (name == "DecoderFeatureConverter") {
+    return std::make_unique<seqio::DecoderFeatureConverter>(pack);
+  }
+  if (name == "PassThroughFeatureConverter") {
+    return std::make_unique<seqio::PassThroughFeatureConverter>(pack);
+  }
   throw Error("t5xx data: unknown --feature_converter '" + name +
-              "' (known: EncDecFeatureConverter, LMFeatureConverter, PrefixLMFeatureConverter)");
+              "' (known: EncDecFeatureConverter, LMFeatureConverter, PrefixLMFeatureConverter, "
+              "DecoderFeatureConverter, PassThroughFeatureConverter)");
 }
 
 // The task vocabulary that decodes `feature` (task or model feature name).

@@ -33,6 +33,7 @@ constexpr char kUsage[] =
     "                  t5xx data show --task=NAME [--split=train] [--n=5]\n"
     "                    [--lengths=inputs=128,targets=32] [--seed=0]\n"
     "                    [--feature_converter=EncDecFeatureConverter --pack=true]\n"
+    "                    (or LM-, PrefixLM-, Decoder-, PassThroughFeatureConverter)\n"
     "  data stats    count examples, empty examples (blank lines) and tokens\n"
     "                (padding fraction with a converter):\n"
     "                  t5xx data stats --task=NAME [--split=validation]\n"

@@ -515,6 +515,22 @@ std::string Config::RequiredMessage(const std::vector<std::pair<std::string, std
     return defined_at[a] < defined_at[b];
   });
   std::vector<std::string> parts;
+  // A macro whose value holds %gin.REQUIRED inside it (a dict or list) was
+  // set; the REQUIRED in it was not.
+  std::vector<std::string> inner;
+  for (auto it = macros.begin(); it != macros.end();) {
+    if (macros_.at(*it).value.kind() == Value::Kind::kRequired) {
+      ++it;
+      continue;
+    }
+    inner.push_back(*it);
+    it = macros.erase(it);
+  }
+  for (const std::string& m : inner) {
+    parts.push_back(macros_.at(m).loc.ToString() + ": macro '" + m + "' = " +
+                    macros_.at(m).value.ToGinString() + " holds a %gin.REQUIRED that was never "
+                    "overridden (read by " + readers[m] + "); give it a value in place");
+  }
   if (macros.size() == 1) {
     const std::string& m = macros[0];
     parts.push_back(macros_.at(m).loc.ToString() + ": macro '" + m +
