@@ -156,11 +156,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     t.logits_via_embedding = tq("logits_via_embedding").AsBool();
     t.float32_attention_logits = tq("float32_attention_logits").AsBool();
     t.remat_policy = tq("remat_policy").AsString();
-    try {
-      t.Validate();
-    } catch (const Error& e) {  // name where the config is bound
-      throw Error(Where(c.Query(kTransformer, "config", module_scope)) + ": " + e.what());
-    }
+    t.Validate([&](const char* field) { return Where(tq(field)); });
   } else {
     s.model_kind = ModelKind::kDecoderOnly;
     const std::string module_scope =
@@ -182,11 +178,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     t.dropout_rate = tq("dropout_rate").AsFloat();
     t.logits_via_embedding = tq("logits_via_embedding").AsBool();
     t.remat_policy = tq("remat_policy").AsString();
-    try {
-      t.Validate();
-    } catch (const Error& e) {  // name where the config is bound
-      throw Error(Where(c.Query(kDecoderWrapper, "config", module_scope)) + ": " + e.what());
-    }
+    t.Validate([&](const char* field) { return Where(tq(field)); });
     s.inputs_bidirectional_attention =
         c.Query(kDecoderOnlyModel, "inputs_bidirectional_attention", model_scope).AsBool();
   }

@@ -10,7 +10,7 @@
 #include "t5xx/util/error.h"
 
 namespace t5xx::models {
-void DecoderOnlyConfig::Validate() const {
+void DecoderOnlyConfig::Validate(const FieldLocator& where) const {
   ValidateNetworkFields("network.TransformerConfig",
                         {{"vocab_size", vocab_size},
                          {"emb_dim", emb_dim},
@@ -18,7 +18,7 @@ void DecoderOnlyConfig::Validate() const {
                          {"num_layers", num_layers},
                          {"head_dim", head_dim},
                          {"mlp_dim", mlp_dim}},
-                        dtype, dropout_rate, mlp_activations, remat_policy);
+                        dtype, dropout_rate, mlp_activations, remat_policy, where);
 }
 
 DecoderOnlyTransformer::DecoderOnlyTransformer(DecoderOnlyConfig config)

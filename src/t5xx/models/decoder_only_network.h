@@ -22,6 +22,7 @@
 
 #include "t5xx/models/base_model.h"  // FeatureBatch
 #include "t5xx/models/param_store.h"
+#include "t5xx/models/t5_config.h"  // FieldLocator
 
 namespace t5xx::models {
 
@@ -50,7 +51,8 @@ struct DecoderOnlyConfig {
 
   // Throws t5xx::Error naming the field (as network.TransformerConfig.<field>)
   // when a value is out of range or unsupported.
-  void Validate() const;
+  // Throws as ValidateNetworkFields (t5_config.h), which see for `where`.
+  void Validate(const FieldLocator& where = nullptr) const;
 };
 
 class DecoderOnlyTransformer {

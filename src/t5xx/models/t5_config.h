@@ -2,12 +2,18 @@
 // (t5x/examples/t5/network.py, gin name t5x.examples.t5.network.T5Config).
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace t5xx::models {
+
+// Where a network config field is set (e.g. the gin file:line binding it),
+// for error messages; see ValidateNetworkFields.
+using FieldLocator = std::function<std::string(const char* field)>;
 
 struct T5Config {
   int64_t vocab_size = 32128;  // rows of token_embedder / cols of logits_dense
@@ -40,17 +46,21 @@ struct T5Config {
 
   // Throws t5xx::Error naming the field when a value is out of range or a
   // feature is not implemented (e.g. a dtype other than float32/bfloat16).
-  void Validate() const;
+  // Throws as ValidateNetworkFields (which see for `where`).
+  void Validate(const FieldLocator& where = nullptr) const;
 };
 
 // The checks T5Config and DecoderOnlyConfig share. `gin_name` (e.g.
 // "network.T5Config") starts every message; `positive` lists (field, value)
-// pairs that must be > 0. Throws t5xx::Error naming the field and the fix.
+// pairs that must be > 0 (and at most 2^24; vocab_size at most 2^31 - 1).
+// Throws t5xx::Error naming the field and the fix, prefixed with
+// where(field) + ": " when `where` is given (e.g. the gin file:line that
+// binds it).
 void ValidateNetworkFields(const std::string& gin_name,
                            const std::vector<std::pair<const char*, int64_t>>& positive,
                            const std::string& dtype, double dropout_rate,
                            const std::vector<std::string>& mlp_activations,
-                           const std::string& remat_policy);
+                           const std::string& remat_policy, const FieldLocator& where = nullptr);
 
 // Presets with t5x's T5.1.1 dimensions (t5x/examples/t5/t5_1_1/*.gin);
 // "tiny" is t5xx's own (emb 128, 4 heads x 32, 2+2 layers, mlp 256) used by
