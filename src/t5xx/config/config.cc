@@ -168,10 +168,10 @@ void Config::AddFlagBinding(const std::string& name, const std::string& value_te
     rec.st.value = ParseGinValue(value_text, source_name, /*flag_source=*/true);
   } catch (const Error& e) {
     rec.st.value = Value::String(value_text, value_loc);
-    if (rec.st.kind == Statement::Kind::kBinding) {
-      rec.string_fallback = true;
-      rec.fallback_error = e.what();
-    }
+    // A macro keeps the raw string too (it may feed a string parameter);
+    // the parse error explains a type error where it is used.
+    rec.fallback_error = e.what();
+    if (rec.st.kind == Statement::Kind::kBinding) rec.string_fallback = true;
   }
   finalized_ = false;
   records_.push_back(std::move(rec));
@@ -372,6 +372,13 @@ void Config::Finalize(const std::vector<std::string>& called) {
         if (st.value.kind() == Value::Kind::kMacro) {
           const MacroDef& def = macros_.at(st.value.macro_name());
           err += " (from macro %" + st.value.macro_name() + " set at " + def.loc.ToString() + ")";
+          // Set by a flag whose value was not gin (e.g. an integer too large
+          // for int64): say why it became a string.
+          for (auto r = records_.rbegin(); r != records_.rend(); ++r) {
+            if (r->st.kind != Statement::Kind::kMacro || r->st.param != st.value.macro_name()) continue;
+            if (!r->fallback_error.empty()) err += "; the flag's value is not gin: " + r->fallback_error;
+            break;
+          }
         }
         collect(st.value.kind() == Value::Kind::kMacro ? st.value.location() : value.location(),
                 err);
