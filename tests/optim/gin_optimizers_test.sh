@@ -9,8 +9,7 @@ set -u
 T5XX="$1"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-failures=0
-pass=0
+. "$(dirname "$0")/../cli/cli_lib.sh"
 
 # `t5xx config` checks the task and its vocabulary as train does: a small
 # demo corpus, found through the default data dir.
@@ -39,17 +38,11 @@ expect_line() {
     failures=$((failures + 1))
   fi
 }
-# expect_error NAME SUBSTRING -- args...: exit 2 and one stderr line with SUBSTRING.
-expect_error() {
+# expect_config_error NAME SUBSTRING -- args...: `t5xx config args...`
+# fails as cli_lib.sh's expect_error wants.
+expect_config_error() {
   local name="$1" want="$2"; shift 3
-  local err rc
-  err="$("$T5XX" config "$@" 2>&1 >/dev/null)"; rc=$?
-  if [ "$rc" != 2 ] || ! grep -qF -- "$want" <<<"$err" || [ "$(wc -l <<<"$err")" != 1 ]; then
-    echo "FAIL $name: rc=$rc, stderr:"; echo "$err"; echo "(wanted rc=2 and one line containing: $want)"
-    failures=$((failures + 1))
-  else
-    pass=$((pass + 1))
-  fi
+  expect_error "$name" "$want" -- "$T5XX" config "$@"
 }
 # round_trip NAME FILE: the operative config, fed back, prints the same text.
 round_trip() {
@@ -157,29 +150,29 @@ chain=(--gin_file="$work/model.gin" --gin_file="$work/chain.gin" "${run_args[@]}
 adamw=(--gin_file="$work/model.gin" --gin_file="$work/adamw.gin" "${run_args[@]}")
 
 # --- errors ---
-expect_error adafactor_beta1 "adafactor.Adafactor.beta1 = 1 must be in [0, 1)" -- \
+expect_config_error adafactor_beta1 "adafactor.Adafactor.beta1 = 1 must be in [0, 1)" -- \
   "${stock[@]}" --gin.adafactor.Adafactor.beta1=1.0
-expect_error adafactor_learning_rate "has no effect (t5x's trainer sets Adafactor's rate" -- \
+expect_config_error adafactor_learning_rate "has no effect (t5x's trainer sets Adafactor's rate" -- \
   "${stock[@]}" --gin.adafactor.Adafactor.learning_rate=0.1
-expect_error adafactor_dtype "use 'float32' or 'bfloat16'" -- \
+expect_config_error adafactor_dtype "use 'float32' or 'bfloat16'" -- \
   "${stock[@]}" "--gin.adafactor.Adafactor.dtype_momentum='float16'"
-expect_error adafactor_rule_name "unknown factor dim 'diagonal'" -- \
+expect_config_error adafactor_rule_name "unknown factor dim 'diagonal'" -- \
   "${stock[@]}" "--gin.adafactor.Adafactor.logical_factor_rules={'embed': 'diagonal'}"
-expect_error adafactor_clipping "adafactor.Adafactor.clipping_threshold = 0 must be > 0" -- \
+expect_config_error adafactor_clipping "adafactor.Adafactor.clipping_threshold = 0 must be > 0" -- \
   "${stock[@]}" --gin.adafactor.Adafactor.clipping_threshold=0.0
-expect_error schedule_factor "unknown factor 'rsqrt_dekay'" -- \
+expect_config_error schedule_factor "unknown factor 'rsqrt_dekay'" -- \
   "${stock[@]}" "--gin.utils.create_learning_rate_scheduler.factors='constant * rsqrt_dekay'"
-expect_error adamw_b1 "optimizers.adamw.b1 = 1.5 must be in [0, 1)" -- \
+expect_config_error adamw_b1 "optimizers.adamw.b1 = 1.5 must be in [0, 1)" -- \
   "${adamw[@]}" --gin.optimizers.adamw.b1=1.5
-expect_error adamw_mask "set mask = None" -- \
+expect_config_error adamw_mask "set mask = None" -- \
   "${adamw[@]}" "--gin.optimizers.adamw.mask='decay_only_kernels'"
-expect_error chain_max_norm "optax.clip_by_global_norm.max_norm = -1 must be > 0" -- \
+expect_config_error chain_max_norm "optax.clip_by_global_norm.max_norm = -1 must be > 0" -- \
   "${chain[@]}" --gin.optax.clip_by_global_norm.max_norm=-1.0
-expect_error chain_schedule "unknown factor 'cosine'" -- \
+expect_config_error chain_schedule "unknown factor 'cosine'" -- \
   "${chain[@]}" "--gin.adamw/utils.create_learning_rate_scheduler.factors='constant * cosine'"
-expect_error chain_not_reference "expected a list of @optax.adamw()" -- \
+expect_config_error chain_not_reference "expected a list of @optax.adamw()" -- \
   "${chain[@]}" "--gin.optimizers.chain.transformations=[1.0]"
-expect_error chain_unsupported "t5xx supports @optax.adamw(), @optax.clip_by_global_norm() and @optax.clip() in optimizers.chain, got @t5x.optimizers.adamw" -- \
+expect_config_error chain_unsupported "t5xx supports @optax.adamw(), @optax.clip_by_global_norm() and @optax.clip() in optimizers.chain, got @t5x.optimizers.adamw" -- \
   "${chain[@]}" "--gin.optimizers.chain.transformations=[@optimizers.adamw()]"
 
 echo "$pass passed, $failures failed"
