@@ -149,6 +149,9 @@ for cmd in config train; do
   expect_error "$cmd: shuffle" "forbids shuffling" -- \
     "$T5XX" "$cmd" "${lm[@]}" --gin.MODEL_DIR="$work/never" --gin.TRAIN_STEPS=1 \
     --gin.train/utils.DatasetConfig.shuffle=True
+  expect_error "$cmd: data files" "file pattern '$work/nothing-*.jsonl' of split 'train' matches no file" -- \
+    "$T5XX" "$cmd" "${lm[@]}" --gin.MODEL_DIR="$work/never" --gin.TRAIN_STEPS=1 \
+    "--gin.lm/t5xx.seqio.JsonLinesDataSource.split_to_filepattern={'train': '$work/nothing-*.jsonl'}"
   expect_error "$cmd: loop periods" "must be multiples of each other" -- \
     "$T5XX" "$cmd" "${demo[@]}" --gin.EVAL_PERIOD=2 --gin.utils.SaveCheckpointConfig.period=3
 done

@@ -145,6 +145,18 @@ void CheckDataset(const DatasetConfig& d, ModelKind kind, const std::string& sco
                   "/utils.DatasetConfig.split to one of them");
     }
   }
+  // The split's files: a pattern that matches nothing, or matches a
+  // directory, is found now (making a source's dataset only lists its files;
+  // nothing is read).
+  for (const seqio::TaskPtr& task : TasksOf(d.mixture_or_task_name)) {
+    const std::vector<std::string> splits = task->splits();
+    if (std::find(splits.begin(), splits.end(), d.split) == splits.end()) continue;
+    try {
+      task->source()->GetDataset(d.split, /*shuffle=*/false, /*seed=*/0, seqio::ShardInfo{});
+    } catch (const Error& e) {
+      throw Error(what + ": task '" + task->name() + "': " + e.what());
+    }
+  }
   for (const seqio::TaskPtr& task : TasksOf(d.mixture_or_task_name)) {
     T5XX_CHECK(!d.shuffle || task->shuffle_buffer_size() > 0,
                what + ": task '" + task->name() +

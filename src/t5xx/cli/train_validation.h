@@ -68,7 +68,8 @@ struct ValidatedTrainRun {
 //  * MODEL_DIR is not a file and holds no checkpoint (an empty one, or one
 //    with unrelated files, is fine, as in t5x);
 //  * the train and train-eval tasks or mixtures exist (the demo tasks'
-//    missing corpus is named) and have the split;
+//    missing corpus is named) and have the split, whose file patterns
+//    match regular files (listed, not read);
 //  * the model's vocabulary is the task's and its vocab_size covers the
 //    task's ids (t5x's utils.verify_matching_vocabs);
 //  * the task feature lengths have exactly the keys the model's converter
