@@ -567,6 +567,8 @@ TEST_F(ConfigTest, BindingsOfUncalledScopes) {
   config_.Query("__main__.train", "model");
   config_.Query("pkg.mod.Fn", "count", "eval");
   EXPECT_EQ(config_.IgnoredBindings(), std::vector<std::string>{"s.gin:3: train/pkg.mod.Fn.count"});
+  EXPECT_EQ(config_.IgnoredConfigurables(),
+            std::vector<std::string>{"train/pkg.mod.Fn (1 binding, at s.gin:3)"});
   EXPECT_EQ(config_.UnusedBindings(),
             std::vector<std::string>{"s.gin:4: trian/pkg.mod.Fn.rate (no reference enters scope "
                                      "'trian'; did you mean 'train'?)"});

@@ -485,7 +485,7 @@ void RequireAllBindingsRead(const gin::Config& config, const std::string& comman
   // Bindings of configurables this run never calls (a stock model file's
   // Adafactor settings when OPTIMIZER is AdamW): gin ignores them; say so.
   std::string ignored;
-  for (const auto& u : config.IgnoredBindings()) ignored += (ignored.empty() ? "" : "; ") + u;
+  for (const auto& u : config.IgnoredConfigurables()) ignored += (ignored.empty() ? "" : "; ") + u;
   if (!ignored.empty()) {
     std::cerr << "t5xx: note: bindings of configurables `t5xx " << command
               << "` does not use are ignored, as gin does: " << ignored << std::endl;

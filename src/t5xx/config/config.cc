@@ -717,19 +717,59 @@ bool Config::ScopeEntered(const std::string& scope) const {
   return scope.empty() || entered_scopes_.count(scope) > 0;
 }
 
+bool Config::Ignored(const Key& key, const Bound& b) const {
+  const auto& [scope, configurable, param] = key;
+  if (b.used) return false;
+  return (!Called(configurable, scope) && ScopeEntered(scope)) || Shadowed(key);
+}
+
 std::vector<std::string> Config::IgnoredBindings() const {
   RequireFinalized("IgnoredBindings");
   std::vector<std::pair<size_t, std::string>> ignored;
   for (const auto& [key, b] : bindings_) {
+    if (!Ignored(key, b)) continue;
     const auto& [scope, configurable, param] = key;
-    if (b.used) continue;
-    if ((Called(configurable, scope) || !ScopeEntered(scope)) && !Shadowed(key)) continue;
     std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
     ignored.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
   }
   std::sort(ignored.begin(), ignored.end());
   std::vector<std::string> out;
   for (auto& u : ignored) out.push_back(std::move(u.second));
+  return out;
+}
+
+std::vector<std::string> Config::IgnoredConfigurables() const {
+  RequireFinalized("IgnoredConfigurables");
+  // [scope/]configurable -> (first order, count, first location).
+  std::map<std::string, std::tuple<size_t, int, std::string>> groups;
+  for (const auto& [key, b] : bindings_) {
+    if (!Ignored(key, b)) continue;
+    const auto& [scope, configurable, param] = key;
+    const std::string name = (scope.empty() ? "" : scope + "/") + configurable;
+    const std::string where =
+        b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
+    auto it = groups.find(name);
+    if (it == groups.end()) {
+      groups[name] = {b.order, 1, where};
+    } else {
+      auto& [order, count, first] = it->second;
+      ++count;
+      if (b.order < order) {
+        order = b.order;
+        first = where;
+      }
+    }
+  }
+  std::vector<std::pair<size_t, std::string>> sorted;
+  for (const auto& [name, g] : groups) {
+    const auto& [order, count, first] = g;
+    sorted.emplace_back(order, name + " (" + std::to_string(count) +
+                                   (count == 1 ? " binding, at " : " bindings, first at ") +
+                                   first + ")");
+  }
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::string> out;
+  for (auto& s2 : sorted) out.push_back(std::move(s2.second));
   return out;
 }
 

@@ -144,6 +144,11 @@ class Config {
   // format and order as UnusedBindings.
   std::vector<std::string> IgnoredBindings() const;
 
+  // The same bindings grouped by [scope/]configurable, in the order first
+  // written: "train_eval/t5x.utils.DatasetConfig (9 bindings, first at
+  // runs/pretrain.gin:67)".
+  std::vector<std::string> IgnoredConfigurables() const;
+
   // Files parsed so far (including included ones), in order.
   const std::vector<std::string>& parsed_files() const { return parsed_files_; }
 
@@ -176,6 +181,8 @@ class Config {
   // Whether a more specific binding of the same parameter was read instead
   // (an unscoped placeholder that train/ and train_eval/ both override).
   bool Shadowed(const Key& key) const;
+  // Whether binding `b` of `key` is one IgnoredBindings lists.
+  bool Ignored(const Key& key, const Bound& b) const;
 
   void ParseStatements(const std::vector<Statement>& statements, const std::string& dir);
   void ParseFileAt(const std::string& resolved_path, const std::string& shown_path);
