@@ -1,4 +1,5 @@
-// The t5xx command line: `t5xx train`, `t5xx build_corpus`.
+// The t5xx command line: `t5xx train`, `t5xx config`, `t5xx data
+// show|stats|score`, `t5xx build_corpus` (the usage text below).
 //
 // User errors (t5xx::Error) print one line "t5xx: error: ..." and exit 2.
 #include <ATen/Parallel.h>

@@ -3,12 +3,18 @@
 // shared/reference/t5x.md). Only parameters t5xx implements are registered;
 // binding any other parameter is an error with a "did you mean" hint.
 //
-// Registered: t5x.models.EncoderDecoderModel, t5x.examples.t5.network.{Transformer,
-// T5Config}, seqio.SentencePieceVocabulary, t5x.adafactor.{Adafactor,
-// standard_logical_factor_rules}, t5x.partitioning.{PjitPartitioner,
-// standard_logical_axis_rules}, t5x.utils.{DatasetConfig, CheckpointConfig,
-// SaveCheckpointConfig, create_learning_rate_scheduler}, t5x.trainer.Trainer,
-// t5x.gin_utils.summarize_gin_config, __main__.train.
+// Registered (see t5x_configurables.cc for the full list and each
+// parameter): the models (t5x.models.EncoderDecoderModel, DecoderOnlyModel)
+// and their networks and configs; the optimizers (t5x.adafactor.*,
+// t5x.optimizers.{adamw, chain}, optax.*) and
+// t5x.utils.create_learning_rate_scheduler; t5x.partitioning.*;
+// t5x.utils.{DatasetConfig, CheckpointConfig, SaveCheckpointConfig};
+// t5x.trainer.{Trainer, EarlyStoppingAction, TerminateOnNanAction};
+// __main__.train and t5x.gin_utils.summarize_gin_config; and for tasks
+// defined in gin, seqio.{Task, Mixture, Feature, vocabularies, sources},
+// tf.data.Dataset.sample_from_datasets, t5's postprocessors and metrics,
+// and t5xx.seqio.register. Preprocessors are registered from the seqio
+// PreprocessorRegistry by cli/gin_tasks.cc.
 #pragma once
 
 #include "t5xx/config/registry.h"

@@ -1,9 +1,10 @@
 // seqio Task, TaskRegistry and get_dataset (seqio/dataset_providers.py).
 //
-// A Task chains a DataSource, preprocessors and output-feature checks; the
-// free function GetDataset/get_dataset runs task -> feature converter ->
-// batch(drop_remainder) as seqio.get_dataset does. Mixtures are not
-// implemented. Framework-free: no libtorch.
+// A Task chains a DataSource, preprocessors, output-feature checks and
+// seqio's trimming; the free function GetDataset/get_dataset runs task ->
+// feature converter -> batch(drop_remainder) as seqio.get_dataset does
+// (mixtures: mixture.h, GetMixtureOrTaskDataset). Framework-free: no
+// libtorch.
 #pragma once
 
 #include "t5xx/util/edit_distance.h"
