@@ -301,5 +301,65 @@ expect_error "sample_fn must be sample_from_datasets" "is not a sample_fn" -- \
   "$T5XX" data stats --gin_file="$work/mix.gin" --task=mix_keep --split=train \
   "--gin_bindings=keep/seqio.Mixture.sample_fn = @seqio.Feature"
 
+# --- Other places of the same kinds that the audit found.
+# Kind 1: absurd sizes give an error, never a wrap-around, a hang or an
+# allocator's internal error.
+expect_error "huge batch: memory plan, no wrap-around" "the memory plan needs" -- \
+  timeout 60 "$T5XX" train "${demo[@]}" --gin.BATCH_SIZE=9223372036854775807
+expect_error "huge vocab_size" "network.T5Config.vocab_size = 100000000000 is too large (at most 2147483647)" -- \
+  timeout 60 "$T5XX" config "${demo[@]}" --gin.network.T5Config.vocab_size=100000000000
+expect_error "huge length" "task feature length of 'inputs' is 99999999999, more than 2^31 - 1" -- \
+  timeout 60 "$T5XX" config "${demo[@]}" "--gin.TASK_FEATURE_LENGTHS={'inputs': 99999999999, 'targets': 8}"
+show="$work/bigmodel.err" check "config notes a model this machine cannot hold; train refuses it" \
+  bash -c '"$0" config "$@" >/dev/null 2>"'"$work/bigmodel.err"'" &&
+           grep -q "^t5xx: note: on this machine .t5xx train. would refuse this run: the memory plan needs" "'"$work/bigmodel.err"'" &&
+           ! "$0" train "$@" >/dev/null 2>&1' \
+  "$T5XX" "${demo[@]}" --gin.network.T5Config.mlp_dim=10000000
+# Kind 1: paths that are directories (or FIFOs) are named as such.
+mkdir -p "$work/spdir" "$work/gl/b.jsonl"
+expect_error "SentencePiece model that is a directory" "SentencePiece model file is a directory" -- \
+  "$T5XX" data show --gin_file="$work/lm_task.gin" "${D[@]}" --task=jsonl_lm --n=1 --lengths=targets=8 \
+  --gin.seqio.SentencePieceVocabulary.sentencepiece_model_file="$work/spdir"
+expect_error "gin file that is a directory" "$work/spdir is a directory" -- \
+  "$T5XX" config --gin_file="$work/spdir"
+expect_error "predictions file that is a directory" "--predictions file '$work/spdir' is a directory" -- \
+  "$T5XX" data score --gin_file="$work/lm_task.gin" "$spm" "${D[@]}" --task=jsonl_lm --split=train \
+  --predictions="$work/spdir"
+cp "$work/ids.jsonl" "$work/gl/a.jsonl"
+sed "s#'$work/ids.jsonl'#'$work/gl/*.jsonl'#" "$work/scope_nest.gin" >"$work/glob_dir.gin"
+expect_error "glob matching a directory" "matches '$work/gl/b.jsonl', which is a directory" -- \
+  "$T5XX" data stats --gin_file="$work/glob_dir.gin" --task=scoped_src --split=train
+# Kind 1: bytes that are not UTF-8 in a message are escaped.
+expect_error "non-UTF-8 task name is escaped" "no task named 'f\\xffl'" -- \
+  "$T5XX" data show --task=$'f\xffl' "${D[@]}"
+# Kind 2: a JSON field of an unsupported type is an error at file:line.
+printf '{"ids": [1.5]}\n' >"$work/float.jsonl"
+sed "s#'$work/ids.jsonl'#'$work/float.jsonl'#" "$work/scope_nest.gin" >"$work/float.gin"
+expect_error "unsupported JSON value" "float.jsonl:1: field 'ids' is [1.5], neither a string nor an array of int32 token ids" -- \
+  "$T5XX" data show --gin_file="$work/float.gin" --task=scoped_src
+# Kind 3: MODEL_DIR under a file cannot be created: config says so too.
+expect_error "MODEL_DIR under a file" "cannot be created: '$work/docs.jsonl' is a file" -- \
+  "$T5XX" config --gin_file=examples/t5_1_1_tiny_demo.gin "${D[@]}" --gin.MODEL_DIR="$work/docs.jsonl/sub"
+# Kind 5: values that used to wrap around or say nothing.
+expect_error "int32 parameter out of range" "extra_ids must be in [0, 2147483647], got 9223372036854775807" -- \
+  "$T5XX" data show --gin_file="$work/sc_task.gin" --task=sc_before_tokenize "${D[@]}" \
+  --lengths=inputs=32,targets=8 --gin.seqio.SentencePieceVocabulary.extra_ids=9223372036854775807
+expect_error "flag value that is not gin" "the flag's value is not gin: --gin.TRAIN_STEPS flag, column 1: number '99999999999999999999' is out of range" -- \
+  "$T5XX" config "${demo[@]}" --gin.TRAIN_STEPS=99999999999999999999
+expect_error "label_smoothing range" "must be in [0, 1)" -- \
+  "$T5XX" config "${demo[@]}" --gin.t5x.models.EncoderDecoderModel.label_smoothing=2.0
+sed 's#preprocessors = \[@preprocessors.rekey\]#preprocessors = [@preprocessors.rekey, @preprocessors.append_eos]#' \
+  "$work/scope_nest.gin" >"$work/no_eos.gin"
+expect_error "append_eos without an EOS id" "the vocabulary of output feature 'targets' has no EOS id" -- \
+  "$T5XX" data show --gin_file="$work/no_eos.gin" --task=scoped_src
+expect_error "--lengths names a key twice" "--lengths names 'targets' twice" -- \
+  "$T5XX" data show --gin_file="$work/scope_nest.gin" --task=scoped_src --lengths=targets=8,targets=9
+# Kind 7: the Decoder and PassThrough converters are reachable from data
+# show (seqio's PassThroughFeatureConverter changes nothing).
+show="$work/pt.out" check "data show --feature_converter=PassThroughFeatureConverter" bash -c \
+  '"$@" >"'"$work/pt.out"'" 2>&1 && grep -qx "{\"targets\":\[5,6\],\"targets_text\":\"5 6\"}" "'"$work/pt.out"'"' \
+  _ "$T5XX" data show --gin_file="$work/scope_nest.gin" --task=scoped_src \
+  --feature_converter=PassThroughFeatureConverter --lengths=targets=4
+
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]
