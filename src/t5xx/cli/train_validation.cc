@@ -124,22 +124,27 @@ std::vector<seqio::TaskPtr> TasksOf(const std::string& name) {
   return {seqio::TaskRegistry::Global().Get(name)};
 }
 
+bool HasSplit(const seqio::Task& task, const std::string& split) {
+  const std::vector<std::string> splits = task.splits();
+  return std::find(splits.begin(), splits.end(), split) != splits.end();
+}
+
 // Every task of `d` has its split; its lengths suit the model's converter.
 void CheckDataset(const DatasetConfig& d, ModelKind kind, const std::string& scope) {
   const std::string what = Describe(d, scope);
-  // A mixture skips its tasks that lack the split (seqio); it needs one.
-  const bool mixture = seqio::MixtureRegistry::Global().Has(d.mixture_or_task_name);
-  size_t with_split = 0;
-  for (const seqio::TaskPtr& task : TasksOf(d.mixture_or_task_name)) {
-    const std::vector<std::string> splits = task->splits();
-    if (std::find(splits.begin(), splits.end(), d.split) != splits.end()) ++with_split;
+  const std::vector<seqio::TaskPtr> tasks = TasksOf(d.mixture_or_task_name);
+  std::vector<seqio::TaskPtr> with_split;
+  for (const seqio::TaskPtr& task : tasks) {
+    if (HasSplit(*task, d.split)) with_split.push_back(task);
   }
-  for (const seqio::TaskPtr& task : TasksOf(d.mixture_or_task_name)) {
-    if (mixture && with_split > 0) break;
-    const std::vector<std::string> splits = task->splits();
-    if (std::find(splits.begin(), splits.end(), d.split) == splits.end()) {
+  // A task needs the split; a mixture skips its tasks that lack it (seqio)
+  // but needs one that has it.
+  const bool mixture = seqio::MixtureRegistry::Global().Has(d.mixture_or_task_name);
+  if (with_split.empty() || (!mixture && with_split.size() != tasks.size())) {
+    for (const seqio::TaskPtr& task : tasks) {
+      if (HasSplit(*task, d.split)) continue;
       std::string known;
-      for (const auto& s : splits) known += (known.empty() ? "'" : ", '") + s + "'";
+      for (const auto& s : task->splits()) known += (known.empty() ? "'" : ", '") + s + "'";
       throw Error(what + ": task '" + task->name() + "' has no split '" + d.split +
                   "' (its splits: " + known + "); set " + scope +
                   "/utils.DatasetConfig.split to one of them");
@@ -148,16 +153,14 @@ void CheckDataset(const DatasetConfig& d, ModelKind kind, const std::string& sco
   // The split's files: a pattern that matches nothing, or matches a
   // directory, is found now (making a source's dataset only lists its files;
   // nothing is read).
-  for (const seqio::TaskPtr& task : TasksOf(d.mixture_or_task_name)) {
-    const std::vector<std::string> splits = task->splits();
-    if (std::find(splits.begin(), splits.end(), d.split) == splits.end()) continue;
+  for (const seqio::TaskPtr& task : with_split) {
     try {
       task->source()->GetDataset(d.split, /*shuffle=*/false, /*seed=*/0, seqio::ShardInfo{});
     } catch (const Error& e) {
       throw Error(what + ": task '" + task->name() + "': " + e.what());
     }
   }
-  for (const seqio::TaskPtr& task : TasksOf(d.mixture_or_task_name)) {
+  for (const seqio::TaskPtr& task : tasks) {
     T5XX_CHECK(!d.shuffle || task->shuffle_buffer_size() > 0,
                what + ": task '" + task->name() +
                    "' forbids shuffling (seqio.Task.shuffle_buffer_size = None) but " + scope +
@@ -270,8 +273,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::s
       if (seqio::MixtureRegistry::Global().Has(eval_cfg.mixture_or_task_name)) {
         for (const auto& task :
              seqio::MixtureRegistry::Global().Get(eval_cfg.mixture_or_task_name)->tasks()) {
-          const std::vector<std::string> splits = task->splits();
-          if (std::find(splits.begin(), splits.end(), eval_cfg.split) == splits.end()) continue;
+          if (!HasSplit(*task, eval_cfg.split)) continue;
           DatasetConfig cfg = eval_cfg;
           cfg.mixture_or_task_name = task->name();
           run.eval_datasets.push_back(cfg);
@@ -288,8 +290,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded, const std::s
              ? models::EncoderDecoderForwardFlops(s.t5_config, 1, 1)
              : models::DecoderOnlyForwardFlops(s.decoder_only_config, 1)) /
         2;
-    const double bytes = std::min(4 * param_elements, 4e18);
-    plan.parameters = plan.gradients = static_cast<int64_t>(bytes);
+    plan.parameters = plan.gradients = models::SaturatingBytes(4 * param_elements);
     CheckMemoryPlan(plan, models::AvailableHostMemoryBytes(), /*allocated=*/0);
   } catch (const Error& e) {
     run.memory_problem = e.what();

@@ -15,19 +15,25 @@ namespace t5xx::gin {
 
 namespace {
 
-void CollectMacroRefs(const Value& v, std::set<std::string>& out) {
-  if (v.kind() == Value::Kind::kMacro) {
-    out.insert(v.macro_name());
-    return;
-  }
+// Calls fn on every value in `v` that is not a list, tuple or dict (dict
+// keys included), depth first.
+void ForEachLeaf(const Value& v, const std::function<void(const Value&)>& fn) {
   if (v.kind() == Value::Kind::kList || v.kind() == Value::Kind::kTuple) {
-    for (const Value& item : v.AsList()) CollectMacroRefs(item, out);
+    for (const Value& item : v.AsList()) ForEachLeaf(item, fn);
   } else if (v.kind() == Value::Kind::kDict) {
     for (const auto& [k, val] : v.AsDict()) {
-      CollectMacroRefs(k, out);
-      CollectMacroRefs(val, out);
+      ForEachLeaf(k, fn);
+      ForEachLeaf(val, fn);
     }
+  } else {
+    fn(v);
   }
+}
+
+void CollectMacroRefs(const Value& v, std::set<std::string>& out) {
+  ForEachLeaf(v, [&out](const Value& leaf) {
+    if (leaf.kind() == Value::Kind::kMacro) out.insert(leaf.macro_name());
+  });
 }
 
 }  // namespace
@@ -71,6 +77,12 @@ std::string Tried(const std::vector<std::string>& tried) {
     if (odd.empty() && !why.empty() && why != "does not exist") odd = tried[i] + " " + why;
   }
   return odd.empty() ? msg : msg + "; " + odd;
+}
+
+// "file:line" of a binding ("--gin.X flag" for a flag), for the lists of
+// unused and ignored bindings.
+std::string LineOf(const Location& loc) {
+  return loc.line > 0 ? loc.file + ":" + std::to_string(loc.line) : loc.file;
 }
 
 bool IsStringTyped(const ParamSpec& p) {
@@ -396,24 +408,14 @@ void Config::Finalize(const std::vector<std::string>& called) {
   // (overridden ones too: train_eval/ stays a known scope when
   // train_eval_dataset_cfg is set to None), with their outer scopes.
   entered_scopes_.clear();
-  std::function<void(const Value&)> enter = [&](const Value& v) {
-    if (v.kind() == Value::Kind::kReference) {
-      std::string sc = v.reference_scope();
-      while (!sc.empty()) {
-        entered_scopes_.insert(sc);
-        const size_t slash = sc.rfind('/');
-        sc = slash == std::string::npos ? "" : sc.substr(0, slash);
+  for (const Record& rec : records_) {
+    ForEachLeaf(rec.st.value, [this](const Value& leaf) {
+      if (leaf.kind() != Value::Kind::kReference) return;
+      for (const std::string& sc : ScopePrefixes(leaf.reference_scope())) {
+        if (!sc.empty()) entered_scopes_.insert(sc);
       }
-    } else if (v.kind() == Value::Kind::kList || v.kind() == Value::Kind::kTuple) {
-      for (const Value& item : v.AsList()) enter(item);
-    } else if (v.kind() == Value::Kind::kDict) {
-      for (const auto& [k, x] : v.AsDict()) {
-        enter(k);
-        enter(x);
-      }
-    }
-  };
-  for (const Record& rec : records_) enter(rec.st.value);
+    });
+  }
 
   // Macros set on the command line that no binding uses (typos).
   for (std::string& m : UnusedFlagMacros()) errors.push_back(std::move(m));
@@ -440,24 +442,12 @@ std::vector<std::pair<std::string, std::string>> Config::MissingRequired(
   std::vector<std::pair<std::string, std::string>> todo;
   for (const std::string& c : called) todo.emplace_back(c, "");
   std::string outer;  // the scope of the configurable being walked
-  std::function<void(const Value&)> add_refs = [&](const Value& v) {
-    switch (v.kind()) {
-      case Value::Kind::kReference:
-        todo.emplace_back(v.reference_name(), NestedScope(outer, v.reference_scope()));
-        break;
-      case Value::Kind::kList:
-      case Value::Kind::kTuple:
-        for (const Value& item : v.AsList()) add_refs(item);
-        break;
-      case Value::Kind::kDict:
-        for (const auto& [k, x] : v.AsDict()) {
-          add_refs(k);
-          add_refs(x);
-        }
-        break;
-      default:
-        break;
-    }
+  auto add_refs = [&](const Value& v) {
+    ForEachLeaf(v, [&](const Value& leaf) {
+      if (leaf.kind() == Value::Kind::kReference) {
+        todo.emplace_back(leaf.reference_name(), NestedScope(outer, leaf.reference_scope()));
+      }
+    });
   };
   while (!todo.empty()) {
     const auto node = todo.back();
@@ -729,7 +719,7 @@ std::vector<std::string> Config::IgnoredBindings() const {
   for (const auto& [key, b] : bindings_) {
     if (!Ignored(key, b)) continue;
     const auto& [scope, configurable, param] = key;
-    std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
+    const std::string where = LineOf(b.loc);
     ignored.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
   }
   std::sort(ignored.begin(), ignored.end());
@@ -746,8 +736,7 @@ std::vector<std::string> Config::IgnoredConfigurables() const {
     if (!Ignored(key, b)) continue;
     const auto& [scope, configurable, param] = key;
     const std::string name = (scope.empty() ? "" : scope + "/") + configurable;
-    const std::string where =
-        b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
+    const std::string where = LineOf(b.loc);
     auto it = groups.find(name);
     if (it == groups.end()) {
       groups[name] = {b.order, 1, where};
@@ -777,13 +766,11 @@ std::vector<std::string> Config::UnusedBindings() const {
   RequireFinalized("UnusedBindings");
   std::vector<std::pair<size_t, std::string>> unused;
   for (const auto& [key, b] : bindings_) {
-    if (b.used) continue;
+    if (b.used || Ignored(key, b)) continue;
     const auto& [scope, configurable, param] = key;
-    const bool entered = ScopeEntered(scope);
-    if ((!Called(configurable, scope) && entered) || Shadowed(key)) continue;  // IgnoredBindings
-    std::string where = b.loc.line > 0 ? b.loc.file + ":" + std::to_string(b.loc.line) : b.loc.file;
+    const std::string where = LineOf(b.loc);
     std::string why;
-    if (!entered) {
+    if (!ScopeEntered(scope)) {
       std::vector<std::string> known(entered_scopes_.begin(), entered_scopes_.end());
       const std::string near = ClosestMatch(scope, known);
       why = " (no reference enters scope '" + scope + "'" +

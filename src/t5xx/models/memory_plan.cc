@@ -18,12 +18,6 @@ double LayerActivations(double a, double l, double k, double e, double hd, doubl
   return a * l * (6 * e + 4 * hd + (2 * n_proj + 1) * f) + (a + 1) * h * l * k;
 }
 
-// Bytes as int64, saturating at its maximum (2^63 - 1 bytes fits nowhere).
-int64_t Bytes(double bytes) {
-  constexpr double kMax = 9.2e18;
-  return bytes >= kMax ? static_cast<int64_t>(kMax) : static_cast<int64_t>(bytes);
-}
-
 std::string Gib(int64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
@@ -39,12 +33,22 @@ void ParamSizes(const std::vector<std::vector<int64_t>>& shapes, const Optimizer
     n += numel;
     slot += static_cast<double>(OptimizerSlotElements(s, slots));
   }
-  plan.parameters = Bytes(4 * n);
-  plan.gradients = Bytes(4 * n);
-  plan.optimizer_state = Bytes(4 * slot);
+  plan.parameters = SaturatingBytes(4 * n);
+  plan.gradients = SaturatingBytes(4 * n);
+  plan.optimizer_state = SaturatingBytes(4 * slot);
 }
 
 }  // namespace
+
+int64_t SaturatingBytes(double bytes) {
+  constexpr double kMax = 9.2e18;  // just under 2^63 (9.22e18)
+  return bytes >= kMax ? static_cast<int64_t>(kMax) : static_cast<int64_t>(bytes);
+}
+
+int64_t MemoryPlan::total() const {
+  return SaturatingBytes(static_cast<double>(parameters) + static_cast<double>(gradients) +
+                         static_cast<double>(optimizer_state) + static_cast<double>(activations));
+}
 
 std::string MemoryPlan::ToString() const {
   return "parameters " + Gib(parameters) + ", gradients " + Gib(gradients) +
@@ -93,7 +97,7 @@ MemoryPlan PlanEncoderDecoder(const T5Config& c,
     per_seq = enc_layer * static_cast<double>(c.num_encoder_layers) +
               dec_layer * static_cast<double>(c.num_decoder_layers) + workspace + logits;
   }
-  plan.activations = Bytes(static_cast<double>(batch_size) * per_seq);
+  plan.activations = SaturatingBytes(static_cast<double>(batch_size) * per_seq);
   return plan;
 }
 
@@ -113,7 +117,7 @@ MemoryPlan PlanDecoderOnly(const DecoderOnlyConfig& c,
   const double per_seq = c.remat_policy == "full"
                              ? a * c.emb_dim * l * layers + layer + workspace + logits
                              : layer * layers + workspace + logits;
-  plan.activations = Bytes(static_cast<double>(batch_size) * per_seq);
+  plan.activations = SaturatingBytes(static_cast<double>(batch_size) * per_seq);
   return plan;
 }
 

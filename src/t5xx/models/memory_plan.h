@@ -42,14 +42,16 @@ struct MemoryPlan {
   int64_t gradients = 0;        // bytes
   int64_t optimizer_state = 0;  // bytes
   int64_t activations = 0;      // bytes (estimate)
-  // Saturates at the int64 maximum instead of wrapping around.
-  int64_t total() const {
-    const double t = static_cast<double>(parameters) + gradients + optimizer_state + activations;
-    return t >= 9.2e18 ? static_cast<int64_t>(9.2e18) : parameters + gradients + optimizer_state + activations;
-  }
+  // Bytes, saturating (SaturatingBytes) instead of wrapping around.
+  int64_t total() const;
   // One line: "parameters 1.2 GiB, gradients ..., total ...".
   std::string ToString() const;
 };
+
+// `bytes` (a non-negative byte count computed in double) as int64, capped at
+// 9.2e18 (just under 2^63) so that absurd sizes stay huge instead of
+// wrapping around to negative.
+int64_t SaturatingBytes(double bytes);
 
 // How the optimizer's slots are sized.
 struct OptimizerSlots {
