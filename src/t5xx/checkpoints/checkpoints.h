@@ -1,4 +1,5 @@
-// t5x legacy (non-Orbax) checkpoint layout, framework-free.
+// The checkpointer: t5x legacy (non-Orbax) checkpoint directories, saved
+// atomically (temp dir + rename), listed and loaded. Framework-free.
 //
 //   MODEL_DIR/checkpoint_<step>/
 //     checkpoint                       msgpack index (see below)
@@ -23,7 +24,10 @@
 // [shape, dtype name, raw C-order bytes]).
 //
 // Arrays are passed as raw little-endian C-order buffers; no libtorch here.
-// See docs/checkpoints.md for the format notes.
+// The parts live in their own files: array.h (dtypes, array types),
+// msgpack_index.h (the index), zarr_array.h (the array store),
+// compression.h (gzip/zlib), file_io.h. See docs/checkpoints.md for the
+// format notes; behaviour of t5x/checkpoints.py (Checkpointer.save/restore).
 #pragma once
 
 #include <cstdint>
@@ -31,33 +35,12 @@
 #include <string>
 #include <vector>
 
+#include "t5xx/checkpoints/array.h"
+#include "t5xx/checkpoints/compression.h"
+#include "t5xx/checkpoints/msgpack_index.h"
+#include "t5xx/checkpoints/zarr_array.h"
+
 namespace t5xx::checkpoints {
-
-// Version written to the msgpack index; checkpoints with a larger version are
-// refused on load (same meaning as t5x's checkpoints.VERSION).
-inline constexpr int kCheckpointVersion = 3;
-
-enum class DType { kFloat32, kBFloat16, kInt32, kInt64 };
-
-// numpy/TensorStore dtype name: "float32", "bfloat16", "int32", "int64".
-const char* DTypeName(DType dtype);
-// zarr v2 .zarray dtype: "<f4", "bfloat16", "<i4", "<i8".
-const char* ZarrDTypeName(DType dtype);
-size_t DTypeSize(DType dtype);
-
-struct ArrayRef {
-  // Dotted path under 'optimizer', e.g.
-  // "target.encoder.layers_0.attention.query.kernel" or
-  // "state.param_states.encoder.layers_0.attention.query.kernel.v_row".
-  // "state.step" is reserved (written from SaveCheckpoint's `step`).
-  std::string path;
-  DType dtype;
-  std::vector<int64_t> shape;
-  const void* data;  // C-order, little-endian, product(shape) elements.
-  // Store inside the msgpack index (flax ndarray ext) instead of a zarr
-  // directory — what t5x does for arrays without mesh axes. Default: zarr.
-  bool store_inline = false;
-};
 
 struct SaveOptions {
   bool gzip = true;     // zarr compressor {"id":"gzip","level":gzip_level}.
@@ -77,12 +60,6 @@ struct SaveOptions {
 std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
                            const std::vector<ArrayRef>& arrays,
                            const SaveOptions& options = {});
-
-struct LoadedArray {
-  DType dtype;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;  // C-order, little-endian.
-};
 
 struct LoadedCheckpoint {
   int64_t step = 0;
@@ -104,21 +81,5 @@ std::vector<int64_t> ListCheckpointSteps(const std::string& model_dir);
 
 // Directory name t5x uses: model_dir/checkpoint_<step>.
 std::string CheckpointDir(const std::string& model_dir, int64_t step);
-
-// ---- Lower-level helpers (exposed for tests and tools) ----
-
-// gzip (RFC 1952) stream, as numcodecs' GZip / TensorStore's gzip compressor.
-std::vector<uint8_t> GzipCompress(const void* data, size_t size, int level);
-// Inflates a gzip or zlib stream (auto-detected). `what` names the source in
-// errors; `expected_size` (if known) sizes the output buffer up front.
-std::vector<uint8_t> Inflate(const void* data, size_t size,
-                             const std::string& what,
-                             size_t expected_size = 0);
-
-// t5x's chunk choice: starting from `shape`, repeatedly lower the currently
-// largest chunk dimension to its next smaller divisor of the full dimension
-// until the chunk has <= target_elements elements.
-std::vector<int64_t> ChooseChunkShape(const std::vector<int64_t>& shape,
-                                      int64_t target_elements);
 
 }  // namespace t5xx::checkpoints

@@ -1,0 +1,50 @@
+// One checkpoint array leaf: its dtype (names and sizes as numpy, zarr and
+// TensorStore spell them) and the raw-buffer array types passed in and out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace t5xx::checkpoints {
+
+enum class DType { kFloat32, kBFloat16, kInt32, kInt64 };
+
+// numpy/TensorStore dtype name: "float32", "bfloat16", "int32", "int64".
+const char* DTypeName(DType dtype);
+// zarr v2 .zarray dtype: "<f4", "bfloat16", "<i4", "<i8".
+const char* ZarrDTypeName(DType dtype);
+size_t DTypeSize(DType dtype);
+// Inverses of DTypeName / ZarrDTypeName (the latter also accepts
+// "<V2bfloat16"); nullopt for any other name.
+std::optional<DType> DTypeFromName(const std::string& name);
+std::optional<DType> DTypeFromZarrName(const std::string& name);
+
+// Product of the dimensions (1 for a scalar, shape []).
+int64_t NumElements(const std::vector<int64_t>& shape);
+// "[2, 3]" — shapes as they appear in error messages.
+std::string ShapeString(const std::vector<int64_t>& shape);
+
+struct ArrayRef {
+  // Dotted path under 'optimizer', e.g.
+  // "target.encoder.layers_0.attention.query.kernel" or
+  // "state.param_states.encoder.layers_0.attention.query.kernel.v_row".
+  // "state.step" is reserved (written from SaveCheckpoint's `step`).
+  std::string path;
+  DType dtype;
+  std::vector<int64_t> shape;
+  const void* data;  // C-order, little-endian, product(shape) elements.
+  // Store inside the msgpack index (flax ndarray ext) instead of a zarr
+  // directory — what t5x does for arrays without mesh axes. Default: zarr.
+  bool store_inline = false;
+};
+
+struct LoadedArray {
+  DType dtype;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;  // C-order, little-endian.
+};
+
+}  // namespace t5xx::checkpoints

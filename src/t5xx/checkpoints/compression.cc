@@ -1,0 +1,95 @@
+// zarr chunk compression with zlib: gzip out, gzip or zlib in.
+#include "t5xx/checkpoints/compression.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::checkpoints {
+
+std::vector<uint8_t> GzipCompress(const void* data, size_t size, int level) {
+  z_stream zs{};
+  if (deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
+    throw Error("zlib deflateInit2 failed (gzip level " +
+                std::to_string(level) + "; valid levels are 0-9)");
+  }
+  std::vector<uint8_t> out(deflateBound(&zs, static_cast<uLong>(
+                               std::min<size_t>(size, 1u << 30))) + 64);
+  const uint8_t* in = static_cast<const uint8_t*>(data);
+  size_t remaining = size;
+  size_t produced = 0;
+  int ret = Z_OK;
+  do {
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(remaining, 1u << 30));
+    zs.next_in = const_cast<Bytef*>(in);
+    zs.avail_in = chunk;
+    in += chunk;
+    remaining -= chunk;
+    const int flush = remaining == 0 ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      if (produced == out.size()) out.resize(out.size() * 2);
+      zs.next_out = out.data() + produced;
+      zs.avail_out = static_cast<uInt>(
+          std::min<size_t>(out.size() - produced, 1u << 30));
+      const uInt before = zs.avail_out;
+      ret = deflate(&zs, flush);
+      produced += before - zs.avail_out;
+      if (ret == Z_STREAM_ERROR) {
+        deflateEnd(&zs);
+        throw Error("zlib deflate failed");
+      }
+    } while (zs.avail_in > 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
+  } while (remaining > 0);
+  deflateEnd(&zs);
+  out.resize(produced);
+  return out;
+}
+
+std::vector<uint8_t> Inflate(const void* data, size_t size,
+                             const std::string& what, size_t expected_size) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) {  // +32: gzip or zlib header
+    throw Error("zlib inflateInit2 failed");
+  }
+  std::vector<uint8_t> out(expected_size ? expected_size + 1
+                                         : std::max<size_t>(size * 4, 1024));
+  size_t produced = 0;
+  const uint8_t* in = static_cast<const uint8_t*>(data);
+  size_t remaining = size;
+  int ret = Z_OK;
+  while (ret != Z_STREAM_END) {
+    if (zs.avail_in == 0) {
+      if (remaining == 0) break;
+      const uInt chunk =
+          static_cast<uInt>(std::min<size_t>(remaining, 1u << 30));
+      zs.next_in = const_cast<Bytef*>(in);
+      zs.avail_in = chunk;
+      in += chunk;
+      remaining -= chunk;
+    }
+    if (produced == out.size()) out.resize(out.size() * 2);
+    zs.next_out = out.data() + produced;
+    zs.avail_out =
+        static_cast<uInt>(std::min<size_t>(out.size() - produced, 1u << 30));
+    const uInt before = zs.avail_out;
+    ret = inflate(&zs, Z_NO_FLUSH);
+    produced += before - zs.avail_out;
+    if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR) {
+      inflateEnd(&zs);
+      throw Error("corrupt compressed data in " + what + " (zlib error " +
+                  std::to_string(ret) + ")");
+    }
+    if (ret == Z_BUF_ERROR && zs.avail_in == 0 && remaining == 0) break;
+  }
+  inflateEnd(&zs);
+  if (ret != Z_STREAM_END) {
+    throw Error("truncated compressed data in " + what);
+  }
+  out.resize(produced);
+  return out;
+}
+
+}  // namespace t5xx::checkpoints

@@ -1,0 +1,71 @@
+// The msgpack `checkpoint` index of a t5x checkpoint: {'version': 3,
+// 'optimizer': {...}} with every array either inline (flax ndarray ext) or a
+// TensorStore zarr spec pointing at its directory (t5x/checkpoints.py,
+// Checkpointer.save / _get_state_dict_for_save; flax/serialization.py).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "t5xx/checkpoints/array.h"
+
+namespace t5xx::checkpoints {
+
+// Version written to the msgpack index; checkpoints with a larger version are
+// refused on load (same meaning as t5x's checkpoints.VERSION).
+inline constexpr int kCheckpointVersion = 3;
+
+// Builds the 'optimizer' tree of an index from dotted array paths, checking
+// the paths as they come, then encodes it.
+class IndexBuilder {
+ public:
+  // The tree starts with the reserved leaf optimizer.state.step.
+  IndexBuilder();
+  // Adds `array` under its dotted path; `array` is kept by pointer and must
+  // outlive Encode. `chunks` is its zarr chunk shape (unused when inline).
+  // Throws t5xx::Error for an empty path component, a path given twice, or a
+  // path nested under (or a prefix of) another array's path.
+  void Add(const ArrayRef& array, std::vector<int64_t> chunks);
+  // The msgpack bytes of the index: inline arrays as flax ndarray ext (type
+  // 1), zarr arrays as TensorStore specs (compressor {'id': 'gzip', 'level':
+  // gzip_level}, or nil when nullopt), `step` as an inline int32 scalar (int64
+  // if it does not fit).
+  std::string Encode(int64_t step, std::optional<int> gzip_level) const;
+
+ private:
+  struct Leaf {
+    const ArrayRef* array = nullptr;  // a user array, or
+    std::vector<int64_t> chunks;      // (zarr only)
+    bool is_step = false;             // optimizer.state.step
+  };
+  struct Node {
+    std::map<std::string, Node> children;
+    std::optional<Leaf> leaf;
+  };
+  void Insert(const std::string& path, Leaf leaf);
+  Node root_;
+};
+
+// What an index holds: its version, every array by dotted path under
+// 'optimizer' except "state.step" (zarr arrays read from their directories),
+// and the step when the index has one.
+struct IndexContents {
+  int version = 0;
+  std::map<std::string, LoadedArray> arrays;
+  std::optional<int64_t> step;
+};
+
+// Reads `dir`/checkpoint and the zarr arrays it points at (relative to `dir`).
+// `checkpoint_dir` is the directory as the caller spelled it (for errors).
+// Throws t5xx::Error for a missing or malformed index, version >
+// kCheckpointVersion ("written by a newer t5x/t5xx"), Orbax checkpoints,
+// unsupported msgpack ext types, dtypes, TensorStore or kvstore drivers, and
+// any error of ReadZarrArray.
+IndexContents ReadIndex(const std::filesystem::path& dir,
+                        const std::string& checkpoint_dir);
+
+}  // namespace t5xx::checkpoints

@@ -1,0 +1,363 @@
+// zarr v2 array store: .zarray metadata and chunk files, written and read.
+#include "t5xx/checkpoints/zarr_array.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/checkpoints/compression.h"
+#include "t5xx/checkpoints/file_io.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::checkpoints {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Advances the C-order multi-index `idx` over its first `ndims` dimensions
+// (dimension d runs over [0, counts[d])). Returns false, with those
+// dimensions back at 0, once every combination has been visited.
+bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& counts,
+               size_t ndims) {
+  for (size_t d = ndims; d > 0;) {
+    --d;
+    if (++idx[d] < counts[d]) return true;
+    idx[d] = 0;
+  }
+  return false;
+}
+// ---- chunk <-> array copies ----
+
+// Copies the intersection of chunk `grid` (chunk shape `chunk`) with the
+// array between the full C-order array buffer and a full-size C-order chunk
+// buffer. Zarr v2 stores edge chunks full-size; the out-of-range part of the
+// chunk buffer is left untouched.
+void CopyChunk(bool array_to_chunk, uint8_t* array,
+               const std::vector<int64_t>& shape, uint8_t* chunk_buf,
+               const std::vector<int64_t>& chunk,
+               const std::vector<int64_t>& grid, size_t elem) {
+  const size_t rank = shape.size();
+  if (rank == 0) {
+    if (array_to_chunk) {
+      std::memcpy(chunk_buf, array, elem);
+    } else {
+      std::memcpy(array, chunk_buf, elem);
+    }
+    return;
+  }
+  std::vector<int64_t> origin(rank), extent(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    origin[d] = grid[d] * chunk[d];
+    extent[d] = std::min(chunk[d], shape[d] - origin[d]);
+    if (extent[d] <= 0) return;
+  }
+  // Strides (in elements) of the array and the chunk.
+  std::vector<int64_t> astride(rank, 1), cstride(rank, 1);
+  for (size_t d = rank - 1; d > 0; --d) {
+    astride[d - 1] = astride[d] * shape[d];
+    cstride[d - 1] = cstride[d] * chunk[d];
+  }
+  const size_t row_bytes = static_cast<size_t>(extent[rank - 1]) * elem;
+  std::vector<int64_t> idx(rank, 0);  // index within the chunk, last dim = 0
+  while (true) {
+    int64_t aoff = 0, coff = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      aoff += (origin[d] + idx[d]) * astride[d];
+      coff += idx[d] * cstride[d];
+    }
+    uint8_t* a = array + aoff * elem;
+    uint8_t* c = chunk_buf + coff * elem;
+    if (array_to_chunk) {
+      std::memcpy(c, a, row_bytes);
+    } else {
+      std::memcpy(a, c, row_bytes);
+    }
+    // Advance over all dims but the last.
+    if (!NextIndex(idx, extent, rank - 1)) return;
+  }
+}
+
+// Calls fn(grid_index) for every chunk of the grid in C order.
+template <typename Fn>
+void ForEachChunk(const std::vector<int64_t>& shape,
+                  const std::vector<int64_t>& chunk, Fn fn) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> counts(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (shape[d] == 0) return;  // empty array: no chunks at all
+    counts[d] = (shape[d] + chunk[d] - 1) / chunk[d];
+  }
+  std::vector<int64_t> g(rank, 0);
+  while (true) {
+    fn(g);
+    if (!NextIndex(g, counts, rank)) return;
+  }
+}
+
+std::string ChunkKey(const std::vector<int64_t>& grid, char sep) {
+  if (grid.empty()) return "0";
+  std::string key;
+  for (size_t d = 0; d < grid.size(); ++d) {
+    if (d) key += sep;
+    key += std::to_string(grid[d]);
+  }
+  return key;
+}
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> small, large;
+  for (int64_t i = 1; i * i <= n; ++i) {
+    if (n % i == 0) {
+      small.push_back(i);
+      if (i != n / i) large.push_back(n / i);
+    }
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;  // ascending
+}
+
+std::string ZarrayJson(DType dtype, const std::vector<int64_t>& shape,
+                       const std::vector<int64_t>& chunks,
+                       std::optional<int> gzip_level) {
+  json j;
+  j["chunks"] = chunks;
+  if (gzip_level) {
+    j["compressor"] = {{"id", "gzip"}, {"level", *gzip_level}};
+  } else {
+    j["compressor"] = nullptr;
+  }
+  j["dimension_separator"] = ".";
+  j["dtype"] = ZarrDTypeName(dtype);
+  j["fill_value"] = nullptr;
+  j["filters"] = nullptr;
+  j["order"] = "C";
+  j["shape"] = shape;
+  j["zarr_format"] = 2;
+  return j.dump();  // nlohmann::json objects keep keys sorted
+}
+
+// Fills `out` (n elements of dtype) with a zarr fill_value.
+void Fill(std::vector<uint8_t>& out, DType dtype, const json& fill) {
+  if (fill.is_null()) {
+    std::fill(out.begin(), out.end(), 0);
+    return;
+  }
+  double v = 0;
+  if (fill.is_number()) {
+    v = fill.get<double>();
+  } else if (fill.is_string()) {
+    std::string s = fill.get<std::string>();
+    if (s == "NaN") v = std::nan("");
+    else if (s == "Infinity") v = HUGE_VAL;
+    else if (s == "-Infinity") v = -HUGE_VAL;
+    else throw Error("unsupported zarr fill_value '" + s + "'");
+  }
+  const size_t elem = DTypeSize(dtype);
+  uint8_t bytes[8];
+  switch (dtype) {
+    case DType::kFloat32: {
+      float f = static_cast<float>(v);
+      std::memcpy(bytes, &f, 4);
+      break;
+    }
+    case DType::kBFloat16: {
+      float f = static_cast<float>(v);
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      uint16_t h = static_cast<uint16_t>(u >> 16);
+      std::memcpy(bytes, &h, 2);
+      break;
+    }
+    case DType::kInt32: {
+      int32_t i = static_cast<int32_t>(v);
+      std::memcpy(bytes, &i, 4);
+      break;
+    }
+    case DType::kInt64: {
+      int64_t i = fill.is_number_integer() ? fill.get<int64_t>()
+                                           : static_cast<int64_t>(v);
+      std::memcpy(bytes, &i, 8);
+      break;
+    }
+  }
+  for (size_t off = 0; off < out.size(); off += elem) {
+    std::memcpy(out.data() + off, bytes, elem);
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> ChooseChunkShape(const std::vector<int64_t>& shape,
+                                      int64_t target_elements) {
+  if (target_elements < 1) target_elements = 1;
+  std::vector<std::vector<int64_t>> divs;
+  for (int64_t d : shape) divs.push_back(Divisors(std::max<int64_t>(d, 1)));
+  auto total = [&] {
+    int64_t t = 1;
+    for (const auto& v : divs) t *= v.back();
+    return t;
+  };
+  while (total() > target_elements) {
+    // Reduce the first largest dimension to its next smaller divisor.
+    size_t pick = 0;
+    int64_t best = 1;
+    for (size_t i = 0; i < divs.size(); ++i) {
+      if (divs[i].back() > best) {
+        best = divs[i].back();
+        pick = i;
+      }
+    }
+    divs[pick].pop_back();
+  }
+  std::vector<int64_t> out;
+  for (const auto& v : divs) out.push_back(v.back());
+  return out;
+}
+
+std::vector<int64_t> ChunkShapeFor(const ArrayRef& array,
+                                   int64_t max_chunk_bytes) {
+  const int64_t elem = static_cast<int64_t>(DTypeSize(array.dtype));
+  const int64_t bytes = NumElements(array.shape) * elem;
+  if (max_chunk_bytes > 0 && bytes > max_chunk_bytes) {
+    return ChooseChunkShape(array.shape, max_chunk_bytes / elem);
+  }
+  std::vector<int64_t> chunks;
+  for (int64_t d : array.shape) chunks.push_back(std::max<int64_t>(d, 1));
+  return chunks;
+}
+
+void WriteZarrArray(const fs::path& dir, const ArrayRef& a,
+                    const std::vector<int64_t>& chunks,
+                    std::optional<int> gzip_level) {
+  MakeDir(dir);
+  std::string meta = ZarrayJson(a.dtype, a.shape, chunks, gzip_level);
+  WriteFile(dir / ".zarray", meta.data(), meta.size());
+  const size_t elem = DTypeSize(a.dtype);
+  uint8_t* src = const_cast<uint8_t*>(static_cast<const uint8_t*>(a.data));
+  const bool whole = chunks == a.shape;
+  std::vector<uint8_t> buf;
+  if (!whole) buf.resize(static_cast<size_t>(NumElements(chunks)) * elem);
+  ForEachChunk(a.shape, chunks, [&](const std::vector<int64_t>& g) {
+    const uint8_t* raw = src;
+    size_t raw_size = static_cast<size_t>(NumElements(a.shape)) * elem;
+    if (!whole) {
+      std::fill(buf.begin(), buf.end(), 0);
+      CopyChunk(true, src, a.shape, buf.data(), chunks, g, elem);
+      raw = buf.data();
+      raw_size = buf.size();
+    }
+    fs::path file = dir / ChunkKey(g, '.');
+    if (gzip_level) {
+      std::vector<uint8_t> z = GzipCompress(raw, raw_size, *gzip_level);
+      WriteFile(file, z.data(), z.size());
+    } else {
+      WriteFile(file, raw, raw_size);
+    }
+  });
+}
+
+LoadedArray ReadZarrArray(
+    const fs::path& dir, const std::string& at,
+    std::optional<DType> spec_dtype,
+    const std::optional<std::vector<int64_t>>& spec_shape) {
+  const fs::path zarray_path = dir / ".zarray";
+  std::vector<uint8_t> raw = ReadFile(zarray_path, "zarr metadata of '" + at + "'");
+  json meta;
+  try {
+    meta = json::parse(raw.begin(), raw.end());
+  } catch (const json::exception& e) {
+    throw Error("malformed zarr metadata " + zarray_path.string() + ": " +
+                e.what());
+  }
+  auto bad = [&](const std::string& msg) {
+    return Error(zarray_path.string() + ": " + msg);
+  };
+  try {
+    if (meta.value("zarr_format", 0) != 2) throw bad("zarr_format is not 2");
+    std::string dname = meta.at("dtype").get<std::string>();
+    auto dt = DTypeFromZarrName(dname);
+    if (!dt) {
+      if (dname == "<u2") {
+        throw bad("dtype '<u2' is t5x's pre-version-3 bfloat16 encoding; "
+                  "re-save the checkpoint with native bfloat16");
+      }
+      throw bad("unsupported dtype '" + dname +
+                "' (supported: <f4, bfloat16, <i4, <i8)");
+    }
+    if (spec_dtype && *spec_dtype != *dt) {
+      throw bad(std::string("dtype ") + ZarrDTypeName(*dt) +
+                " disagrees with the msgpack spec (" + DTypeName(*spec_dtype) +
+                ")");
+    }
+    if (meta.value("order", std::string("C")) != "C") {
+      throw bad("order 'F' is not supported (only C order)");
+    }
+    if (meta.contains("filters") && !meta["filters"].is_null() &&
+        !meta["filters"].empty()) {
+      throw bad("zarr filters are not supported");
+    }
+    std::vector<int64_t> shape = meta.at("shape").get<std::vector<int64_t>>();
+    std::vector<int64_t> chunks = meta.at("chunks").get<std::vector<int64_t>>();
+    if (chunks.size() != shape.size()) throw bad("chunks rank != shape rank");
+    for (int64_t c : chunks) {
+      if (c <= 0) throw bad("non-positive chunk size");
+    }
+    if (spec_shape && *spec_shape != shape) {
+      throw bad("shape " + ShapeString(shape) +
+                " disagrees with the msgpack spec " + ShapeString(*spec_shape));
+    }
+    bool compressed = false;
+    if (meta.contains("compressor") && !meta["compressor"].is_null()) {
+      std::string id = meta["compressor"].at("id").get<std::string>();
+      if (id != "gzip" && id != "zlib") {
+        throw bad("compressor '" + id +
+                  "' is not supported (only null, gzip, zlib)");
+      }
+      compressed = true;
+    }
+    char sep = '.';
+    if (meta.contains("dimension_separator")) {
+      std::string s = meta["dimension_separator"].get<std::string>();
+      if (s != "." && s != "/") throw bad("bad dimension_separator");
+      sep = s[0];
+    }
+    json fill = meta.contains("fill_value") ? meta["fill_value"] : json();
+
+    LoadedArray out;
+    out.dtype = *dt;
+    out.shape = shape;
+    const size_t elem = DTypeSize(*dt);
+    out.bytes.resize(static_cast<size_t>(NumElements(shape)) * elem);
+    const size_t chunk_bytes = static_cast<size_t>(NumElements(chunks)) * elem;
+    std::vector<uint8_t> fill_chunk(chunk_bytes);
+    Fill(fill_chunk, *dt, fill);
+    ForEachChunk(shape, chunks, [&](const std::vector<int64_t>& g) {
+      fs::path file = dir / ChunkKey(g, sep);
+      std::vector<uint8_t> data;
+      std::error_code ec;
+      if (!fs::exists(file, ec)) {
+        data = fill_chunk;  // zarr: a missing chunk is all fill_value
+      } else {
+        data = ReadFile(file, "zarr chunk of '" + at + "'");
+        if (compressed) {
+          data = Inflate(data.data(), data.size(), file.string(), chunk_bytes);
+        }
+        if (data.size() != chunk_bytes) {
+          throw Error("zarr chunk " + file.string() + " has " +
+                      std::to_string(data.size()) + " bytes, expected " +
+                      std::to_string(chunk_bytes) + " (chunk " +
+                      ShapeString(chunks) + " of " + ZarrDTypeName(*dt) + ")");
+        }
+      }
+      CopyChunk(false, out.bytes.data(), shape, data.data(), chunks, g, elem);
+    });
+    return out;
+  } catch (const json::exception& e) {
+    throw bad(std::string("malformed zarr metadata: ") + e.what());
+  }
+}
+
+}  // namespace t5xx::checkpoints
