@@ -1,3 +1,5 @@
+// The training loop of t5x's train(): epochs, summaries, checkpoints,
+// train-eval and actions (see train_loop.h).
 #include "t5xx/trainer/train_loop.h"
 
 #include <algorithm>
@@ -7,9 +9,7 @@
 #include <iomanip>
 #include <limits>
 #include <memory>
-#include <set>
 #include <sstream>
-#include <stdexcept>
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/trainer/checkpoint_io.h"
@@ -42,232 +42,7 @@ std::string FormatDuration(double seconds) {
   return out.str();
 }
 
-std::string Num(double v) {
-  std::ostringstream out;
-  out << std::setprecision(5) << v;
-  return out.str();
-}
-
-// The metric names an action may watch (MetricsAccumulator's, plus the
-// per-feature families).
-bool IsKnownMetric(const std::string& name, bool train) {
-  static const std::set<std::string> kModel = {
-      "accuracy", "loss", "z_loss", "cross_ent_loss", "loss_per_nonpadding_target_token",
-      "loss_per_all_target_tokens", "z_loss_per_all_target_tokens",
-      "cross_ent_loss_per_all_target_tokens", "non_padding_fraction/loss_weights",
-      "timing/seconds", "timing/seqs", "timing/steps_per_second", "timing/seqs_per_second",
-      "timing/seqs_per_second_per_core", "timing/target_tokens_per_second",
-      "timing/target_tokens_per_second_per_core"};
-  static const std::set<std::string> kTrain = {"learning_rate", "learning_rate/current",
-                                               "timing/uptime", "timing/model_flops_per_second",
-                                               "timing/mfu"};
-  if (kModel.count(name) || (train && kTrain.count(name))) return true;
-  return name.rfind("non_padding_fraction/", 0) == 0 ||
-         name.rfind("effective_batch_size/", 0) == 0;
-}
-
-std::string TaskKey(const ActionConfig& a) {
-  return a.gin_name + (a.kind == ActionConfig::Kind::kEarlyStopping ? ".metric" : ".task");
-}
-
-// Checks an action's settings against what the run will summarize.
-void ValidateAction(const ActionConfig& a, const std::string& mode,
-                    const std::vector<std::string>& tasks) {
-  const std::string key = TaskKey(a);
-  if (std::find(tasks.begin(), tasks.end(), a.task) == tasks.end()) {
-    std::string known;
-    for (const auto& t : tasks) known += (known.empty() ? "'" : ", '") + t + "'";
-    throw Error(key + " names task '" + a.task + "', but the " + mode + " summaries are " +
-                (tasks.empty() ? std::string("none (train.train_eval_dataset_cfg is None)")
-                               : "for " + known) +
-                "; name one of those" +
-                (mode == "TRAIN" ? "" : " or set train.train_eval_dataset_cfg"));
-  }
-  T5XX_CHECK(IsKnownMetric(a.metric, mode == "TRAIN"),
-        a.gin_name + ".metric names metric '" + a.metric + "', which the " + mode +
-            " summaries do not have; use a t5x metric name such as 'loss', 'accuracy' or "
-            "'loss_per_nonpadding_target_token'");
-  if (a.kind == ActionConfig::Kind::kEarlyStopping) {
-    T5XX_CHECK(a.mode == "min" || a.mode == "max",
-          a.gin_name + ".mode = '" + a.mode + "': use 'min' or 'max' (t5x: mode must be in "
-          "[\"min\", \"max\"])");
-    T5XX_CHECK(a.patience >= 1, a.gin_name + ".patience must be >= 1, got " +
-                               std::to_string(a.patience));
-    T5XX_CHECK(a.atol >= 0, a.gin_name + ".atol must be >= 0, got " + Num(a.atol));
-    T5XX_CHECK(a.rtol >= 0, a.gin_name + ".rtol must be >= 0, got " + Num(a.rtol));
-  }
-}
-
-// An action with its state (EarlyStoppingAction's metric history).
-struct Action {
-  ActionConfig config;
-  std::vector<double> history;
-
-  // t5x's EarlyStoppingAction.run / TerminateOnNanAction.run.
-  bool Run(const std::map<std::string, Summary>& by_task, int64_t step, std::ostream& console) {
-    auto t = by_task.find(config.task);
-    if (t == by_task.end()) return false;  // validated; e.g. an empty eval
-    auto m = t->second.find(config.metric);
-    if (m == t->second.end()) {
-      console << "[action] " << config.gin_name << ": metric '" << config.metric
-              << "' is not in the summary of task '" << config.task << "'; not run" << std::endl;
-      return false;
-    }
-    const double value = m->second;
-    if (config.kind == ActionConfig::Kind::kTerminateOnNan) {
-      if (std::isfinite(value)) return false;
-      console << "[action] " << config.gin_name << ": " << config.metric << " of task '"
-              << config.task << "' is " << value << " at step " << step
-              << "; stopping training" << std::endl;
-      return true;
-    }
-    history.push_back(value);
-    if (static_cast<int64_t>(history.size()) < config.patience) return false;
-    // No improvement between consecutive values: min mode: current >=
-    // previous - (atol + rtol * |previous|); max mode: current <= previous +
-    // (atol + rtol * |previous|).
-    bool stalled = true;
-    for (size_t i = 0; i + 1 < static_cast<size_t>(config.patience); ++i) {
-      const double prev = history[i], cur = history[i + 1];
-      const double delta = config.atol + config.rtol * std::abs(prev);
-      stalled = stalled && (config.mode == "min" ? cur >= prev - delta : cur <= prev + delta);
-    }
-    if (stalled) {
-      std::ostringstream h;
-      for (size_t i = 0; i < history.size(); ++i) h << (i ? ", " : "") << Num(history[i]);
-      console << "[action] " << config.gin_name << ": " << config.metric << " of task '"
-              << config.task << "' has not improved for " << config.patience
-              << " evaluations (" << h.str() << ") at step " << step << "; stopping training"
-              << std::endl;
-      return true;
-    }
-    history.erase(history.begin());
-    return false;
-  }
-};
-
-// Runs every action (as t5x's run_actions, all of them, or-ing the results);
-// *nan_stop is set when a TerminateOnNanAction asked to stop.
-bool RunActions(std::vector<Action>& actions, const std::map<std::string, Summary>& by_task,
-                int64_t step, std::ostream& console, bool* nan_stop) {
-  bool stop = false;
-  for (auto& a : actions) {
-    const bool s = a.Run(by_task, step, console);
-    if (s && a.config.kind == ActionConfig::Kind::kTerminateOnNan) *nan_stop = true;
-    stop = stop || s;
-  }
-  return stop;
-}
-
 }  // namespace
-
-int64_t CountPackedExamples(const at::Tensor& segment_ids) {
-  T5XX_CHECK(segment_ids.dim() == 2, "CountPackedExamples: segment ids must be [batch, length]");
-  const at::Tensor s = segment_ids.to(at::kLong);
-  const int64_t rows = s.size(0), len = s.size(1);
-  if (rows == 0 || len == 0) return 0;
-  const int64_t padded = s.select(1, len - 1).eq(0).sum().item<int64_t>();
-  const int64_t changes =
-      len > 1 ? s.narrow(1, 1, len - 1).ne(s.narrow(1, 0, len - 1)).sum().item<int64_t>() : 0;
-  return changes + rows - padded;
-}
-
-BatchCounts CountBatch(const models::FeatureBatch& batch) {
-  BatchCounts c;
-  const at::Tensor& targets = batch.at("decoder_target_tokens");
-  c.examples = targets.size(0);
-  c.target_tokens = targets.numel();
-  std::map<std::string, at::Tensor> segments;
-  const std::string suffix = "_segment_ids";
-  for (const auto& [k, v] : batch) {
-    if (k.size() > suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      segments[k.substr(0, k.size() - suffix.size())] = v;
-    }
-  }
-  if (segments.empty()) {  // unpacked: a padding mask per token feature
-    for (const char* k : {"encoder_input_tokens", "decoder_target_tokens"}) {
-      auto it = batch.find(k);
-      if (it != batch.end()) segments[k] = it->second.ne(0);
-    }
-  }
-  for (const auto& [name, seg] : segments) {
-    if (seg.dim() != 2 || seg.size(1) == 0) continue;
-    BatchCounts::Feature f;
-    f.non_padding = seg.ne(0).sum().item<int64_t>();
-    f.size = seg.numel();
-    f.packed_examples = CountPackedExamples(seg);
-    c.features[name] = f;
-  }
-  return c;
-}
-
-void MetricsAccumulator::Add(const StepMetrics& m, const BatchCounts& counts) {
-  ++steps_;
-  examples_ += counts.examples;
-  target_tokens_ += counts.target_tokens;
-  loss_ += m.loss;
-  z_loss_ += m.z_loss;
-  weights_ += m.weight_sum;
-  correct_ += m.correct;
-  lr_sum_ += m.learning_rate;
-  lr_last_ = m.learning_rate;
-  for (const auto& [name, f] : counts.features) {
-    BatchCounts::Feature& total = features_[name];
-    total.non_padding += f.non_padding;
-    total.size += f.size;
-    total.packed_examples += f.packed_examples;
-  }
-}
-
-std::map<std::string, double> MetricsAccumulator::Compute(double seconds, int64_t num_devices,
-                                                          double flops_per_step,
-                                                          double peak_flops_per_second) const {
-  if (steps_ == 0) throw std::logic_error("MetricsAccumulator::Compute: no steps");
-  const double steps = static_cast<double>(steps_);
-  const double tokens = static_cast<double>(target_tokens_);
-  const double dt = std::max(seconds, 1e-9);
-  const double devices = static_cast<double>(std::max<int64_t>(num_devices, 1));
-  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-  Summary s;
-  s["accuracy"] = ratio(correct_, weights_);
-  s["loss"] = loss_ / steps;
-  s["z_loss"] = z_loss_ / steps;
-  s["cross_ent_loss"] = (loss_ - z_loss_) / steps;
-  s["loss_per_nonpadding_target_token"] = ratio(loss_, weights_);
-  s["loss_per_all_target_tokens"] = ratio(loss_, tokens);
-  s["z_loss_per_all_target_tokens"] = ratio(z_loss_, tokens);
-  s["cross_ent_loss_per_all_target_tokens"] = ratio(loss_ - z_loss_, tokens);
-  s["non_padding_fraction/loss_weights"] = ratio(weights_, tokens);
-  if (!features_.empty()) {
-    double non_padding = 0, size = 0;
-    for (const auto& [name, f] : features_) {
-      s["effective_batch_size/" + name] = static_cast<double>(f.packed_examples) / steps;
-      s["non_padding_fraction/" + name] =
-          ratio(static_cast<double>(f.non_padding), static_cast<double>(f.size));
-      non_padding += static_cast<double>(f.non_padding);
-      size += static_cast<double>(f.size);
-    }
-    s["non_padding_fraction/overall"] = ratio(non_padding, size);
-  }
-  s["timing/seconds"] = seconds;
-  s["timing/seqs"] = static_cast<double>(examples_);
-  s["timing/steps_per_second"] = steps / dt;
-  s["timing/seqs_per_second"] = examples_ / dt;
-  s["timing/seqs_per_second_per_core"] = examples_ / devices / dt;
-  s["timing/target_tokens_per_second"] = tokens / dt;
-  s["timing/target_tokens_per_second_per_core"] = tokens / devices / dt;
-  if (train_) {
-    s["learning_rate"] = lr_sum_ / steps;
-    s["learning_rate/current"] = lr_last_;
-    if (flops_per_step > 0) {
-      s["timing/model_flops_per_second"] = flops_per_step * steps / dt;
-      if (peak_flops_per_second > 0) {
-        s["timing/mfu"] = flops_per_step * steps / dt / peak_flops_per_second;
-      }
-    }
-  }
-  return s;
-}
 
 MetricsAccumulator Evaluate(const Trainer& trainer, const BatchFn& next, int64_t max_batches) {
   MetricsAccumulator acc(/*train=*/false);
@@ -277,51 +52,6 @@ MetricsAccumulator Evaluate(const Trainer& trainer, const BatchFn& next, int64_t
     acc.Add(trainer.EvalStep(*batch), CountBatch(*batch));
   }
   return acc;
-}
-
-std::string GinMarkdown(const std::string& config_str) {
-  std::vector<std::string> lines;
-  size_t pos = 0;
-  while (pos < config_str.size()) {
-    size_t end = config_str.find('\n', pos);
-    if (end == std::string::npos) end = config_str.size();
-    lines.push_back(config_str.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  std::string out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string line = lines[i];
-    if (line.rfind('#', 0) != 0) {
-      line = "    " + line;
-    } else {
-      line = line.size() > 2 ? line.substr(2) : "";
-      if (line.rfind("====", 0) == 0) {
-        line = "";
-      } else if (line.rfind("None", 0) == 0) {
-        line = "    # None.";
-      } else if (!line.empty() && line.back() == ':') {
-        line = "#### " + line;
-      }
-    }
-    out += (i ? "\n" : "") + line;
-  }
-  return out;
-}
-
-double MeasureMatmulPeakFlops(int64_t n, int repeats, at::Device device) {
-  T5XX_CHECK(n >= 1 && repeats >= 1, "MeasureMatmulPeakFlops: n and repeats must be >= 1");
-  const auto options = at::TensorOptions().dtype(at::kFloat).device(device);
-  at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
-  // .item() waits for the result on asynchronous devices.
-  auto run = [&] { return at::matmul(a, b).view({-1}).narrow(0, 0, 1).item<float>(); };
-  run();  // warm-up
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < repeats; ++i) {
-    const auto t0 = Clock::now();
-    run();
-    best = std::min(best, std::max(Seconds(t0, Clock::now()), 1e-12));
-  }
-  return 2.0 * static_cast<double>(n) * n * n / best;
 }
 
 void CheckTrainLoopConfig(const TrainLoopConfig& config,
@@ -425,7 +155,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
     const double seconds = Seconds(t0, Clock::now());
     train_writer.WriteScalars(step, {{"timing/checkpoint_seconds", seconds}});
     console << "[checkpoint] step " << step << " | saved " << result.checkpoint_dir << " in "
-            << Num(seconds) << " s" << std::endl;
+            << FormatMetric(seconds) << " s" << std::endl;
     if (config.keep) {
       std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(config.model_dir);
       for (size_t i = 0; i + static_cast<size_t>(*config.keep) < steps.size(); ++i) {
@@ -479,11 +209,11 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       }
       Summary s = acc.Compute(Seconds(t0, Clock::now()), config.num_devices);
       eval_writers.at(name)->WriteScalars(step, s);
-      console << "[eval " << name << "] step " << step << " | loss " << Num(s["loss"])
+      console << "[eval " << name << "] step " << step << " | loss " << FormatMetric(s["loss"])
               << " | loss_per_nonpadding_target_token "
-              << Num(s["loss_per_nonpadding_target_token"]) << " | accuracy "
-              << Num(s["accuracy"]) << " | " << acc.steps() << " batches in "
-              << Num(s["timing/seconds"]) << " s" << std::endl;
+              << FormatMetric(s["loss_per_nonpadding_target_token"]) << " | accuracy "
+              << FormatMetric(s["accuracy"]) << " | " << acc.steps() << " batches in "
+              << FormatMetric(s["timing/seconds"]) << " s" << std::endl;
       result.eval[name] = s;
       by_task[name] = std::move(s);
     }
@@ -556,13 +286,13 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       result.last_loss_per_token = s["loss_per_nonpadding_target_token"];
       {
         std::ostringstream line;
-        line << "[train] step " << host_step << " of " << total << " | loss " << Num(s["loss"])
+        line << "[train] step " << host_step << " of " << total << " | loss " << FormatMetric(s["loss"])
              << " | loss_per_nonpadding_target_token "
-             << Num(s["loss_per_nonpadding_target_token"]) << " | accuracy "
-             << Num(s["accuracy"]) << " | learning_rate " << Num(s["learning_rate"]) << " | "
-             << Num(s["timing/steps_per_second"]) << " steps/s | "
-             << Num(s["timing/target_tokens_per_second"]) << " target tokens/s";
-        if (s.count("timing/mfu")) line << " | mfu " << Num(s["timing/mfu"]);
+             << FormatMetric(s["loss_per_nonpadding_target_token"]) << " | accuracy "
+             << FormatMetric(s["accuracy"]) << " | learning_rate " << FormatMetric(s["learning_rate"]) << " | "
+             << FormatMetric(s["timing/steps_per_second"]) << " steps/s | "
+             << FormatMetric(s["timing/target_tokens_per_second"]) << " target tokens/s";
+        if (s.count("timing/mfu")) line << " | mfu " << FormatMetric(s["timing/mfu"]);
         line << " | ETA "
              << FormatDuration(static_cast<double>(total - host_step) /
                                std::max(s["timing/steps_per_second"], 1e-12));

@@ -1,0 +1,124 @@
+// t5x's trainer actions: checking their settings and running them.
+#include "t5xx/trainer/train_actions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "t5xx/trainer/train_metrics.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::trainer {
+namespace {
+
+using Summary = std::map<std::string, double>;
+
+// The metric names an action may watch (MetricsAccumulator's, plus the
+// per-feature families).
+bool IsKnownMetric(const std::string& name, bool train) {
+  static const std::set<std::string> kModel = {
+      "accuracy", "loss", "z_loss", "cross_ent_loss", "loss_per_nonpadding_target_token",
+      "loss_per_all_target_tokens", "z_loss_per_all_target_tokens",
+      "cross_ent_loss_per_all_target_tokens", "non_padding_fraction/loss_weights",
+      "timing/seconds", "timing/seqs", "timing/steps_per_second", "timing/seqs_per_second",
+      "timing/seqs_per_second_per_core", "timing/target_tokens_per_second",
+      "timing/target_tokens_per_second_per_core"};
+  static const std::set<std::string> kTrain = {"learning_rate", "learning_rate/current",
+                                               "timing/uptime", "timing/model_flops_per_second",
+                                               "timing/mfu"};
+  if (kModel.count(name) || (train && kTrain.count(name))) return true;
+  return name.rfind("non_padding_fraction/", 0) == 0 ||
+         name.rfind("effective_batch_size/", 0) == 0;
+}
+
+std::string TaskKey(const ActionConfig& a) {
+  return a.gin_name + (a.kind == ActionConfig::Kind::kEarlyStopping ? ".metric" : ".task");
+}
+
+}  // namespace
+
+void ValidateAction(const ActionConfig& a, const std::string& mode,
+                    const std::vector<std::string>& tasks) {
+  const std::string key = TaskKey(a);
+  if (std::find(tasks.begin(), tasks.end(), a.task) == tasks.end()) {
+    std::string known;
+    for (const auto& t : tasks) known += (known.empty() ? "'" : ", '") + t + "'";
+    throw Error(key + " names task '" + a.task + "', but the " + mode + " summaries are " +
+                (tasks.empty() ? std::string("none (train.train_eval_dataset_cfg is None)")
+                               : "for " + known) +
+                "; name one of those" +
+                (mode == "TRAIN" ? "" : " or set train.train_eval_dataset_cfg"));
+  }
+  T5XX_CHECK(IsKnownMetric(a.metric, mode == "TRAIN"),
+        a.gin_name + ".metric names metric '" + a.metric + "', which the " + mode +
+            " summaries do not have; use a t5x metric name such as 'loss', 'accuracy' or "
+            "'loss_per_nonpadding_target_token'");
+  if (a.kind == ActionConfig::Kind::kEarlyStopping) {
+    T5XX_CHECK(a.mode == "min" || a.mode == "max",
+          a.gin_name + ".mode = '" + a.mode + "': use 'min' or 'max' (t5x: mode must be in "
+          "[\"min\", \"max\"])");
+    T5XX_CHECK(a.patience >= 1, a.gin_name + ".patience must be >= 1, got " +
+                               std::to_string(a.patience));
+    T5XX_CHECK(a.atol >= 0, a.gin_name + ".atol must be >= 0, got " + FormatMetric(a.atol));
+    T5XX_CHECK(a.rtol >= 0, a.gin_name + ".rtol must be >= 0, got " + FormatMetric(a.rtol));
+  }
+}
+
+// t5x's EarlyStoppingAction.run / TerminateOnNanAction.run.
+bool Action::Run(const std::map<std::string, Summary>& by_task, int64_t step,
+                 std::ostream& console) {
+  auto t = by_task.find(config.task);
+  if (t == by_task.end()) return false;  // validated; e.g. an empty eval
+  auto m = t->second.find(config.metric);
+  if (m == t->second.end()) {
+    console << "[action] " << config.gin_name << ": metric '" << config.metric
+            << "' is not in the summary of task '" << config.task << "'; not run" << std::endl;
+    return false;
+  }
+  const double value = m->second;
+  if (config.kind == ActionConfig::Kind::kTerminateOnNan) {
+    if (std::isfinite(value)) return false;
+    console << "[action] " << config.gin_name << ": " << config.metric << " of task '"
+            << config.task << "' is " << value << " at step " << step
+            << "; stopping training" << std::endl;
+    return true;
+  }
+  history.push_back(value);
+  if (static_cast<int64_t>(history.size()) < config.patience) return false;
+  // No improvement between consecutive values: min mode: current >=
+  // previous - (atol + rtol * |previous|); max mode: current <= previous +
+  // (atol + rtol * |previous|).
+  bool stalled = true;
+  for (size_t i = 0; i + 1 < static_cast<size_t>(config.patience); ++i) {
+    const double prev = history[i], cur = history[i + 1];
+    const double delta = config.atol + config.rtol * std::abs(prev);
+    stalled = stalled && (config.mode == "min" ? cur >= prev - delta : cur <= prev + delta);
+  }
+  if (stalled) {
+    std::ostringstream h;
+    for (size_t i = 0; i < history.size(); ++i) h << (i ? ", " : "") << FormatMetric(history[i]);
+    console << "[action] " << config.gin_name << ": " << config.metric << " of task '"
+            << config.task << "' has not improved for " << config.patience
+            << " evaluations (" << h.str() << ") at step " << step << "; stopping training"
+            << std::endl;
+    return true;
+  }
+  history.erase(history.begin());
+  return false;
+}
+
+// Runs every action (as t5x's run_actions, all of them, or-ing the results);
+// *nan_stop is set when a TerminateOnNanAction asked to stop.
+bool RunActions(std::vector<Action>& actions, const std::map<std::string, Summary>& by_task,
+                int64_t step, std::ostream& console, bool* nan_stop) {
+  bool stop = false;
+  for (auto& a : actions) {
+    const bool s = a.Run(by_task, step, console);
+    if (s && a.config.kind == ActionConfig::Kind::kTerminateOnNan) *nan_stop = true;
+    stop = stop || s;
+  }
+  return stop;
+}
+
+}  // namespace t5xx::trainer
