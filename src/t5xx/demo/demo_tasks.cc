@@ -1,9 +1,11 @@
-#include "t5xx/data/demo_tasks.h"
+// The demo tasks over the demo corpus (span corruption and full LM, as t5's
+// c4_v220 tasks); see demo_tasks.h.
+#include "t5xx/demo/demo_tasks.h"
 
 #include <filesystem>
 #include <memory>
 
-#include "t5xx/data/corpus_builder.h"
+#include "t5xx/demo/corpus_builder.h"
 #include "t5xx/data/json_lines_source.h"
 #include "t5xx/data/lm_preprocessors.h"
 #include "t5xx/data/sentencepiece_vocabulary.h"

@@ -3,7 +3,7 @@
 //
 // Golden texts are derived by hand from the cleaning rules documented in
 // corpus_builder.h (comments show each step).
-#include "t5xx/data/corpus_builder.h"
+#include "t5xx/demo/corpus_builder.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

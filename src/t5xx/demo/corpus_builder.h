@@ -2,15 +2,8 @@
 // T5-convention SentencePiece model trained on it.
 //
 // Stand-in for TFDS c4/en + the T5 SentencePiece model (t5x's default
-// pre-training mixture reads C4 through seqio; see seqio.md §2-3). Sources:
-//  * fortune files (Debian package `fortunes`): entries separated by lines
-//    holding a single '%'; one document per entry;
-//  * dictd databases (Debian package `dict-gcide`, gcide.dict.dz — dictzip
-//    is gzip-readable): one document per headword entry, with the dictd
-//    header entries (00-database-*, licence text) dropped and GCIDE markup
-//    removed (pronunciations \..\, source tags like [1913 Webster], accent
-//    codes like [e^] -> e, {braces}); wrapped lines are re-flowed so each
-//    paragraph is one line.
+// pre-training mixture reads C4 through seqio; see seqio.md §2-3). The sources are
+// described in corpus_sources.h.
 // Framework-free: no libtorch.
 #pragma once
 
@@ -18,13 +11,9 @@
 #include <string>
 #include <vector>
 
-namespace t5xx::seqio {
+#include "t5xx/demo/corpus_sources.h"
 
-// {"/usr/share/games/fortunes/*", "/usr/share/dictd/gcide.dict.dz"}.
-// A glob pattern keeps only non-hidden files that do not end in .dat or .u8
-// (strfile indexes / UTF-8 symlink duplicates in `fortunes`); a symlink is
-// kept only when its target is not matched as well.
-std::vector<std::string> DefaultCorpusSources();
+namespace t5xx::seqio {
 
 // $T5XX_DATA_DIR if set and non-empty, else $XDG_CACHE_HOME/t5xx, else
 // $HOME/.cache/t5xx. Throws t5xx::Error when none of them is set.
@@ -128,26 +117,6 @@ CorpusInfo BuildCorpus(const CorpusOptions& options);
 // Reads <output_dir>/corpus_info.json. Throws t5xx::Error naming the file
 // when it is missing or malformed (the corpus is then not built/complete).
 CorpusInfo ReadCorpusInfo(const std::string& output_dir);
-
-// One source document (exposed for tests and tools).
-struct CorpusDocument {
-  std::string url;
-  std::string text;
-};
-
-// Parsers used by BuildCorpus: url = "file://" + path + "#<k>", k the 0-based
-// index of the document in the file. Texts are valid UTF-8 (invalid bytes
-// become U+FFFD). max_documents = 0: all. Both throw t5xx::Error naming the
-// path when it cannot be read.
-std::vector<CorpusDocument> ReadFortuneFile(const std::string& path,
-                                            size_t max_documents = 0);
-std::vector<CorpusDocument> ReadDictdFile(const std::string& path,
-                                          size_t max_documents = 0);
-
-// Cleans one GCIDE paragraph (already joined into one line): drops
-// pronunciations and source tags, maps accent codes, removes braces,
-// collapses spaces. Exposed for tests.
-std::string CleanDictdParagraph(const std::string& paragraph);
 
 // True when the document with this url goes to the validation split.
 bool IsValidationDocument(const std::string& url, uint64_t seed,
