@@ -4,6 +4,7 @@
 
 #include "t5xx/config/lexer.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::gin {
 
@@ -79,22 +80,27 @@ class Parser {
   }
 
   Value ParseSingleValue() {
-    SkipNewlines();
-    Value v = ParseValue();
-    SkipNewlines();
-    if (Peek().kind != TokenKind::kEnd) Fail(Peek(), "unexpected text after the value:");
-    return v;
+    return ParseWhole([this] { return ParseValue(); }, "the value");
   }
 
   Statement ParseSingleKey() {
-    SkipNewlines();
-    Statement st = ParseKey();
-    SkipNewlines();
-    if (Peek().kind != TokenKind::kEnd) Fail(Peek(), "unexpected text after the binding name:");
-    return st;
+    return ParseWhole([this] { return ParseKey(); }, "the binding name");
   }
 
  private:
+  // parse() over the whole text (blank lines around it allowed); anything
+  // after it is an error "unexpected text after <what>:".
+  template <typename ParseFn>
+  auto ParseWhole(ParseFn parse, const char* what) -> decltype(parse()) {
+    SkipNewlines();
+    auto result = parse();
+    SkipNewlines();
+    if (Peek().kind != TokenKind::kEnd) {
+      Fail(Peek(), std::string("unexpected text after ") + what + ":");
+    }
+    return result;
+  }
+
   const Token& Peek() const { return t_[pos_]; }
   const Token& Next() {
     const Token& t = t_[pos_];
@@ -150,16 +156,14 @@ class Parser {
       if (name.find('.') != std::string::npos) {
         Fail(t_[pos_ - 1].loc, "scope names cannot contain '.', got '" + name + "/'");
       }
-      scope += (scope.empty() ? "" : "/") + name;
+      scope = JoinName(scope, name);
       name = ParseDotted("after '" + scope + "/'");
     }
     return {scope, name};
   }
 
   static std::string KeyText(const Statement& st) {
-    std::string s = st.scope.empty() ? "" : st.scope + "/";
-    if (!st.configurable.empty()) s += st.configurable + ".";
-    return s + st.param;
+    return JoinName(st.scope, JoinName(st.configurable, st.param, '.'));
   }
 
   Statement ParseKey() {
