@@ -1,13 +1,29 @@
-// Levenshtein distance, for "did you mean" suggestions in error messages.
+// Levenshtein distance and the "did you mean" suggestions built on it, for
+// error messages about unknown names (gin configurables, tasks, mixtures,
+// preprocessors, flags).
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace t5xx {
 
 // Minimum number of single-character insertions, deletions and
 // substitutions turning a into b (bytes, not code points).
 size_t EditDistance(const std::string& a, const std::string& b);
+
+// Up to `max_count` candidates within EditDistance
+// max(min_limit, word.size() / 3) of `word`, nearest first (ties keep the
+// candidates' order). Empty when none is close.
+std::vector<std::string> ClosestNames(const std::string& word,
+                                      const std::vector<std::string>& candidates,
+                                      size_t max_count = 3,
+                                      size_t min_limit = 3);
+
+// The one candidate closest to `word` (the first on ties) if within
+// max(2, word.size() / 3), else "".
+std::string ClosestName(const std::string& word,
+                        const std::vector<std::string>& candidates);
 
 }  // namespace t5xx
