@@ -35,10 +35,10 @@ ParamStore DecoderOnlyTransformer::InitParams(uint64_t seed) const {
   init.RelPos("decoder.relpos_bias.rel_embedding", c.num_heads, c.relative_attention_num_buckets);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "decoder.layers_" + std::to_string(i);
-    init.Ones(p + ".pre_self_attention_layer_norm.scale", e);
-    init.Attention(p + ".self_attention", e, c.num_heads, c.head_dim);
-    init.Ones(p + ".pre_mlp_layer_norm.scale", e);
-    init.Mlp(p + ".mlp", e, c.mlp_dim, c.mlp_activations.size());
+    init.AttentionSublayer(p + ".pre_self_attention_layer_norm.scale", p + ".self_attention", e,
+                           c.num_heads, c.head_dim);
+    init.MlpSublayer(p + ".pre_mlp_layer_norm.scale", p + ".mlp", e, c.mlp_dim,
+                     c.mlp_activations.size());
   }
   init.Ones("decoder.decoder_norm.scale", e);
   if (!c.logits_via_embedding) {
@@ -73,21 +73,19 @@ at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const Feature
                     RelativePositionBias(p.Get("decoder.relpos_bias.rel_embedding"), len, len,
                                          /*bidirectional=*/false, c.relative_attention_num_buckets,
                                          c.relative_attention_max_distance, dt);
+  // t5x's decoder-only TransformerConfig has no float32_attention_logits.
+  const SublayerSettings s{c.num_heads, &c.mlp_activations, c.dropout_rate,
+                           /*float32_attention_logits=*/false, dt, train, rng};
   const at::Tensor& embedding = p.Get("decoder.token_embedder.embedding");
   at::Tensor x = Dropout(at::embedding(embedding, inputs).to(dt), c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
     // inputs: {x, bias}
     // Captures by value what Remat's backward pass needs after this call returns.
-    auto layer = [&p, &c, pre, dt, train, rng](const std::vector<at::Tensor>& in) {
-      at::Tensor h = in[0];
-      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_self_attention_layer_norm.scale"), kEps, dt);
-      y = AttentionBlock(p, pre + ".self_attention", y, y, c.num_heads, in[1], c.dropout_rate,
-                         train, rng, dt, /*float32_logits=*/false);
-      h = h + Dropout(y, c.dropout_rate, train, rng);
-      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"), kEps, dt);
-      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng, dt);
-      return h + Dropout(y, c.dropout_rate, train, rng);
+    auto layer = [&p, pre, s](const std::vector<at::Tensor>& in) {
+      at::Tensor h = AttentionSublayer(p, pre + ".pre_self_attention_layer_norm.scale",
+                                       pre + ".self_attention", in[0], at::Tensor(), in[1], s);
+      return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
     x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
   }

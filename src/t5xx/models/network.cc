@@ -27,21 +27,19 @@ ParamStore Transformer::InitParams(uint64_t seed) const {
   init.RelPos("encoder.relpos_bias.rel_embedding", c.num_heads, c.relative_attention_num_buckets);
   for (int64_t i = 0; i < c.num_encoder_layers; ++i) {
     const std::string p = "encoder.layers_" + std::to_string(i);
-    init.Ones(p + ".pre_attention_layer_norm.scale", e);
-    init.Attention(p + ".attention", e, c.num_heads, c.head_dim);
-    init.Ones(p + ".pre_mlp_layer_norm.scale", e);
-    init.Mlp(p + ".mlp", e, c.mlp_dim, n_act);
+    init.AttentionSublayer(p + ".pre_attention_layer_norm.scale", p + ".attention", e,
+                           c.num_heads, c.head_dim);
+    init.MlpSublayer(p + ".pre_mlp_layer_norm.scale", p + ".mlp", e, c.mlp_dim, n_act);
   }
   init.Ones("encoder.encoder_norm.scale", e);
   init.RelPos("decoder.relpos_bias.rel_embedding", c.num_heads, c.relative_attention_num_buckets);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
     const std::string p = "decoder.layers_" + std::to_string(i);
-    init.Ones(p + ".pre_self_attention_layer_norm.scale", e);
-    init.Attention(p + ".self_attention", e, c.num_heads, c.head_dim);
-    init.Ones(p + ".pre_cross_attention_layer_norm.scale", e);
-    init.Attention(p + ".encoder_decoder_attention", e, c.num_heads, c.head_dim);
-    init.Ones(p + ".pre_mlp_layer_norm.scale", e);
-    init.Mlp(p + ".mlp", e, c.mlp_dim, n_act);
+    init.AttentionSublayer(p + ".pre_self_attention_layer_norm.scale", p + ".self_attention", e,
+                           c.num_heads, c.head_dim);
+    init.AttentionSublayer(p + ".pre_cross_attention_layer_norm.scale",
+                           p + ".encoder_decoder_attention", e, c.num_heads, c.head_dim);
+    init.MlpSublayer(p + ".pre_mlp_layer_norm.scale", p + ".mlp", e, c.mlp_dim, n_act);
   }
   init.Ones("decoder.decoder_norm.scale", e);
   if (!c.logits_via_embedding) {
@@ -56,6 +54,8 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
                                bool train, at::Generator* rng) const {
   const T5Config& c = config_;
   const at::ScalarType dt = ActivationDtype(c.dtype);
+  const SublayerSettings s{c.num_heads, &c.mlp_activations, c.dropout_rate,
+                           c.float32_attention_logits, dt, train, rng};
   const int64_t len = tokens.size(1);
   at::Tensor valid = tokens > 0;
   at::Tensor mask = MakeAttentionMask(valid, valid);
@@ -78,15 +78,10 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
     const std::string pre = "encoder.layers_" + std::to_string(i);
     // inputs: {x, bias}
     // Captures by value what Remat's backward pass needs after this call returns.
-    auto layer = [&p, &c, pre, dt, train, rng](const std::vector<at::Tensor>& in) {
-      at::Tensor h = in[0];
-      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_attention_layer_norm.scale"), kEps, dt);
-      y = AttentionBlock(p, pre + ".attention", y, y, c.num_heads, in[1], c.dropout_rate, train,
-                         rng, dt, c.float32_attention_logits);
-      h = h + Dropout(y, c.dropout_rate, train, rng);
-      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"), kEps, dt);
-      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng, dt);
-      return h + Dropout(y, c.dropout_rate, train, rng);
+    auto layer = [&p, pre, s](const std::vector<at::Tensor>& in) {
+      at::Tensor h = AttentionSublayer(p, pre + ".pre_attention_layer_norm.scale",
+                                       pre + ".attention", in[0], at::Tensor(), in[1], s);
+      return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
     x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
   }
@@ -103,6 +98,8 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
                                bool train, at::Generator* rng) const {
   const T5Config& c = config_;
   const at::ScalarType dt = ActivationDtype(c.dtype);
+  const SublayerSettings s{c.num_heads, &c.mlp_activations, c.dropout_rate,
+                           c.float32_attention_logits, dt, train, rng};
   const int64_t len = decoder_input_tokens.size(1);
   at::Tensor dec_valid = decoder_target_tokens > 0;
   at::Tensor self_mask = at::logical_and(
@@ -130,19 +127,12 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
     const std::string pre = "decoder.layers_" + std::to_string(i);
     // inputs: {x, encoded, self_bias, cross_bias}
     // Captures by value what Remat's backward pass needs after this call returns.
-    auto layer = [&p, &c, pre, dt, train, rng](const std::vector<at::Tensor>& in) {
-      at::Tensor h = in[0];
-      at::Tensor y = RmsNorm(h, p.Get(pre + ".pre_self_attention_layer_norm.scale"), kEps, dt);
-      y = AttentionBlock(p, pre + ".self_attention", y, y, c.num_heads, in[2], c.dropout_rate,
-                         train, rng, dt, c.float32_attention_logits);
-      h = h + Dropout(y, c.dropout_rate, train, rng);
-      y = RmsNorm(h, p.Get(pre + ".pre_cross_attention_layer_norm.scale"), kEps, dt);
-      y = AttentionBlock(p, pre + ".encoder_decoder_attention", y, in[1], c.num_heads, in[3],
-                         c.dropout_rate, train, rng, dt, c.float32_attention_logits);
-      h = h + Dropout(y, c.dropout_rate, train, rng);
-      y = RmsNorm(h, p.Get(pre + ".pre_mlp_layer_norm.scale"), kEps, dt);
-      y = MlpBlockAt(p, pre + ".mlp", y, c.mlp_activations, c.dropout_rate, train, rng, dt);
-      return h + Dropout(y, c.dropout_rate, train, rng);
+    auto layer = [&p, pre, s](const std::vector<at::Tensor>& in) {
+      at::Tensor h = AttentionSublayer(p, pre + ".pre_self_attention_layer_norm.scale",
+                                       pre + ".self_attention", in[0], at::Tensor(), in[2], s);
+      h = AttentionSublayer(p, pre + ".pre_cross_attention_layer_norm.scale",
+                            pre + ".encoder_decoder_attention", h, in[1], in[3], s);
+      return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
     const std::vector<at::Tensor> inputs = {x, encoded, self_bias, cross_bias};
     x = c.remat_policy == "full" ? Remat(layer, inputs, rng) : layer(inputs);

@@ -104,4 +104,36 @@ at::Tensor MlpBlockAt(const ParamStore& p, const std::string& prefix, const at::
                   dtype);
 }
 
+void ParamInitializer::AttentionSublayer(const std::string& norm_scale, const std::string& prefix,
+                                         int64_t emb_dim, int64_t num_heads, int64_t head_dim) {
+  Ones(norm_scale, emb_dim);
+  Attention(prefix, emb_dim, num_heads, head_dim);
+}
+
+void ParamInitializer::MlpSublayer(const std::string& norm_scale, const std::string& prefix,
+                                   int64_t emb_dim, int64_t mlp_dim, size_t num_activations) {
+  Ones(norm_scale, emb_dim);
+  Mlp(prefix, emb_dim, mlp_dim, num_activations);
+}
+
+at::Tensor AttentionSublayer(const ParamStore& p, const std::string& norm_scale,
+                             const std::string& prefix, const at::Tensor& h,
+                             const at::Tensor& kv, const at::Tensor& bias,
+                             const SublayerSettings& s) {
+  constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
+  at::Tensor y = RmsNorm(h, p.Get(norm_scale), kEps, s.dtype);
+  y = AttentionBlock(p, prefix, y, kv.defined() ? kv : y, s.num_heads, bias, s.dropout_rate,
+                     s.train, s.rng, s.dtype, s.float32_attention_logits);
+  return h + Dropout(y, s.dropout_rate, s.train, s.rng);
+}
+
+at::Tensor MlpSublayer(const ParamStore& p, const std::string& norm_scale,
+                       const std::string& prefix, const at::Tensor& h,
+                       const SublayerSettings& s) {
+  constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
+  at::Tensor y = RmsNorm(h, p.Get(norm_scale), kEps, s.dtype);
+  y = MlpBlockAt(p, prefix, y, *s.mlp_activations, s.dropout_rate, s.train, s.rng, s.dtype);
+  return h + Dropout(y, s.dropout_rate, s.train, s.rng);
+}
+
 }  // namespace t5xx::models

@@ -42,6 +42,12 @@ class ParamInitializer {
   // (embed, mlp), <prefix>.wo.kernel [F, E] (mlp, embed).
   void Mlp(const std::string& prefix, int64_t emb_dim, int64_t mlp_dim,
            size_t num_activations);
+  // A pre-LayerNorm sublayer's parameters: the norm scale `norm_scale` ones
+  // [emb_dim], then Attention(prefix, ...) / Mlp(prefix, ...).
+  void AttentionSublayer(const std::string& norm_scale, const std::string& prefix,
+                         int64_t emb_dim, int64_t num_heads, int64_t head_dim);
+  void MlpSublayer(const std::string& norm_scale, const std::string& prefix, int64_t emb_dim,
+                   int64_t mlp_dim, size_t num_activations);
 
  private:
   ParamStore& store_;
@@ -66,5 +72,30 @@ at::Tensor MlpBlockAt(const ParamStore& params, const std::string& prefix,
                       const at::Tensor& x, const std::vector<std::string>& activations,
                       double dropout_rate, bool train, at::Generator* rng,
                       at::ScalarType dtype = at::kFloat);
+
+// What every sublayer of one network's forward pass shares.
+struct SublayerSettings {
+  int64_t num_heads = 0;
+  const std::vector<std::string>* mlp_activations = nullptr;  // outlives the pass
+  double dropout_rate = 0;
+  bool float32_attention_logits = false;
+  at::ScalarType dtype = at::kFloat;
+  bool train = false;
+  at::Generator* rng = nullptr;
+};
+
+// t5x's residual pre-LayerNorm sublayers (t5x/examples/t5/network.py
+// EncoderLayer / DecoderLayer): h + Dropout(AttentionBlock(RmsNorm(h))) with
+// keys/values from `kv` (undefined: self-attention on the normed h), and
+// h + Dropout(MlpBlockAt(RmsNorm(h))). h: [B, L, E] in the settings' dtype;
+// the norm epsilon is t5x LayerNorm's 1e-6. Throws std::out_of_range naming
+// a missing parameter.
+at::Tensor AttentionSublayer(const ParamStore& params, const std::string& norm_scale,
+                             const std::string& prefix, const at::Tensor& h,
+                             const at::Tensor& kv, const at::Tensor& bias,
+                             const SublayerSettings& s);
+at::Tensor MlpSublayer(const ParamStore& params, const std::string& norm_scale,
+                       const std::string& prefix, const at::Tensor& h,
+                       const SublayerSettings& s);
 
 }  // namespace t5xx::models
