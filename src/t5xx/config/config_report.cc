@@ -11,6 +11,17 @@
 #include "t5xx/util/names.h"
 
 namespace t5xx::gin {
+namespace {
+
+// The messages of (order written, message) pairs, sorted by that order.
+std::vector<std::string> InWrittenOrder(std::vector<std::pair<size_t, std::string>> entries) {
+  std::sort(entries.begin(), entries.end());
+  std::vector<std::string> out;
+  for (auto& e : entries) out.push_back(std::move(e.second));
+  return out;
+}
+
+}  // namespace
 
 std::string Config::OperativeConfigString() const {
   RequireFinalized("OperativeConfigString");
@@ -71,10 +82,7 @@ std::vector<std::string> Config::IgnoredBindings() const {
     const std::string where = LineOf(b.loc);
     ignored.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param));
   }
-  std::sort(ignored.begin(), ignored.end());
-  std::vector<std::string> out;
-  for (auto& u : ignored) out.push_back(std::move(u.second));
-  return out;
+  return InWrittenOrder(std::move(ignored));
 }
 
 std::vector<std::string> Config::IgnoredConfigurables() const {
@@ -105,10 +113,7 @@ std::vector<std::string> Config::IgnoredConfigurables() const {
                                    (count == 1 ? " binding, at " : " bindings, first at ") +
                                    first + ")");
   }
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<std::string> out;
-  for (auto& s2 : sorted) out.push_back(std::move(s2.second));
-  return out;
+  return InWrittenOrder(std::move(sorted));
 }
 
 std::vector<std::string> Config::UnusedBindings() const {
@@ -127,10 +132,7 @@ std::vector<std::string> Config::UnusedBindings() const {
     }
     unused.emplace_back(b.order, where + ": " + KeyName(scope, configurable, param) + why);
   }
-  std::sort(unused.begin(), unused.end());
-  std::vector<std::string> out;
-  for (auto& u : unused) out.push_back(std::move(u.second));
-  return out;
+  return InWrittenOrder(std::move(unused));
 }
 
 }  // namespace t5xx::gin
