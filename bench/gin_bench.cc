@@ -4,7 +4,7 @@
 //
 // The config mixes the shapes t5x configs use: imports, macros, the block
 // form, scoped bindings, references and dict/tuple literals. It has 2,000
-// bindings on t5xx's registered t5x configurables (RegisterT5xConfigurables):
+// bindings on t5xx's registered t5x configurables (run::RegisterConfigurables):
 // 1,000 blocks of two scoped DatasetConfig bindings. Each iteration parses
 // the text and runs Config::Finalize (alias and macro resolution, registry
 // and type checks) — what every t5xx command does before any work.
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "t5xx/config/config.h"
-#include "t5xx/config/t5x_configurables.h"
+#include "t5xx/run/train_setup.h"
 
 namespace {
 
@@ -36,7 +36,7 @@ void BM_ParseAndValidate(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   const std::string text = MakeConfig(n);
   t5xx::gin::Registry registry;
-  t5xx::gin::RegisterT5xConfigurables(registry);
+  t5xx::run::RegisterConfigurables(registry);
   for (auto _ : state) {
     t5xx::gin::Config config(&registry);
     config.ParseString(text, "bench.gin");

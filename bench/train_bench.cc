@@ -43,7 +43,7 @@
 #include "t5xx/models/layers.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/optim/lr_schedule.h"
-#include "t5xx/partitioning/partitioner.h"
+#include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
 
 namespace {

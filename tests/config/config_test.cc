@@ -101,8 +101,8 @@ TEST(GinRegistry, Resolve) {
 TEST(GinRegistry, EditDistanceAndTypes) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
   EXPECT_EQ(EditDistance("", "abc"), 3u);
-  EXPECT_EQ(ClosestMatch("z_los", {"z_loss", "label_smoothing"}), "z_loss");
-  EXPECT_EQ(ClosestMatch("completely_else", {"z_loss"}), "");
+  EXPECT_EQ(ClosestName("z_los", {"z_loss", "label_smoothing"}), "z_loss");
+  EXPECT_EQ(ClosestName("completely_else", {"z_loss"}), "");
   ParamSpec f = P("rate", ParamType::kFloat);
   EXPECT_EQ(CheckParamValue(f, Value::Int(1)), "");
   EXPECT_EQ(CheckParamValue(f, Value::String("abc"), "a.rate"),

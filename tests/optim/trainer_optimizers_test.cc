@@ -19,6 +19,7 @@
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/optim/optax_optimizers.h"
+#include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/trainer/trainer.h"

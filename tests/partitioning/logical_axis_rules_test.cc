@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "t5xx/partitioning/partitioner.h"
+#include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::partitioning {

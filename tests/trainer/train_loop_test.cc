@@ -4,6 +4,7 @@
 // period) steps, summaries every stats_period steps within an epoch,
 // checkpoint then train-eval at the epoch's end), and the event files are
 // read back with tensorboard's own EventAccumulator (read_events.py).
+#include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/train_loop.h"
 
 #include <gtest/gtest.h>

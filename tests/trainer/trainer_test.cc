@@ -2,6 +2,7 @@
 // and the decoder-only model. References are the trainer itself run the
 // other way (one batch vs microbatches; same seed twice), so each test
 // compares two independent computations of the same quantity.
+#include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
 
 #include <gtest/gtest.h>

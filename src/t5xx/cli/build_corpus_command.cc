@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "t5xx/cli/commands.h"
-#include "t5xx/data/corpus_builder.h"
-#include "t5xx/data/demo_tasks.h"
+#include "t5xx/demo/corpus_builder.h"
+#include "t5xx/demo/demo_tasks.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::cli {

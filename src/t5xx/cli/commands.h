@@ -17,6 +17,7 @@ std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& ar
 
 int TrainCommand(const std::vector<std::string>& args);
 int ConfigCommand(const std::vector<std::string>& args);
+int ModelInfoCommand(const std::vector<std::string>& args);
 int DataCommand(const std::vector<std::string>& args);
 int BuildCorpusCommand(const std::vector<std::string>& args);
 

@@ -1,22 +1,20 @@
 // `t5xx config`: validates a train configuration without running it and
-// prints the operative config — the same text `t5xx train` writes to
-// MODEL_DIR/config.gin. Runs every check train runs that needs no model and
-// no data (train_validation.h); reads no data and writes nothing; accepts
-// train's --data_dir so the same command line works for both.
+// prints the operative config -- the same text `t5xx train` writes to
+// MODEL_DIR/config.gin. Runs every check train runs that needs no model
+// parameters and no data (run/validation.h); reads no data and writes
+// nothing; accepts train's --data_dir so the same command line works for
+// both.
 #include <iostream>
 
 #include "t5xx/cli/commands.h"
-#include "t5xx/cli/train_setup.h"
-#include "t5xx/cli/train_validation.h"
-#include "t5xx/data/corpus_builder.h"
+#include "t5xx/cli/train_flags.h"
+#include "t5xx/run/validation.h"
 
 namespace t5xx::cli {
 
 int ConfigCommand(const std::vector<std::string>& args) {
-  LoadedTrainConfig loaded = LoadTrainConfig(args, "config", {"data_dir", "skip_bad_records"});
-  const std::string data_dir = loaded.flags.count("data_dir") ? loaded.flags.at("data_dir")
-                                                              : seqio::DefaultDataDir();
-  const ValidatedTrainRun run = ValidateTrainRun(loaded, data_dir);
+  const run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "config");
+  const run::ValidatedTrainRun run = run::ValidateTrainRun(loaded);
   if (run.memory_problem) {
     std::cerr << "t5xx: note: on this machine `t5xx train` would refuse this run: "
               << *run.memory_problem << std::endl;

@@ -40,11 +40,11 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/cli/commands.h"
-#include "t5xx/cli/gin_tasks.h"
 #include "t5xx/config/flags.h"
-#include "t5xx/config/t5x_configurables.h"
-#include "t5xx/data/corpus_builder.h"
-#include "t5xx/data/demo_tasks.h"
+#include "t5xx/config/reading.h"
+#include "t5xx/run/train_setup.h"
+#include "t5xx/demo/corpus_builder.h"
+#include "t5xx/demo/demo_tasks.h"
 #include "t5xx/data/evaluation.h"
 #include "t5xx/data/feature_converters.h"
 #include "t5xx/data/mixture.h"
@@ -199,29 +199,19 @@ int DataCommandImpl(const std::vector<std::string>& args) {
   // Tasks defined in gin files (--gin_file, --gin.X, --gin_bindings).
   bool has_gin = false;
   for (const auto& a : rest) has_gin = has_gin || a.rfind("--gin", 0) == 0;
-  std::unique_ptr<gin::Registry> gin_registry;
-  std::unique_ptr<gin::Config> gin_config;
+  run::LoadedTrainConfig gin;  // only the registry and the config
   if (has_gin) {
-    gin_registry = std::make_unique<gin::Registry>();
-    gin::RegisterT5xConfigurables(*gin_registry);
-    RegisterPreprocessorConfigurables(*gin_registry);
-    gin_config = std::make_unique<gin::Config>(gin_registry.get());
-    rest = gin::ParseGinFlags(rest, *gin_config);
+    gin = run::NewTrainConfig();
+    rest = gin::ParseGinFlags(rest, *gin.config);
   }
   auto f = ParseFlags(rest, known, "data " + sub);
-  // Tasks are registered explicitly at start-up: the demo task first (so gin
-  // mixtures may name it), then those defined in gin.
-  const std::string data_dir = f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir();
-  const bool skip =
+  run::RunOptions options;
+  options.data_dir = f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir();
+  options.skip_bad_records =
       f.count("skip_bad_records") && ParseBool("skip_bad_records", f["skip_bad_records"]);
-  const std::optional<std::string> demo_problem =
-      seqio::RegisterDemoTasks(data_dir, seqio::TaskRegistry::Global(), skip);
-  if (gin_config) {
-    gin_config->Finalize({"t5xx.seqio.register"});  // tasks and mixtures only
-    RegisterGinTasks(*gin_config, data_dir, seqio::TaskRegistry::Global(),
-                     seqio::MixtureRegistry::Global(), skip);
-    RequireAllBindingsRead(*gin_config, "data " + sub);
-  }
+  if (gin.config) gin.config->Finalize({"t5xx.seqio.register"});  // tasks and mixtures only
+  const std::optional<std::string> demo_problem = run::RegisterTasks(gin.config.get(), options);
+  if (gin.config) gin::RequireAllBindingsRead(*gin.config, "data " + sub, std::cerr);
 
   if (sub == "show") {
     const int64_t n = f.count("n") ? ParseInt("n", f["n"], 1) : 5;

@@ -1,4 +1,5 @@
-// The t5xx command line: `t5xx train`, `t5xx config`, `t5xx data
+// The t5xx command line: `t5xx train`, `t5xx config`, `t5xx model_info`,
+// `t5xx data
 // show|stats|score`, `t5xx build_corpus` (the usage text below).
 //
 // User errors (t5xx::Error) print one line "t5xx: error: ..." and exit 2.
@@ -77,10 +78,11 @@ int main(int argc, char** argv) {
   try {
     if (command == "train") return t5xx::cli::TrainCommand(args);
     if (command == "config") return t5xx::cli::ConfigCommand(args);
+    if (command == "model_info") return t5xx::cli::ModelInfoCommand(args);
     if (command == "data") return t5xx::cli::DataCommand(args);
     if (command == "build_corpus") return t5xx::cli::BuildCorpusCommand(args);
     throw t5xx::Error("unknown command '" + command +
-                      "' (commands: train, config, data, build_corpus; see t5xx --help)");
+                      "' (commands: train, config, model_info, data, build_corpus; see t5xx --help)");
   } catch (const t5xx::Error& e) {
     // Bytes that are not UTF-8 (from a flag, a file name, a gin file) are
     // shown as \xNN, never written raw to the terminal.

@@ -4,6 +4,12 @@
 
 namespace t5xx::models {
 
+int64_t TaskLength(const std::map<std::string, int64_t>& task_feature_lengths,
+                   const std::string& feature) {
+  auto it = task_feature_lengths.find(feature);
+  return it == task_feature_lengths.end() ? int64_t{0} : it->second;
+}
+
 const at::Tensor& RequireFeature(const FeatureBatch& batch, const std::string& key) {
   auto it = batch.find(key);
   if (it == batch.end()) {

@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "t5xx/data/feature_converters.h"
 #include "t5xx/models/losses.h"
 #include "t5xx/models/param_store.h"
 
@@ -26,6 +28,10 @@ const at::Tensor& RequireFeature(const FeatureBatch& batch, const std::string& k
 // batch[key], or an undefined tensor when absent (e.g. the segment ids of an
 // unpacked batch).
 at::Tensor OptionalFeature(const FeatureBatch& batch, const std::string& key);
+
+// task_feature_lengths[feature], 0 when absent.
+int64_t TaskLength(const std::map<std::string, int64_t>& task_feature_lengths,
+                   const std::string& feature);
 
 class BaseTransformerModel {
  public:
@@ -46,6 +52,19 @@ class BaseTransformerModel {
   // rng (null: libtorch's default generator).
   virtual at::Tensor ComputeLogits(const ParamStore& params, const FeatureBatch& batch,
                                    bool train, at::Generator* rng) const = 0;
+
+  // t5x's FEATURE_CONVERTER_CLS: the seqio feature converter that turns
+  // task examples (with these task feature lengths, e.g. {"inputs": 512,
+  // "targets": 114}) into this model's features; `pack` as
+  // utils.DatasetConfig.pack.
+  virtual std::shared_ptr<seqio::FeatureConverter> CreateFeatureConverter(
+      bool pack, const std::map<std::string, int64_t>& task_feature_lengths) const = 0;
+
+  // The model-feature lengths that CreateFeatureConverter makes of these
+  // task feature lengths, as TrainFlops and the memory plan take them (a
+  // missing task feature counts 0).
+  virtual std::map<std::string, int64_t> ModelFeatureLengths(
+      const std::map<std::string, int64_t>& task_feature_lengths) const = 0;
 
   // Model FLOPs of one training step (3x forward, matmuls only; flops.h) for
   // a batch of these model-feature lengths (e.g. {"encoder_input_tokens":

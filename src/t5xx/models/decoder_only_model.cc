@@ -30,4 +30,18 @@ double DecoderOnlyModel::TrainFlops(int64_t batch_size,
   return DecoderOnlyTrainFlops(module_.config(), batch_size, it->second);
 }
 
+std::shared_ptr<seqio::FeatureConverter> DecoderOnlyModel::CreateFeatureConverter(
+    bool pack, const std::map<std::string, int64_t>& task_feature_lengths) const {
+  if (task_feature_lengths.count("inputs")) {
+    return std::make_shared<seqio::PrefixLMFeatureConverter>(pack);
+  }
+  return std::make_shared<seqio::LMFeatureConverter>(pack);
+}
+
+std::map<std::string, int64_t> DecoderOnlyModel::ModelFeatureLengths(
+    const std::map<std::string, int64_t>& task_feature_lengths) const {
+  return {{"decoder_target_tokens", TaskLength(task_feature_lengths, "inputs") +
+                                        TaskLength(task_feature_lengths, "targets")}};
+}
+
 }  // namespace t5xx::models

@@ -24,6 +24,15 @@ class DecoderOnlyModel : public BaseTransformerModel {
   ParamStore InitParams(uint64_t seed) const override { return module_.InitParams(seed); }
   at::Tensor ComputeLogits(const ParamStore& params, const FeatureBatch& batch, bool train,
                            at::Generator* rng) const override;
+  // seqio's DecoderFeatureConverter as t5x's DecoderOnlyModel uses it: the
+  // prefix-LM converter when the task has 'inputs' lengths, else the LM
+  // converter.
+  std::shared_ptr<seqio::FeatureConverter> CreateFeatureConverter(
+      bool pack, const std::map<std::string, int64_t>& task_feature_lengths) const override;
+  // decoder_target_tokens = inputs + targets (the prefix-LM converter
+  // concatenates them).
+  std::map<std::string, int64_t> ModelFeatureLengths(
+      const std::map<std::string, int64_t>& task_feature_lengths) const override;
   // lengths: decoder_target_tokens (flops.h).
   double TrainFlops(int64_t batch_size,
                     const std::map<std::string, int64_t>& lengths) const override;

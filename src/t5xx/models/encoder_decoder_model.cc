@@ -21,4 +21,15 @@ double EncoderDecoderModel::TrainFlops(int64_t batch_size,
   return EncoderDecoderTrainFlops(module_.config(), batch_size, enc->second, dec->second);
 }
 
+std::shared_ptr<seqio::FeatureConverter> EncoderDecoderModel::CreateFeatureConverter(
+    bool pack, const std::map<std::string, int64_t>&) const {
+  return std::make_shared<seqio::EncDecFeatureConverter>(pack);
+}
+
+std::map<std::string, int64_t> EncoderDecoderModel::ModelFeatureLengths(
+    const std::map<std::string, int64_t>& task_feature_lengths) const {
+  return {{"encoder_input_tokens", TaskLength(task_feature_lengths, "inputs")},
+          {"decoder_target_tokens", TaskLength(task_feature_lengths, "targets")}};
+}
+
 }  // namespace t5xx::models

@@ -22,6 +22,12 @@ class EncoderDecoderModel : public BaseTransformerModel {
                            at::Generator* rng) const override {
     return module_(params, batch, train, rng);
   }
+  // seqio's EncDecFeatureConverter.
+  std::shared_ptr<seqio::FeatureConverter> CreateFeatureConverter(
+      bool pack, const std::map<std::string, int64_t>& task_feature_lengths) const override;
+  // encoder_input_tokens = inputs, decoder_target_tokens = targets.
+  std::map<std::string, int64_t> ModelFeatureLengths(
+      const std::map<std::string, int64_t>& task_feature_lengths) const override;
   // lengths: encoder_input_tokens and decoder_target_tokens (flops.h).
   double TrainFlops(int64_t batch_size,
                     const std::map<std::string, int64_t>& lengths) const override;

@@ -41,7 +41,7 @@
 // without ROW dims), v (p's shape), m (p's shape, dtype_momentum); unused
 // slots are (1,) zeros. All float32 except m.
 //
-// Shardable: every mean / RMS / norm goes through the Reducer (reducer.h);
+// Shardable: every mean / RMS / norm goes through the Reducer (partitioning/reducer.h);
 // factoring is decided from Reducer::GlobalShape.
 #pragma once
 

@@ -39,7 +39,7 @@
 // and for @optimizers.chain() the same under param_states.<i>. for the i-th
 // transformation (clip_by_global_norm and clip have no state).
 //
-// Shardable: the global norm goes through the Reducer (reducer.h); the rest
+// Shardable: the global norm goes through the Reducer (partitioning/reducer.h); the rest
 // is element-wise.
 #pragma once
 

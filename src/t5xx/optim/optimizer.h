@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "t5xx/models/param_store.h"
-#include "t5xx/optim/reducer.h"
+#include "t5xx/optim/sharded_statistics.h"
 
 namespace t5xx::optim {
 
@@ -69,7 +69,7 @@ class Optimizer {
   // mis-shaped array. Init must have run (it fixes the expected layout).
   void RestoreState(const std::map<std::string, at::Tensor>& arrays, int64_t step);
 
-  // The reduction hook for statistics over sharded tensors (reducer.h).
+  // The reduction hook for statistics over sharded tensors (partitioning/reducer.h).
   // Default: LocalReducer.
   void set_reducer(std::shared_ptr<const Reducer> reducer);
   const Reducer& reducer() const { return *reducer_; }

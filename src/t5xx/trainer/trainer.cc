@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "t5xx/data/utils.h"
+#include "t5xx/util/hash.h"  // HashSeed
 #include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
 
@@ -52,14 +52,14 @@ void Accumulate(StepMetrics& a, const StepMetrics& b) {
 
 Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
                  optim::Adafactor optimizer, optim::LearningRateSchedule schedule,
-                 const partitioning::PjitPartitioner& partitioner,
+                 const partitioning::BasePartitioner& partitioner,
                  std::optional<int64_t> num_microbatches, uint64_t random_seed)
     : Trainer(model, std::move(params), std::make_unique<optim::Adafactor>(std::move(optimizer)),
               std::move(schedule), partitioner, num_microbatches, random_seed) {}
 
 Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
                  std::unique_ptr<optim::Optimizer> optimizer, optim::LearningRateSchedule schedule,
-                 const partitioning::PjitPartitioner& partitioner,
+                 const partitioning::BasePartitioner& partitioner,
                  std::optional<int64_t> num_microbatches, uint64_t random_seed)
     : model_(model),
       params_(std::move(params)),
@@ -72,6 +72,9 @@ Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore p
                                     std::to_string(num_microbatches_));
   if (!optimizer_) throw std::logic_error("Trainer: null optimizer");
   params_.SetRequiresGrad(true);
+  // The optimizer's statistics go through the partitioner's reducer, which
+  // knows how the parameters are split.
+  optimizer_->set_reducer(partitioner_.reducer());
   if (!optimizer_->initialized()) optimizer_->Init(params_);
 }
 
@@ -95,7 +98,7 @@ StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
     } else {
       for (const auto& [name, t] : batch) micro[name] = t.narrow(0, i * mb, mb);
     }
-    at::Generator rng = compat::MakeCpuGenerator(seqio::HashSeed(
+    at::Generator rng = compat::MakeCpuGenerator(HashSeed(
         random_seed_, static_cast<uint64_t>(step) * static_cast<uint64_t>(k) + i,
         kDropoutPurpose));
     models::LossOutput out = model_.Loss(params_, micro, /*train=*/true, &rng, factor);

@@ -14,7 +14,7 @@
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/optim/lr_schedule.h"
 #include "t5xx/optim/optimizer.h"
-#include "t5xx/partitioning/partitioner.h"
+#include "t5xx/partitioning/base_partitioner.h"
 
 namespace t5xx::trainer {
 
@@ -48,17 +48,18 @@ class Trainer {
   // random_seed: every random draw of step s (dropout) comes from a generator
   // seeded with HashSeed(random_seed, s, microbatch), so two runs with the
   // same seed compute bitwise-identical losses on the same machine and
-  // thread count. The optimizer is initialised for `params` unless it
+  // thread count. The optimizer's statistics are reduced through
+  // partitioner.reducer(). The optimizer is initialised for `params` unless it
   // already is (e.g. restored). Throws t5xx::Error for num_microbatches < 1
   // and from optimizer->Init.
   Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
           std::unique_ptr<optim::Optimizer> optimizer, optim::LearningRateSchedule schedule,
-          const partitioning::PjitPartitioner& partitioner,
+          const partitioning::BasePartitioner& partitioner,
           std::optional<int64_t> num_microbatches = std::nullopt, uint64_t random_seed = 0);
   // The same with an Adafactor.
   Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
           optim::Adafactor optimizer, optim::LearningRateSchedule schedule,
-          const partitioning::PjitPartitioner& partitioner,
+          const partitioning::BasePartitioner& partitioner,
           std::optional<int64_t> num_microbatches = std::nullopt, uint64_t random_seed = 0);
 
   // One training step on a global batch; returns its metrics. Throws
@@ -77,7 +78,7 @@ class Trainer {
   models::ParamStore params_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   optim::LearningRateSchedule schedule_;
-  const partitioning::PjitPartitioner& partitioner_;
+  const partitioning::BasePartitioner& partitioner_;
   int64_t num_microbatches_ = 1;
   uint64_t random_seed_ = 0;
 };

@@ -1,4 +1,5 @@
-// The reduction hook that keeps the optimizers shardable.
+// The reduction hook that keeps the optimizers shardable (Reducer), owned
+// by the partitioner (base_partitioner.h), which knows how tensors are split.
 //
 // t5x runs its optimizers under pjit: a parameter, its gradient and its slots
 // may be split over the ('data', 'model') mesh, and XLA inserts the
@@ -30,7 +31,7 @@
 #include <string>
 #include <vector>
 
-namespace t5xx::optim {
+namespace t5xx::partitioning {
 
 // What a partial sum was taken over.
 struct ReduceContext {
@@ -64,18 +65,4 @@ class LocalReducer final : public Reducer {
   }
 };
 
-// Mean of `x` over `dims` of x (keepdim as in at::mean), computed as partial
-// sum + count reduced through `reducer`. `param_dims` are the same dims in
-// the parameter's index space (they differ for slots that dropped dims,
-// e.g. v_row). Empty `dims` is the identity, like jnp.mean(x, axis=()).
-at::Tensor ShardedMean(const at::Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
-                       const Reducer& reducer, const std::string& param,
-                       const std::vector<int64_t>& param_dims);
-
-// sqrt(sum over every tensor of sum(t^2)): the global L2 norm of a list of
-// tensors (one per parameter, names[i] the parameter of tensors[i]), each
-// partial sum reduced over its parameter's shards. A float32 0-d tensor.
-at::Tensor ShardedGlobalNorm(const std::vector<at::Tensor>& tensors,
-                             const std::vector<std::string>& names, const Reducer& reducer);
-
-}  // namespace t5xx::optim
+}  // namespace t5xx::partitioning

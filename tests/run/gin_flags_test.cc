@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "t5xx/config/flags.h"
-#include "t5xx/config/t5x_configurables.h"
+#include "t5xx/run/train_setup.h"
 #include "t5xx/util/error.h"
 #include "test_util.h"
 
@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 class FlagsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    RegisterT5xConfigurables(registry_);
+    run::RegisterConfigurables(registry_);
     dir_ = fs::temp_directory_path() /
            ("t5xx_gin_flags_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());

@@ -1,14 +1,9 @@
-#include "t5xx/partitioning/partitioner.h"
+// See pjit_partitioner.h.
+#include "t5xx/partitioning/pjit_partitioner.h"
 
 #include "t5xx/util/error.h"
 
 namespace t5xx::partitioning {
-
-int64_t Mesh::AxisSize(const std::string& axis) const {
-  if (axis == "data") return data;
-  if (axis == "model") return model;
-  throw Error("unknown mesh axis '" + axis + "' (mesh axes are 'data', 'model')");
-}
 
 PjitPartitioner::PjitPartitioner(int64_t num_partitions, LogicalAxisRules rules,
                                  int64_t num_devices)
@@ -26,13 +21,11 @@ PjitPartitioner::PjitPartitioner(int64_t num_partitions, LogicalAxisRules rules,
   mesh_.data = num_devices / num_partitions;
 }
 
-std::map<std::string, PartitionSpec> PjitPartitioner::ParamPartitionSpecs(
-    const models::ParamStore& params) const {
-  std::map<std::string, PartitionSpec> specs;
-  for (const auto& p : params.params()) {
-    specs[p.name] = LogicalToMeshAxes(p.axes, rules_);
-  }
-  return specs;
+seqio::ShardInfo PjitPartitioner::data_shard_info() const {
+  seqio::ShardInfo info;
+  info.index = static_cast<int>(data_index_);
+  info.num_shards = static_cast<int>(mesh_.data);
+  return info;
 }
 
 models::FeatureBatch PjitPartitioner::ShardBatch(

@@ -1,4 +1,5 @@
-#include "t5xx/optim/reducer.h"
+// See sharded_statistics.h.
+#include "t5xx/optim/sharded_statistics.h"
 
 #include <numeric>
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "t5xx/config/config.h"
-#include "t5xx/config/t5x_configurables.h"
+#include "t5xx/run/train_setup.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::gin {
@@ -66,7 +66,7 @@ void Walk(Config& config, const Registry& registry, const std::string& name, con
 
 TEST(StockConfigs, EveryModelFileFinalizesWithPretrain) {
   Registry registry;
-  RegisterT5xConfigurables(registry);
+  run::RegisterConfigurables(registry);
   std::vector<std::string> models = GinFiles("models");
   ASSERT_GE(models.size(), 6u);  // base, small, large, xl, xxl, tiny
   for (const std::string& model : models) {
@@ -81,7 +81,7 @@ TEST(StockConfigs, EveryModelFileFinalizesWithPretrain) {
 
 TEST(StockConfigs, EveryRunFileFinalizesWithSmall) {
   Registry registry;
-  RegisterT5xConfigurables(registry);
+  run::RegisterConfigurables(registry);
   std::vector<std::string> runs = GinFiles("runs");
   ASSERT_GE(runs.size(), 1u);
   for (const std::string& run : runs) {
@@ -99,7 +99,7 @@ TEST(StockConfigs, EveryExampleFileFinalizes) {
   // the configs/ search path and set everything but MODEL_DIR.
   if (!fs::is_directory(kConfigs + "/examples")) GTEST_SKIP() << "no configs/examples";
   Registry registry;
-  RegisterT5xConfigurables(registry);
+  run::RegisterConfigurables(registry);
   for (const std::string& example : GinFiles("examples")) {
     SCOPED_TRACE(example);
     Config config(&registry);
@@ -115,7 +115,7 @@ TEST(StockConfigs, EveryExampleFileFinalizes) {
 
 TEST(StockConfigs, RequiredRunMacrosAreReported) {
   Registry registry;
-  RegisterT5xConfigurables(registry);
+  run::RegisterConfigurables(registry);
   Config config(&registry);
   config.ParseFile(kConfigs + "/models/t5_1_1/small.gin");
   config.ParseFile(kConfigs + "/runs/pretrain.gin");
@@ -135,7 +135,7 @@ TEST(StockConfigs, RequiredRunMacrosAreReported) {
 class SmallPretrain : public ::testing::Test {
  protected:
   void SetUp() override {
-    RegisterT5xConfigurables(registry_);
+    run::RegisterConfigurables(registry_);
     config_.ParseFile(kConfigs + "/models/t5_1_1/small.gin");
     config_.ParseFile(kConfigs + "/runs/pretrain.gin");
     AddRunBindings(config_);

@@ -1,0 +1,36 @@
+// See train_flags.h.
+#include "t5xx/cli/train_flags.h"
+
+#include <iostream>
+
+#include "t5xx/cli/commands.h"
+#include "t5xx/config/flags.h"
+#include "t5xx/demo/corpus_builder.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::cli {
+
+run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& args,
+                                                const std::string& command) {
+  bool has_gin_file = false;
+  for (const auto& a : args) has_gin_file = has_gin_file || a.rfind("--gin_file", 0) == 0;
+  T5XX_CHECK(has_gin_file, "t5xx " + command + ": no --gin_file given; e.g. t5xx " + command +
+                               " --gin_file=examples/t5_1_1_tiny_demo.gin "
+                               "--gin.MODEL_DIR=/tmp/run");
+  run::LoadedTrainConfig loaded = run::NewTrainConfig();
+  const std::vector<std::string> rest = gin::ParseGinFlags(args, *loaded.config);
+  std::map<std::string, std::string> flags =
+      ParseFlags(rest, {"data_dir", "skip_bad_records"}, command);
+  run::RunOptions options;
+  options.data_dir = flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
+  if (auto it = flags.find("skip_bad_records"); it != flags.end()) {
+    T5XX_CHECK(it->second == "true" || it->second == "false",
+               "t5xx " + command + ": --skip_bad_records must be true or false, got '" +
+                   it->second + "'");
+    options.skip_bad_records = it->second == "true";
+  }
+  run::LoadTrainConfig(loaded, std::move(options), command, std::cerr);
+  return loaded;
+}
+
+}  // namespace t5xx::cli

@@ -1,0 +1,21 @@
+// The command line of `t5xx train` and `t5xx config` (and `t5xx
+// model_info`): t5x's gin flags (--gin_file, --gin.NAME=VALUE,
+// --gin_bindings, --gin_search_paths) plus the command's own flags, turned
+// into a loaded train configuration (run/train_setup.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "t5xx/run/train_setup.h"
+
+namespace t5xx::cli {
+
+// Requires at least one --gin_file, parses the gin flags into a config with
+// every configurable registered, parses --data_dir and --skip_bad_records
+// (the only other flags these commands take), then run::LoadTrainConfig.
+// Throws t5xx::Error naming the flag or binding.
+run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& args,
+                                                const std::string& command);
+
+}  // namespace t5xx::cli

@@ -1,0 +1,34 @@
+// Statistics over tensors that may be sharded: a mean over some dims and the
+// global L2 norm, each computed as local partial sums completed through the
+// partitioner's Reducer (partitioning/reducer.h), so that an optimizer never
+// assumes that a whole tensor is local.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "t5xx/partitioning/reducer.h"
+
+namespace t5xx::optim {
+
+using partitioning::LocalReducer;
+using partitioning::ReduceContext;
+using partitioning::Reducer;
+
+// Mean of `x` over `dims` of x (keepdim as in at::mean), computed as partial
+// sum + count reduced through `reducer`. `param_dims` are the same dims in
+// the parameter's index space (they differ for slots that dropped dims,
+// e.g. v_row). Empty `dims` is the identity, like jnp.mean(x, axis=()).
+at::Tensor ShardedMean(const at::Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
+                       const Reducer& reducer, const std::string& param,
+                       const std::vector<int64_t>& param_dims);
+
+// sqrt(sum over every tensor of sum(t^2)): the global L2 norm of a list of
+// tensors (one per parameter, names[i] the parameter of tensors[i]), each
+// partial sum reduced over its parameter's shards. A float32 0-d tensor.
+at::Tensor ShardedGlobalNorm(const std::vector<at::Tensor>& tensors,
+                             const std::vector<std::string>& names, const Reducer& reducer);
+
+}  // namespace t5xx::optim

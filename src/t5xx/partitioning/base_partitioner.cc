@@ -1,0 +1,92 @@
+// See base_partitioner.h.
+#include "t5xx/partitioning/base_partitioner.h"
+
+#include <algorithm>
+
+namespace t5xx::partitioning {
+
+std::map<std::string, PartitionSpec> BasePartitioner::ParamPartitionSpecs(
+    const models::ParamStore& params) const {
+  std::map<std::string, PartitionSpec> specs;
+  for (const auto& p : params.params()) specs[p.name] = LogicalToMeshAxes(p.axes, rules());
+  return specs;
+}
+
+namespace {
+
+// The logical axes of a slot of `shape` from its parameter's: the dims kept
+// in order, each slot dim matched to the next parameter dim of its size;
+// empty when they do not match.
+std::vector<std::string> SlotAxes(const std::vector<int64_t>& shape,
+                                  const std::vector<int64_t>& param_shape,
+                                  const std::vector<std::string>& param_axes) {
+  std::vector<std::string> axes;
+  size_t j = 0;
+  for (int64_t n : shape) {
+    while (j < param_shape.size() && param_shape[j] != n) ++j;
+    if (j == param_shape.size()) return {};
+    axes.push_back(param_axes[j++]);
+  }
+  return axes;
+}
+
+}  // namespace
+
+std::vector<VariableInfo> DescribeVariables(
+    const models::ParamStore& params, const LogicalAxisRules& rules,
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& slots) {
+  std::vector<VariableInfo> rows;
+  for (const auto& p : params.params()) {
+    rows.push_back({"target/" + p.name, p.value.sizes().vec(), p.axes,
+                    LogicalToMeshAxes(p.axes, rules)});
+  }
+  for (const auto& [path, shape] : slots) {
+    const models::Param* owner = nullptr;
+    for (const auto& p : params.params()) {
+      if (path.find(p.name) != std::string::npos &&
+          (!owner || p.name.size() > owner->name.size())) {
+        owner = &p;
+      }
+    }
+    VariableInfo row{"state/" + path, shape, {}, {}};
+    if (owner) row.logical_axes = SlotAxes(shape, owner->value.sizes().vec(), owner->axes);
+    row.mesh_axes = row.logical_axes.empty() ? PartitionSpec(shape.size())
+                                             : LogicalToMeshAxes(row.logical_axes, rules);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string FormatVariableTable(const std::vector<VariableInfo>& rows) {
+  auto join = [](const auto& items, auto&& str) {
+    std::string s = "(";
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + str(items[i]);
+    return s + (items.size() == 1 ? ",)" : ")");
+  };
+  std::vector<std::vector<std::string>> cells = {{"Variable", "Shape", "Logical axes", "Mesh axes"}};
+  for (const VariableInfo& r : rows) {
+    cells.push_back(
+        {r.name, join(r.shape, [](int64_t n) { return std::to_string(n); }),
+         r.logical_axes.empty() ? "None"
+                                : join(r.logical_axes, [](const std::string& a) { return "'" + a + "'"; }),
+         join(r.mesh_axes, [](const std::optional<std::string>& a) {
+           return a ? "'" + *a + "'" : std::string("None");
+         })});
+  }
+  std::vector<size_t> width(4, 0);
+  for (const auto& row : cells) {
+    for (size_t i = 0; i < 4; ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : cells) {
+    std::string line;
+    for (size_t i = 0; i < 4; ++i) {
+      line += row[i];
+      if (i < 3) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace t5xx::partitioning

@@ -1,0 +1,155 @@
+// See datasets.h.
+#include "t5xx/run/datasets.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "t5xx/demo/demo_tasks.h"
+#include "t5xx/data/feature_converters.h"
+#include "t5xx/data/mixture.h"
+#include "t5xx/data/preprocessor_registry.h"
+#include "t5xx/trainer/batch_conversion.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::run {
+namespace {
+
+// Prefixes errors raised while reading a dataset with which one it is.
+template <typename F>
+auto Reading(const std::string& what, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    throw Error("while reading " + what + ": " + e.what());
+  }
+}
+
+// The tasks of `name` (the task itself, or a mixture's leaf tasks).
+std::vector<seqio::TaskPtr> TasksOf(const std::string& name) {
+  if (seqio::MixtureRegistry::Global().Has(name)) {
+    return seqio::MixtureRegistry::Global().Get(name)->tasks();
+  }
+  return {seqio::TaskRegistry::Global().Get(name)};
+}
+
+bool HasSplit(const seqio::Task& task, const std::string& split) {
+  const std::vector<std::string> splits = task.splits();
+  return std::find(splits.begin(), splits.end(), split) != splits.end();
+}
+
+}  // namespace
+
+std::string Describe(const DatasetConfig& d, const std::string& scope) {
+  return "the " + scope + " dataset (" + scope + "/utils.DatasetConfig: task '" +
+         d.mixture_or_task_name + "', split '" + d.split + "')";
+}
+
+trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
+                            const models::BaseTransformerModel& model, int num_epochs,
+                            uint64_t seed, const seqio::ShardInfo& shard) {
+  const std::string what = Describe(d, scope);
+  std::shared_ptr<seqio::FeatureConverter> converter =
+      model.CreateFeatureConverter(d.pack, d.task_feature_lengths);
+  seqio::FeatureLengths lengths(d.task_feature_lengths.begin(), d.task_feature_lengths.end());
+  auto it = Reading(what, [&] {
+    return std::make_shared<seqio::BatchIterator>(seqio::GetMixtureOrTaskDataset(
+        d.mixture_or_task_name, lengths, *converter, d.split, d.shuffle, num_epochs, shard,
+        d.seed ? static_cast<uint64_t>(*d.seed) : seed, d.batch_size,
+        seqio::TaskRegistry::Global(), seqio::MixtureRegistry::Global(),
+        d.trim_output_features));
+  });
+  return [it, converter, what]() -> std::optional<models::FeatureBatch> {
+    auto b = Reading(what, [&] { return it->Next(); });
+    if (!b) return std::nullopt;
+    return trainer::ToFeatureBatch(*b);
+  };
+}
+
+seqio::OutputFeatures GetOutputFeatures(const std::string& name,
+                                        const std::optional<std::string>& demo_problem) {
+  if ((name == seqio::kDemoTaskName || name == seqio::kDemoLmTaskName) && demo_problem) {
+    throw Error(*demo_problem);
+  }
+  if (seqio::MixtureRegistry::Global().Has(name)) {
+    return seqio::MixtureRegistry::Global().Get(name)->output_features();
+  }
+  if (!seqio::TaskRegistry::Global().Has(name)) {
+    std::vector<std::string> names = seqio::TaskRegistry::Global().Names();
+    for (const auto& m : seqio::MixtureRegistry::Global().Names()) names.push_back(m);
+    const std::string suggestion = seqio::ClosestName(name, names);
+    throw Error("no task or mixture named '" + name + "'" +
+                (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
+                "; define it in gin (seqio.Task / seqio.Mixture in t5xx.seqio.register) or "
+                "use " + seqio::kDemoTaskName);
+  }
+  return seqio::TaskRegistry::Global().Get(name)->output_features();
+}
+
+void CheckDataset(const DatasetConfig& d, const std::string& scope,
+                  const models::BaseTransformerModel& model) {
+  const std::string what = Describe(d, scope);
+  const std::vector<seqio::TaskPtr> tasks = TasksOf(d.mixture_or_task_name);
+  std::vector<seqio::TaskPtr> with_split;
+  for (const seqio::TaskPtr& task : tasks) {
+    if (HasSplit(*task, d.split)) with_split.push_back(task);
+  }
+  // A task needs the split; a mixture skips its tasks that lack it (seqio)
+  // but needs one that has it.
+  const bool mixture = seqio::MixtureRegistry::Global().Has(d.mixture_or_task_name);
+  if (with_split.empty() || (!mixture && with_split.size() != tasks.size())) {
+    for (const seqio::TaskPtr& task : tasks) {
+      if (HasSplit(*task, d.split)) continue;
+      std::string known;
+      for (const auto& s : task->splits()) known += (known.empty() ? "'" : ", '") + s + "'";
+      throw Error(what + ": task '" + task->name() + "' has no split '" + d.split +
+                  "' (its splits: " + known + "); set " + scope +
+                  "/utils.DatasetConfig.split to one of them");
+    }
+  }
+  // The split's files: a pattern that matches nothing, or matches a
+  // directory, is found now (making a source's dataset only lists its files;
+  // nothing is read).
+  for (const seqio::TaskPtr& task : with_split) {
+    try {
+      task->source()->GetDataset(d.split, /*shuffle=*/false, /*seed=*/0, seqio::ShardInfo{});
+    } catch (const Error& e) {
+      throw Error(what + ": task '" + task->name() + "': " + e.what());
+    }
+  }
+  for (const seqio::TaskPtr& task : tasks) {
+    T5XX_CHECK(!d.shuffle || task->shuffle_buffer_size() > 0,
+               what + ": task '" + task->name() +
+                   "' forbids shuffling (seqio.Task.shuffle_buffer_size = None) but " + scope +
+                   "/utils.DatasetConfig.shuffle = True; set shuffle = False or give the task a "
+                   "shuffle_buffer_size");
+  }
+  for (const auto& [k, L] : d.task_feature_lengths) {
+    // Positions and segment ids are int32, as in seqio's converters.
+    T5XX_CHECK(L <= 2147483647, what + ": task feature length of '" + k + "' is " +
+                                    std::to_string(L) + ", more than 2^31 - 1 (" + scope +
+                                    "/utils.DatasetConfig.task_feature_lengths)");
+  }
+  seqio::FeatureLengths lengths(d.task_feature_lengths.begin(), d.task_feature_lengths.end());
+  try {
+    model.CreateFeatureConverter(d.pack, d.task_feature_lengths)->GetModelFeatureLengths(lengths);
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what() + " (" + scope +
+                "/utils.DatasetConfig.task_feature_lengths, usually TASK_FEATURE_LENGTHS)");
+  }
+}
+
+std::vector<DatasetConfig> TrainingEvalDatasetConfigs(const DatasetConfig& d) {
+  std::vector<DatasetConfig> out;
+  if (seqio::MixtureRegistry::Global().Has(d.mixture_or_task_name)) {
+    for (const auto& task : seqio::MixtureRegistry::Global().Get(d.mixture_or_task_name)->tasks()) {
+      if (!HasSplit(*task, d.split)) continue;
+      DatasetConfig cfg = d;
+      cfg.mixture_or_task_name = task->name();
+      out.push_back(cfg);
+    }
+  }
+  out.push_back(d);
+  return out;
+}
+
+}  // namespace t5xx::run

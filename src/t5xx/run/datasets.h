@@ -1,0 +1,53 @@
+// The datasets of a run (t5x/utils.py get_dataset and
+// get_training_eval_datasets): a DatasetConfig's task or mixture, read for
+// this process's data shard, through the model's feature converter, batched
+// and turned into model tensors; and the checks that a DatasetConfig can be
+// read at all (task, split, files, lengths), which need no data.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "t5xx/data/data_source.h"
+#include "t5xx/data/task.h"
+#include "t5xx/models/base_model.h"
+#include "t5xx/run/train_config.h"
+#include "t5xx/trainer/train_loop.h"
+
+namespace t5xx::run {
+
+// "the train dataset (train/utils.DatasetConfig: task 'x', split 'y')";
+// `scope` is the DatasetConfig's gin scope ("train", "train_eval").
+std::string Describe(const DatasetConfig& d, const std::string& scope);
+
+// t5x's utils.get_dataset: batches of d's task or mixture for `shard`
+// (shuffled with d.seed, else `seed`; num_epochs -1 = repeat forever),
+// converted by model.CreateFeatureConverter, as model tensors (int64 ids,
+// float32 loss weights; trainer/batch_conversion.h). A stream's errors are
+// prefixed with "while reading <what>: " (what = Describe(d, scope)).
+// Throws t5xx::Error likewise for an unknown task, bad lengths or split.
+trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
+                            const models::BaseTransformerModel& model, int num_epochs,
+                            uint64_t seed, const seqio::ShardInfo& shard);
+
+// The output features of the task or mixture `name`. Throws t5xx::Error for
+// an unknown name ("did you mean" over tasks and mixtures) or a demo task
+// whose corpus is missing (`demo_problem`).
+seqio::OutputFeatures GetOutputFeatures(const std::string& name,
+                                        const std::optional<std::string>& demo_problem);
+
+// Every task of `d` has its split (a mixture needs one task that has it),
+// the split's file patterns match regular files (listed, not read), no task
+// forbids the shuffle asked for, and the lengths suit the model's converter
+// (keys it needs, each in [1, 2^31 - 1]). Throws t5xx::Error naming
+// Describe(d, scope) and the gin binding to change.
+void CheckDataset(const DatasetConfig& d, const std::string& scope,
+                  const models::BaseTransformerModel& model);
+
+// t5x's get_training_eval_datasets: for a mixture, one config per task of
+// it that has the split, then the mixture; for a task, the task.
+std::vector<DatasetConfig> TrainingEvalDatasetConfigs(const DatasetConfig& d);
+
+}  // namespace t5xx::run

@@ -1,0 +1,286 @@
+// t5x's train() and what it calls besides the model and the data --
+// __main__.train, t5x.trainer.{Trainer, EarlyStoppingAction,
+// TerminateOnNanAction}, t5x.partitioning.{PjitPartitioner,
+// standard_logical_axis_rules}, t5x.utils.{CheckpointConfig,
+// SaveCheckpointConfig}, t5x.gin_utils.summarize_gin_config -- their
+// configurables with t5x's defaults, and ReadTrainSetup (train_setup.h),
+// which reads the whole run.
+#include <algorithm>
+
+#include "t5xx/config/reading.h"
+#include "t5xx/config/spec_builders.h"
+#include "t5xx/run/gin_readers.h"
+#include "t5xx/seqio_gin/seqio_gin.h"
+#include "t5xx/run/train_setup.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::run {
+namespace {
+
+using gin::Value;
+
+constexpr char kTrain[] = "__main__.train";
+constexpr char kTrainer[] = "t5x.trainer.Trainer";
+constexpr char kPartitioner[] = "t5x.partitioning.PjitPartitioner";
+constexpr char kAxisRules[] = "t5x.partitioning.standard_logical_axis_rules";
+constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
+constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
+constexpr char kSummarize[] = "t5x.gin_utils.summarize_gin_config";
+constexpr char kEarlyStopping[] = "t5x.trainer.EarlyStoppingAction";
+constexpr char kTerminateOnNan[] = "t5x.trainer.TerminateOnNanAction";
+
+// The partitioner's mesh options, read into `s`.
+void ReadPartitioner(gin::Config& c, TrainSetup& s) {
+  const std::string scope = gin::ExpectReference(c.Query(kTrain, "partitioner"), kPartitioner);
+  const Value np = c.Query(kPartitioner, "num_partitions", scope);
+  s.num_partitions = np.is_none() ? 1 : gin::AtLeast(np, 1);
+  gin::Refuse(s.num_partitions != 1, np,
+              "t5xx runs one process with one device for now; set num_partitions = 1");
+  const Value sub = c.Query(kPartitioner, "model_parallel_submesh", scope);
+  gin::Refuse(!sub.is_none(), sub, "use num_partitions instead");
+  const Value rules = c.Query(kPartitioner, "logical_axis_rules", scope);
+  if (rules.is_none()) {
+    s.logical_axis_rules = partitioning::StandardLogicalAxisRules();
+  } else {
+    const std::string rs = gin::ExpectReference(rules, kAxisRules, true, scope);
+    s.logical_axis_rules = partitioning::StandardLogicalAxisRules(
+        static_cast<int>(c.Query(kAxisRules, "activation_partitioning_dims", rs).AsInt()),
+        static_cast<int>(c.Query(kAxisRules, "parameter_partitioning_dims", rs).AsInt()));
+  }
+}
+
+// utils.CheckpointConfig, read into `s`.
+void ReadCheckpointConfig(gin::Config& c, TrainSetup& s) {
+  const std::string cs = gin::ExpectReference(c.Query(kTrain, "checkpoint_cfg"), kCheckpointConfig);
+  const Value restore = c.Query(kCheckpointConfig, "restore", cs);
+  gin::Refuse(!restore.is_none(), restore,
+              "restoring comes with the checkpoint issue; set utils.CheckpointConfig.restore = "
+              "None");
+  const Value save = c.Query(kCheckpointConfig, "save", cs);
+  s.save_checkpoints = !save.is_none();
+  if (save.is_none()) return;
+  const std::string ss = gin::ExpectReference(save, kSaveConfig, true, cs);
+  s.checkpoint_period = gin::NoneOrAtLeast(c.Query(kSaveConfig, "period", ss), 1);
+  const Value dtype = c.Query(kSaveConfig, "dtype", ss);
+  gin::Refuse(dtype.AsString() != "float32", dtype, "set SaveCheckpointConfig.dtype = 'float32'");
+  // t5x: keep = None keeps every checkpoint (0 does too; t5xx asks for None).
+  s.checkpoint_keep = gin::NoneOrAtLeast(c.Query(kSaveConfig, "keep", ss), 1);
+  const Value sd = c.Query(kSaveConfig, "save_dataset", ss);
+  gin::Refuse(sd.AsBool(), sd, "set SaveCheckpointConfig.save_dataset = False");
+}
+
+// One of train.actions' @trainer.EarlyStoppingAction() /
+// @trainer.TerminateOnNanAction().
+trainer::ActionConfig ReadAction(gin::Config& c, const Value& a) {
+  const std::string scope = a.reference_scope();
+  trainer::ActionConfig ac;
+  const std::string prefix = scope.empty() ? "" : scope + "/";
+  if (a.reference_name() == kTerminateOnNan) {
+    auto q = [&](const char* p) { return c.Query(kTerminateOnNan, p, scope); };
+    ac.kind = trainer::ActionConfig::Kind::kTerminateOnNan;
+    ac.gin_name = prefix + "trainer.TerminateOnNanAction";
+    ac.task = q("task").AsString();
+    ac.metric = q("metric").AsString();
+    return ac;
+  }
+  auto q = [&](const char* p) { return c.Query(kEarlyStopping, p, scope); };
+  ac.kind = trainer::ActionConfig::Kind::kEarlyStopping;
+  ac.gin_name = prefix + "trainer.EarlyStoppingAction";
+  const Value metric = q("metric");
+  const std::vector<Value>& pair = metric.AsList();
+  T5XX_CHECK(pair.size() == 2, gin::Where(metric) + " = " + metric.ToGinString() +
+                                   ": expected (task, metric name), e.g. ('my_task', 'loss'), "
+                                   "or ('train', 'loss') for TRAIN actions");
+  ac.task = pair[0].AsString();
+  ac.metric = pair[1].AsString();
+  const Value m = q("mode");
+  ac.mode = m.AsString();
+  T5XX_CHECK(ac.mode == "min" || ac.mode == "max",
+             gin::Where(m) + " = " + m.ToGinString() + ": use 'min' or 'max'");
+  ac.patience = gin::AtLeast(q("patience"), 1);
+  const Value atol = q("atol"), rtol = q("rtol");
+  ac.atol = atol.AsFloat();
+  ac.rtol = rtol.AsFloat();
+  T5XX_CHECK(ac.atol >= 0, gin::Where(atol) + " must be >= 0, got " + atol.ToGinString());
+  T5XX_CHECK(ac.rtol >= 0, gin::Where(rtol) + " must be >= 0, got " + rtol.ToGinString());
+  return ac;
+}
+
+// train.actions = {'TRAIN': [...], 'TRAIN_EVAL': [...]} (t5x's ActionMode
+// names) and concurrent_metrics, read into `s`.
+void ReadActions(gin::Config& c, TrainSetup& s) {
+  const Value actions = c.Query(kTrain, "actions");
+  if (!actions.is_none()) {
+    for (const auto& [key, list] : actions.AsDict()) {
+      const std::string mode = key.AsString();
+      T5XX_CHECK(mode == "TRAIN" || mode == "TRAIN_EVAL" || mode == "INFER_EVAL",
+                 gin::Where(actions) + ": actions keys must be one of 'TRAIN', 'TRAIN_EVAL' "
+                                       "(t5x's ActionMode), got '" + mode + "'");
+      gin::Refuse(mode == "INFER_EVAL", actions,
+                  "t5xx has no inference evaluation yet; use 'TRAIN_EVAL' (teacher-forced)");
+      for (const Value& a : list.AsList()) {
+        T5XX_CHECK(a.kind() == Value::Kind::kReference && a.reference_evaluated() &&
+                       (a.reference_name() == kEarlyStopping ||
+                        a.reference_name() == kTerminateOnNan),
+                   gin::Where(actions) + ": expected lists of @trainer.EarlyStoppingAction() or "
+                                         "@trainer.TerminateOnNanAction(), got " +
+                       a.ToGinString());
+        (mode == "TRAIN" ? s.train_actions : s.train_eval_actions).push_back(ReadAction(c, a));
+      }
+    }
+  }
+  const Value concurrent = c.Query(kTrain, "concurrent_metrics");
+  T5XX_CHECK(s.train_actions.empty() || !concurrent.AsBool(),
+             gin::Where(concurrent) +
+                 " = True, but actions['TRAIN'] is set: t5x runs TRAIN actions only with "
+                 "concurrent_metrics = False (and otherwise ignores them with a warning); set "
+                 "train.concurrent_metrics = False");
+}
+
+// The loop's steps and periods, read into `s` (after the datasets and
+// checkpoint config, which the period check needs).
+void ReadLoop(gin::Config& c, TrainSetup& s) {
+  s.total_steps = gin::AtLeast(c.Query(kTrain, "total_steps"), 1);
+  // t5x: when relative_steps is set, total_steps = start step + relative_steps.
+  s.relative_steps = gin::NoneOrAtLeast(c.Query(kTrain, "relative_steps"), 1);
+  s.eval_steps = gin::AtLeast(c.Query(kTrain, "eval_steps"), 1);
+  const Value ep = c.Query(kTrain, "eval_period");
+  s.eval_period = gin::NoneOrAtLeast(ep, 1);
+  // t5x trains in "epochs" of min(eval_period, checkpoint period) steps and
+  // raises ValueError unless both are multiples of it.
+  if (s.train_eval_dataset && s.eval_period && s.save_checkpoints && s.checkpoint_period) {
+    const int64_t e = *s.eval_period, k = *s.checkpoint_period;
+    T5XX_CHECK(e % std::min(e, k) == 0 && k % std::min(e, k) == 0,
+               gin::Where(ep) + " = " + std::to_string(e) +
+                   " and utils.SaveCheckpointConfig.period = " + std::to_string(k) +
+                   " must be multiples of each other (t5x trains in \"epochs\" of the smaller "
+                   "period and raises ValueError otherwise); make the larger a multiple of the "
+                   "smaller");
+  }
+  s.run_eval_before_training = c.Query(kTrain, "run_eval_before_training").AsBool();
+}
+
+}  // namespace
+
+void RegisterTrainConfigurables(gin::Registry& r) {
+  using namespace gin::spec;
+  using T = gin::ParamType;
+  r.Register({kPartitioner,
+              {Optional("num_partitions", T::kOptionalInt, None()),
+               Optional("model_parallel_submesh", T::kAny, None()),
+               Optional("logical_axis_rules", T::kAny, None())},
+              "Partitions the model and data over the device mesh."});
+  r.Register({kAxisRules,
+              {Optional("activation_partitioning_dims", T::kInt, I(1)),
+               Optional("parameter_partitioning_dims", T::kInt, I(1))},
+              "Default mapping of logical axes to mesh axes."});
+  r.Register({kCheckpointConfig,
+              {Optional("save", T::kOptionalReference, None()),
+               Optional("restore", T::kOptionalReference, None())},
+              "Checkpoint saving and restoring options."});
+  r.Register({kSaveConfig,
+              {Optional("period", T::kOptionalInt, None()),
+               Optional("dtype", T::kString, S("float32")),
+               Optional("keep", T::kOptionalInt, None()),
+               Optional("save_dataset", T::kBool, B(false))},
+              "When and how to save checkpoints."});
+  r.Register({kTrainer,
+              {Optional("num_microbatches", T::kOptionalInt, None()),
+               Required("learning_rate_fn", T::kReference)},
+              "Runs train and eval steps."});
+  r.Register({kSummarize, {}, "Writes the operative config to the model dir and summaries."});
+  r.Register({kTrain,
+              {Required("model", T::kReference),
+               Required("model_dir", T::kString),
+               Required("train_dataset_cfg", T::kReference),
+               Optional("train_eval_dataset_cfg", T::kOptionalReference, None()),
+               Required("checkpoint_cfg", T::kReference),
+               Required("partitioner", T::kReference),
+               Required("trainer_cls", T::kReference),
+               Required("total_steps", T::kInt),
+               Optional("eval_steps", T::kInt, I(10)),
+               Optional("eval_period", T::kOptionalInt, None()),
+               Optional("stats_period", T::kOptionalInt, None()),
+               Optional("random_seed", T::kOptionalInt, None()),
+               Optional("use_hardware_rng", T::kBool, B(false)),
+               Optional("summarize_config_fn", T::kOptionalReference, None()),
+               Optional("relative_steps", T::kOptionalInt, None(),
+                        "Train this many steps beyond the start step; when set, total_steps "
+                        "is ignored (t5x)."),
+               Optional("run_eval_before_training", T::kBool, B(false),
+                        "Run the train-eval once at the start step, before training."),
+               Optional("actions", T::kOptionalDict, None(),
+                        "{'TRAIN': [...], 'TRAIN_EVAL': [...]}: trainer.EarlyStoppingAction() / "
+                        "trainer.TerminateOnNanAction() run after each summary."),
+               Optional("concurrent_metrics", T::kBool, B(true),
+                        "t5x computes metrics asynchronously when True and then skips TRAIN "
+                        "actions; t5xx requires False when TRAIN actions are given.")},
+              "The train entry point (t5x/train.py's train)."});
+  r.Register({kEarlyStopping,
+              {Required("metric", T::kList, "(task, metric name), e.g. ('my_task', 'loss')."),
+               Required("mode", T::kString, "'min' or 'max'."),
+               Optional("patience", T::kInt, I(3)),
+               Optional("atol", T::kFloat, F(0.0)),
+               Optional("rtol", T::kFloat, F(0.0))},
+              "Stops training when a metric has not improved over `patience` summaries."});
+  r.Register({kTerminateOnNan,
+              {Required("task", T::kString), Optional("metric", T::kString, S("loss"))},
+              "Stops training when a metric is NaN or infinite."});
+}
+
+void RegisterConfigurables(gin::Registry& registry) {
+  RegisterModelConfigurables(registry);
+  RegisterOptimizerConfigurables(registry);
+  RegisterDatasetConfigurables(registry);
+  RegisterTrainConfigurables(registry);
+  seqio_gin::RegisterSeqioConfigurables(registry);
+}
+
+TrainSetup ReadTrainSetup(gin::Config& c) {
+  TrainSetup s;
+  s.model_dir = c.Query(kTrain, "model_dir").AsString();
+  T5XX_CHECK(!s.model_dir.empty(),
+             "train.model_dir (MODEL_DIR) is empty; pass --gin.MODEL_DIR=/path");
+  std::string model_name, model_scope;
+  s.model = ReadModel(c, &model_name, &model_scope);
+  s.optimizer = ReadOptimizer(c, model_name, model_scope);
+
+  // trainer.Trainer and its schedule.
+  const std::string trainer_scope =
+      gin::ExpectReference(c.Query(kTrain, "trainer_cls"), kTrainer, /*evaluated=*/false);
+  const Value mb = c.Query(kTrainer, "num_microbatches", trainer_scope);
+  s.num_microbatches = gin::NoneOrAtLeast(mb, 1);
+  s.lr = ReadLearningRateScheduler(
+      c, gin::ExpectReference(c.Query(kTrainer, "learning_rate_fn", trainer_scope),
+                              kLearningRateScheduler, true, trainer_scope));
+
+  ReadPartitioner(c, s);
+
+  s.train_dataset = ReadDatasetConfig(
+      c, gin::ExpectReference(c.Query(kTrain, "train_dataset_cfg"), kDatasetConfig));
+  const int64_t k = s.num_microbatches.value_or(1);
+  T5XX_CHECK(s.train_dataset.batch_size % k == 0,
+             (s.num_microbatches ? gin::Where(mb) : "trainer.Trainer.num_microbatches") + " = " +
+                 std::to_string(k) + " does not divide the train batch size " +
+                 std::to_string(s.train_dataset.batch_size) +
+                 " (train/utils.DatasetConfig.batch_size); choose a divisor");
+  const Value ev = c.Query(kTrain, "train_eval_dataset_cfg");
+  if (!ev.is_none()) {
+    s.train_eval_dataset = ReadDatasetConfig(c, gin::ExpectReference(ev, kDatasetConfig));
+  }
+
+  ReadCheckpointConfig(c, s);
+  ReadLoop(c, s);
+  ReadActions(c, s);
+  s.stats_period = gin::NoneOrAtLeast(c.Query(kTrain, "stats_period"), 1);
+  const Value seed = c.Query(kTrain, "random_seed");
+  s.random_seed = seed.is_none() ? 0 : gin::AtLeast(seed, 0);
+  const Value hw = c.Query(kTrain, "use_hardware_rng");
+  gin::Refuse(hw.AsBool(), hw,
+              "t5xx derives every random draw from random_seed; set USE_HARDWARE_RNG = False");
+  const Value summarize = c.Query(kTrain, "summarize_config_fn");
+  if (!summarize.is_none()) gin::ExpectReference(summarize, kSummarize, /*evaluated=*/false);
+  return s;
+}
+
+}  // namespace t5xx::run

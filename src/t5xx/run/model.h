@@ -1,0 +1,23 @@
+// Building the model a run configures (t5x's train(): model =
+// gin-configured MODEL) and its parameters.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "t5xx/models/base_model.h"
+#include "t5xx/run/train_config.h"
+
+namespace t5xx::run {
+
+// models::EncoderDecoderModel(network.Transformer(T5Config)) or
+// DecoderOnlyModel(DecoderWrapper(TransformerConfig)) with the loss options.
+// Cheap: no parameters are allocated. Throws t5xx::Error for an invalid
+// network config.
+std::unique_ptr<models::BaseTransformerModel> CreateModel(const ModelConfig& config);
+
+// model.InitParams(seed) (float32, t5x's initialisers); an allocation
+// failure is a t5xx::Error that says to use a smaller model.
+models::ParamStore InitParams(const models::BaseTransformerModel& model, uint64_t seed);
+
+}  // namespace t5xx::run

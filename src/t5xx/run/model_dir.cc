@@ -1,0 +1,56 @@
+// See model_dir.h.
+#include "t5xx/run/model_dir.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/util/error.h"
+#include "t5xx/util/file_kind.h"
+
+namespace t5xx::run {
+
+namespace fs = std::filesystem;
+
+void CheckModelDir(const std::string& model_dir) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(model_dir, ec))) {
+    // train will create it: its nearest existing ancestor must be a
+    // writable directory (what create_directories would find out).
+    fs::path p = fs::absolute(model_dir, ec).parent_path();
+    while (!p.empty() && !fs::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
+    const std::string why = NotARegularFile(p.string());
+    T5XX_CHECK(why == "is a directory",
+               "MODEL_DIR '" + model_dir + "' cannot be created: '" + p.string() + "' " +
+                   (why.empty() ? std::string("is a file") : why) +
+                   "; pass --gin.MODEL_DIR=<a path under a writable directory>");
+    T5XX_CHECK(::access(p.c_str(), W_OK | X_OK) == 0,
+               "MODEL_DIR '" + model_dir + "' cannot be created: '" + p.string() +
+                   "' is not writable; pass --gin.MODEL_DIR=<a path under a writable directory>");
+    return;
+  }
+  T5XX_CHECK(fs::is_directory(model_dir), "MODEL_DIR '" + model_dir +
+                                              "' exists and is not a directory; pass "
+                                              "--gin.MODEL_DIR=<a new directory>");
+  std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(model_dir);
+  T5XX_CHECK(steps.empty(),
+             "MODEL_DIR '" + model_dir + "' already holds checkpoint_" +
+                 std::to_string(steps.back()) +
+                 "; t5xx cannot resume a run yet (restoring comes with the checkpoint work), so "
+                 "use a new MODEL_DIR or delete this one");
+}
+
+void CreateModelDir(const std::string& model_dir, const std::string& operative_config) {
+  std::error_code ec;
+  fs::create_directories(model_dir, ec);
+  T5XX_CHECK(!ec, "cannot create MODEL_DIR '" + model_dir + "': " + ec.message() +
+                      "; pass --gin.MODEL_DIR=<a writable directory>");
+  std::ofstream out(model_dir + "/config.gin");
+  out << operative_config;
+  T5XX_CHECK(out.good(), "cannot write " + model_dir + "/config.gin; check MODEL_DIR");
+}
+
+}  // namespace t5xx::run

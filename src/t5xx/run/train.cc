@@ -1,0 +1,135 @@
+// See train.h.
+#include "t5xx/run/train.h"
+
+#include <memory>
+#include <utility>
+
+#include "t5xx/models/memory_plan.h"
+#include "t5xx/partitioning/pjit_partitioner.h"
+#include "t5xx/run/datasets.h"
+#include "t5xx/run/memory.h"
+#include "t5xx/run/model.h"
+#include "t5xx/run/model_dir.h"
+#include "t5xx/trainer/train_metrics.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::run {
+namespace {
+
+// Train batches with `first` (already read) put back in front.
+trainer::BatchFn StartingWith(std::optional<models::FeatureBatch> first, trainer::BatchFn rest) {
+  auto pending = std::make_shared<std::optional<models::FeatureBatch>>(std::move(first));
+  return [pending, rest]() -> std::optional<models::FeatureBatch> {
+    if (pending->has_value()) {
+      std::optional<models::FeatureBatch> b = std::move(*pending);
+      pending->reset();
+      return b;
+    }
+    return rest();
+  };
+}
+
+}  // namespace
+
+std::string VariableTable(const trainer::Trainer& trainer,
+                          const partitioning::BasePartitioner& partitioner) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> slots;
+  for (const optim::StateArray& a : trainer.optimizer().StateArrays()) {
+    slots.emplace_back(a.path, a.value.sizes().vec());
+  }
+  return partitioning::FormatVariableTable(
+      partitioning::DescribeVariables(trainer.params(), partitioner.rules(), slots));
+}
+
+PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run,
+                                 std::ostream& log) {
+  const TrainSetup& s = loaded.setup;
+  if (run.memory_problem) throw Error(*run.memory_problem);
+  PreparedTrainRun out;
+  out.model = CreateModel(s.model);
+  out.partitioner =
+      std::make_unique<partitioning::PjitPartitioner>(s.num_partitions, s.logical_axis_rules);
+  out.trainer = std::make_unique<trainer::Trainer>(
+      *out.model, InitParams(*out.model, static_cast<uint64_t>(s.random_seed)),
+      optim::MakeOptimizer(s.optimizer), optim::LearningRateSchedule(s.lr), *out.partitioner,
+      s.num_microbatches, static_cast<uint64_t>(s.random_seed));
+
+  // The memory plan, now with the parameters' exact shapes: refuse a run
+  // that cannot fit before writing anything.
+  {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const auto& p : out.trainer->params().params()) shapes.push_back(p.value.sizes().vec());
+    const models::MemoryPlan plan = PlanMemory(s, *out.model, shapes);
+    const int64_t available = models::AvailableHostMemoryBytes();
+    log << "[setup] memory plan per process: " << plan.ToString();
+    if (available > 0) {
+      log << "; available " << static_cast<double>(available) / (1024.0 * 1024 * 1024) << " GiB";
+    }
+    log << std::endl;
+    // Parameters are already allocated, so compare what is still to come.
+    CheckMemoryPlan(plan, available, /*allocated=*/plan.parameters);
+  }
+
+  // Read the first batches now, so that bad lengths, splits or files fail
+  // before anything is written.
+  const seqio::ShardInfo shard = out.partitioner->data_shard_info();
+  const uint64_t seed = static_cast<uint64_t>(s.random_seed);
+  trainer::BatchFn train_stream =
+      GetBatches(s.train_dataset, "train", *out.model, /*num_epochs=*/-1, seed, shard);
+  std::optional<models::FeatureBatch> first = train_stream();
+  T5XX_CHECK(first.has_value(), Describe(s.train_dataset, "train") + " yields no full batch of " +
+                                    std::to_string(s.train_dataset.batch_size) + " examples");
+  out.train_batches = StartingWith(std::move(first), train_stream);
+  // t5x's utils.get_training_eval_datasets. Each stream restarts for every
+  // evaluation and repeats its data for as long as the evaluation reads
+  // (t5x: .unbatch().repeat().batch().take(eval_steps)), so every evaluation
+  // reads the same eval_steps full batches, however small the split. (t5x
+  // repeats packed rows, t5xx the task's examples, so rows can differ where
+  // an epoch ends.) An empty split yields nothing.
+  if (s.train_eval_dataset) {
+    for (const DatasetConfig& cfg : run.eval_datasets) {
+      const models::BaseTransformerModel* model = out.model.get();
+      auto make_eval = [cfg, model, seed, shard]() {
+        return GetBatches(cfg, "train_eval", *model, /*num_epochs=*/-1, seed, shard);
+      };
+      T5XX_CHECK(make_eval()().has_value(),
+                 Describe(cfg, "train_eval") + " yields no full batch of " +
+                     std::to_string(cfg.batch_size) +
+                     " examples; lower train_eval/utils.DatasetConfig.batch_size or set "
+                     "train.train_eval_dataset_cfg = None");
+      out.eval_datasets.emplace_back(cfg.mixture_or_task_name, make_eval);
+    }
+  }
+  out.loop = run.loop;
+  out.loop.num_devices = out.partitioner->mesh().size();
+
+  // Only now: MODEL_DIR and the operative config.
+  const std::string operative = loaded.config->OperativeConfigString();
+  CreateModelDir(s.model_dir, operative);
+  const partitioning::Mesh& mesh = out.partitioner->mesh();
+  log << "[setup] " << out.model->name() << ", " << out.trainer->params().NumElements()
+      << " parameters; mesh (data=" << mesh.data << ", model=" << mesh.model << "); task "
+      << s.train_dataset.mixture_or_task_name << "; batch " << s.train_dataset.batch_size
+      << "; lengths";
+  for (const auto& [k, v] : s.train_dataset.task_feature_lengths) log << " " << k << "=" << v;
+  log << "; model_dir " << s.model_dir << std::endl;
+  log << "[setup] variables (t5x's partitioning table):\n"
+      << VariableTable(*out.trainer, *out.partitioner);
+  if (s.relative_steps) {
+    log << "[setup] train.relative_steps = " << *s.relative_steps << ": training to step "
+        << out.trainer->step() + *s.relative_steps << " (train.total_steps = " << s.total_steps
+        << " is ignored, as in t5x)" << std::endl;
+  }
+  out.loop.operative_config = operative;
+  out.loop.train_flops_per_step = out.model->TrainFlops(
+      s.train_dataset.batch_size, out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths));
+  // The MFU denominator: the best of five float32 1024x1024 matmuls here.
+  out.loop.peak_flops_per_second = trainer::MeasureMatmulPeakFlops(1024, 5);
+  log << "[setup] model FLOPs per train step " << out.loop.train_flops_per_step
+      << " (models/flops.h); measured float32 matmul peak "
+      << out.loop.peak_flops_per_second / 1e9 << " GFLOP/s (timing/mfu = model FLOP/s / peak)"
+      << std::endl;
+  return out;
+}
+
+}  // namespace t5xx::run

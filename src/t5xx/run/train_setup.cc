@@ -1,0 +1,43 @@
+// See train_setup.h.
+#include "t5xx/run/train_setup.h"
+
+#include "t5xx/config/reading.h"
+#include "t5xx/demo/demo_tasks.h"
+#include "t5xx/seqio_gin/seqio_gin.h"
+
+namespace t5xx::run {
+
+std::optional<std::string> RegisterTasks(gin::Config* config, const RunOptions& options) {
+  std::optional<std::string> demo_problem = seqio::RegisterDemoTasks(
+      options.data_dir, seqio::TaskRegistry::Global(), options.skip_bad_records);
+  if (config) {
+    seqio_gin::GinTaskOptions gin_tasks;
+    gin_tasks.data_dir = options.data_dir;
+    gin_tasks.skip_bad_records = options.skip_bad_records;
+    gin_tasks.demo_task_names = {seqio::kDemoTaskName, seqio::kDemoLmTaskName};
+    seqio_gin::RegisterGinTasks(*config, gin_tasks, seqio::TaskRegistry::Global(),
+                                seqio::MixtureRegistry::Global());
+  }
+  return demo_problem;
+}
+
+LoadedTrainConfig NewTrainConfig() {
+  LoadedTrainConfig out;
+  out.registry = std::make_unique<gin::Registry>();
+  RegisterConfigurables(*out.registry);
+  out.config = std::make_unique<gin::Config>(out.registry.get());
+  return out;
+}
+
+void LoadTrainConfig(LoadedTrainConfig& loaded, RunOptions options, const std::string& command,
+                     std::ostream& notes) {
+  loaded.options = std::move(options);
+  const RunOptions& o = loaded.options;
+  // What train calls: t5x's train() and the gin-defined tasks and mixtures.
+  loaded.config->Finalize({"__main__.train", "t5xx.seqio.register"});
+  loaded.setup = ReadTrainSetup(*loaded.config);
+  loaded.demo_problem = RegisterTasks(loaded.config.get(), o);
+  gin::RequireAllBindingsRead(*loaded.config, command, notes);
+}
+
+}  // namespace t5xx::run

@@ -1,0 +1,113 @@
+// See validation.h.
+#include "t5xx/run/validation.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "t5xx/data/sentencepiece_vocabulary.h"
+#include "t5xx/run/datasets.h"
+#include "t5xx/run/memory.h"
+#include "t5xx/run/model.h"
+#include "t5xx/run/model_dir.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::run {
+
+namespace fs = std::filesystem;
+
+void CheckVocabularies(const ModelConfig& model, const std::string& task_name,
+                       const seqio::OutputFeatures& output_features, const std::string& data_dir) {
+  int64_t task_vocab = 0;
+  for (const auto& [name, feature] : output_features) {
+    task_vocab = std::max<int64_t>(task_vocab, feature.vocabulary->vocab_size());
+  }
+  T5XX_CHECK(task_vocab <= model.vocab_size(),
+             "task '" + task_name + "' uses a vocabulary of " + std::to_string(task_vocab) +
+                 " ids but " + model.vocab_size_key() + " = " +
+                 std::to_string(model.vocab_size()) + "; set vocab_size to at least " +
+                 std::to_string(task_vocab) + " (t5x rounds up to a multiple of 128)");
+  auto it = output_features.find("targets");
+  if (it == output_features.end()) return;
+  const auto* task_spm =
+      dynamic_cast<const seqio::SentencePieceVocabulary*>(it->second.vocabulary.get());
+  const VocabularyConfig& v = model.output_vocabulary;
+  std::string path = v.sentencepiece_model_file;
+  if (!path.empty() && path[0] != '/' && path.find("://") == std::string::npos) {
+    path = data_dir + "/" + path;
+  }
+  const bool same_file = task_spm && fs::exists(path) &&
+                         fs::weakly_canonical(path) == fs::weakly_canonical(task_spm->model_file());
+  if (task_spm && same_file && task_spm->extra_ids() == v.extra_ids) return;
+  throw Error(
+      "the model's vocabulary (seqio.SentencePieceVocabulary.sentencepiece_model_file = '" +
+      v.sentencepiece_model_file + "', extra_ids = " + std::to_string(v.extra_ids) +
+      ") is not the vocabulary of task '" + task_name + "' (" +
+      (task_spm ? "'" + task_spm->model_file() + "', extra_ids = " +
+                      std::to_string(task_spm->extra_ids())
+                : std::string("not a SentencePieceVocabulary")) +
+      "); t5x requires them to match: bind the model's vocabulary to the task's "
+      "(a relative path is looked up under --data_dir)");
+}
+
+ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
+  const TrainSetup& s = loaded.setup;
+  const std::unique_ptr<models::BaseTransformerModel> model = CreateModel(s.model);
+  ValidatedTrainRun run;
+  // Independent checks all run; their errors are reported together.
+  std::vector<std::string> errors;
+  auto attempt = [&errors](const auto& check) {
+    try {
+      check();
+      return true;
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+      return false;
+    }
+  };
+  attempt([&] { CheckModelDir(s.model_dir); });
+  const std::string& task_name = s.train_dataset.mixture_or_task_name;
+  if (attempt([&] { run.output_features = GetOutputFeatures(task_name, loaded.demo_problem); })) {
+    attempt([&] {
+      CheckVocabularies(s.model, task_name, run.output_features, loaded.options.data_dir);
+    });
+    attempt([&] { CheckDataset(s.train_dataset, "train", *model); });
+  }
+  if (s.train_eval_dataset) {
+    const DatasetConfig& eval_cfg = *s.train_eval_dataset;
+    if (attempt([&] { GetOutputFeatures(eval_cfg.mixture_or_task_name, loaded.demo_problem); }) &&
+        attempt([&] { CheckDataset(eval_cfg, "train_eval", *model); })) {
+      run.eval_datasets = TrainingEvalDatasetConfigs(eval_cfg);
+    }
+  }
+  run.memory_problem = MemoryProblemBeforeAllocation(s, *model);
+
+  trainer::TrainLoopConfig& loop = run.loop;
+  loop.model_dir = s.model_dir;
+  loop.total_steps = s.total_steps;
+  loop.relative_steps = s.relative_steps;
+  loop.stats_period = s.stats_period;
+  loop.save_checkpoints = s.save_checkpoints;
+  loop.checkpoint_period = s.checkpoint_period;
+  loop.keep = s.checkpoint_keep;
+  loop.eval_steps = s.eval_steps;
+  loop.eval_period = s.eval_period;
+  loop.run_eval_before_training = s.run_eval_before_training;
+  loop.train_actions = s.train_actions;
+  loop.train_eval_actions = s.train_eval_actions;
+  loop.stop_on_nan = !(s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor &&
+                       s.optimizer.adafactor.skip_nan_updates);
+  loop.num_devices = s.num_partitions;
+  std::vector<std::string> eval_names;
+  for (const DatasetConfig& d : run.eval_datasets) eval_names.push_back(d.mixture_or_task_name);
+  // t5xx cannot restore yet: every run starts at step 0.
+  attempt([&] { trainer::CheckTrainLoopConfig(loop, eval_names, /*start_step=*/0); });
+  if (errors.size() == 1) throw Error(errors[0]);
+  if (!errors.empty()) {
+    std::string msg = std::to_string(errors.size()) + " errors in the train configuration:";
+    for (const std::string& e : errors) msg += "\n  " + e;
+    throw Error(msg);
+  }
+  return run;
+}
+
+}  // namespace t5xx::run

@@ -1,0 +1,77 @@
+// The pieces of a gin-defined seqio Task, each declared (Register*) beside
+// the code that builds it from a finalized gin::Config (Build*): data
+// sources and vocabularies (sources.cc), preprocessors (preprocessors.cc),
+// postprocessors and metrics (evaluation.cc). Internal to seqio_gin/; the
+// tasks and mixtures that use them are in tasks.cc.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "t5xx/config/config.h"
+#include "t5xx/config/registry.h"
+#include "t5xx/data/data_source.h"
+#include "t5xx/data/evaluation.h"
+#include "t5xx/data/postprocessors.h"
+#include "t5xx/data/preprocessor_registry.h"
+#include "t5xx/data/vocabulary.h"
+
+namespace t5xx::seqio_gin {
+
+// What building one config's tasks shares: the config, the options and the
+// vocabularies built so far (one object per configurable and scope, as gin
+// would call it once).
+struct BuildContext {
+  gin::Config& config;
+  std::string data_dir;
+  bool skip_bad_records = false;
+  std::map<std::pair<std::string, std::string>, seqio::VocabularyPtr> vocabularies;
+};
+
+// Each Build* takes `v`, a reference to the configurable to build, and
+// `outer`, the scope of the configurable holding `v` (gin nests scopes).
+// Errors are t5xx::Error naming v's file:line.
+
+// seqio.TextLineDataSource, seqio.TFExampleDataSource,
+// t5xx.seqio.JsonLinesDataSource; the vocabularies seqio.SentencePiece-,
+// Byte- and PassThroughVocabulary.
+void RegisterSourceConfigurables(gin::Registry& registry);
+seqio::DataSourcePtr BuildSource(BuildContext& ctx, const gin::Value& v, const std::string& outer);
+seqio::VocabularyPtr BuildVocabulary(BuildContext& ctx, const gin::Value& v,
+                                     const std::string& outer);
+
+// Every preprocessor of `preprocessors`, under its Python name.
+void RegisterPreprocessorConfigurables(gin::Registry& registry,
+                                       const seqio::PreprocessorRegistry& preprocessors);
+seqio::Preprocessor BuildPreprocessor(BuildContext& ctx, const gin::Value& v,
+                                      const std::string& outer);
+
+// t5.data.postprocessors.* and t5.evaluation.metrics.*.
+void RegisterEvaluationConfigurables(gin::Registry& registry);
+// None gives nullptr (the decoded text).
+seqio::PostprocessFn BuildPostprocessor(BuildContext& ctx, const gin::Value& v,
+                                        const std::string& outer);
+seqio::MetricFn BuildMetric(BuildContext& ctx, const gin::Value& v, const std::string& outer);
+
+// Runs `build`, prefixing a t5xx::Error with WhereShort(v).
+template <typename F>
+auto At(const gin::Value& v, F&& build) -> decltype(build());
+
+}  // namespace t5xx::seqio_gin
+
+#include "t5xx/config/reading.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio_gin {
+
+template <typename F>
+auto At(const gin::Value& v, F&& build) -> decltype(build()) {
+  try {
+    return build();
+  } catch (const Error& e) {
+    throw Error(gin::WhereShort(v) + ": " + e.what());
+  }
+}
+
+}  // namespace t5xx::seqio_gin

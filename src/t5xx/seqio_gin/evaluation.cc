@@ -1,0 +1,81 @@
+// Postprocessors and metrics of gin-defined tasks (seqio.Task.postprocess_fn
+// and metric_fns): their configurables, t5's t5.data.postprocessors.* and
+// t5.evaluation.metrics.* (data/postprocessors.h, data/evaluation.h), and
+// how each is built.
+#include <climits>
+#include <string>
+
+#include "t5xx/config/reading.h"
+#include "t5xx/config/spec_builders.h"
+#include "t5xx/seqio_gin/builders.h"
+
+namespace t5xx::seqio_gin {
+namespace {
+
+using gin::Value;
+
+constexpr char kStringToFloat[] = "t5.data.postprocessors.string_to_float";
+constexpr char kLowerText[] = "t5.data.postprocessors.lower_text";
+constexpr char kLabelToId[] = "t5.data.postprocessors.string_label_to_class_id";
+constexpr char kQa[] = "t5.data.postprocessors.qa";
+constexpr char kMetrics[] = "t5.evaluation.metrics.";
+constexpr char kAccuracy[] = "t5.evaluation.metrics.accuracy";
+constexpr char kSequenceAccuracy[] = "t5.evaluation.metrics.sequence_accuracy";
+constexpr char kF1Invalid[] = "t5.evaluation.metrics.f1_score_with_invalid";
+constexpr char kMeanF1[] = "t5.evaluation.metrics.mean_multiclass_f1";
+constexpr char kSquad[] = "t5.evaluation.metrics.squad";
+
+}  // namespace
+
+void RegisterEvaluationConfigurables(gin::Registry& r) {
+  using namespace gin::spec;
+  using T = gin::ParamType;
+  r.Register({kStringToFloat,
+              {Optional("default", T::kFloat, F(-1.0), "Returned when the text is no float.")},
+              "Parses the decoded text as a float."});
+  r.Register({kLowerText, {}, "Lowercases the decoded text."});
+  r.Register({kLabelToId,
+              {Required("label_classes", T::kList, "The class names, in id order."),
+               Optional("default", T::kInt, I(-1), "Returned for an unknown label.")},
+              "Maps the decoded label text to its class id."});
+  r.Register({kQa, {}, "Targets become the example's 'answers'; predictions stay text."});
+  for (const char* m : {"accuracy", "sequence_accuracy", "f1_score_with_invalid", "squad"}) {
+    r.Register({std::string(kMetrics) + m, {}, "A t5 evaluation metric."});
+  }
+  r.Register({kMeanF1, {Required("num_classes", T::kInt)},
+              "Macro-averaged F1 over num_classes labels."});
+}
+
+seqio::PostprocessFn BuildPostprocessor(BuildContext& ctx, const Value& v,
+                                        const std::string& outer) {
+  if (v.is_none()) return nullptr;
+  const std::string& kind =
+      gin::ExpectOneOf(v, {kStringToFloat, kLowerText, kLabelToId, kQa}, "a postprocess_fn");
+  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  gin::Config& c = ctx.config;
+  return At(v, [&]() -> seqio::PostprocessFn {
+    if (kind == kStringToFloat) {
+      return seqio::postprocessors::string_to_float(c.Query(kind, "default", s).AsFloat());
+    }
+    if (kind == kLowerText) return seqio::postprocessors::lower_text();
+    if (kind == kQa) return seqio::postprocessors::qa();
+    return seqio::postprocessors::string_label_to_class_id(
+        gin::StringList(c.Query(kind, "label_classes", s)), c.Query(kind, "default", s).AsInt());
+  });
+}
+
+seqio::MetricFn BuildMetric(BuildContext& ctx, const Value& v, const std::string& outer) {
+  const std::string& kind = gin::ExpectOneOf(
+      v, {kAccuracy, kSequenceAccuracy, kF1Invalid, kMeanF1, kSquad}, "a metric_fn");
+  return At(v, [&]() -> seqio::MetricFn {
+    if (kind == kAccuracy) return seqio::metric_fns::accuracy();
+    if (kind == kSequenceAccuracy) return seqio::metric_fns::sequence_accuracy();
+    if (kind == kF1Invalid) return seqio::metric_fns::f1_score_with_invalid();
+    if (kind == kSquad) return seqio::metric_fns::squad();
+    const int64_t n = gin::Int32(
+        ctx.config.Query(kind, "num_classes", gin::NestedScope(outer, v.reference_scope())), 1);
+    return seqio::metric_fns::mean_multiclass_f1(static_cast<int>(n));
+  });
+}
+
+}  // namespace t5xx::seqio_gin

@@ -1,0 +1,119 @@
+// Data sources and vocabularies of gin-defined tasks: their configurables
+// (seqio.TextLineDataSource, seqio.TFExampleDataSource,
+// t5xx.seqio.JsonLinesDataSource, seqio.SentencePieceVocabulary,
+// seqio.ByteVocabulary, seqio.PassThroughVocabulary) and how each is built.
+#include <climits>
+#include <filesystem>
+#include <memory>
+
+#include "t5xx/config/reading.h"
+#include "t5xx/config/spec_builders.h"
+#include "t5xx/data/byte_vocabulary.h"
+#include "t5xx/data/passthrough_vocabulary.h"
+#include "t5xx/data/sentencepiece_vocabulary.h"
+#include "t5xx/data/text_line_source.h"
+#include "t5xx/data/tfrecord_source.h"
+#include "t5xx/data/token_json_lines_source.h"
+#include "t5xx/seqio_gin/builders.h"
+
+namespace t5xx::seqio_gin {
+namespace {
+
+using gin::Value;
+
+constexpr char kTextLine[] = "seqio.TextLineDataSource";
+constexpr char kTFExample[] = "seqio.TFExampleDataSource";
+constexpr const char* kJsonLines = seqio::TokenJsonLinesDataSource::kGinName;
+constexpr char kSpm[] = "seqio.SentencePieceVocabulary";
+constexpr char kByte[] = "seqio.ByteVocabulary";
+constexpr char kPassThrough[] = "seqio.PassThroughVocabulary";
+
+}  // namespace
+
+void RegisterSourceConfigurables(gin::Registry& r) {
+  using namespace gin::spec;
+  using T = gin::ParamType;
+  r.Register({kTextLine,
+              {Required("split_to_filepattern", T::kDict),
+               Optional("skip_header_lines", T::kInt, I(0))},
+              "One example {'text': line} per line of the files."});
+  r.Register({kTFExample,
+              {Required("split_to_filepattern", T::kDict),
+               Optional("feature_keys", T::kOptionalList, None(),
+                        "t5xx only: the tf.Example keys to read (None = all)."),
+               Optional("skip_bad_records", T::kOptionalBool, None(),
+                        "t5xx only: skip and count records with a bad CRC or an unparsable "
+                        "tf.Example instead of failing (None = the --skip_bad_records flag).")},
+              "TFRecord files of tf.Example."});
+  r.Register({kJsonLines,
+              {Required("split_to_filepattern", T::kDict),
+               Optional("fields", T::kOptionalList, None(), "Fields to read (None = all)."),
+               Optional("skip_bad_records", T::kOptionalBool, None(),
+                        "Skip and count malformed lines instead of failing (None = the "
+                        "--skip_bad_records flag).")},
+              "JSON lines: string fields become text, arrays of ints become token ids."});
+  r.Register({kSpm,
+              {Required("sentencepiece_model_file", T::kString),
+               Optional("extra_ids", T::kInt, I(0), "Sentinel ids appended to the vocabulary.")},
+              "A SentencePiece vocabulary."});
+  r.Register({kByte, {Optional("extra_ids", T::kInt, I(0))}, "The ByT5 byte vocabulary."});
+  r.Register({kPassThrough,
+              {Required("size", T::kInt), Optional("eos_id", T::kOptionalInt, None())},
+              "Identity vocabulary over token ids."});
+}
+
+seqio::DataSourcePtr BuildSource(BuildContext& ctx, const Value& v, const std::string& outer) {
+  const std::string& kind =
+      gin::ExpectOneOf(v, {kTextLine, kTFExample, kJsonLines}, "a data source");
+  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  gin::Config& c = ctx.config;
+  return At(v, [&]() -> seqio::DataSourcePtr {
+    const Value splits = c.Query(kind, "split_to_filepattern", s);
+    if (kind == kTextLine) {
+      return std::make_shared<seqio::TextLineDataSource>(
+          gin::StringMap(splits), gin::Int32(c.Query(kind, "skip_header_lines", s), 0));
+    }
+    const Value skip = c.Query(kind, "skip_bad_records", s);
+    seqio::BadRecordPolicy policy;
+    policy.skip = skip.is_none() ? ctx.skip_bad_records : skip.AsBool();
+    if (kind == kTFExample) {
+      return std::make_shared<seqio::TFExampleDataSource>(
+          gin::StringMap(splits), gin::StringList(c.Query(kind, "feature_keys", s)), policy);
+    }
+    return std::make_shared<seqio::TokenJsonLinesDataSource>(
+        gin::StringMap(splits), gin::StringList(c.Query(kind, "fields", s)), policy);
+  });
+}
+
+seqio::VocabularyPtr BuildVocabulary(BuildContext& ctx, const Value& v, const std::string& outer) {
+  const std::string& kind = gin::ExpectOneOf(v, {kSpm, kByte, kPassThrough}, "a vocabulary");
+  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  auto key = std::make_pair(kind, s);
+  if (auto it = ctx.vocabularies.find(key); it != ctx.vocabularies.end()) return it->second;
+  gin::Config& c = ctx.config;
+  seqio::VocabularyPtr out = At(v, [&]() -> seqio::VocabularyPtr {
+    if (kind == kSpm) {
+      std::string file = c.Query(kind, "sentencepiece_model_file", s).AsString();
+      namespace fs = std::filesystem;
+      if (fs::path(file).is_relative() && !fs::exists(file) && !ctx.data_dir.empty() &&
+          fs::exists(fs::path(ctx.data_dir) / file)) {
+        file = (fs::path(ctx.data_dir) / file).string();
+      }
+      return std::make_shared<seqio::SentencePieceVocabulary>(
+          file, gin::Int32(c.Query(kind, "extra_ids", s), 0));
+    }
+    if (kind == kByte) {
+      return std::make_shared<seqio::ByteVocabulary>(gin::Int32(c.Query(kind, "extra_ids", s), 0));
+    }
+    const int64_t size = c.Query(kind, "size", s).AsInt();
+    const Value eos = c.Query(kind, "eos_id", s);
+    T5XX_CHECK(size >= 1 && size <= INT32_MAX,
+               "size must be in [1, 2^31), got " + std::to_string(size));
+    return std::make_shared<seqio::PassThroughVocabulary>(
+        static_cast<int32_t>(size), eos.is_none() ? -1 : static_cast<int32_t>(eos.AsInt()));
+  });
+  ctx.vocabularies[key] = out;
+  return out;
+}
+
+}  // namespace t5xx::seqio_gin
