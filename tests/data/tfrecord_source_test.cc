@@ -56,19 +56,7 @@ class TFRecordTest : public ::testing::Test {
   std::string dir_;
 };
 
-// Known CRC-32C check value (RFC 3720 / iSCSI): "123456789" -> 0xE3069283.
-TEST(Crc32cTest, KnownValues) {
-  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
-  EXPECT_EQ(Crc32c("", 0), 0u);
-  // 32 zero bytes -> 0x8A9136AA (RFC 3720 B.4).
-  std::string zeros(32, '\0');
-  EXPECT_EQ(Crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
-  // Incremental == one-shot.
-  EXPECT_EQ(Crc32c("6789", 4, Crc32c("12345", 5)), 0xE3069283u);
-  // Mask of 0: rotate(0) + delta.
-  const uint32_t c = Crc32c("a", 1);
-  EXPECT_EQ(MaskedCrc32c("a", 1), ((c >> 15) | (c << 17)) + 0xa282ead8u);
-}
+// CRC-32C itself is tested in tests/util/crc32c_test.cc.
 
 TEST(TFExampleTest, SerializeMatchesHandEncoding) {
   // Example{features{feature{key:"a" value{bytes_list{value:"x"}}}}}:

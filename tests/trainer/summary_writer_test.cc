@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/tfrecord_source.h"
+#include "t5xx/util/crc32c.h"
 #include "test_util.h"
 
 namespace t5xx::trainer {
@@ -74,10 +74,10 @@ std::vector<std::string> ReadRecords(const std::string& path) {
       for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(blob[at + i]);
       return v;
     };
-    EXPECT_EQ(u32(pos + 8), seqio::MaskedCrc32c(blob.data() + pos, 8));
+    EXPECT_EQ(u32(pos + 8), MaskedCrc32c(blob.data() + pos, 8));
     EXPECT_LE(pos + 16 + length, blob.size());
     records.push_back(blob.substr(pos + 12, length));
-    EXPECT_EQ(u32(pos + 12 + length), seqio::MaskedCrc32c(records.back().data(), length));
+    EXPECT_EQ(u32(pos + 12 + length), MaskedCrc32c(records.back().data(), length));
     pos += 16 + length;
   }
   return records;
@@ -132,9 +132,9 @@ TEST(SummaryEncodingTest, ScalarRecordMatchesTensorBoard) {
 
 TEST(SummaryEncodingTest, CrcOfKnownStrings) {
   // CRC-32C check value (RFC 3720 B.4 / the Castagnoli catalogue).
-  EXPECT_EQ(seqio::Crc32c("123456789", 9), 0xE3069283u);
+  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
   // masked_crc32c(b"123456789") with tensorboard's implementation (above).
-  EXPECT_EQ(seqio::MaskedCrc32c("123456789", 9),
+  EXPECT_EQ(MaskedCrc32c("123456789", 9),
             ((0xE3069283u >> 15) | (0xE3069283u << 17)) + 0xa282ead8u);
 }
 

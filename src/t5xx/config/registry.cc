@@ -137,20 +137,6 @@ std::string CheckParamValue(const ParamSpec& spec, const Value& value, const std
   return "expected " + expected + ", got " + text + " (" + Value::KindName(k) + ")";
 }
 
-std::string ClosestMatch(const std::string& word, const std::vector<std::string>& candidates) {
-  size_t limit = std::max<size_t>(2, word.size() / 3);
-  std::string best;
-  size_t best_d = limit + 1;
-  for (const std::string& c : candidates) {
-    size_t d = EditDistance(word, c);
-    if (d < best_d) {
-      best_d = d;
-      best = c;
-    }
-  }
-  return best;
-}
-
 void Registry::Register(ConfigurableSpec spec) {
   if (!IsValidDottedName(spec.name)) {
     throw Error("gin registry: invalid configurable name '" + spec.name + "'");

@@ -72,12 +72,10 @@ struct ConfigurableSpec {
 std::string CheckParamValue(const ParamSpec& spec, const Value& value,
                             const std::string& what = "");
 
-// Levenshtein distance (t5xx/util/edit_distance.h), used for "did you mean".
+// Levenshtein distance (t5xx/util/edit_distance.h, with ClosestName), used
+// for "did you mean".
 using ::t5xx::EditDistance;
 
-// The candidate closest to `word` by EditDistance if it is close enough
-// (distance <= max(2, word.size() / 3)), else "".
-std::string ClosestMatch(const std::string& word, const std::vector<std::string>& candidates);
 
 class Registry {
  public:

@@ -9,15 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::seqio {
 namespace {
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return "[" + out + "]";
-}
 
 Tokens NonPadding(const Tokens& t) {
   Tokens out(t.size());
@@ -131,9 +126,9 @@ void FeatureConverter::ValidateLengths(
       extra.push_back(kv.first);
   if (!missing.empty() || !extra.empty()) {
     std::string msg = name() + ": task_feature_lengths must have exactly the "
-                      "keys " + JoinNames(expected);
-    if (!missing.empty()) msg += "; missing " + JoinNames(missing);
-    if (!extra.empty()) msg += "; unexpected " + JoinNames(extra);
+                      "keys " + BracketedList(expected);
+    if (!missing.empty()) msg += "; missing " + BracketedList(missing);
+    if (!extra.empty()) msg += "; unexpected " + BracketedList(extra);
     throw Error(msg);
   }
   for (const auto& [k, L] : task_feature_lengths)
@@ -538,7 +533,7 @@ const FeatureConverter& DecoderFeatureConverter::Choose(
   throw Error(name() + ": task_feature_lengths must have the keys ['targets'] "
               "(LMFeatureConverter) or ['inputs', 'targets'] "
               "(PrefixLMFeatureConverter); got " +
-              (keys.empty() ? std::string("no keys") : JoinNames(keys)));
+              (keys.empty() ? std::string("no keys") : BracketedList(keys)));
 }
 
 std::string DecoderFeatureConverter::ChosenName(

@@ -5,21 +5,9 @@
 #include <utility>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::seqio {
-namespace {
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += ", ";
-    out += "'" + n + "'";
-  }
-  return out;
-}
-
-}  // namespace
-
 FunctionDataSource::FunctionDataSource(DatasetFn dataset_fn,
                                        std::vector<std::string> splits)
     : dataset_fn_(std::move(dataset_fn)), splits_(std::move(splits)) {
@@ -35,7 +23,7 @@ FunctionDataSource::FunctionDataSource(DatasetFn dataset_fn,
   for (const auto& s : splits_) {
     if (!seen.insert(s).second) {
       throw Error("FunctionDataSource: split '" + s +
-                  "' is listed twice in splits " + JoinNames(splits_));
+                  "' is listed twice in splits " + QuotedList(splits_));
     }
   }
 }
@@ -43,7 +31,7 @@ FunctionDataSource::FunctionDataSource(DatasetFn dataset_fn,
 void FunctionDataSource::CheckSplit(const std::string& split) const {
   if (std::find(splits_.begin(), splits_.end(), split) == splits_.end()) {
     throw Error("FunctionDataSource: unknown split '" + split +
-                "'; known splits: " + JoinNames(splits_));
+                "'; known splits: " + QuotedList(splits_));
   }
 }
 

@@ -8,26 +8,12 @@
 #include "t5xx/data/file_utils.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/file_kind.h"
+#include "t5xx/util/hash.h"
 #include "t5xx/util/json_text.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::seqio {
 namespace {
-
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += ", ";
-    out += "'" + n + "'";
-  }
-  return out;
-}
 
 class LinesDataset : public Dataset {
  public:
@@ -165,7 +151,7 @@ FileReadPlan PlanFileRead(const std::string& source_name,
   if (shuffle && plan.files.size() > 1) {
     uint64_t state = seed;
     for (size_t i = plan.files.size() - 1; i > 0; --i) {
-      const size_t j = static_cast<size_t>(SplitMix64(state) % (i + 1));
+      const size_t j = static_cast<size_t>(SplitMix64Next(&state) % (i + 1));
       std::swap(plan.files[i], plan.files[j]);
     }
   }
@@ -208,7 +194,7 @@ Example ParseJsonLine(const std::string& path, int64_t line_number,
       for (auto k = j.begin(); k != j.end(); ++k) present.push_back(k.key());
       throw Error(where + "missing field '" + f + "' (the line has " +
                   (present.empty() ? std::string("no fields")
-                                   : JoinNames(present)) +
+                                   : QuotedList(present)) +
                   ")");
     }
     if (!it->is_string()) {
@@ -241,7 +227,7 @@ const std::string& FileDataSource::PatternFor(const std::string& split) const {
   auto it = split_to_filepattern_.find(split);
   if (it == split_to_filepattern_.end()) {
     throw Error(source_name_ + ": unknown split '" + split +
-                "'; known splits: " + JoinNames(splits()));
+                "'; known splits: " + QuotedList(splits()));
   }
   return it->second;
 }

@@ -11,33 +11,21 @@
 
 #include "t5xx/util/edit_distance.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::seqio {
 namespace {
 
-constexpr uint64_t kSamplePurpose = 0x6D69787475726573ULL;  // "mixtures"
+// Names shown at most in one error message's list.
+constexpr size_t kMaxListed = 50;
 
-std::string JoinNames(const std::vector<std::string>& v, size_t max_items = 50) {
-  std::string out;
-  for (size_t i = 0; i < v.size() && i < max_items; ++i)
-    out += (i ? ", " : "") + v[i];
-  if (v.size() > max_items)
-    out += ", ... (" + std::to_string(v.size() - max_items) + " more)";
-  return "[" + out + "]";
-}
+constexpr uint64_t kSamplePurpose = 0x6D69787475726573ULL;  // "mixtures"
 
 // "; did you mean [...]?" for up to 3 names within edit distance, or "".
 std::string DidYouMean(const std::string& name,
                        const std::vector<std::string>& names) {
-  std::vector<std::pair<size_t, std::string>> scored;
-  for (const auto& n : names) scored.emplace_back(EditDistance(name, n), n);
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  const size_t limit = std::max<size_t>(3, name.size() / 3);
-  std::vector<std::string> close;
-  for (const auto& [d, n] : scored)
-    if (d <= limit && close.size() < 3) close.push_back(n);
-  return close.empty() ? "" : "; did you mean " + JoinNames(close) + "?";
+  const std::vector<std::string> close = ClosestNames(name, names);
+  return close.empty() ? "" : "; did you mean " + BracketedList(close) + "?";
 }
 
 std::vector<std::string> KeysOf(const OutputFeatures& of) {
@@ -178,8 +166,8 @@ Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
       names.erase(std::unique(names.begin(), names.end()), names.end());
       throw Error(where + ": no mixture or task of that name" +
                   DidYouMean(e.name, names) +
-                  "; registered mixtures: " + JoinNames(mixtures.Names()) +
-                  "; registered tasks: " + JoinNames(tasks.Names()));
+                  "; registered mixtures: " + BracketedList(mixtures.Names(), kMaxListed) +
+                  "; registered tasks: " + BracketedList(tasks.Names(), kMaxListed));
     }
   }
   std::map<std::string, TaskPtr> leaves;
@@ -194,8 +182,8 @@ Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
     T5XX_CHECK(keys == keys0,
           "Mixture '" + name_ + "': all tasks must have the same output "
           "features; task '" + leaf_tasks_[0]->name() + "' has " +
-              JoinNames(keys0) + " but task '" + t->name() + "' has " +
-              JoinNames(keys));
+              BracketedList(keys0, kMaxListed) + " but task '" + t->name() + "' has " +
+              BracketedList(keys, kMaxListed));
   }
 }
 
@@ -251,7 +239,7 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
     std::vector<std::string> names;
     for (const auto& t : leaf_tasks_) names.push_back(t->name());
     throw Error("Mixture '" + name_ + "': no task has a '" + split +
-                "' split (tasks: " + JoinNames(names) + ")");
+                "' split (tasks: " + BracketedList(names, kMaxListed) + ")");
   }
   std::set<std::string> keep;
   for (const auto& kv : output_features()) {
@@ -307,7 +295,7 @@ MixturePtr MixtureRegistry::Get(const std::string& name) const {
   for (const auto& kv : mixtures_) names.push_back(kv.first);
   throw Error("no mixture named '" + name + "'" + DidYouMean(name, names) +
               (names.empty() ? "; no mixtures are registered"
-                             : "; registered mixtures: " + JoinNames(names)));
+                             : "; registered mixtures: " + BracketedList(names, kMaxListed)));
 }
 
 bool MixtureRegistry::Has(const std::string& name) const {
@@ -349,8 +337,8 @@ BatchIterator GetMixtureOrTaskDataset(
       names.erase(std::unique(names.begin(), names.end()), names.end());
       throw Error("no mixture or task named '" + mixture_or_task_name + "'" +
                   DidYouMean(mixture_or_task_name, names) +
-                  "; registered mixtures: " + JoinNames(mixtures.Names()) +
-                  "; registered tasks: " + JoinNames(registry.Names()));
+                  "; registered mixtures: " + BracketedList(mixtures.Names(), kMaxListed) +
+                  "; registered tasks: " + BracketedList(registry.Names(), kMaxListed));
     }
     return GetDataset(mixture_or_task_name, task_feature_lengths,
                       feature_converter, split, shuffle, num_epochs,

@@ -58,21 +58,6 @@ T Get(const json& kw, const char* key, T dflt) {
 
 }  // namespace
 
-std::string ClosestName(const std::string& name,
-                        const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_d = SIZE_MAX;
-  for (const std::string& c : candidates) {
-    size_t d = EditDistance(name, c);
-    if (d < best_d) {
-      best_d = d;
-      best = c;
-    }
-  }
-  const size_t limit = std::max<size_t>(2, name.size() / 3);
-  return best_d <= limit ? best : "";
-}
-
 PreprocessorRegistry& PreprocessorRegistry::Global() {
   static PreprocessorRegistry* registry = new PreprocessorRegistry();
   return *registry;

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/data/preprocessors.h"
+#include "t5xx/util/edit_distance.h"
 
 namespace t5xx::seqio {
 
@@ -72,10 +73,9 @@ class PreprocessorRegistry {
   std::map<std::string, Entry> entries_;
 };
 
-// The closest candidate to `name` by EditDistance, if within
-// max(2, |name| / 3) edits; "" otherwise.
-std::string ClosestName(const std::string& name,
-                        const std::vector<std::string>& candidates);
+// The "did you mean" helper callers write as seqio::ClosestName (it is
+// t5xx/util/edit_distance.h's).
+using ::t5xx::ClosestName;
 
 // Registers (arguments in parentheses; * = required):
 //   seqio.preprocessors.rekey (key_map*: {new: old|null})

@@ -7,22 +7,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/util/edit_distance.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::seqio {
 namespace {
 
+// Names shown at most in one error message's list.
+constexpr size_t kMaxListed = 50;
+
 constexpr uint64_t kShufflePurpose = 0x7461736B73687566ULL;  // "taskshuf"
 constexpr uint64_t kEpochPurpose = 0x65706F6368ULL;
-
-std::string Join(const std::vector<std::string>& v, size_t max_items = 50) {
-  std::string out;
-  for (size_t i = 0; i < v.size() && i < max_items; ++i)
-    out += (i ? ", " : "") + v[i];
-  if (v.size() > max_items)
-    out += ", ... (" + std::to_string(v.size() - max_items) + " more)";
-  return "[" + out + "]";
-}
 
 // Names the step an error comes from (see DataStepError in dataset.h).
 class StepContext : public Dataset {
@@ -144,7 +140,7 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
   const auto known = source_->splits();
   T5XX_CHECK(std::find(known.begin(), known.end(), split) != known.end(),
         "task '" + name_ + "' has no split '" + split + "'; known splits: " +
-            Join(known));
+            BracketedList(known, kMaxListed));
   T5XX_CHECK(num_epochs >= -1, "task '" + name_ + "': num_epochs must be -1 "
                           "(forever) or >= 0, got " + std::to_string(num_epochs));
   T5XX_CHECK(!shuffle || shuffle_buffer_size_ > 0,
@@ -226,21 +222,12 @@ TaskPtr TaskRegistry::Get(const std::string& name) const {
   auto it = tasks_.find(name);
   if (it != tasks_.end()) return it->second;
   std::vector<std::string> names;
-  std::vector<std::pair<size_t, std::string>> scored;
-  for (const auto& kv : tasks_) {
-    names.push_back(kv.first);
-    scored.emplace_back(EditDistance(name, kv.first), kv.first);
-  }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& kv : tasks_) names.push_back(kv.first);
   std::string msg = "no task named '" + name + "'";
-  std::vector<std::string> close;
-  const size_t limit = std::max<size_t>(3, name.size() / 3);
-  for (const auto& [d, n] : scored)
-    if (d <= limit && close.size() < 3) close.push_back(n);
-  if (!close.empty()) msg += "; did you mean " + Join(close) + "?";
+  const std::vector<std::string> close = ClosestNames(name, names);
+  if (!close.empty()) msg += "; did you mean " + BracketedList(close) + "?";
   msg += names.empty() ? "; no tasks are registered"
-                       : "; registered tasks: " + Join(names);
+                       : "; registered tasks: " + BracketedList(names, kMaxListed);
   throw Error(msg);
 }
 

@@ -14,129 +14,19 @@
 #include "t5xx/data/json_lines_source.h"
 #include <nlohmann/json.hpp>
 
+#include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
+#include "t5xx/util/protobuf_wire.h"
+#include "t5xx/util/record_frame.h"
 
 namespace t5xx::seqio {
 namespace {
 
-constexpr uint32_t kMaskDelta = 0xa282ead8u;
-
-std::array<uint32_t, 256> MakeCrc32cTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-    table[i] = c;
-  }
-  return table;
-}
-
-uint32_t Mask(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + kMaskDelta; }
-
-void PutLE(std::string* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
-uint64_t GetLE(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
-  }
-  return v;
-}
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += ", ";
-    out += "'" + n + "'";
-  }
-  return out;
-}
-
-// ---- protobuf wire format -------------------------------------------------
-
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-void PutLengthDelimited(std::string* out, int field, const std::string& data) {
-  PutVarint(out, (static_cast<uint64_t>(field) << 3) | 2);
-  PutVarint(out, data.size());
-  out->append(data);
-}
-
-// A cursor over one protobuf message; errors name `where`.
-class WireReader {
- public:
-  WireReader(const char* data, size_t size, const std::string* where)
-      : p_(data), end_(data + size), where_(where) {}
-
-  bool done() const { return p_ >= end_; }
-
-  uint64_t Varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ >= end_) Fail("truncated varint");
-      const uint8_t b = static_cast<uint8_t>(*p_++);
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    Fail("varint longer than 10 bytes");
-  }
-
-  // Reads a tag; returns field number, stores wire type.
-  uint32_t Tag(int* wire_type) {
-    const uint64_t tag = Varint();
-    *wire_type = static_cast<int>(tag & 7);
-    const uint64_t field = tag >> 3;
-    if (field == 0 || field > 0x1fffffff) Fail("invalid field number");
-    return static_cast<uint32_t>(field);
-  }
-
-  std::pair<const char*, size_t> Bytes() {
-    const uint64_t n = Varint();
-    if (n > static_cast<uint64_t>(end_ - p_)) Fail("truncated length-delimited field");
-    const char* start = p_;
-    p_ += n;
-    return {start, static_cast<size_t>(n)};
-  }
-
-  void Skip(size_t n) {
-    if (n > static_cast<size_t>(end_ - p_)) Fail("truncated fixed-width field");
-    p_ += n;
-  }
-
-  void SkipField(int wire_type) {
-    switch (wire_type) {
-      case 0: Varint(); return;
-      case 1: Skip(8); return;
-      case 2: Bytes(); return;
-      case 5: Skip(4); return;
-      default:
-        Fail("unsupported wire type " + std::to_string(wire_type));
-    }
-  }
-
-  [[noreturn]] void Fail(const std::string& what) const {
-    throw Error(*where_ + ": malformed tf.Example: " + what +
-                " (is this a TFRecord of tf.Example protos?)");
-  }
-
- private:
-  const char* p_;
-  const char* end_;
-  const std::string* where_;
-};
-
 // Decodes one Feature message into the Example value of feature `key`.
 FeatureValue DecodeFeature(const char* data, size_t size,
                            const std::string& key, const std::string& where) {
-  WireReader r(data, size, &where);
+  WireReader r(data, size);
   int kind = 0;  // last oneof field seen wins, as in protobuf
   std::pair<const char*, size_t> body{nullptr, 0};
   while (!r.done()) {
@@ -160,7 +50,7 @@ FeatureValue DecodeFeature(const char* data, size_t size,
                 "(t5xx Examples hold strings and int32 tokens); drop it from "
                 "the requested features or store it as int64/bytes");
   }
-  WireReader list(body.first, body.second, &where);
+  WireReader list(body.first, body.second);
   if (kind == 1) {
     std::vector<std::string> values;
     while (!list.done()) {
@@ -199,7 +89,7 @@ FeatureValue DecodeFeature(const char* data, size_t size,
       push(list.Varint());
     } else if (field == 1 && wt == 2) {
       auto b = list.Bytes();
-      WireReader packed(b.first, b.second, &where);
+      WireReader packed(b.first, b.second);
       while (!packed.done()) push(packed.Varint());
     } else {
       list.SkipField(wt);
@@ -319,18 +209,6 @@ class TFExampleDataset : public Dataset {
 
 }  // namespace
 
-uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
-  static const std::array<uint32_t, 256> table = MakeCrc32cTable();
-  const auto* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  for (size_t i = 0; i < size; ++i) crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return ~crc;
-}
-
-uint32_t MaskedCrc32c(const void* data, size_t size) {
-  return Mask(Crc32c(data, size));
-}
-
 // ---- TFRecordReader ---------------------------------------------------------
 
 TFRecordReader::TFRecordReader(const std::string& path) : path_(path) {
@@ -379,8 +257,8 @@ bool TFRecordReader::Next(std::string* record) {
     throw Error(path_ + ": truncated TFRecord header" + at + ": got " +
                 std::to_string(got) + " of 12 bytes");
   }
-  const uint64_t length = GetLE(header, 8);
-  const uint32_t length_crc = static_cast<uint32_t>(GetLE(header + 8, 4));
+  const uint64_t length = LoadLE(header, 8);
+  const uint32_t length_crc = static_cast<uint32_t>(LoadLE(header + 8, 4));
   if (MaskedCrc32c(header, 8) != length_crc) {
     throw Error(path_ + ": corrupt TFRecord" + at +
                 ": length CRC mismatch (not a TFRecord file, or damaged)");
@@ -409,7 +287,7 @@ bool TFRecordReader::Next(std::string* record) {
                 ": data CRC missing (file cut short)");
   }
   if (MaskedCrc32c(record->data(), record->size()) !=
-      static_cast<uint32_t>(GetLE(footer, 4))) {
+      static_cast<uint32_t>(LoadLE(footer, 4))) {
     ++records_consumed_;
     resumable_ = true;
     throw Error(path_ + ": corrupt TFRecord" + at + ": data CRC mismatch");
@@ -431,14 +309,7 @@ std::vector<std::string> ReadTFRecordFile(const std::string& path) {
 void WriteTFRecordFile(const std::string& path,
                        const std::vector<std::string>& records, bool gzip) {
   std::string data;
-  for (const auto& r : records) {
-    std::string len;
-    PutLE(&len, r.size(), 8);
-    data += len;
-    PutLE(&data, MaskedCrc32c(len.data(), len.size()), 4);
-    data += r;
-    PutLE(&data, MaskedCrc32c(r.data(), r.size()), 4);
-  }
+  for (const auto& r : records) AppendTFRecordFrame(&data, r);
   if (gzip) {
     GzipWriter w(path);
     w.Write(data);
@@ -478,13 +349,16 @@ std::string SerializeTFExample(const Example& example) {
   return out;
 }
 
-Example ParseTFExample(const std::string& serialized,
-                       const std::vector<std::string>& features,
-                       const std::string& where) {
+namespace {
+
+// ParseTFExample without the context of wire-format errors.
+Example ParseTFExampleFields(const std::string& serialized,
+                             const std::vector<std::string>& features,
+                             const std::string& where) {
   const std::set<std::string> wanted(features.begin(), features.end());
   // key -> raw Feature bytes (last entry wins, as for protobuf maps).
   std::map<std::string, std::pair<const char*, size_t>> raw;
-  WireReader ex(serialized.data(), serialized.size(), &where);
+  WireReader ex(serialized.data(), serialized.size());
   while (!ex.done()) {
     int wt = 0;
     const uint32_t field = ex.Tag(&wt);
@@ -493,7 +367,7 @@ Example ParseTFExample(const std::string& serialized,
       continue;
     }
     auto fs = ex.Bytes();
-    WireReader feats(fs.first, fs.second, &where);
+    WireReader feats(fs.first, fs.second);
     while (!feats.done()) {
       const uint32_t ff = feats.Tag(&wt);
       if (ff != 1 || wt != 2) {
@@ -501,7 +375,7 @@ Example ParseTFExample(const std::string& serialized,
         continue;
       }
       auto e = feats.Bytes();
-      WireReader entry(e.first, e.second, &where);
+      WireReader entry(e.first, e.second);
       std::string key;
       std::pair<const char*, size_t> value{"", 0};
       while (!entry.done()) {
@@ -532,13 +406,26 @@ Example ParseTFExample(const std::string& serialized,
       for (const auto& [k, v] : raw) present.push_back(k);
       throw Error(where + ": missing feature '" + key + "' (the record has " +
                   (present.empty() ? std::string("no features")
-                                   : JoinNames(present)) +
+                                   : QuotedList(present)) +
                   ")");
     }
     out.emplace(key, DecodeFeature(it->second.first, it->second.second, key,
                                    where));
   }
   return out;
+}
+
+}  // namespace
+
+Example ParseTFExample(const std::string& serialized,
+                       const std::vector<std::string>& features,
+                       const std::string& where) {
+  try {
+    return ParseTFExampleFields(serialized, features, where);
+  } catch (const WireFormatError& e) {
+    throw Error(where + ": malformed tf.Example: " + e.what() +
+                " (is this a TFRecord of tf.Example protos?)");
+  }
 }
 
 // ---- TFExampleDataSource ----------------------------------------------------

@@ -42,13 +42,6 @@
 
 namespace t5xx::seqio {
 
-// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), table-driven.
-// `crc` continues a previous value (0 to start). Crc32c("123456789") ==
-// 0xE3069283.
-uint32_t Crc32c(const void* data, size_t size, uint32_t crc = 0);
-// TFRecord's masked CRC: ((c >> 15) | (c << 17)) + 0xa282ead8, c = Crc32c.
-uint32_t MaskedCrc32c(const void* data, size_t size);
-
 // Reads the records of one TFRecord file (plain or gzip) sequentially.
 // Not copyable.
 class TFRecordReader {

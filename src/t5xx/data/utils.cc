@@ -11,27 +11,9 @@
 
 namespace t5xx::seqio {
 
-namespace {
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
-}  // namespace
-
-uint64_t SplitMix64(uint64_t x) {
-  x += kGolden;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-uint64_t HashSeed(uint64_t seed, uint64_t index, uint64_t purpose) {
-  uint64_t h = SplitMix64(seed);
-  h = SplitMix64(h ^ SplitMix64(index + 0x632BE59BD9B4E019ULL));
-  h = SplitMix64(h ^ SplitMix64(purpose + 0x8CB92BA72F3D8DD7ULL));
-  return h;
-}
-
 uint64_t StatelessRng::NextU64() {
   ++counter_;
-  return SplitMix64(key_ + counter_ * kGolden);
+  return SplitMix64(key_ + counter_ * kSplitMix64Gamma);
 }
 
 int64_t StatelessRng::UniformInt(int64_t n) {

@@ -13,6 +13,7 @@
 
 #include "t5xx/data/dataset.h"
 #include "t5xx/data/example.h"
+#include "t5xx/util/hash.h"  // SplitMix64, HashSeed
 
 namespace t5xx::seqio {
 
@@ -23,13 +24,8 @@ using FeatureLengths = std::map<std::string, int64_t>;
 // Randomness. Every random decision in t5xx::seqio is a pure function of
 // (seed, example index in the stream, purpose), so results never depend on
 // batching, threads or how far another stream has been read. Not bit-equal to
-// TF's Philox; only distributions/structure match seqio/t5.
-
-// SplitMix64 finaliser: a bijective 64-bit mixer.
-uint64_t SplitMix64(uint64_t x);
-
-// Hash of (seed, index, purpose) -> a 64-bit stream key.
-uint64_t HashSeed(uint64_t seed, uint64_t index, uint64_t purpose = 0);
+// TF's Philox; only distributions/structure match seqio/t5. The mixers
+// (SplitMix64, HashSeed) are in t5xx/util/hash.h.
 
 // Counter-based generator: the k-th draw is SplitMix64(key + k*golden).
 class StatelessRng {
