@@ -9,6 +9,7 @@
 #include "t5xx/checkpoints/file_io.h"
 #include "t5xx/checkpoints/zarr_array.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::checkpoints {
 namespace fs = std::filesystem;
@@ -248,7 +249,7 @@ void Walk(const fs::path& ckpt_dir, const msgpack::object& o,
         } catch (const Error&) {
           throw Error("checkpoint has a non-string key under '" + at + "'");
         }
-        Walk(ckpt_dir, o.via.map.ptr[i].val, at.empty() ? key : at + "." + key,
+        Walk(ckpt_dir, o.via.map.ptr[i].val, JoinName(at, key, '.'),
              arrays, step);
       }
       return;
@@ -365,7 +366,7 @@ void IndexBuilder::Insert(const std::string& path, Leaf leaf) {
       throw Error("checkpoint array path '" + path + "' nests under array '" +
                   sofar + "'");
     }
-    sofar += (sofar.empty() ? "" : ".") + part;
+    sofar = JoinName(sofar, part, '.');
     node = &node->children[part];
   }
   if (node->leaf) {

@@ -13,6 +13,7 @@
 #include "t5xx/seqio_gin/seqio_gin.h"
 #include "t5xx/run/train_setup.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::run {
 namespace {
@@ -74,18 +75,17 @@ void ReadCheckpointConfig(gin::Config& c, TrainSetup& s) {
 trainer::ActionConfig ReadAction(gin::Config& c, const Value& a) {
   const std::string scope = a.reference_scope();
   trainer::ActionConfig ac;
-  const std::string prefix = scope.empty() ? "" : scope + "/";
   if (a.reference_name() == kTerminateOnNan) {
     auto q = [&](const char* p) { return c.Query(kTerminateOnNan, p, scope); };
     ac.kind = trainer::ActionConfig::Kind::kTerminateOnNan;
-    ac.gin_name = prefix + "trainer.TerminateOnNanAction";
+    ac.gin_name = JoinName(scope, "trainer.TerminateOnNanAction");
     ac.task = q("task").AsString();
     ac.metric = q("metric").AsString();
     return ac;
   }
   auto q = [&](const char* p) { return c.Query(kEarlyStopping, p, scope); };
   ac.kind = trainer::ActionConfig::Kind::kEarlyStopping;
-  ac.gin_name = prefix + "trainer.EarlyStoppingAction";
+  ac.gin_name = JoinName(scope, "trainer.EarlyStoppingAction");
   const Value metric = q("metric");
   const std::vector<Value>& pair = metric.AsList();
   T5XX_CHECK(pair.size() == 2, gin::Where(metric) + " = " + metric.ToGinString() +
