@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/data/json_lines_source.h"
+#include "t5xx/data/tf_example.h"
+#include "t5xx/data/tfrecord_file.h"
 #include "t5xx/data/tfrecord_source.h"
 #include "t5xx/util/error.h"
 #include "test_util.h"

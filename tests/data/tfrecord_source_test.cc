@@ -1,6 +1,8 @@
 // Tests for the TFRecord reader/writer, tf.Example parsing and
 // TFExampleDataSource. Byte layouts are derived by hand from the TFRecord and
 // protobuf wire formats documented in tfrecord_source.h.
+#include "t5xx/data/tf_example.h"
+#include "t5xx/data/tfrecord_file.h"
 #include "t5xx/data/tfrecord_source.h"
 
 #include <gtest/gtest.h>

@@ -32,7 +32,7 @@ class DataSource {
                                 uint64_t seed,
                                 const ShardInfo& shard_info) const = 0;
   // Bad records skipped so far by every dataset of this source when it was
-  // built to skip them (BadRecordPolicy, json_lines_source.h); 0 for sources
+  // built to skip them (BadRecordPolicy, file_data_source.h); 0 for sources
   // that never skip. `t5xx data stats` reports it as "skipped_records".
   virtual int64_t skipped_records() const { return 0; }
 };

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "t5xx/data/json_lines_source.h"
+#include "t5xx/data/record_file_dataset.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/json_lines_source.h"  // FileDataSource
+#include "t5xx/data/file_data_source.h"
 
 namespace t5xx::seqio {
 
@@ -26,7 +26,7 @@ namespace t5xx::seqio {
 //
 // The first `skip_header_lines` lines of each file are skipped and do not
 // count for example-level sharding. Files, sharding and shuffling follow
-// PlanFileRead (json_lines_source.h).
+// PlanFileRead (file_data_source.h).
 //
 // Errors (t5xx::Error): empty split map (constructor); unknown split, a
 // pattern matching no file, invalid ShardInfo (GetDataset); unreadable or

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/record_file_dataset.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"
 #include "t5xx/util/utf8.h"
@@ -15,9 +16,8 @@ namespace t5xx::seqio {
 TokenJsonLinesDataSource::TokenJsonLinesDataSource(
     std::map<std::string, std::string> split_to_filepattern, std::vector<std::string> fields,
     BadRecordPolicy bad_records)
-    : FileDataSource(kGinName, std::move(split_to_filepattern)),
-      fields_(std::move(fields)),
-      bad_records_(std::move(bad_records)) {}
+    : FileDataSource(kGinName, std::move(split_to_filepattern), std::move(bad_records)),
+      fields_(std::move(fields)) {}
 
 std::optional<Example> ParseTokenJsonLine(const std::string& path, int64_t line_number,
                                           const std::string& line,
@@ -81,7 +81,7 @@ DatasetPtr TokenJsonLinesDataSource::ReadPlan(FileReadPlan plan) const {
       [fields](const std::string& path, int64_t line_number, const std::string& line) {
         return ParseTokenJsonLine(path, line_number, line, fields);
       },
-      bad_records_);
+      bad_record_policy());
 }
 
 }  // namespace t5xx::seqio

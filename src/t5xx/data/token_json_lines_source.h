@@ -1,15 +1,16 @@
 // t5xx.seqio.JsonLinesDataSource: JSON lines whose string fields are text
 // and whose arrays of integers are token ids (pre-tokenized data), the gin
 // source that gin-defined tasks name. seqio's FileDataSource over
-// ReadLinesDataset (json_lines_source.h): sharding, file shuffling, resume
+// ReadLinesDataset (record_file_dataset.h): sharding, file shuffling, resume
 // and bad-record skipping are the file source's. Framework-free.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "t5xx/data/json_lines_source.h"
+#include "t5xx/data/file_data_source.h"
 
 namespace t5xx::seqio {
 
@@ -29,14 +30,11 @@ class TokenJsonLinesDataSource : public FileDataSource {
   TokenJsonLinesDataSource(std::map<std::string, std::string> split_to_filepattern,
                            std::vector<std::string> fields, BadRecordPolicy bad_records);
 
-  int64_t skipped_records() const override { return bad_records_.skipped->load(); }
-
  protected:
   DatasetPtr ReadPlan(FileReadPlan plan) const override;
 
  private:
   std::vector<std::string> fields_;
-  BadRecordPolicy bad_records_;
 };
 
 // Parses one line as TokenJsonLinesDataSource does; std::nullopt for a blank
