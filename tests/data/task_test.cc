@@ -3,6 +3,7 @@
 
 #include "t5xx/data/span_corruption.h"
 #include "t5xx/data/task.h"
+#include "t5xx/util/edit_distance.h"
 #include "t5xx/util/error.h"
 #include "test_util.h"
 

@@ -273,54 +273,28 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
 
 // ---------------------------------------------------------------------------
 
-MixtureRegistry& MixtureRegistry::Global() {
-  static MixtureRegistry* registry = new MixtureRegistry();
-  return *registry;
-}
-
-void MixtureRegistry::Add(MixturePtr mixture) {
-  T5XX_CHECK(mixture != nullptr, "MixtureRegistry::Add: mixture is null");
-  std::lock_guard<std::mutex> lock(mu_);
-  T5XX_CHECK(!mixtures_.count(mixture->name()),
-        "MixtureRegistry: a mixture named '" + mixture->name() +
-            "' is already registered; remove it first or pick another name");
-  mixtures_[mixture->name()] = std::move(mixture);
-}
-
-MixturePtr MixtureRegistry::Get(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = mixtures_.find(name);
-  if (it != mixtures_.end()) return it->second;
-  std::vector<std::string> names;
-  for (const auto& kv : mixtures_) names.push_back(kv.first);
-  throw Error("no mixture named '" + name + "'" + DidYouMean(name, names) +
-              (names.empty() ? "; no mixtures are registered"
-                             : "; registered mixtures: " + BracketedList(names, kMaxListed)));
-}
-
-bool MixtureRegistry::Has(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return mixtures_.count(name) > 0;
-}
-
-bool MixtureRegistry::Remove(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return mixtures_.erase(name) > 0;
-}
-
-std::vector<std::string> MixtureRegistry::Names() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& kv : mixtures_) out.push_back(kv.first);
-  return out;
-}
-
-void MixtureRegistry::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
-  mixtures_.clear();
-}
-
 // ---------------------------------------------------------------------------
+
+DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
+                               const DatasetRequest& request) const {
+  return GetDataset(sequence_length, request.split, request.shuffle, request.seed,
+                    request.shard_info, request.num_epochs, std::nullopt,
+                    /*copy_pretokenized=*/false, request.trim_output_features);
+}
+
+DatasetProviderPtr GetMixtureOrTask(const std::string& name,
+                                    const TaskRegistry& tasks,
+                                    const MixtureRegistry& mixtures) {
+  if (mixtures.Has(name)) return mixtures.Get(name);
+  if (tasks.Has(name)) return tasks.Get(name);
+  std::vector<std::string> names = tasks.Names();
+  for (const auto& n : mixtures.Names()) names.push_back(n);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  throw Error("no mixture or task named '" + name + "'" + DidYouMean(name, names) +
+              "; registered mixtures: " + BracketedList(mixtures.Names(), kMaxListed) +
+              "; registered tasks: " + BracketedList(tasks.Names(), kMaxListed));
+}
 
 BatchIterator GetMixtureOrTaskDataset(
     const std::string& mixture_or_task_name,
@@ -329,31 +303,12 @@ BatchIterator GetMixtureOrTaskDataset(
     bool shuffle, int num_epochs, const ShardInfo& shard_info, uint64_t seed,
     int64_t batch_size, const TaskRegistry& registry,
     const MixtureRegistry& mixtures, bool trim_output_features) {
-  if (!mixtures.Has(mixture_or_task_name)) {
-    if (!registry.Has(mixture_or_task_name)) {
-      std::vector<std::string> names = registry.Names();
-      for (const auto& n : mixtures.Names()) names.push_back(n);
-      std::sort(names.begin(), names.end());
-      names.erase(std::unique(names.begin(), names.end()), names.end());
-      throw Error("no mixture or task named '" + mixture_or_task_name + "'" +
-                  DidYouMean(mixture_or_task_name, names) +
-                  "; registered mixtures: " + BracketedList(mixtures.Names(), kMaxListed) +
-                  "; registered tasks: " + BracketedList(registry.Names(), kMaxListed));
-    }
-    return GetDataset(mixture_or_task_name, task_feature_lengths,
-                      feature_converter, split, shuffle, num_epochs,
-                      shard_info, seed, batch_size, registry, trim_output_features);
-  }
-  T5XX_CHECK(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
-                             std::to_string(batch_size));
-  MixturePtr mixture = mixtures.Get(mixture_or_task_name);
-  const FeatureLengths model_lengths =
-      feature_converter.GetModelFeatureLengths(task_feature_lengths);
-  DatasetPtr ds = mixture->GetDataset(task_feature_lengths, split, shuffle,
-                                      seed, shard_info, num_epochs, std::nullopt,
-                                      /*copy_pretokenized=*/false, trim_output_features);
-  ds = feature_converter(std::move(ds), task_feature_lengths, mixture->name());
-  return BatchIterator(std::move(ds), batch_size, model_lengths);
+  const DatasetProviderPtr provider =
+      GetMixtureOrTask(mixture_or_task_name, registry, mixtures);
+  const DatasetRequest request{split,      shuffle,    seed,
+                               shard_info, num_epochs, trim_output_features};
+  return GetProviderBatches(*provider, task_feature_lengths, feature_converter,
+                            request, batch_size);
 }
 
 }  // namespace t5xx::seqio

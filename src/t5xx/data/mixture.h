@@ -14,7 +14,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "t5xx/data/dataset.h"
+#include "t5xx/data/dataset_provider.h"
 #include "t5xx/data/feature_converters.h"
 #include "t5xx/data/task.h"
 #include "t5xx/data/utils.h"
@@ -69,30 +69,15 @@ struct MixtureEntry {
 
 class Mixture;
 using MixturePtr = std::shared_ptr<const Mixture>;
-// Name -> Mixture. Thread-safe. Global() is the process-wide registry (seqio's
-// MixtureRegistry); separate instances are handy in tests.
-class MixtureRegistry {
+// Name -> Mixture (seqio.MixtureRegistry); see provider_registry.h.
+using MixtureRegistry = ProviderRegistry<Mixture>;
+
+class Mixture : public DatasetProvider {
  public:
-  static MixtureRegistry& Global();
+  // ProviderRegistry's words for a Mixture.
+  static constexpr char kKind[] = "mixture";
+  static constexpr char kRegistryName[] = "MixtureRegistry";
 
-  // Throws t5xx::Error if a mixture of that name is already registered, or
-  // mixture is null.
-  void Add(MixturePtr mixture);
-  // Throws t5xx::Error for an unknown name: "did you mean" the closest names
-  // by edit distance, then the registered names.
-  MixturePtr Get(const std::string& name) const;
-  bool Has(const std::string& name) const;
-  bool Remove(const std::string& name);
-  std::vector<std::string> Names() const;  // sorted
-  void Clear();
-
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, MixturePtr> mixtures_;
-};
-
-class Mixture {
- public:
   // seqio Mixture(name, tasks, default_rate). Each entry's name is looked up
   // first in `mixtures` (a sub-mixture), then in `tasks` (a leaf task), as
   // seqio's constructor does. Throws t5xx::Error when:
@@ -115,13 +100,13 @@ class Mixture {
           const MixtureRegistry& mixtures = MixtureRegistry::Global(),
           bool stop_on_empty_dataset = true);
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const override { return name_; }
 
   // seqio Mixture.tasks: all leaf tasks (recursively through sub-mixtures),
   // deduplicated by name and sorted by name.
   const std::vector<TaskPtr>& tasks() const { return leaf_tasks_; }
   // The leaf tasks' shared output features (those of the first task).
-  const OutputFeatures& output_features() const;
+  const OutputFeatures& output_features() const override;
   // Names of the sub-mixtures given directly as entries.
   std::vector<std::string> sub_mixture_names() const;
 
@@ -164,6 +149,10 @@ class Mixture {
                         std::optional<bool> stop_on_empty_dataset = std::nullopt,
                         bool copy_pretokenized = false,
                         bool trim_output_features = true) const;
+  // DatasetProvider: the GetDataset above with request's arguments, the
+  // mixture's own stop_on_empty_dataset and no pretokenized copies.
+  DatasetPtr GetDataset(const FeatureLengths& sequence_length,
+                        const DatasetRequest& request) const override;
   bool stop_on_empty_dataset() const { return stop_on_empty_dataset_; }
 
  private:
@@ -183,6 +172,14 @@ class Mixture {
   std::vector<TaskPtr> leaf_tasks_;             // sorted by name
   bool stop_on_empty_dataset_ = true;
 };
+
+// seqio.get_mixture_or_task: the mixture named `name` when `mixtures` holds
+// it (preferred when both registries do), else the task of `tasks`. Throws
+// t5xx::Error for a name in neither registry ("did you mean" over both, then
+// the registered mixtures and tasks).
+DatasetProviderPtr GetMixtureOrTask(
+    const std::string& name, const TaskRegistry& tasks = TaskRegistry::Global(),
+    const MixtureRegistry& mixtures = MixtureRegistry::Global());
 
 // GetDataset (task.h) accepting mixture names too: when `mixtures` holds
 // `mixture_or_task_name` (preferred when both registries hold it, as seqio's

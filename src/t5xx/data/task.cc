@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/util/edit_distance.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/names.h"
 
@@ -201,57 +200,14 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
   return ds;
 }
 
+DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
+                            const DatasetRequest& request) const {
+  return GetDataset(sequence_length, request.split, request.shuffle, request.seed,
+                    request.shard_info, request.num_epochs,
+                    request.trim_output_features);
+}
+
 // ---------------------------------------------------------------------------
-
-TaskRegistry& TaskRegistry::Global() {
-  static TaskRegistry* registry = new TaskRegistry();
-  return *registry;
-}
-
-void TaskRegistry::Add(TaskPtr task) {
-  T5XX_CHECK(task != nullptr, "TaskRegistry::Add: task is null");
-  std::lock_guard<std::mutex> lock(mu_);
-  T5XX_CHECK(!tasks_.count(task->name()),
-        "TaskRegistry: a task named '" + task->name() +
-            "' is already registered; remove it first or pick another name");
-  tasks_[task->name()] = std::move(task);
-}
-
-TaskPtr TaskRegistry::Get(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = tasks_.find(name);
-  if (it != tasks_.end()) return it->second;
-  std::vector<std::string> names;
-  for (const auto& kv : tasks_) names.push_back(kv.first);
-  std::string msg = "no task named '" + name + "'";
-  const std::vector<std::string> close = ClosestNames(name, names);
-  if (!close.empty()) msg += "; did you mean " + BracketedList(close) + "?";
-  msg += names.empty() ? "; no tasks are registered"
-                       : "; registered tasks: " + BracketedList(names, kMaxListed);
-  throw Error(msg);
-}
-
-bool TaskRegistry::Has(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return tasks_.count(name) > 0;
-}
-
-bool TaskRegistry::Remove(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return tasks_.erase(name) > 0;
-}
-
-std::vector<std::string> TaskRegistry::Names() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& kv : tasks_) out.push_back(kv.first);
-  return out;
-}
-
-void TaskRegistry::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
-  tasks_.clear();
-}
 
 BatchIterator GetDataset(const std::string& mixture_or_task_name,
                          const FeatureLengths& task_feature_lengths,
@@ -263,12 +219,23 @@ BatchIterator GetDataset(const std::string& mixture_or_task_name,
   T5XX_CHECK(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
                              std::to_string(batch_size));
   TaskPtr task = registry.Get(mixture_or_task_name);
+  const DatasetRequest request{split,      shuffle,    seed,
+                               shard_info, num_epochs, trim_output_features};
+  return GetProviderBatches(*task, task_feature_lengths, feature_converter, request,
+                            batch_size);
+}
+
+BatchIterator GetProviderBatches(const DatasetProvider& provider,
+                                 const FeatureLengths& task_feature_lengths,
+                                 const FeatureConverter& feature_converter,
+                                 const DatasetRequest& request, int64_t batch_size) {
+  T5XX_CHECK(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
+                                  std::to_string(batch_size));
   // Validate the lengths before touching the source.
   const FeatureLengths model_lengths =
       feature_converter.GetModelFeatureLengths(task_feature_lengths);
-  DatasetPtr ds = task->GetDataset(task_feature_lengths, split, shuffle, seed,
-                                   shard_info, num_epochs, trim_output_features);
-  ds = feature_converter(std::move(ds), task_feature_lengths, task->name());
+  DatasetPtr ds = provider.GetDataset(task_feature_lengths, request);
+  ds = feature_converter(std::move(ds), task_feature_lengths, provider.name());
   return BatchIterator(std::move(ds), batch_size, model_lengths);
 }
 

@@ -7,27 +7,30 @@
 // libtorch.
 #pragma once
 
-#include "t5xx/util/edit_distance.h"
-
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "t5xx/data/data_source.h"
+#include "t5xx/data/dataset_provider.h"
 #include "t5xx/data/dataset.h"
 #include "t5xx/data/evaluation.h"
 #include "t5xx/data/feature_converters.h"
 #include "t5xx/data/postprocessors.h"
 #include "t5xx/data/preprocessors.h"
+#include "t5xx/data/provider_registry.h"
 #include "t5xx/data/utils.h"
 
 namespace t5xx::seqio {
 
-class Task {
+class Task : public DatasetProvider {
  public:
+  // ProviderRegistry's words for a Task.
+  static constexpr char kKind[] = "task";
+  static constexpr char kRegistryName[] = "TaskRegistry";
+
   // Throws t5xx::Error if `name` does not match ^[\w.:#]+$ (seqio's rule),
   // `source` is null, or shuffle_buffer_size < 0. shuffle_buffer_size == 0
   // forbids shuffling (seqio's shuffle_buffer_size=None). postprocess_fn
@@ -42,10 +45,10 @@ class Task {
        std::vector<MetricFn> metric_fns = {},
        std::vector<std::string> preprocessor_names = {});
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const override { return name_; }
   const DataSourcePtr& source() const { return source_; }
   const std::vector<Preprocessor>& preprocessors() const { return preprocessors_; }
-  const OutputFeatures& output_features() const { return output_features_; }
+  const OutputFeatures& output_features() const override { return output_features_; }
   std::vector<std::string> splits() const { return source_->splits(); }
   int64_t shuffle_buffer_size() const { return shuffle_buffer_size_; }
   const PostprocessFn& postprocess_fn() const { return postprocess_fn_; }
@@ -82,6 +85,9 @@ class Task {
                         const std::string& split = "train", bool shuffle = true,
                         uint64_t seed = 0, const ShardInfo& shard_info = {},
                         int num_epochs = 1, bool trim_output_features = true) const;
+  // DatasetProvider: the GetDataset above with request's arguments.
+  DatasetPtr GetDataset(const FeatureLengths& sequence_length,
+                        const DatasetRequest& request) const override;
 
  private:
   std::string name_;
@@ -96,31 +102,19 @@ class Task {
 
 using TaskPtr = std::shared_ptr<const Task>;
 
-// Name -> Task. Thread-safe. Global() is the process-wide registry seqio's
-// TaskRegistry is; separate instances are handy in tests.
-class TaskRegistry {
- public:
-  static TaskRegistry& Global();
+// Name -> Task (seqio.TaskRegistry); see provider_registry.h.
+using TaskRegistry = ProviderRegistry<Task>;
 
-  // Throws t5xx::Error if a task of that name is already registered, or
-  // task is null.
-  void Add(TaskPtr task);
-  // Throws t5xx::Error for an unknown name: "did you mean" the closest names
-  // by edit distance, then the registered names.
-  TaskPtr Get(const std::string& name) const;
-  bool Has(const std::string& name) const;
-  // Returns whether a task was removed.
-  bool Remove(const std::string& name);
-  std::vector<std::string> Names() const;  // sorted
-  void Clear();
-
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, TaskPtr> tasks_;
-};
-
-// Levenshtein distance (t5xx/util/edit_distance.h), used for "did you mean".
-using ::t5xx::EditDistance;
+// The batches of a task or mixture: provider.GetDataset(task_feature_lengths,
+// request) -> converter(ds, task_feature_lengths, provider.name()) ->
+// BatchIterator(batch_size, the converter's model feature lengths) with
+// drop_remainder (the tail of seqio.get_dataset). The lengths are checked by
+// the converter before the dataset is made. Throws t5xx::Error for
+// batch_size < 1, bad lengths, or what the provider's GetDataset throws.
+BatchIterator GetProviderBatches(const DatasetProvider& provider,
+                                 const FeatureLengths& task_feature_lengths,
+                                 const FeatureConverter& feature_converter,
+                                 const DatasetRequest& request, int64_t batch_size);
 
 // seqio.get_dataset: registry.Get(name)->GetDataset(task_feature_lengths,
 // split, shuffle, seed, shard_info, num_epochs, trim_output_features) ->
