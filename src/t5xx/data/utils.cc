@@ -2,11 +2,11 @@
 #include "t5xx/data/utils.h"
 
 #include <algorithm>
-#include <deque>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/pending_examples.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -175,23 +175,17 @@ class PackDataset : public Dataset {
         }
         block.push_back(std::move(*ex));
       }
-      for (auto& r : PackBlock(block, lengths_)) pending_.push_back(std::move(r));
+      pending_.PushAll(PackBlock(block, lengths_));
     }
-    Example out = std::move(pending_.front());
-    pending_.pop_front();
-    return out;
+    return pending_.Pop();
   }
   nlohmann::json SaveState() const override {
-    nlohmann::json pending = nlohmann::json::array();
-    for (const auto& ex : pending_) pending.push_back(ExampleToJson(ex));
-    return {{"pending", std::move(pending)},
+    return {{"pending", pending_.ToJson()},
             {"done", done_},
             {"input", input_->SaveState()}};
   }
   void RestoreState(const nlohmann::json& state) override {
-    pending_.clear();
-    for (const auto& j : StateField(state, "pending", "trim_and_pack"))
-      pending_.push_back(ExampleFromJson(j));
+    pending_.FromJson(StateField(state, "pending", "trim_and_pack"));
     done_ = StateField(state, "done", "trim_and_pack").get<bool>();
     input_->RestoreState(StateField(state, "input", "trim_and_pack"));
   }
@@ -199,7 +193,7 @@ class PackDataset : public Dataset {
  private:
   DatasetPtr input_;
   FeatureLengths lengths_;
-  std::deque<Example> pending_;
+  PendingExamples pending_;
   bool done_ = false;
 };
 
