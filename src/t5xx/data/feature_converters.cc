@@ -113,11 +113,77 @@ Example CheckModelOutput(Example ex, const FeatureLengths& model_lengths,
   return ex;
 }
 
+// Throws t5xx::Error naming `converter` unless every length is >= 1.
+void CheckLengthsPositive(const std::string& converter,
+                          const FeatureLengths& task_feature_lengths) {
+  for (const auto& [k, L] : task_feature_lengths)
+    T5XX_CHECK(L >= 1, converter + ": task feature length of '" + k +
+                           "' must be >= 1, got " + std::to_string(L));
+}
+
+// The converter and task named in per-example errors.
+std::string Who(const std::string& converter, const std::string& task_name) {
+  std::string who = converter;
+  if (!task_name.empty()) who += " (task '" + task_name + "')";
+  return who;
+}
+
+FeatureConverterSpec EncDecSpec() {
+  return {"EncDecFeatureConverter",
+          {"inputs", "targets"},
+          {"encoder_input_tokens", "decoder_target_tokens",
+           "decoder_input_tokens", "decoder_loss_weights"},
+          {"encoder_segment_ids", "encoder_positions", "decoder_segment_ids",
+           "decoder_positions"},
+          [](const std::string& k, const FeatureLengths& lengths) {
+            return lengths.at(k.rfind("encoder_", 0) == 0 ? "inputs" : "targets");
+          }};
+}
+
+FeatureConverterSpec LMSpec() {
+  return {"LMFeatureConverter",
+          {"targets"},
+          {"decoder_target_tokens", "decoder_input_tokens",
+           "decoder_loss_weights"},
+          {"decoder_segment_ids", "decoder_positions"},
+          [](const std::string&, const FeatureLengths& lengths) {
+            return lengths.at("targets");
+          }};
+}
+
+FeatureConverterSpec PrefixLMSpec(std::string name = "PrefixLMFeatureConverter") {
+  return {std::move(name),
+          {"inputs", "targets"},
+          {"decoder_target_tokens", "decoder_input_tokens",
+           "decoder_loss_weights", "decoder_causal_attention"},
+          {"decoder_segment_ids", "decoder_positions"},
+          [](const std::string&, const FeatureLengths& lengths) {
+            return lengths.at("inputs") + lengths.at("targets");
+          }};
+}
+
 }  // namespace
+
+std::vector<std::string> FeatureConverter::ModelFeatures() const {
+  std::vector<std::string> f = spec_.model_features;
+  if (pack_)
+    f.insert(f.end(), spec_.packing_features.begin(),
+             spec_.packing_features.end());
+  return f;
+}
+
+FeatureLengths FeatureConverter::GetModelFeatureLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  ValidateLengths(task_feature_lengths);
+  FeatureLengths out;
+  for (const auto& k : ModelFeatures())
+    out[k] = spec_.model_feature_length(k, task_feature_lengths);
+  return out;
+}
 
 void FeatureConverter::ValidateLengths(
     const FeatureLengths& task_feature_lengths) const {
-  const auto expected = TaskFeatures();
+  const std::vector<std::string>& expected = TaskFeatures();
   std::vector<std::string> missing, extra;
   for (const auto& k : expected)
     if (!task_feature_lengths.count(k)) missing.push_back(k);
@@ -131,9 +197,7 @@ void FeatureConverter::ValidateLengths(
     if (!extra.empty()) msg += "; unexpected " + BracketedList(extra);
     throw Error(msg);
   }
-  for (const auto& [k, L] : task_feature_lengths)
-    T5XX_CHECK(L >= 1, name() + ": task feature length of '" + k +
-                      "' must be >= 1, got " + std::to_string(L));
+  CheckLengthsPositive(name(), task_feature_lengths);
 }
 
 DatasetPtr FeatureConverter::operator()(
@@ -141,8 +205,7 @@ DatasetPtr FeatureConverter::operator()(
     const std::string& task_name) const {
   T5XX_CHECK(input != nullptr, name() + ": input dataset is null");
   ValidateLengths(task_feature_lengths);
-  std::string who = name();
-  if (!task_name.empty()) who += " (task '" + task_name + "')";
+  const std::string who = Who(name(), task_name);
   DatasetPtr ds = std::make_unique<ValidateDataset>(std::move(input),
                                                     task_feature_lengths, who);
   ds = ConvertValidated(std::move(ds), task_feature_lengths);
@@ -163,31 +226,8 @@ std::vector<Example> FeatureConverter::Convert(
 // ---------------------------------------------------------------------------
 // EncDec
 
-std::vector<std::string> EncDecFeatureConverter::TaskFeatures() const {
-  return {"inputs", "targets"};
-}
-
-std::vector<std::string> EncDecFeatureConverter::ModelFeatures() const {
-  std::vector<std::string> f = {"encoder_input_tokens", "decoder_target_tokens",
-                                "decoder_input_tokens", "decoder_loss_weights"};
-  if (pack()) {
-    for (const char* k : {"encoder_segment_ids", "encoder_positions",
-                          "decoder_segment_ids", "decoder_positions"})
-      f.push_back(k);
-  }
-  return f;
-}
-
-FeatureLengths EncDecFeatureConverter::GetModelFeatureLengths(
-    const FeatureLengths& task_feature_lengths) const {
-  ValidateLengths(task_feature_lengths);
-  const int64_t I = task_feature_lengths.at("inputs");
-  const int64_t T = task_feature_lengths.at("targets");
-  FeatureLengths out;
-  for (const auto& k : ModelFeatures())
-    out[k] = k.rfind("encoder_", 0) == 0 ? I : T;
-  return out;
-}
+EncDecFeatureConverter::EncDecFeatureConverter(bool pack, int32_t bos_id)
+    : FeatureConverter(EncDecSpec(), pack, bos_id) {}
 
 DatasetPtr EncDecFeatureConverter::ConvertValidated(
     DatasetPtr input, const FeatureLengths& lengths) const {
@@ -214,27 +254,8 @@ DatasetPtr EncDecFeatureConverter::ConvertValidated(
 // ---------------------------------------------------------------------------
 // LM
 
-std::vector<std::string> LMFeatureConverter::TaskFeatures() const {
-  return {"targets"};
-}
-
-std::vector<std::string> LMFeatureConverter::ModelFeatures() const {
-  std::vector<std::string> f = {"decoder_target_tokens", "decoder_input_tokens",
-                                "decoder_loss_weights"};
-  if (pack()) {
-    f.push_back("decoder_segment_ids");
-    f.push_back("decoder_positions");
-  }
-  return f;
-}
-
-FeatureLengths LMFeatureConverter::GetModelFeatureLengths(
-    const FeatureLengths& task_feature_lengths) const {
-  ValidateLengths(task_feature_lengths);
-  FeatureLengths out;
-  for (const auto& k : ModelFeatures()) out[k] = task_feature_lengths.at("targets");
-  return out;
-}
+LMFeatureConverter::LMFeatureConverter(bool pack, int32_t bos_id)
+    : FeatureConverter(LMSpec(), pack, bos_id) {}
 
 DatasetPtr LMFeatureConverter::ConvertValidated(
     DatasetPtr input, const FeatureLengths& lengths) const {
@@ -254,30 +275,8 @@ DatasetPtr LMFeatureConverter::ConvertValidated(
 // ---------------------------------------------------------------------------
 // PrefixLM
 
-std::vector<std::string> PrefixLMFeatureConverter::TaskFeatures() const {
-  return {"inputs", "targets"};
-}
-
-std::vector<std::string> PrefixLMFeatureConverter::ModelFeatures() const {
-  std::vector<std::string> f = {"decoder_target_tokens", "decoder_input_tokens",
-                                "decoder_loss_weights",
-                                "decoder_causal_attention"};
-  if (pack()) {
-    f.push_back("decoder_segment_ids");
-    f.push_back("decoder_positions");
-  }
-  return f;
-}
-
-FeatureLengths PrefixLMFeatureConverter::GetModelFeatureLengths(
-    const FeatureLengths& task_feature_lengths) const {
-  ValidateLengths(task_feature_lengths);
-  const int64_t L =
-      task_feature_lengths.at("inputs") + task_feature_lengths.at("targets");
-  FeatureLengths out;
-  for (const auto& k : ModelFeatures()) out[k] = L;
-  return out;
-}
+PrefixLMFeatureConverter::PrefixLMFeatureConverter(bool pack, int32_t bos_id)
+    : FeatureConverter(PrefixLMSpec(), pack, bos_id) {}
 
 namespace {
 
@@ -480,16 +479,15 @@ Batch BatchIterator::NextBatch() {
 
 PassThroughFeatureConverter::PassThroughFeatureConverter(bool pack,
                                                          int32_t bos_id)
-    : FeatureConverter(pack, bos_id) {
+    : FeatureConverter({"PassThroughFeatureConverter", {}, {}, {}, nullptr},
+                       pack, bos_id) {
   T5XX_CHECK(!pack, "PassThroughFeatureConverter: pack must be false (it passes "
                "task features through unchanged and cannot pack)");
 }
 
 void PassThroughFeatureConverter::ValidateLengths(
     const FeatureLengths& task_feature_lengths) const {
-  for (const auto& [k, L] : task_feature_lengths)
-    T5XX_CHECK(L >= 1, name() + ": task feature length of '" + k +
-                      "' must be >= 1, got " + std::to_string(L));
+  CheckLengthsPositive(name(), task_feature_lengths);
 }
 
 FeatureLengths PassThroughFeatureConverter::GetModelFeatureLengths(
@@ -503,10 +501,9 @@ DatasetPtr PassThroughFeatureConverter::operator()(
     const std::string& task_name) const {
   T5XX_CHECK(input != nullptr, name() + ": input dataset is null");
   ValidateLengths(task_feature_lengths);
-  std::string who = name();
-  if (!task_name.empty()) who += " (task '" + task_name + "')";
   return std::make_unique<ValidateDataset>(std::move(input),
-                                           task_feature_lengths, who,
+                                           task_feature_lengths,
+                                           Who(name(), task_name),
                                            /*keep_other=*/true);
 }
 
@@ -518,7 +515,8 @@ DatasetPtr PassThroughFeatureConverter::ConvertValidated(
 // ---- DecoderFeatureConverter ------------------------------------------------
 
 DecoderFeatureConverter::DecoderFeatureConverter(bool pack, int32_t bos_id)
-    : FeatureConverter(pack, bos_id), lm_(pack, bos_id),
+    : FeatureConverter(PrefixLMSpec("DecoderFeatureConverter"), pack, bos_id),
+      lm_(pack, bos_id),
       prefix_lm_(pack, bos_id) {}
 
 const FeatureConverter& DecoderFeatureConverter::Choose(
@@ -539,14 +537,6 @@ const FeatureConverter& DecoderFeatureConverter::Choose(
 std::string DecoderFeatureConverter::ChosenName(
     const FeatureLengths& task_feature_lengths) const {
   return Choose(task_feature_lengths).name();
-}
-
-std::vector<std::string> DecoderFeatureConverter::TaskFeatures() const {
-  return prefix_lm_.TaskFeatures();
-}
-
-std::vector<std::string> DecoderFeatureConverter::ModelFeatures() const {
-  return prefix_lm_.ModelFeatures();
 }
 
 void DecoderFeatureConverter::ValidateLengths(

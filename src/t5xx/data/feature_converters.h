@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "t5xx/data/dataset.h"
@@ -24,26 +25,46 @@
 
 namespace t5xx::seqio {
 
+// What a converter declares about its features -- seqio's TASK_FEATURES and
+// MODEL_FEATURES class attributes -- and how long each model feature is.
+struct FeatureConverterSpec {
+  std::string name;  // e.g. "EncDecFeatureConverter"
+  // seqio's TASK_FEATURES: the keys task_feature_lengths must have exactly.
+  std::vector<std::string> task_features;
+  // seqio's MODEL_FEATURES, in order.
+  std::vector<std::string> model_features;
+  // The packing features, appended to model_features when packing.
+  std::vector<std::string> packing_features;
+  // Length of `model_feature` from task feature lengths that passed
+  // ValidateLengths (so every task feature is present).
+  int64_t (*model_feature_length)(const std::string& model_feature,
+                                  const FeatureLengths& task_feature_lengths) =
+      nullptr;
+};
+
 class FeatureConverter {
  public:
   // pack: use trim_and_pack (adds *_segment_ids / *_positions model features).
   // bos_id: first token of decoder_input_tokens (and of every packed segment).
-  explicit FeatureConverter(bool pack = true, int32_t bos_id = 0)
-      : pack_(pack), bos_id_(bos_id) {}
+  FeatureConverter(FeatureConverterSpec spec, bool pack, int32_t bos_id)
+      : spec_(std::move(spec)), pack_(pack), bos_id_(bos_id) {}
   virtual ~FeatureConverter() = default;
 
   bool pack() const { return pack_; }
   int32_t bos_id() const { return bos_id_; }
 
-  virtual std::string name() const = 0;
+  const std::string& name() const { return spec_.name; }
   // seqio's TASK_FEATURES: the keys task_feature_lengths must have exactly.
-  virtual std::vector<std::string> TaskFeatures() const = 0;
+  const std::vector<std::string>& TaskFeatures() const {
+    return spec_.task_features;
+  }
   // seqio's MODEL_FEATURES plus, when packing, the packing features.
-  virtual std::vector<std::string> ModelFeatures() const = 0;
-  // Length of every model feature, from the task feature lengths.
-  // Throws t5xx::Error as ValidateLengths does.
+  std::vector<std::string> ModelFeatures() const;
+  // Length of every model feature ([length] int32 each), from the task
+  // feature lengths. Throws t5xx::Error as ValidateLengths does.
+  // Virtual: PassThrough/Decoder converters compute them otherwise.
   virtual FeatureLengths GetModelFeatureLengths(
-      const FeatureLengths& task_feature_lengths) const = 0;
+      const FeatureLengths& task_feature_lengths) const;
 
   // Throws t5xx::Error unless the keys of task_feature_lengths equal
   // TaskFeatures() exactly (naming the missing/extra keys) and every length
@@ -74,6 +95,7 @@ class FeatureConverter {
       DatasetPtr input, const FeatureLengths& task_feature_lengths) const = 0;
 
  private:
+  FeatureConverterSpec spec_;
   bool pack_;
   int32_t bos_id_;
 };
@@ -87,12 +109,7 @@ class FeatureConverter {
 //                decoder_segment_ids/decoder_positions [T].
 class EncDecFeatureConverter : public FeatureConverter {
  public:
-  using FeatureConverter::FeatureConverter;
-  std::string name() const override { return "EncDecFeatureConverter"; }
-  std::vector<std::string> TaskFeatures() const override;
-  std::vector<std::string> ModelFeatures() const override;
-  FeatureLengths GetModelFeatureLengths(
-      const FeatureLengths& task_feature_lengths) const override;
+  explicit EncDecFeatureConverter(bool pack = true, int32_t bos_id = 0);
 
  protected:
   DatasetPtr ConvertValidated(DatasetPtr input,
@@ -104,12 +121,7 @@ class EncDecFeatureConverter : public FeatureConverter {
 //   packed only: decoder_segment_ids, decoder_positions [T].
 class LMFeatureConverter : public FeatureConverter {
  public:
-  using FeatureConverter::FeatureConverter;
-  std::string name() const override { return "LMFeatureConverter"; }
-  std::vector<std::string> TaskFeatures() const override;
-  std::vector<std::string> ModelFeatures() const override;
-  FeatureLengths GetModelFeatureLengths(
-      const FeatureLengths& task_feature_lengths) const override;
+  explicit LMFeatureConverter(bool pack = true, int32_t bos_id = 0);
 
  protected:
   DatasetPtr ConvertValidated(DatasetPtr input,
@@ -127,12 +139,7 @@ class LMFeatureConverter : public FeatureConverter {
 // padding has pos 0 and width 0).
 class PrefixLMFeatureConverter : public FeatureConverter {
  public:
-  using FeatureConverter::FeatureConverter;
-  std::string name() const override { return "PrefixLMFeatureConverter"; }
-  std::vector<std::string> TaskFeatures() const override;
-  std::vector<std::string> ModelFeatures() const override;
-  FeatureLengths GetModelFeatureLengths(
-      const FeatureLengths& task_feature_lengths) const override;
+  explicit PrefixLMFeatureConverter(bool pack = true, int32_t bos_id = 0);
 
  protected:
   DatasetPtr ConvertValidated(DatasetPtr input,
@@ -146,14 +153,11 @@ class PrefixLMFeatureConverter : public FeatureConverter {
 // as for the other converters: over-long is an error, never a cut). Features
 // not listed are passed through too. pack must be false: the constructor
 // throws t5xx::Error otherwise. Stateful stages keep SaveState/RestoreState.
+// Any keys are accepted: TaskFeatures()/ModelFeatures() are empty and model
+// feature lengths equal the task feature lengths.
 class PassThroughFeatureConverter : public FeatureConverter {
  public:
   explicit PassThroughFeatureConverter(bool pack = false, int32_t bos_id = 0);
-  std::string name() const override { return "PassThroughFeatureConverter"; }
-  // Any keys are accepted: TaskFeatures()/ModelFeatures() are empty and
-  // model feature lengths equal the task feature lengths.
-  std::vector<std::string> TaskFeatures() const override { return {}; }
-  std::vector<std::string> ModelFeatures() const override { return {}; }
   // Only checks that every length is >= 1.
   void ValidateLengths(const FeatureLengths& task_feature_lengths) const override;
   FeatureLengths GetModelFeatureLengths(
@@ -177,11 +181,8 @@ class PassThroughFeatureConverter : public FeatureConverter {
 class DecoderFeatureConverter : public FeatureConverter {
  public:
   explicit DecoderFeatureConverter(bool pack = true, int32_t bos_id = 0);
-  std::string name() const override { return "DecoderFeatureConverter"; }
   // Name of the converter chosen for these lengths (throws as above).
   std::string ChosenName(const FeatureLengths& task_feature_lengths) const;
-  std::vector<std::string> TaskFeatures() const override;
-  std::vector<std::string> ModelFeatures() const override;
   void ValidateLengths(const FeatureLengths& task_feature_lengths) const override;
   FeatureLengths GetModelFeatureLengths(
       const FeatureLengths& task_feature_lengths) const override;
