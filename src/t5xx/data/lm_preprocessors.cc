@@ -8,17 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/seed_purposes.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
 namespace {
-
-// HashSeed purposes / step ids (distinct from span_corruption.cc's).
-constexpr uint64_t kPurposePrefix = 21;
-constexpr uint64_t kPurposeIid = 22;
-constexpr uint64_t kStepChunk = 201;
-constexpr uint64_t kStepMask = 202;
-
 
 int64_t RequireLength(const FeatureLengths& sequence_length,
                       const std::string& key, const char* who) {
@@ -46,7 +40,7 @@ NoiseMask RandomPrefixNoiseMask(int64_t length, double noise_density,
       std::max<int64_t>(1, static_cast<int64_t>(std::nearbyint(
                                (1.0 - 2.0 * noise_density) *
                                static_cast<double>(max_input)))));
-  StatelessRng rng(seed, 0, kPurposePrefix);
+  StatelessRng rng(seed, 0, seed_purpose::kLmPrefix);
   const int64_t k = lo + rng.UniformInt(max_input - lo + 1);
   for (int64_t i = 0; i < k; ++i) mask[static_cast<size_t>(i)] = true;
   return mask;
@@ -59,7 +53,7 @@ NoiseMask IidNoiseMask(int64_t length, double noise_density, uint64_t seed) {
         "iid_noise_mask: noise_density must be in [0, 1], got " +
             std::to_string(noise_density));
   NoiseMask mask(static_cast<size_t>(length), false);
-  StatelessRng rng(seed, 0, kPurposeIid);
+  StatelessRng rng(seed, 0, seed_purpose::kLmIid);
   for (int64_t i = 0; i < length; ++i)
     mask[static_cast<size_t>(i)] = rng.Uniform01() < noise_density;
   return mask;
@@ -85,15 +79,15 @@ DatasetPtr PrefixLm(DatasetPtr input, const FeatureLengths& sequence_length,
   T5XX_CHECK(noise_density >= 0.0 && noise_density <= 0.5,
         "prefix_lm: noise_density must be in [0, 0.5], got " +
             std::to_string(noise_density));
-  DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, kStepChunk),
+  DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, seed_purpose::kLmStepChunk),
                                     65536, "targets");
   ds = SplitTokens(std::move(ds), segment, "targets");
-  const uint64_t mask_seed = HashSeed(seed, kStepMask);
+  const uint64_t mask_seed = HashSeed(seed, seed_purpose::kLmStepMask);
   return MapIndexed(std::move(ds), [=](Example ex, uint64_t index) {
     const Tokens tokens = GetTokens(ex, "targets");
     const NoiseMask mask = RandomPrefixNoiseMask(
         static_cast<int64_t>(tokens.size()), noise_density,
-        HashSeed(mask_seed, index, kPurposePrefix));
+        HashSeed(mask_seed, index, seed_purpose::kLmPrefix));
     ex["inputs"] = DropNonnoiseTokens(tokens, mask);
     ex["targets"] = DropNoiseTokens(tokens, mask);
     return ex;
@@ -112,7 +106,7 @@ DatasetPtr FullLm(DatasetPtr input, const FeatureLengths& sequence_length,
   const int64_t length = RequireLength(sequence_length, "targets", "full_lm");
   T5XX_CHECK(length >= 1, "full_lm: sequence_length['targets'] must be >= 1, got " +
                          std::to_string(length));
-  DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, kStepChunk),
+  DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, seed_purpose::kLmStepChunk),
                                     65536, "targets");
   ds = AppendEos(std::move(ds), output_features);
   ds = ReduceConcatTokens(std::move(ds), 128, "targets");
@@ -138,16 +132,16 @@ DatasetPtr IidDenoising(DatasetPtr input, const FeatureLengths& sequence_length,
         "iid_denoising: noise_density must be in [0, 1], got " +
             std::to_string(noise_density));
   const int32_t vocab_size = it->second.vocabulary->vocab_size();
-  DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, kStepChunk),
+  DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, seed_purpose::kLmStepChunk),
                                     65536, "targets");
   ds = ReduceConcatTokens(std::move(ds), 128, "targets");
   ds = SplitTokens(std::move(ds), segment, "targets");
-  const uint64_t mask_seed = HashSeed(seed, kStepMask);
+  const uint64_t mask_seed = HashSeed(seed, seed_purpose::kLmStepMask);
   return MapIndexed(std::move(ds), [=](Example ex, uint64_t index) {
     const Tokens tokens = GetTokens(ex, "targets");
     const NoiseMask mask =
         IidNoiseMask(static_cast<int64_t>(tokens.size()), noise_density,
-                     HashSeed(mask_seed, index, kPurposeIid));
+                     HashSeed(mask_seed, index, seed_purpose::kLmIid));
     ex["inputs"] = NoiseSpanToUniqueSentinel(tokens, mask, vocab_size);
     ex["targets"] = NonnoiseSpanToUniqueSentinel(tokens, mask, vocab_size);
     return ex;

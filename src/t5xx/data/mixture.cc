@@ -9,23 +9,26 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/util/edit_distance.h"
+#include "t5xx/data/seed_purposes.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/names.h"
 
 namespace t5xx::seqio {
 namespace {
 
-// Names shown at most in one error message's list.
-constexpr size_t kMaxListed = 50;
 
-constexpr uint64_t kSamplePurpose = 0x6D69787475726573ULL;  // "mixtures"
-
-// "; did you mean [...]?" for up to 3 names within edit distance, or "".
-std::string DidYouMean(const std::string& name,
-                       const std::vector<std::string>& names) {
-  const std::vector<std::string> close = ClosestNames(name, names);
-  return close.empty() ? "" : "; did you mean " + BracketedList(close) + "?";
+// What follows "no mixture or task ..." in the errors for `name` in neither
+// registry: "; did you mean [...]?" over both registries' names, then each
+// registry's names.
+std::string NotInEitherRegistry(const std::string& name, const TaskRegistry& tasks,
+                                const MixtureRegistry& mixtures) {
+  std::vector<std::string> names = tasks.Names();
+  for (const auto& n : mixtures.Names()) names.push_back(n);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return DidYouMean(name, names) + "; registered mixtures: " +
+         BracketedList(mixtures.Names(), kMaxListedNames) +
+         "; registered tasks: " + BracketedList(tasks.Names(), kMaxListedNames);
 }
 
 std::vector<std::string> KeysOf(const OutputFeatures& of) {
@@ -55,7 +58,7 @@ class SampleDataset : public Dataset {
       for (size_t i = 0; i < rates_.size(); ++i)
         if (live_[i]) total += rates_[i];
       if (total <= 0) break;
-      StatelessRng rng(HashSeed(seed_, draw_++, kSamplePurpose));
+      StatelessRng rng(HashSeed(seed_, draw_++, seed_purpose::kMixtureSample));
       const double u = rng.Uniform01() * total;
       size_t pick = rates_.size();
       double acc = 0;
@@ -160,14 +163,8 @@ Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
     } else if (tasks.Has(e.name)) {
       own_tasks_.emplace(e.name, TaskEntry{tasks.Get(e.name), rate});
     } else {
-      std::vector<std::string> names = tasks.Names();
-      for (const auto& n : mixtures.Names()) names.push_back(n);
-      std::sort(names.begin(), names.end());
-      names.erase(std::unique(names.begin(), names.end()), names.end());
       throw Error(where + ": no mixture or task of that name" +
-                  DidYouMean(e.name, names) +
-                  "; registered mixtures: " + BracketedList(mixtures.Names(), kMaxListed) +
-                  "; registered tasks: " + BracketedList(tasks.Names(), kMaxListed));
+                  NotInEitherRegistry(e.name, tasks, mixtures));
     }
   }
   std::map<std::string, TaskPtr> leaves;
@@ -182,8 +179,8 @@ Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
     T5XX_CHECK(keys == keys0,
           "Mixture '" + name_ + "': all tasks must have the same output "
           "features; task '" + leaf_tasks_[0]->name() + "' has " +
-              BracketedList(keys0, kMaxListed) + " but task '" + t->name() + "' has " +
-              BracketedList(keys, kMaxListed));
+              BracketedList(keys0, kMaxListedNames) + " but task '" + t->name() + "' has " +
+              BracketedList(keys, kMaxListedNames));
   }
 }
 
@@ -239,7 +236,7 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
     std::vector<std::string> names;
     for (const auto& t : leaf_tasks_) names.push_back(t->name());
     throw Error("Mixture '" + name_ + "': no task has a '" + split +
-                "' split (tasks: " + BracketedList(names, kMaxListed) + ")");
+                "' split (tasks: " + BracketedList(names, kMaxListedNames) + ")");
   }
   std::set<std::string> keep;
   for (const auto& kv : output_features()) {
@@ -287,13 +284,8 @@ DatasetProviderPtr GetMixtureOrTask(const std::string& name,
                                     const MixtureRegistry& mixtures) {
   if (mixtures.Has(name)) return mixtures.Get(name);
   if (tasks.Has(name)) return tasks.Get(name);
-  std::vector<std::string> names = tasks.Names();
-  for (const auto& n : mixtures.Names()) names.push_back(n);
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  throw Error("no mixture or task named '" + name + "'" + DidYouMean(name, names) +
-              "; registered mixtures: " + BracketedList(mixtures.Names(), kMaxListed) +
-              "; registered tasks: " + BracketedList(tasks.Names(), kMaxListed));
+  throw Error("no mixture or task named '" + name + "'" +
+              NotInEitherRegistry(name, tasks, mixtures));
 }
 
 BatchIterator GetMixtureOrTaskDataset(

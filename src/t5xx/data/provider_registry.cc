@@ -6,14 +6,18 @@
 
 namespace t5xx::seqio {
 
+std::string DidYouMean(const std::string& name,
+                       const std::vector<std::string>& names) {
+  const std::vector<std::string> close = ClosestNames(name, names);
+  return close.empty() ? "" : "; did you mean " + BracketedList(close) + "?";
+}
+
 void ThrowUnknownProvider(const std::string& kind, const std::string& name,
                           const std::vector<std::string>& names) {
-  constexpr size_t kMaxListed = 50;
-  std::string msg = "no " + kind + " named '" + name + "'";
-  const std::vector<std::string> close = ClosestNames(name, names);
-  if (!close.empty()) msg += "; did you mean " + BracketedList(close) + "?";
-  msg += names.empty() ? "; no " + kind + "s are registered"
-                       : "; registered " + kind + "s: " + BracketedList(names, kMaxListed);
+  std::string msg = "no " + kind + " named '" + name + "'" + DidYouMean(name, names);
+  msg += names.empty()
+             ? "; no " + kind + "s are registered"
+             : "; registered " + kind + "s: " + BracketedList(names, kMaxListedNames);
   throw Error(msg);
 }
 

@@ -6,6 +6,7 @@
 // libtorch.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,14 @@
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
+
+// Registered names shown at most in one error message's list.
+inline constexpr size_t kMaxListedNames = 50;
+
+// "; did you mean [a, b]?" naming up to 3 of `names` close to `name` (by
+// ClosestNames, util/edit_distance.h), or "" when none is.
+std::string DidYouMean(const std::string& name,
+                       const std::vector<std::string>& names);
 
 // The "no task named 'x'; did you mean [...]?; registered tasks: [...]"
 // error of ProviderRegistry::Get (`kind` is "task" or "mixture"). Always

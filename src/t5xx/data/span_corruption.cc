@@ -8,18 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/seed_purposes.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
 namespace {
-
-// Purposes for HashSeed so that independent decisions use independent streams.
-constexpr uint64_t kPurposeNoiseSegments = 11;
-constexpr uint64_t kPurposeCleanSegments = 12;
-constexpr uint64_t kPurposeChunk = 13;
-constexpr uint64_t kPurposeMask = 14;
-constexpr uint64_t kStepChunk = 101;
-constexpr uint64_t kStepDenoise = 102;
 
 // Round half to even, as Python's round() and tf.round.
 int64_t RoundHalfEven(double x) {
@@ -91,6 +84,28 @@ NoiseMask Invert(const NoiseMask& m) {
   return out;
 }
 
+// The four *span_to_*sentinel functions: checks the lengths (errors name
+// `who`), then replaces each noise run (noise) or each non-noise run (!noise)
+// by one sentinel.
+Tokens SpansToSentinels(const Tokens& tokens, const NoiseMask& mask,
+                        int32_t vocab_size, const char* who, bool noise,
+                        bool unique) {
+  CheckSameLength(tokens, mask, who);
+  if (noise) return RunsToSentinels(tokens, mask, vocab_size, unique);
+  return RunsToSentinels(tokens, Invert(mask), vocab_size, unique);
+}
+
+// drop_noise_tokens / drop_nonnoise_tokens: checks the lengths (errors name
+// `who`), then keeps the tokens whose mask bit equals `keep`.
+Tokens KeepTokens(const Tokens& tokens, const NoiseMask& mask, const char* who,
+                  bool keep) {
+  CheckSameLength(tokens, mask, who);
+  Tokens out;
+  for (size_t i = 0; i < tokens.size(); ++i)
+    if (mask[i] == keep) out.push_back(tokens[i]);
+  return out;
+}
+
 }  // namespace
 
 std::pair<int64_t, int64_t> RandomSpansHelper(
@@ -153,10 +168,10 @@ NoiseMask RandomSpansNoiseMask(int64_t length, double noise_density,
   const int64_t clean = c.padded_length - c.num_noise_tokens;
   const auto noise_runs =
       RandomSegmentLengths(c.num_noise_tokens, c.num_noise_spans,
-                           StatelessRng(seed, 0, kPurposeNoiseSegments));
+                           StatelessRng(seed, 0, seed_purpose::kSpanNoiseSegments));
   const auto clean_runs =
       RandomSegmentLengths(clean, c.num_noise_spans,
-                           StatelessRng(seed, 0, kPurposeCleanSegments));
+                           StatelessRng(seed, 0, seed_purpose::kSpanCleanSegments));
   NoiseMask mask;
   mask.reserve(static_cast<size_t>(c.padded_length));
   for (size_t s = 0; s < noise_runs.size(); ++s) {
@@ -178,42 +193,36 @@ Tokens NoiseTokenToSentinel(const Tokens& tokens, const NoiseMask& mask,
 
 Tokens NoiseSpanToSentinel(const Tokens& tokens, const NoiseMask& mask,
                            int32_t vocab_size) {
-  CheckSameLength(tokens, mask, "noise_span_to_sentinel");
-  return RunsToSentinels(tokens, mask, vocab_size, /*unique=*/false);
+  return SpansToSentinels(tokens, mask, vocab_size, "noise_span_to_sentinel",
+                          /*noise=*/true, /*unique=*/false);
 }
 
 Tokens NonnoiseSpanToSentinel(const Tokens& tokens, const NoiseMask& mask,
                               int32_t vocab_size) {
-  CheckSameLength(tokens, mask, "nonnoise_span_to_sentinel");
-  return RunsToSentinels(tokens, Invert(mask), vocab_size, /*unique=*/false);
+  return SpansToSentinels(tokens, mask, vocab_size, "nonnoise_span_to_sentinel",
+                          /*noise=*/false, /*unique=*/false);
 }
 
 Tokens NoiseSpanToUniqueSentinel(const Tokens& tokens, const NoiseMask& mask,
                                  int32_t vocab_size) {
-  CheckSameLength(tokens, mask, "noise_span_to_unique_sentinel");
-  return RunsToSentinels(tokens, mask, vocab_size, /*unique=*/true);
+  return SpansToSentinels(tokens, mask, vocab_size,
+                          "noise_span_to_unique_sentinel", /*noise=*/true,
+                          /*unique=*/true);
 }
 
 Tokens NonnoiseSpanToUniqueSentinel(const Tokens& tokens, const NoiseMask& mask,
                                     int32_t vocab_size) {
-  CheckSameLength(tokens, mask, "nonnoise_span_to_unique_sentinel");
-  return RunsToSentinels(tokens, Invert(mask), vocab_size, /*unique=*/true);
+  return SpansToSentinels(tokens, mask, vocab_size,
+                          "nonnoise_span_to_unique_sentinel", /*noise=*/false,
+                          /*unique=*/true);
 }
 
 Tokens DropNoiseTokens(const Tokens& tokens, const NoiseMask& mask, int32_t) {
-  CheckSameLength(tokens, mask, "drop_noise_tokens");
-  Tokens out;
-  for (size_t i = 0; i < tokens.size(); ++i)
-    if (!mask[i]) out.push_back(tokens[i]);
-  return out;
+  return KeepTokens(tokens, mask, "drop_noise_tokens", /*keep=*/false);
 }
 
 Tokens DropNonnoiseTokens(const Tokens& tokens, const NoiseMask& mask, int32_t) {
-  CheckSameLength(tokens, mask, "drop_nonnoise_tokens");
-  Tokens out;
-  for (size_t i = 0; i < tokens.size(); ++i)
-    if (mask[i]) out.push_back(tokens[i]);
-  return out;
+  return KeepTokens(tokens, mask, "drop_nonnoise_tokens", /*keep=*/true);
 }
 
 // ---------------------------------------------------------------------------
@@ -267,7 +276,7 @@ DatasetPtr SelectRandomChunk(DatasetPtr input, uint64_t seed,
         const int64_t n = static_cast<int64_t>(t.size());
         if (n == 0) return std::nullopt;
         const int64_t num_windows = (n + max_length - 1) / max_length;
-        StatelessRng rng(seed, index, kPurposeChunk);
+        StatelessRng rng(seed, index, seed_purpose::kSpanChunk);
         const int64_t start = max_length * rng.UniformInt(num_windows);
         const int64_t end = std::min(start + max_length, n);
         Example out;
@@ -323,7 +332,7 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
     const Tokens tokens = GetTokens(ex, targets_key);
     const NoiseMask mask = RandomSpansNoiseMask(
         static_cast<int64_t>(tokens.size()), noise_density,
-        HashSeed(seed, index, kPurposeMask), mean_noise_span_length);
+        HashSeed(seed, index, seed_purpose::kSpanMask), mean_noise_span_length);
     ex[inputs_key] = inputs_fn(tokens, mask, vocab_size);
     ex[targets_key] = targets_fn(tokens, mask, vocab_size);
     return ex;
@@ -357,11 +366,11 @@ DatasetPtr SpanCorruption(DatasetPtr input, const FeatureLengths& sequence_lengt
         << " needs targets length >= " << targets_length;
     throw Error(msg.str());
   }
-  DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, kStepChunk),
+  DatasetPtr ds = SelectRandomChunk(std::move(input), HashSeed(seed, seed_purpose::kSpanStepChunk),
                                     65536, "targets");
   ds = ReduceConcatTokens(std::move(ds), 128, "targets");
   ds = SplitTokens(std::move(ds), tokens_length, "targets");
-  return Denoise(std::move(ds), output_features, HashSeed(seed, kStepDenoise),
+  return Denoise(std::move(ds), output_features, HashSeed(seed, seed_purpose::kSpanStepDenoise),
                  noise_density, mean_noise_span_length,
                  NoiseSpanToUniqueSentinel, NonnoiseSpanToUniqueSentinel,
                  "inputs", "targets", num_threads);

@@ -7,17 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/seed_purposes.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/names.h"
 
 namespace t5xx::seqio {
 namespace {
-
-// Names shown at most in one error message's list.
-constexpr size_t kMaxListed = 50;
-
-constexpr uint64_t kShufflePurpose = 0x7461736B73687566ULL;  // "taskshuf"
-constexpr uint64_t kEpochPurpose = 0x65706F6368ULL;
 
 // Names the step an error comes from (see DataStepError in dataset.h).
 class StepContext : public Dataset {
@@ -139,7 +134,7 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
   const auto known = source_->splits();
   T5XX_CHECK(std::find(known.begin(), known.end(), split) != known.end(),
         "task '" + name_ + "' has no split '" + split + "'; known splits: " +
-            BracketedList(known, kMaxListed));
+            BracketedList(known, kMaxListedNames));
   T5XX_CHECK(num_epochs >= -1, "task '" + name_ + "': num_epochs must be -1 "
                           "(forever) or >= 0, got " + std::to_string(num_epochs));
   T5XX_CHECK(!shuffle || shuffle_buffer_size_ > 0,
@@ -156,7 +151,7 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
       [source, split, shuffle, seed, shard_info](int64_t e) {
         return source->GetDataset(
             split, shuffle,
-            HashSeed(seed, static_cast<uint64_t>(e), kEpochPurpose),
+            HashSeed(seed, static_cast<uint64_t>(e), seed_purpose::kTaskEpoch),
             shard_info);
       },
       num_epochs);
@@ -196,7 +191,7 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
   }
   if (shuffle)
     ds = Shuffle(std::move(ds), shuffle_buffer_size_,
-                 HashSeed(seed, 0, kShufflePurpose));
+                 HashSeed(seed, 0, seed_purpose::kTaskShuffle));
   return ds;
 }
 

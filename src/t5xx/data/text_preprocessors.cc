@@ -144,6 +144,13 @@ int64_t GlueLabel(const Example& ex, uint64_t index) {
   return label;
 }
 
+// glue's classification-only check, made when the step is built.
+void CheckGlueLabelNames(const std::vector<std::string>& label_names) {
+  T5XX_CHECK(!label_names.empty(),
+        "glue: label_names must not be empty (regression benchmarks such as "
+        "stsb are not supported)");
+}
+
 }  // namespace
 
 Example GlueExample(const Example& ex, const std::string& benchmark_name,
@@ -178,9 +185,7 @@ DatasetPtr Glue(DatasetPtr input, std::string benchmark_name,
                 std::vector<std::string> label_names,
                 std::optional<std::vector<std::string>> feature_names,
                 std::string id_key) {
-  T5XX_CHECK(!label_names.empty(),
-        "glue: label_names must not be empty (regression benchmarks such as "
-        "stsb are not supported)");
+  CheckGlueLabelNames(label_names);
   return MapIndexed(
       std::move(input), [=](Example ex, uint64_t index) {
         return GlueExample(ex, benchmark_name, label_names, feature_names,
@@ -192,9 +197,7 @@ Preprocessor GluePreprocessor(std::string benchmark_name,
                               std::vector<std::string> label_names,
                               std::optional<std::vector<std::string>> feature_names,
                               std::string id_key) {
-  T5XX_CHECK(!label_names.empty(),
-        "glue: label_names must not be empty (regression benchmarks such as "
-        "stsb are not supported)");
+  CheckGlueLabelNames(label_names);
   return FromDataset([=](DatasetPtr ds) {
     return Glue(std::move(ds), benchmark_name, label_names, feature_names, id_key);
   });

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/data/pending_examples.h"
+#include "t5xx/data/seed_purposes.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -236,7 +237,7 @@ class ShuffleDataset : public Dataset {
   ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed)
       : input_(std::move(input)),
         buffer_size_(static_cast<size_t>(buffer_size)),
-        rng_(HashSeed(seed, 0, /*purpose=*/0x5348554646ULL)) {}
+        rng_(HashSeed(seed, 0, seed_purpose::kShuffleBuffer)) {}
   std::optional<Example> Next() override {
     while (!exhausted_ && buffer_.size() < buffer_size_) {
       auto ex = input_->Next();
