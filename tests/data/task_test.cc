@@ -180,7 +180,7 @@ TEST(GetDataset, TaskConverterBatch) {
                                  Features()));
   EncDecFeatureConverter conv(/*pack=*/false);
   FeatureLengths lengths = {{"inputs", 4}, {"targets", 6}};
-  auto it = get_dataset("tt", lengths, conv, "train", false, 1, {}, 0, 2, reg);
+  auto it = GetDataset("tt", lengths, conv, "train", false, 1, {}, 0, 2, reg);
   int batches = 0;
   while (auto b = it.Next()) {
     ++batches;
@@ -191,9 +191,9 @@ TEST(GetDataset, TaskConverterBatch) {
   }
   EXPECT_EQ(batches, 2);  // 5 examples, drop_remainder
   // Bad lengths are caught before iterating; unknown tasks name candidates.
-  EXPECT_THROW(get_dataset("tt", {{"targets", 6}}, conv, "train", false, 1, {}, 0, 2, reg),
+  EXPECT_THROW(GetDataset("tt", {{"targets", 6}}, conv, "train", false, 1, {}, 0, 2, reg),
                Error);
-  EXPECT_THROW(get_dataset("tx", lengths, conv, "train", false, 1, {}, 0, 2, reg), Error);
+  EXPECT_THROW(GetDataset("tx", lengths, conv, "train", false, 1, {}, 0, 2, reg), Error);
 }
 
 TEST(GetDataset, OverLengthNamesTheTask) {

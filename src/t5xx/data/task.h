@@ -1,9 +1,9 @@
 // seqio Task, TaskRegistry and get_dataset (seqio/dataset_providers.py).
 //
 // A Task chains a DataSource, preprocessors, output-feature checks and
-// seqio's trimming; the free function GetDataset/get_dataset runs task ->
-// feature converter -> batch(drop_remainder) as seqio.get_dataset does
-// (mixtures: mixture.h, GetMixtureOrTaskDataset). Framework-free: no
+// seqio's trimming; the free function GetDataset runs task -> feature
+// converter -> batch(drop_remainder) as seqio.get_dataset does (mixtures:
+// mixture.h, GetMixtureOrTaskDataset). Framework-free: no
 // libtorch.
 #pragma once
 
@@ -132,19 +132,5 @@ BatchIterator GetDataset(const std::string& mixture_or_task_name,
                          int64_t batch_size = 1,
                          const TaskRegistry& registry = TaskRegistry::Global(),
                          bool trim_output_features = true);
-
-// seqio-spelled alias of GetDataset above.
-inline BatchIterator get_dataset(
-    const std::string& mixture_or_task_name,
-    const FeatureLengths& task_feature_lengths,
-    const FeatureConverter& feature_converter,
-    const std::string& split = "train", bool shuffle = false,
-    int num_epochs = 1, const ShardInfo& shard_info = {}, uint64_t seed = 0,
-    int64_t batch_size = 1,
-    const TaskRegistry& registry = TaskRegistry::Global()) {
-  return GetDataset(mixture_or_task_name, task_feature_lengths,
-                    feature_converter, split, shuffle, num_epochs, shard_info,
-                    seed, batch_size, registry);
-}
 
 }  // namespace t5xx::seqio
