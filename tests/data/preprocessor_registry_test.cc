@@ -33,11 +33,9 @@ TEST(PreprocessorRegistry, NamesListsSeqioAndT5Entries) {
     EXPECT_TRUE(r.Contains(n)) << n;
 }
 
-TEST(PreprocessorRegistry, GlobalIsFilledExplicitly) {
-  PreprocessorRegistry& g = PreprocessorRegistry::Global();
-  if (!g.Contains("seqio.preprocessors.rekey")) RegisterSeqioPreprocessors(g);
-  EXPECT_TRUE(g.Contains("t5.data.preprocessors.glue"));
-  EXPECT_ERROR_CONTAINS(RegisterSeqioPreprocessors(g), "already registered");
+TEST(PreprocessorRegistry, RegisteringTwiceThrows) {
+  PreprocessorRegistry r = Filled();
+  EXPECT_ERROR_CONTAINS(RegisterSeqioPreprocessors(r), "already registered");
 }
 
 TEST(PreprocessorRegistry, CreatesWorkingPreprocessors) {

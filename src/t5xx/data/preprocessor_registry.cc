@@ -55,13 +55,7 @@ T Get(const json& kw, const char* key, T dflt) {
   return it->get<T>();
 }
 
-
 }  // namespace
-
-PreprocessorRegistry& PreprocessorRegistry::Global() {
-  static PreprocessorRegistry* registry = new PreprocessorRegistry();
-  return *registry;
-}
 
 void PreprocessorRegistry::Register(const std::string& name,
                                     std::vector<ArgSpec> args,

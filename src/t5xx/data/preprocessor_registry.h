@@ -22,7 +22,6 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/data/preprocessors.h"
-#include "t5xx/util/edit_distance.h"
 
 namespace t5xx::seqio {
 
@@ -46,10 +45,6 @@ using PreprocessorFactory = std::function<Preprocessor(const nlohmann::json&)>;
 
 class PreprocessorRegistry {
  public:
-  // The process-wide registry; empty until RegisterSeqioPreprocessors(Global())
-  // (or other Register calls) fill it.
-  static PreprocessorRegistry& Global();
-
   // Adds `name`. Throws t5xx::Error if it is already registered.
   void Register(const std::string& name, std::vector<ArgSpec> args,
                 PreprocessorFactory factory);
@@ -72,10 +67,6 @@ class PreprocessorRegistry {
   const Entry& Find(const std::string& name) const;
   std::map<std::string, Entry> entries_;
 };
-
-// The "did you mean" helper callers write as seqio::ClosestName (it is
-// t5xx/util/edit_distance.h's).
-using ::t5xx::ClosestName;
 
 // Registers (arguments in parentheses; * = required):
 //   seqio.preprocessors.rekey (key_map*: {new: old|null})

@@ -9,6 +9,7 @@
 #include "t5xx/data/mixture.h"
 #include "t5xx/data/preprocessor_registry.h"
 #include "t5xx/trainer/batch_conversion.h"
+#include "t5xx/util/edit_distance.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {
@@ -76,7 +77,7 @@ seqio::OutputFeatures GetOutputFeatures(const std::string& name,
   if (!seqio::TaskRegistry::Global().Has(name)) {
     std::vector<std::string> names = seqio::TaskRegistry::Global().Names();
     for (const auto& m : seqio::MixtureRegistry::Global().Names()) names.push_back(m);
-    const std::string suggestion = seqio::ClosestName(name, names);
+    const std::string suggestion = ClosestName(name, names);
     throw Error("no task or mixture named '" + name + "'" +
                 (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
                 "; define it in gin (seqio.Task / seqio.Mixture in t5xx.seqio.register) or "

@@ -8,6 +8,7 @@
 #include "t5xx/config/reading.h"
 #include "t5xx/seqio_gin/builders.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
+#include "t5xx/util/edit_distance.h"
 
 namespace t5xx::seqio_gin {
 namespace {
@@ -95,7 +96,7 @@ seqio::Preprocessor BuildPreprocessor(BuildContext& ctx, const Value& v,
                  v.ToGinString());
   const std::string& name = v.reference_name();
   if (!reg.Contains(name)) {
-    std::string suggestion = seqio::ClosestName(name, reg.Names());
+    std::string suggestion = ClosestName(name, reg.Names());
     throw Error(gin::WhereShort(v) + ": @" + name + " is not a preprocessor" +
                 (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)"));
   }
