@@ -1,8 +1,10 @@
-// See feature_converters.h.
+// seqio's feature converters (declared in feature_converters.h): the
+// FeatureConverter base (length checks, per-example validation, the model
+// output check), the EncDec/LM/PrefixLM conversions and their specs, and the
+// PassThrough and Decoder converters.
 #include "t5xx/data/feature_converters.h"
 
 #include <algorithm>
-#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -128,111 +130,11 @@ std::string Who(const std::string& converter, const std::string& task_name) {
   return who;
 }
 
-FeatureConverterSpec EncDecSpec() {
-  return {"EncDecFeatureConverter",
-          {"inputs", "targets"},
-          {"encoder_input_tokens", "decoder_target_tokens",
-           "decoder_input_tokens", "decoder_loss_weights"},
-          {"encoder_segment_ids", "encoder_positions", "decoder_segment_ids",
-           "decoder_positions"},
-          [](const std::string& k, const FeatureLengths& lengths) {
-            return lengths.at(k.rfind("encoder_", 0) == 0 ? "inputs" : "targets");
-          }};
-}
+// The seqio conversions (each a FeatureConverterSpec::convert) and specs.
 
-FeatureConverterSpec LMSpec() {
-  return {"LMFeatureConverter",
-          {"targets"},
-          {"decoder_target_tokens", "decoder_input_tokens",
-           "decoder_loss_weights"},
-          {"decoder_segment_ids", "decoder_positions"},
-          [](const std::string&, const FeatureLengths& lengths) {
-            return lengths.at("targets");
-          }};
-}
-
-FeatureConverterSpec PrefixLMSpec(std::string name = "PrefixLMFeatureConverter") {
-  return {std::move(name),
-          {"inputs", "targets"},
-          {"decoder_target_tokens", "decoder_input_tokens",
-           "decoder_loss_weights", "decoder_causal_attention"},
-          {"decoder_segment_ids", "decoder_positions"},
-          [](const std::string&, const FeatureLengths& lengths) {
-            return lengths.at("inputs") + lengths.at("targets");
-          }};
-}
-
-}  // namespace
-
-std::vector<std::string> FeatureConverter::ModelFeatures() const {
-  std::vector<std::string> f = spec_.model_features;
-  if (pack_)
-    f.insert(f.end(), spec_.packing_features.begin(),
-             spec_.packing_features.end());
-  return f;
-}
-
-FeatureLengths FeatureConverter::GetModelFeatureLengths(
-    const FeatureLengths& task_feature_lengths) const {
-  ValidateLengths(task_feature_lengths);
-  FeatureLengths out;
-  for (const auto& k : ModelFeatures())
-    out[k] = spec_.model_feature_length(k, task_feature_lengths);
-  return out;
-}
-
-void FeatureConverter::ValidateLengths(
-    const FeatureLengths& task_feature_lengths) const {
-  const std::vector<std::string>& expected = TaskFeatures();
-  std::vector<std::string> missing, extra;
-  for (const auto& k : expected)
-    if (!task_feature_lengths.count(k)) missing.push_back(k);
-  for (const auto& kv : task_feature_lengths)
-    if (std::find(expected.begin(), expected.end(), kv.first) == expected.end())
-      extra.push_back(kv.first);
-  if (!missing.empty() || !extra.empty()) {
-    std::string msg = name() + ": task_feature_lengths must have exactly the "
-                      "keys " + BracketedList(expected);
-    if (!missing.empty()) msg += "; missing " + BracketedList(missing);
-    if (!extra.empty()) msg += "; unexpected " + BracketedList(extra);
-    throw Error(msg);
-  }
-  CheckLengthsPositive(name(), task_feature_lengths);
-}
-
-DatasetPtr FeatureConverter::operator()(
-    DatasetPtr input, const FeatureLengths& task_feature_lengths,
-    const std::string& task_name) const {
-  T5XX_CHECK(input != nullptr, name() + ": input dataset is null");
-  ValidateLengths(task_feature_lengths);
-  const std::string who = Who(name(), task_name);
-  DatasetPtr ds = std::make_unique<ValidateDataset>(std::move(input),
-                                                    task_feature_lengths, who);
-  ds = ConvertValidated(std::move(ds), task_feature_lengths);
-  FeatureLengths model_lengths = GetModelFeatureLengths(task_feature_lengths);
-  return Map(std::move(ds), [model_lengths, who](Example ex) {
-    return CheckModelOutput(std::move(ex), model_lengths, who);
-  });
-}
-
-std::vector<Example> FeatureConverter::Convert(
-    std::vector<Example> examples, const FeatureLengths& task_feature_lengths,
-    const std::string& task_name) const {
-  auto ds = (*this)(FromVector(std::move(examples)), task_feature_lengths,
-                    task_name);
-  return Collect(*ds);
-}
-
-// ---------------------------------------------------------------------------
-// EncDec
-
-EncDecFeatureConverter::EncDecFeatureConverter(bool pack, int32_t bos_id)
-    : FeatureConverter(EncDecSpec(), pack, bos_id) {}
-
-DatasetPtr EncDecFeatureConverter::ConvertValidated(
-    DatasetPtr input, const FeatureLengths& lengths) const {
-  const int32_t bos = bos_id();
-  if (pack()) {
+DatasetPtr ConvertEncDec(DatasetPtr input, const FeatureLengths& lengths,
+                         bool pack, int32_t bos) {
+  if (pack) {
     return Map(TrimAndPackDataset(std::move(input), lengths), [bos](Example ex) {
       Example out;
       AddDecoderFeatures(ex, /*packed=*/true, bos, out);
@@ -251,16 +153,8 @@ DatasetPtr EncDecFeatureConverter::ConvertValidated(
   });
 }
 
-// ---------------------------------------------------------------------------
-// LM
-
-LMFeatureConverter::LMFeatureConverter(bool pack, int32_t bos_id)
-    : FeatureConverter(LMSpec(), pack, bos_id) {}
-
-DatasetPtr LMFeatureConverter::ConvertValidated(
-    DatasetPtr input, const FeatureLengths& lengths) const {
-  const int32_t bos = bos_id();
-  const bool packed = pack();
+DatasetPtr ConvertLM(DatasetPtr input, const FeatureLengths& lengths,
+                     bool packed, int32_t bos) {
   DatasetPtr ds = packed ? TrimAndPackDataset(std::move(input), lengths)
                          : Map(std::move(input), [lengths](Example ex) {
                              return TrimAndPad(std::move(ex), lengths);
@@ -271,14 +165,6 @@ DatasetPtr LMFeatureConverter::ConvertValidated(
     return out;
   });
 }
-
-// ---------------------------------------------------------------------------
-// PrefixLM
-
-PrefixLMFeatureConverter::PrefixLMFeatureConverter(bool pack, int32_t bos_id)
-    : FeatureConverter(PrefixLMSpec(), pack, bos_id) {}
-
-namespace {
 
 // Builds the PrefixLM outputs from per-position tokens, positions and
 // (per-position) input widths.
@@ -293,16 +179,12 @@ void FinishPrefixLM(Example& out, const Tokens& tok, const Tokens& pos,
   out["decoder_causal_attention"] = std::move(causal);
 }
 
-}  // namespace
-
-DatasetPtr PrefixLMFeatureConverter::ConvertValidated(
-    DatasetPtr input, const FeatureLengths& lengths) const {
-  const int32_t bos = bos_id();
+DatasetPtr ConvertPrefixLM(DatasetPtr input, const FeatureLengths& lengths,
+                           bool packed, int32_t bos) {
   const int64_t L = lengths.at("inputs") + lengths.at("targets");
   // Concatenate inputs ++ targets into "targets" (and, for packing,
   // per-position copies of |inputs| and |inputs|+1 that pack alongside it,
   // so padding gets width 0 and neither loss nor causal attention).
-  const bool packed = pack();
   DatasetPtr concat = Map(std::move(input), [packed](Example ex) {
     Tokens inputs = Take(ex, "inputs");
     Tokens targets = Take(ex, "targets");
@@ -357,129 +239,123 @@ DatasetPtr PrefixLMFeatureConverter::ConvertValidated(
   });
 }
 
-// ---------------------------------------------------------------------------
-// Batching
-
-std::vector<int32_t> Batch::Row(const std::string& feature, int64_t r) const {
-  auto it = features.find(feature);
-  T5XX_CHECK(it != features.end(), "Batch::Row: no feature '" + feature + "'");
-  T5XX_CHECK(r >= 0 && r < batch_size, "Batch::Row: row " + std::to_string(r) +
-                                      " outside [0, " +
-                                      std::to_string(batch_size) + ")");
-  const int64_t L = lengths.at(feature);
-  return std::vector<int32_t>(it->second.begin() + r * L,
-                              it->second.begin() + (r + 1) * L);
+FeatureConverterSpec EncDecSpec() {
+  return {"EncDecFeatureConverter",
+          {"inputs", "targets"},
+          {"encoder_input_tokens", "decoder_target_tokens",
+           "decoder_input_tokens", "decoder_loss_weights"},
+          {"encoder_segment_ids", "encoder_positions", "decoder_segment_ids",
+           "decoder_positions"},
+          [](const std::string& k, const FeatureLengths& lengths) {
+            return lengths.at(k.rfind("encoder_", 0) == 0 ? "inputs" : "targets");
+          },
+          ConvertEncDec};
 }
 
-BatchIterator::BatchIterator(DatasetPtr input, int64_t batch_size,
-                             FeatureLengths lengths)
-    : input_(std::move(input)), batch_size_(batch_size),
-      lengths_(std::move(lengths)) {
-  T5XX_CHECK(input_ != nullptr, "BatchIterator: input dataset is null");
-  T5XX_CHECK(batch_size_ >= 1, "BatchIterator: batch_size must be >= 1, got " +
-                              std::to_string(batch_size_));
+FeatureConverterSpec LMSpec() {
+  return {"LMFeatureConverter",
+          {"targets"},
+          {"decoder_target_tokens", "decoder_input_tokens",
+           "decoder_loss_weights"},
+          {"decoder_segment_ids", "decoder_positions"},
+          [](const std::string&, const FeatureLengths& lengths) {
+            return lengths.at("targets");
+          },
+          ConvertLM};
 }
 
-std::optional<Batch> BatchIterator::Next() {
-  if (lookahead_) {
-    std::optional<Batch> out = std::move(lookahead_);
-    lookahead_.reset();
-    return out;
+FeatureConverterSpec PrefixLMSpec(std::string name = "PrefixLMFeatureConverter") {
+  return {std::move(name),
+          {"inputs", "targets"},
+          {"decoder_target_tokens", "decoder_input_tokens",
+           "decoder_loss_weights", "decoder_causal_attention"},
+          {"decoder_segment_ids", "decoder_positions"},
+          [](const std::string&, const FeatureLengths& lengths) {
+            return lengths.at("inputs") + lengths.at("targets");
+          },
+          ConvertPrefixLM};
+}
+
+}  // namespace
+
+std::vector<std::string> FeatureConverter::ModelFeatures() const {
+  std::vector<std::string> f = spec_.model_features;
+  if (pack_)
+    f.insert(f.end(), spec_.packing_features.begin(),
+             spec_.packing_features.end());
+  return f;
+}
+
+FeatureLengths FeatureConverter::GetModelFeatureLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  ValidateLengths(task_feature_lengths);
+  FeatureLengths out;
+  for (const auto& k : ModelFeatures())
+    out[k] = spec_.model_feature_length(k, task_feature_lengths);
+  return out;
+}
+
+DatasetPtr FeatureConverter::ConvertValidated(
+    DatasetPtr input, const FeatureLengths& task_feature_lengths) const {
+  return spec_.convert(std::move(input), task_feature_lengths, pack_, bos_id_);
+}
+
+void FeatureConverter::ValidateLengths(
+    const FeatureLengths& task_feature_lengths) const {
+  const std::vector<std::string>& expected = TaskFeatures();
+  std::vector<std::string> missing, extra;
+  for (const auto& k : expected)
+    if (!task_feature_lengths.count(k)) missing.push_back(k);
+  for (const auto& kv : task_feature_lengths)
+    if (std::find(expected.begin(), expected.end(), kv.first) == expected.end())
+      extra.push_back(kv.first);
+  if (!missing.empty() || !extra.empty()) {
+    std::string msg = name() + ": task_feature_lengths must have exactly the "
+                      "keys " + BracketedList(expected);
+    if (!missing.empty()) msg += "; missing " + BracketedList(missing);
+    if (!extra.empty()) msg += "; unexpected " + BracketedList(extra);
+    throw Error(msg);
   }
-  if (done_) return std::nullopt;
-  std::vector<Example> rows;
-  while (static_cast<int64_t>(rows.size()) < batch_size_) {
-    auto ex = input_->Next();
-    if (!ex) {
-      done_ = true;
-      return std::nullopt;  // drop_remainder
-    }
-    rows.push_back(std::move(*ex));
-  }
-  if (lengths_.empty()) {
-    for (const auto& [k, v] : rows[0])
-      if (std::holds_alternative<Tokens>(v))
-        lengths_[k] = static_cast<int64_t>(std::get<Tokens>(v).size());
-    T5XX_CHECK(!lengths_.empty(), "BatchIterator: first example has no token features");
-  }
-  Batch b;
-  b.batch_size = batch_size_;
-  b.lengths = lengths_;
-  for (const auto& [k, L] : lengths_) {
-    auto& flat = b.features[k];
-    flat.reserve(static_cast<size_t>(batch_size_ * L));
-    for (size_t r = 0; r < rows.size(); ++r) {
-      const std::string where =
-          "BatchIterator: example " + std::to_string(examples_read_ + r) + ": ";
-      auto it = rows[r].find(k);
-      T5XX_CHECK(it != rows[r].end(), where + "missing feature '" + k + "'");
-      T5XX_CHECK(std::holds_alternative<Tokens>(it->second),
-            where + "feature '" + k + "' is a string");
-      const Tokens& t = std::get<Tokens>(it->second);
-      T5XX_CHECK(static_cast<int64_t>(t.size()) == L,
-            where + "feature '" + k + "' has length " +
-                std::to_string(t.size()) + ", expected exactly " +
-                std::to_string(L) + " (use a FeatureConverter to pad/pack)");
-      flat.insert(flat.end(), t.begin(), t.end());
-    }
-  }
-  examples_read_ += static_cast<int64_t>(rows.size());
-  return b;
+  CheckLengthsPositive(name(), task_feature_lengths);
 }
 
-bool BatchIterator::HasNext() {
-  if (!lookahead_) lookahead_ = Next();
-  return lookahead_.has_value();
+DatasetPtr FeatureConverter::operator()(
+    DatasetPtr input, const FeatureLengths& task_feature_lengths,
+    const std::string& task_name) const {
+  T5XX_CHECK(input != nullptr, name() + ": input dataset is null");
+  ValidateLengths(task_feature_lengths);
+  const std::string who = Who(name(), task_name);
+  DatasetPtr ds = std::make_unique<ValidateDataset>(std::move(input),
+                                                    task_feature_lengths, who);
+  ds = ConvertValidated(std::move(ds), task_feature_lengths);
+  FeatureLengths model_lengths = GetModelFeatureLengths(task_feature_lengths);
+  return Map(std::move(ds), [model_lengths, who](Example ex) {
+    return CheckModelOutput(std::move(ex), model_lengths, who);
+  });
 }
 
-nlohmann::json BatchIterator::SaveState() const {
-  nlohmann::json lookahead = nullptr;
-  if (lookahead_) {
-    lookahead = {{"batch_size", lookahead_->batch_size},
-                 {"features", lookahead_->features},
-                 {"lengths", lookahead_->lengths}};
-  }
-  return WrapRootState({{"examples_read", examples_read_},
-                        {"done", done_},
-                        {"lengths", lengths_},
-                        {"lookahead", std::move(lookahead)},
-                        {"input", input_->SaveState()}});
+std::vector<Example> FeatureConverter::Convert(
+    std::vector<Example> examples, const FeatureLengths& task_feature_lengths,
+    const std::string& task_name) const {
+  auto ds = (*this)(FromVector(std::move(examples)), task_feature_lengths,
+                    task_name);
+  return Collect(*ds);
 }
 
-void BatchIterator::RestoreState(const nlohmann::json& root) {
-  const nlohmann::json state = UnwrapRootState(root);
-  const char* who = "BatchIterator";
-  examples_read_ = StateField(state, "examples_read", who).get<int64_t>();
-  done_ = StateField(state, "done", who).get<bool>();
-  lengths_ = StateField(state, "lengths", who).get<FeatureLengths>();
-  const auto& la = StateField(state, "lookahead", who);
-  lookahead_.reset();
-  if (!la.is_null()) {
-    Batch b;
-    b.batch_size = StateField(la, "batch_size", who).get<int64_t>();
-    b.features = StateField(la, "features", who)
-                     .get<std::map<std::string, std::vector<int32_t>>>();
-    b.lengths = StateField(la, "lengths", who).get<std::map<std::string, int64_t>>();
-    T5XX_CHECK(b.batch_size == batch_size_,
-          "BatchIterator: saved batch size " + std::to_string(b.batch_size) +
-              " differs from this iterator's " + std::to_string(batch_size_));
-    lookahead_ = std::move(b);
-  }
-  input_->RestoreState(StateField(state, "input", who));
-}
+EncDecFeatureConverter::EncDecFeatureConverter(bool pack, int32_t bos_id)
+    : FeatureConverter(EncDecSpec(), pack, bos_id) {}
 
-Batch BatchIterator::NextBatch() {
-  auto b = Next();
-  T5XX_CHECK(b.has_value(), "BatchIterator: dataset exhausted (a final partial "
-                       "batch, if any, is dropped)");
-  return std::move(*b);
-}
+LMFeatureConverter::LMFeatureConverter(bool pack, int32_t bos_id)
+    : FeatureConverter(LMSpec(), pack, bos_id) {}
+
+PrefixLMFeatureConverter::PrefixLMFeatureConverter(bool pack, int32_t bos_id)
+    : FeatureConverter(PrefixLMSpec(), pack, bos_id) {}
 
 // ---- PassThroughFeatureConverter -------------------------------------------
 
 PassThroughFeatureConverter::PassThroughFeatureConverter(bool pack,
                                                          int32_t bos_id)
-    : FeatureConverter({"PassThroughFeatureConverter", {}, {}, {}, nullptr},
+    : FeatureConverter({"PassThroughFeatureConverter", {}, {}, {}, nullptr, nullptr},
                        pack, bos_id) {
   T5XX_CHECK(!pack, "PassThroughFeatureConverter: pack must be false (it passes "
                "task features through unchanged and cannot pack)");

@@ -1,11 +1,10 @@
-// seqio feature converters (seqio/feature_converters.py) and batching.
+// seqio feature converters (seqio/feature_converters.py).
 //
 // A FeatureConverter maps a Task's dataset (features named by TASK_FEATURES,
 // e.g. "inputs"/"targets", rank-1 int32) to the model's features (e.g.
 // "encoder_input_tokens"), packing or padding every model feature to exactly
-// its length. Batching stacks converted examples row-major with
-// drop_remainder semantics (seqio's get_dataset batches with
-// drop_remainder=True).
+// its length. Batching the converted examples is batching.h's (included here
+// for the callers that use both).
 //
 // Deviation from seqio: a task feature longer than its task feature length is
 // a t5xx::Error (naming converter, task, example index, feature and lengths)
@@ -14,19 +13,19 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "t5xx/data/batching.h"
 #include "t5xx/data/dataset.h"
 #include "t5xx/data/utils.h"
 
 namespace t5xx::seqio {
 
-// What a converter declares about its features -- seqio's TASK_FEATURES and
-// MODEL_FEATURES class attributes -- and how long each model feature is.
+// What a converter is: its features -- seqio's TASK_FEATURES and
+// MODEL_FEATURES class attributes --, how long each model feature is, and
+// how a validated dataset is converted (seqio's _convert_features).
 struct FeatureConverterSpec {
   std::string name;  // e.g. "EncDecFeatureConverter"
   // seqio's TASK_FEATURES: the keys task_feature_lengths must have exactly.
@@ -40,6 +39,11 @@ struct FeatureConverterSpec {
   int64_t (*model_feature_length)(const std::string& model_feature,
                                   const FeatureLengths& task_feature_lengths) =
       nullptr;
+  // Converts a validated dataset (every task feature present, int32, within
+  // its length) to the model features, packing when `pack`.
+  DatasetPtr (*convert)(DatasetPtr input,
+                        const FeatureLengths& task_feature_lengths, bool pack,
+                        int32_t bos_id) = nullptr;
 };
 
 class FeatureConverter {
@@ -90,9 +94,10 @@ class FeatureConverter {
 
  protected:
   // Converts a validated dataset (every task feature present, int32, within
-  // its length).
+  // its length): the spec's convert. Virtual: PassThrough/Decoder converters
+  // replace the whole flow (operator()) instead.
   virtual DatasetPtr ConvertValidated(
-      DatasetPtr input, const FeatureLengths& task_feature_lengths) const = 0;
+      DatasetPtr input, const FeatureLengths& task_feature_lengths) const;
 
  private:
   FeatureConverterSpec spec_;
@@ -110,10 +115,6 @@ class FeatureConverter {
 class EncDecFeatureConverter : public FeatureConverter {
  public:
   explicit EncDecFeatureConverter(bool pack = true, int32_t bos_id = 0);
-
- protected:
-  DatasetPtr ConvertValidated(DatasetPtr input,
-                              const FeatureLengths& lengths) const override;
 };
 
 // LMFeatureConverter (decoder-only): task feature targets [T] ->
@@ -122,10 +123,6 @@ class EncDecFeatureConverter : public FeatureConverter {
 class LMFeatureConverter : public FeatureConverter {
  public:
   explicit LMFeatureConverter(bool pack = true, int32_t bos_id = 0);
-
- protected:
-  DatasetPtr ConvertValidated(DatasetPtr input,
-                              const FeatureLengths& lengths) const override;
 };
 
 // PrefixLMFeatureConverter (loss_on_targets_only=True): task features
@@ -140,10 +137,6 @@ class LMFeatureConverter : public FeatureConverter {
 class PrefixLMFeatureConverter : public FeatureConverter {
  public:
   explicit PrefixLMFeatureConverter(bool pack = true, int32_t bos_id = 0);
-
- protected:
-  DatasetPtr ConvertValidated(DatasetPtr input,
-                              const FeatureLengths& lengths) const override;
 };
 
 // seqio.PassThroughFeatureConverter: passes the task features through
@@ -198,61 +191,6 @@ class DecoderFeatureConverter : public FeatureConverter {
   const FeatureConverter& Choose(const FeatureLengths& task_feature_lengths) const;
   LMFeatureConverter lm_;
   PrefixLMFeatureConverter prefix_lm_;
-};
-
-// ---------------------------------------------------------------------------
-// Batching.
-
-// A batch of converted examples.
-struct Batch {
-  int64_t batch_size = 0;
-  // Feature -> row-major [batch_size, lengths[feature]] int32.
-  std::map<std::string, std::vector<int32_t>> features;
-  std::map<std::string, int64_t> lengths;
-
-  // Copy of row `r` of `feature` ([lengths[feature]] int32). Throws
-  // t5xx::Error for an unknown feature or r outside [0, batch_size).
-  std::vector<int32_t> Row(const std::string& feature, int64_t r) const;
-};
-
-// Stacks `batch_size` consecutive examples per batch; a final partial batch
-// is dropped (drop_remainder=True). Features in `lengths` are batched (others
-// are ignored); with empty `lengths` every token feature of the first example
-// is batched with its size as length. Throws t5xx::Error (naming the feature,
-// the example's index and the lengths) when an example lacks a feature, or a
-// feature is a string or not exactly its length; and if batch_size < 1.
-class BatchIterator {
- public:
-  BatchIterator(DatasetPtr input, int64_t batch_size,
-                FeatureLengths lengths = {});
-  BatchIterator(BatchIterator&&) = default;
-  BatchIterator& operator=(BatchIterator&&) = default;
-
-  // The next full batch, or std::nullopt once fewer than batch_size examples
-  // remain.
-  std::optional<Batch> Next();
-  // True if NextBatch() will return a batch (reads ahead one batch).
-  bool HasNext();
-  // The next full batch; throws t5xx::Error when the dataset is exhausted.
-  Batch NextBatch();
-
-  int64_t batch_size() const { return batch_size_; }
-
-  // Checkpointing: a root state ({"version": 1, "state": ...}, see
-  // WrapRootState) holding the counters, a read-ahead batch if any, and the
-  // input pipeline's state. RestoreState must be called on a freshly built
-  // identical iterator (same pipeline, seeds and batch size); it throws
-  // t5xx::Error for a newer state version or a mismatched pipeline.
-  nlohmann::json SaveState() const;
-  void RestoreState(const nlohmann::json& root);
-
- private:
-  DatasetPtr input_;
-  int64_t batch_size_;
-  FeatureLengths lengths_;
-  int64_t examples_read_ = 0;
-  std::optional<Batch> lookahead_;
-  bool done_ = false;
 };
 
 }  // namespace t5xx::seqio

@@ -1,0 +1,128 @@
+// Batching of converted examples (see batching.h): Batch rows and
+// BatchIterator.
+#include "t5xx/data/batching.h"
+
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+
+std::vector<int32_t> Batch::Row(const std::string& feature, int64_t r) const {
+  auto it = features.find(feature);
+  T5XX_CHECK(it != features.end(), "Batch::Row: no feature '" + feature + "'");
+  T5XX_CHECK(r >= 0 && r < batch_size, "Batch::Row: row " + std::to_string(r) +
+                                      " outside [0, " +
+                                      std::to_string(batch_size) + ")");
+  const int64_t L = lengths.at(feature);
+  return std::vector<int32_t>(it->second.begin() + r * L,
+                              it->second.begin() + (r + 1) * L);
+}
+
+BatchIterator::BatchIterator(DatasetPtr input, int64_t batch_size,
+                             FeatureLengths lengths)
+    : input_(std::move(input)), batch_size_(batch_size),
+      lengths_(std::move(lengths)) {
+  T5XX_CHECK(input_ != nullptr, "BatchIterator: input dataset is null");
+  T5XX_CHECK(batch_size_ >= 1, "BatchIterator: batch_size must be >= 1, got " +
+                              std::to_string(batch_size_));
+}
+
+std::optional<Batch> BatchIterator::Next() {
+  if (lookahead_) {
+    std::optional<Batch> out = std::move(lookahead_);
+    lookahead_.reset();
+    return out;
+  }
+  if (done_) return std::nullopt;
+  std::vector<Example> rows;
+  while (static_cast<int64_t>(rows.size()) < batch_size_) {
+    auto ex = input_->Next();
+    if (!ex) {
+      done_ = true;
+      return std::nullopt;  // drop_remainder
+    }
+    rows.push_back(std::move(*ex));
+  }
+  if (lengths_.empty()) {
+    for (const auto& [k, v] : rows[0])
+      if (std::holds_alternative<Tokens>(v))
+        lengths_[k] = static_cast<int64_t>(std::get<Tokens>(v).size());
+    T5XX_CHECK(!lengths_.empty(), "BatchIterator: first example has no token features");
+  }
+  Batch b;
+  b.batch_size = batch_size_;
+  b.lengths = lengths_;
+  for (const auto& [k, L] : lengths_) {
+    auto& flat = b.features[k];
+    flat.reserve(static_cast<size_t>(batch_size_ * L));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const std::string where =
+          "BatchIterator: example " + std::to_string(examples_read_ + r) + ": ";
+      auto it = rows[r].find(k);
+      T5XX_CHECK(it != rows[r].end(), where + "missing feature '" + k + "'");
+      T5XX_CHECK(std::holds_alternative<Tokens>(it->second),
+            where + "feature '" + k + "' is a string");
+      const Tokens& t = std::get<Tokens>(it->second);
+      T5XX_CHECK(static_cast<int64_t>(t.size()) == L,
+            where + "feature '" + k + "' has length " +
+                std::to_string(t.size()) + ", expected exactly " +
+                std::to_string(L) + " (use a FeatureConverter to pad/pack)");
+      flat.insert(flat.end(), t.begin(), t.end());
+    }
+  }
+  examples_read_ += static_cast<int64_t>(rows.size());
+  return b;
+}
+
+bool BatchIterator::HasNext() {
+  if (!lookahead_) lookahead_ = Next();
+  return lookahead_.has_value();
+}
+
+nlohmann::json BatchIterator::SaveState() const {
+  nlohmann::json lookahead = nullptr;
+  if (lookahead_) {
+    lookahead = {{"batch_size", lookahead_->batch_size},
+                 {"features", lookahead_->features},
+                 {"lengths", lookahead_->lengths}};
+  }
+  return WrapRootState({{"examples_read", examples_read_},
+                        {"done", done_},
+                        {"lengths", lengths_},
+                        {"lookahead", std::move(lookahead)},
+                        {"input", input_->SaveState()}});
+}
+
+void BatchIterator::RestoreState(const nlohmann::json& root) {
+  const nlohmann::json state = UnwrapRootState(root);
+  const char* who = "BatchIterator";
+  examples_read_ = StateField(state, "examples_read", who).get<int64_t>();
+  done_ = StateField(state, "done", who).get<bool>();
+  lengths_ = StateField(state, "lengths", who).get<FeatureLengths>();
+  const auto& la = StateField(state, "lookahead", who);
+  lookahead_.reset();
+  if (!la.is_null()) {
+    Batch b;
+    b.batch_size = StateField(la, "batch_size", who).get<int64_t>();
+    b.features = StateField(la, "features", who)
+                     .get<std::map<std::string, std::vector<int32_t>>>();
+    b.lengths = StateField(la, "lengths", who).get<std::map<std::string, int64_t>>();
+    T5XX_CHECK(b.batch_size == batch_size_,
+          "BatchIterator: saved batch size " + std::to_string(b.batch_size) +
+              " differs from this iterator's " + std::to_string(batch_size_));
+    lookahead_ = std::move(b);
+  }
+  input_->RestoreState(StateField(state, "input", who));
+}
+
+Batch BatchIterator::NextBatch() {
+  auto b = Next();
+  T5XX_CHECK(b.has_value(), "BatchIterator: dataset exhausted (a final partial "
+                       "batch, if any, is dropped)");
+  return std::move(*b);
+}
+
+}  // namespace t5xx::seqio

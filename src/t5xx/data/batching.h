@@ -1,0 +1,73 @@
+// Batching of converted examples: Batch (row-major [batch_size, length]
+// int32 per feature) and BatchIterator, which stacks consecutive examples
+// with drop_remainder semantics (seqio's get_dataset batches with
+// drop_remainder=True) and saves its position with the input pipeline's.
+// Framework-free: no libtorch.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "t5xx/data/dataset.h"
+#include "t5xx/data/utils.h"
+
+namespace t5xx::seqio {
+
+// A batch of converted examples.
+struct Batch {
+  int64_t batch_size = 0;
+  // Feature -> row-major [batch_size, lengths[feature]] int32.
+  std::map<std::string, std::vector<int32_t>> features;
+  std::map<std::string, int64_t> lengths;
+
+  // Copy of row `r` of `feature` ([lengths[feature]] int32). Throws
+  // t5xx::Error for an unknown feature or r outside [0, batch_size).
+  std::vector<int32_t> Row(const std::string& feature, int64_t r) const;
+};
+
+// Stacks `batch_size` consecutive examples per batch; a final partial batch
+// is dropped (drop_remainder=True). Features in `lengths` are batched (others
+// are ignored); with empty `lengths` every token feature of the first example
+// is batched with its size as length. Throws t5xx::Error (naming the feature,
+// the example's index and the lengths) when an example lacks a feature, or a
+// feature is a string or not exactly its length; and if batch_size < 1.
+class BatchIterator {
+ public:
+  BatchIterator(DatasetPtr input, int64_t batch_size,
+                FeatureLengths lengths = {});
+  BatchIterator(BatchIterator&&) = default;
+  BatchIterator& operator=(BatchIterator&&) = default;
+
+  // The next full batch, or std::nullopt once fewer than batch_size examples
+  // remain.
+  std::optional<Batch> Next();
+  // True if NextBatch() will return a batch (reads ahead one batch).
+  bool HasNext();
+  // The next full batch; throws t5xx::Error when the dataset is exhausted.
+  Batch NextBatch();
+
+  int64_t batch_size() const { return batch_size_; }
+
+  // Checkpointing: a root state ({"version": 1, "state": ...}, see
+  // WrapRootState) holding the counters, a read-ahead batch if any, and the
+  // input pipeline's state. RestoreState must be called on a freshly built
+  // identical iterator (same pipeline, seeds and batch size); it throws
+  // t5xx::Error for a newer state version or a mismatched pipeline.
+  nlohmann::json SaveState() const;
+  void RestoreState(const nlohmann::json& root);
+
+ private:
+  DatasetPtr input_;
+  int64_t batch_size_;
+  FeatureLengths lengths_;
+  int64_t examples_read_ = 0;
+  std::optional<Batch> lookahead_;
+  bool done_ = false;
+};
+
+}  // namespace t5xx::seqio
