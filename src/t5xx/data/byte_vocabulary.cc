@@ -1,3 +1,4 @@
+// seqio's ByteVocabulary: UTF-8 bytes as token ids (see byte_vocabulary.h).
 #include "t5xx/data/byte_vocabulary.h"
 
 #include <limits>

@@ -4,7 +4,8 @@
 // the end. Preprocessors are functions Dataset -> Dataset (seqio's
 // `ds -> ds` callables), so a Task is a chain of wrappers over a source.
 // Deterministic: the same construction and seed give the same stream.
-// Framework-free: no libtorch.
+// Defined in dataset.cc (interface defaults, state helpers), dataset_ops.cc,
+// parallel_map.cc and factory_datasets.cc. Framework-free: no libtorch.
 #pragma once
 
 #include <cstdint>

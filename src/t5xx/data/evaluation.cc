@@ -1,3 +1,5 @@
+// Scoring a Task's predictions with its postprocessor and metrics (see
+// evaluation.h).
 #include "t5xx/data/evaluation.h"
 
 #include <cmath>

@@ -1,4 +1,5 @@
-// See file_data_source.h.
+// seqio's FileDataSource: split file patterns, sharding and the read plan (see
+// file_data_source.h).
 #include "t5xx/data/file_data_source.h"
 
 #include <memory>

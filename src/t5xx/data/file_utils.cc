@@ -1,3 +1,5 @@
+// File helpers of the data layer: glob expansion and gzip-or-plain line I/O
+// (see file_utils.h).
 #include "t5xx/data/file_utils.h"
 
 #include <glob.h>

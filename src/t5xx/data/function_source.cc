@@ -1,3 +1,5 @@
+// seqio.FunctionDataSource: a DataSource backed by a dataset function (see
+// function_source.h).
 #include "t5xx/data/function_source.h"
 
 #include <algorithm>

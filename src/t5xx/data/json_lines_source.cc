@@ -1,4 +1,4 @@
-// See json_lines_source.h.
+// The JSON-lines (C4 format) data source (see json_lines_source.h).
 #include "t5xx/data/json_lines_source.h"
 
 #include <memory>

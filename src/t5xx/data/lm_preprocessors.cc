@@ -1,4 +1,5 @@
-// See lm_preprocessors.h.
+// T5's language-modeling objectives: prefix_lm, full_lm, iid_denoising (see
+// lm_preprocessors.h).
 #include "t5xx/data/lm_preprocessors.h"
 
 #include <algorithm>

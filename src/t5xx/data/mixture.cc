@@ -1,4 +1,5 @@
-// See mixture.h.
+// seqio Mixture: rate-weighted sampling over tasks, and get_mixture_or_task
+// (see mixture.h).
 #include "t5xx/data/mixture.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// seqio's PassThroughVocabulary: token ids as they are (see
+// passthrough_vocabulary.h).
 #include "t5xx/data/passthrough_vocabulary.h"
 
 #include "t5xx/util/error.h"

@@ -1,3 +1,4 @@
+// Task postprocessors (seqio Task.postprocess_fn) (see postprocessors.h).
 #include "t5xx/data/postprocessors.h"
 
 #include <cctype>

@@ -1,4 +1,5 @@
-// See preprocessor_registry.h.
+// The name -> factory registry of seqio/t5 preprocessors, with argument checks
+// (see preprocessor_registry.h).
 #include "t5xx/data/preprocessor_registry.h"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// See preprocessors.h.
+// seqio's generic preprocessors (rekey, tokenize, append_eos, ...) (see
+// preprocessors.h).
 #include "t5xx/data/preprocessors.h"
 
 #include <utility>

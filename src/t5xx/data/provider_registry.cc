@@ -1,4 +1,5 @@
-// See provider_registry.h.
+// The registries' shared error text (unknown task or mixture, did you mean)
+// (see provider_registry.h).
 #include "t5xx/data/provider_registry.h"
 
 #include "t5xx/util/edit_distance.h"

@@ -1,4 +1,5 @@
-// See record_file_dataset.h.
+// The one dataset over record files (resume, bad records, example sharding)
+// (see record_file_dataset.h).
 #include "t5xx/data/record_file_dataset.h"
 
 #include <memory>

@@ -1,3 +1,5 @@
+// Loading the libt5xx_sentencepiece module and calling SentencePiece through it
+// (see sentencepiece_module.h).
 #include "t5xx/data/sentencepiece_module.h"
 
 #include <dlfcn.h>

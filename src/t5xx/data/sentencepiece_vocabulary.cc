@@ -1,3 +1,5 @@
+// seqio's SentencePieceVocabulary with T5 sentinels (see
+// sentencepiece_vocabulary.h).
 #include "t5xx/data/sentencepiece_vocabulary.h"
 
 #include "t5xx/data/sentencepiece_module.h"

@@ -1,4 +1,5 @@
-// See span_corruption.h.
+// T5's span-corruption objective: noise masks, sentinels, span_corruption (see
+// span_corruption.h).
 #include "t5xx/data/span_corruption.h"
 
 #include <algorithm>

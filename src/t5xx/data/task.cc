@@ -1,4 +1,5 @@
-// See task.h.
+// seqio Task (source -> preprocessors -> output checks) and get_dataset (see
+// task.h).
 #include "t5xx/data/task.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The text-line data source (seqio's TextLineDataSource) (see
+// text_line_source.h).
 #include "t5xx/data/text_line_source.h"
 
 #include <utility>

@@ -1,4 +1,5 @@
-// See text_preprocessors.h.
+// T5's text-to-text preprocessors: translate, summarize, glue (see
+// text_preprocessors.h).
 #include "t5xx/data/text_preprocessors.h"
 
 #include <map>

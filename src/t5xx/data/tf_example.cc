@@ -1,4 +1,5 @@
-// See tf_example.h.
+// The tf.Example codec: Examples to and from serialized tf.Example protos
+// (see tf_example.h).
 #include "t5xx/data/tf_example.h"
 
 #include <limits>

@@ -1,4 +1,5 @@
-// See tfrecord_file.h.
+// TFRecord files: reading and writing one file's framed records (see
+// tfrecord_file.h).
 #include "t5xx/data/tfrecord_file.h"
 
 #include <algorithm>

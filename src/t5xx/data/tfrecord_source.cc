@@ -1,4 +1,5 @@
-// See tfrecord_source.h.
+// seqio's TFExampleDataSource: TFRecord files of tf.Example protos (see
+// tfrecord_source.h).
 #include "t5xx/data/tfrecord_source.h"
 
 #include <memory>

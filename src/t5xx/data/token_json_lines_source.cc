@@ -1,4 +1,5 @@
-// See token_json_lines_source.h.
+// t5xx.seqio.JsonLinesDataSource: JSON lines with text or token fields (see
+// token_json_lines_source.h).
 #include "t5xx/data/token_json_lines_source.h"
 
 #include <climits>

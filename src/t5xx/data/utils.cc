@@ -1,4 +1,5 @@
-// See utils.h.
+// seqio utilities: the counter-based RNG, autoregressive inputs, trim-and-pack,
+// shuffle (see utils.h).
 #include "t5xx/data/utils.h"
 
 #include <algorithm>
