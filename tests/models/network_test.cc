@@ -17,6 +17,7 @@ T5Config TestConfig() {
   c.num_encoder_layers = 2;
   c.num_decoder_layers = 2;
   c.mlp_dim = 32;
+  c.mlp_activations = {"gelu", "linear"};
   c.dropout_rate = 0.0;
   return c;
 }
@@ -133,6 +134,7 @@ TEST(FlopsTest, HandCountedTinyCase) {
   T5Config c;
   c.emb_dim = 2; c.num_heads = 1; c.head_dim = 2; c.mlp_dim = 3; c.vocab_size = 5;
   c.num_encoder_layers = 1; c.num_decoder_layers = 1;
+  c.mlp_activations = {"gelu", "linear"};
   EXPECT_DOUBLE_EQ(EncoderDecoderForwardFlops(c, 1, 1), 76.0 + 136.0);
   EXPECT_DOUBLE_EQ(EncoderDecoderTrainFlops(c, 2, 1, 1), 3 * 2 * 212.0);
 }

@@ -86,6 +86,7 @@ TEST(RematDropoutTest, EncoderDecoderRecomputesWithTheSameMasks) {
     c.num_encoder_layers = 2;
     c.num_decoder_layers = 2;
     c.mlp_dim = 32;
+    c.mlp_activations = {"gelu", "linear"};
     c.dtype = dtype;
     ExpectRematMatches<Transformer>(c, /*encoder=*/true);
   }

@@ -1,75 +1,26 @@
-// The optimizers never assume a whole tensor is local: two threads, each
-// holding one half of every parameter (and its gradient and slots), with a
-// Reducer that sums partial statistics across them, must give the same
+// The optimizers never assume a whole tensor is local: two threads, each a
+// shard of partitioning::SimulatedShardsPartitioner holding one half of
+// every parameter (and its gradient and slots), whose Reducer sums partial
+// statistics across them, must give the same
 // parameters as one process holding everything. The unsharded runs are the
 // ones checked against t5x's numbers in adafactor_test.cc / adamw_test.cc;
 // here the reference is that unsharded run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "optim_test_util.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/optim/optax_optimizers.h"
+#include "t5xx/partitioning/simulated_partitioner.h"
 
 namespace t5xx::optim {
 namespace {
 
 using testing::Vals;
-
-// A rendezvous of two threads that sums one tensor from each.
-class Exchange {
- public:
-  at::Tensor Sum(int rank, const at::Tensor& t) {
-    std::unique_lock<std::mutex> lock(mu_);
-    const int64_t my_generation = generation_;
-    slot_[rank] = t.clone();
-    if (++arrived_ == 2) {
-      result_ = slot_[0] + slot_[1];
-      arrived_ = 0;
-      ++generation_;
-      cv_.notify_all();
-      return result_.clone();
-    }
-    cv_.wait(lock, [&] { return generation_ != my_generation; });
-    return result_.clone();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int arrived_ = 0;
-  int64_t generation_ = 0;
-  at::Tensor slot_[2], result_;
-};
-
-// Every parameter is split in two along split_dim.at(name).
-class TwoShardReducer final : public Reducer {
- public:
-  TwoShardReducer(Exchange* ex, int rank, std::map<std::string, int64_t> split_dim)
-      : ex_(ex), rank_(rank), split_dim_(std::move(split_dim)) {}
-  void AllReduceSum(at::Tensor& partial, const ReduceContext& ctx) const override {
-    const int64_t d = split_dim_.at(ctx.param);
-    if (std::find(ctx.dims.begin(), ctx.dims.end(), d) == ctx.dims.end()) return;
-    partial = ex_->Sum(rank_, partial);
-  }
-  std::vector<int64_t> GlobalShape(const std::string& param,
-                                   at::IntArrayRef local_shape) const override {
-    std::vector<int64_t> s = local_shape.vec();
-    s[static_cast<size_t>(split_dim_.at(param))] *= 2;
-    return s;
-  }
-
- private:
-  Exchange* ex_;
-  int rank_;
-  std::map<std::string, int64_t> split_dim_;
-};
 
 struct Spec {
   std::string name;
@@ -78,11 +29,6 @@ struct Spec {
   int64_t split_dim;
   int64_t seed;
 };
-
-at::Tensor Shard(const at::Tensor& full, int64_t dim, int rank) {
-  const int64_t half = full.size(dim) / 2;
-  return full.narrow(dim, rank * half, half).contiguous().clone();
-}
 
 // Runs `steps` updates unsharded and on two shards; expects equal results.
 template <typename MakeOpt>
@@ -99,22 +45,23 @@ void ExpectShardedEqualsWhole(const std::vector<Spec>& specs, int steps, MakeOpt
     opt->Apply(whole, 0.01);
   }
 
-  Exchange ex;
+  auto collective = std::make_shared<partitioning::SimulatedCollective>(2);
   std::map<std::string, int64_t> split;
   for (const Spec& s : specs) split[s.name] = s.split_dim;
   models::ParamStore shards[2];
   auto run = [&](int rank) {
+    const partitioning::SimulatedShardsPartitioner partitioner(collective, rank, split);
     models::ParamStore& store = shards[rank];
     for (const Spec& s : specs) {
-      store.Add(s.name, Shard(Vals(s.shape, s.seed, 0.1), s.split_dim, rank), s.axes);
+      store.Add(s.name, partitioner.Shard(s.name, Vals(s.shape, s.seed, 0.1)), s.axes);
     }
     std::unique_ptr<Optimizer> o = make_opt();
-    o->set_reducer(std::make_shared<TwoShardReducer>(&ex, rank, split));
+    o->set_reducer(partitioner.reducer());
     o->Init(store);
     for (int t = 0; t < steps; ++t) {
       for (size_t i = 0; i < specs.size(); ++i) {
         store.params()[i].value.mutable_grad() =
-            Shard(full_grad(specs[i], t), specs[i].split_dim, rank);
+            partitioner.Shard(specs[i].name, full_grad(specs[i], t));
       }
       o->Apply(store, 0.01);
     }
@@ -177,14 +124,15 @@ TEST(ShardedTest, AdamWWithGlobalNormClipping) {
 TEST(ShardedTest, FactoringUsesTheGlobalShape) {
   // A (4, 6) kernel split along dim 1 is (4, 3) locally; t5x's heuristic on
   // the full shape makes dim 0 the ROW dim, on the shard it would be dim 1.
-  Exchange ex;
+  const partitioning::SimulatedShardsPartitioner partitioner(
+      std::make_shared<partitioning::SimulatedCollective>(2), 0,
+      std::map<std::string, int64_t>{{"k", 1}});
   models::ParamStore store;
   store.Add("k", at::zeros({4, 3}), {"embed", "mlp"});
   AdafactorConfig c;
   c.min_dim_size_to_factor = 2;
   Adafactor opt(c);
-  opt.set_reducer(
-      std::make_shared<TwoShardReducer>(&ex, 0, std::map<std::string, int64_t>{{"k", 1}}));
+  opt.set_reducer(partitioner.reducer());
   opt.Init(store);
   EXPECT_EQ(opt.state().at("k").row_dims, std::vector<int64_t>({0}));
   EXPECT_EQ(opt.state().at("k").v_row.sizes().vec(), std::vector<int64_t>({4}));

@@ -21,6 +21,7 @@ inline models::T5Config TinyT5Config(double dropout_rate = 0.0) {
   c.num_encoder_layers = 1;
   c.num_decoder_layers = 1;
   c.mlp_dim = 64;
+  c.mlp_activations = {"gelu", "linear"};
   c.dropout_rate = dropout_rate;
   return c;
 }

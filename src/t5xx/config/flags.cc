@@ -1,3 +1,5 @@
+// Command-line gin flags, as t5x's gin_utils reads them -- the implementation
+// of flags.h.
 #include "t5xx/config/flags.h"
 
 #include <filesystem>

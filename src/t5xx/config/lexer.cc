@@ -1,3 +1,4 @@
+// Tokenizer for gin text -- the implementation of lexer.h.
 #include "t5xx/config/lexer.h"
 
 #include <cctype>

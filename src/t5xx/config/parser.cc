@@ -1,3 +1,4 @@
+// Parser for gin files -- the implementation of parser.h.
 #include "t5xx/config/parser.h"
 
 #include <limits>

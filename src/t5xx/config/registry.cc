@@ -1,3 +1,4 @@
+// Registry of configurables -- the implementation of registry.h.
 #include "t5xx/config/registry.h"
 
 #include <algorithm>

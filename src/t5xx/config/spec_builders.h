@@ -11,6 +11,9 @@
 
 namespace t5xx::gin::spec {
 
+// ParamType, shortened for specs: T::kInt, T::kOptionalFloat, ...
+using T = ParamType;
+
 // A parameter with no default: Config::Query throws when it is unbound.
 inline ParamSpec Required(std::string name, ParamType type, std::string doc = "") {
   ParamSpec p;

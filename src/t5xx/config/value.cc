@@ -1,3 +1,4 @@
+// t5xx::gin::Value and Location -- the implementation of value.h.
 #include "t5xx/config/value.h"
 
 #include <cmath>

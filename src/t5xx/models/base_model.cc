@@ -1,3 +1,5 @@
+// The model interface the trainer drives -- the implementation of
+// base_model.h.
 #include "t5xx/models/base_model.h"
 
 #include <stdexcept>

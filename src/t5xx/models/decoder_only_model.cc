@@ -1,3 +1,4 @@
+// DecoderOnlyModel -- the implementation of decoder_only_model.h.
 #include "t5xx/models/decoder_only_model.h"
 
 #include "t5xx/models/flops.h"

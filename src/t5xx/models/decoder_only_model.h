@@ -24,6 +24,9 @@ class DecoderOnlyModel : public BaseTransformerModel {
   ParamStore InitParams(uint64_t seed) const override { return module_.InitParams(seed); }
   at::Tensor ComputeLogits(const ParamStore& params, const FeatureBatch& batch, bool train,
                            at::Generator* rng) const override;
+  // lengths: decoder_target_tokens (flops.h).
+  double TrainFlops(int64_t batch_size,
+                    const std::map<std::string, int64_t>& lengths) const override;
   // seqio's DecoderFeatureConverter as t5x's DecoderOnlyModel uses it: the
   // prefix-LM converter when the task has 'inputs' lengths, else the LM
   // converter.
@@ -33,9 +36,6 @@ class DecoderOnlyModel : public BaseTransformerModel {
   // concatenates them).
   std::map<std::string, int64_t> ModelFeatureLengths(
       const std::map<std::string, int64_t>& task_feature_lengths) const override;
-  // lengths: decoder_target_tokens (flops.h).
-  double TrainFlops(int64_t batch_size,
-                    const std::map<std::string, int64_t>& lengths) const override;
 
  private:
   DecoderOnlyTransformer module_;

@@ -1,3 +1,6 @@
+// GPT-style decoder-only Transformer as t5x's
+// t5x/examples/decoder_only/network.py -- the implementation of
+// decoder_only_network.h.
 #include "t5xx/models/decoder_only_network.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// EncoderDecoderModel -- the implementation of encoder_decoder_model.h.
 #include "t5xx/models/encoder_decoder_model.h"
 
 #include "t5xx/models/flops.h"

@@ -1,3 +1,5 @@
+// Model FLOPs of the T5 encoder-decoder, for MFU -- the implementation of
+// flops.h.
 #include "t5xx/models/flops.h"
 
 namespace t5xx::models {

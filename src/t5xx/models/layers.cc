@@ -1,3 +1,6 @@
+// Building blocks of t5x's minimal T5 network (t5x/examples/t5/layers.py),
+// written as pure functions of tensors so that parallelism stays out of model
+// code -- the implementation of layers.h.
 #include "t5xx/models/layers.h"
 
 #include <cmath>

@@ -1,3 +1,4 @@
+// t5x's losses (t5x/losses.py) -- the implementation of losses.h.
 #include "t5xx/models/losses.h"
 
 #include <cmath>

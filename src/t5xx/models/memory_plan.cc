@@ -1,3 +1,4 @@
+// Memory plan -- the implementation of memory_plan.h.
 #include "t5xx/models/memory_plan.h"
 
 #include <algorithm>

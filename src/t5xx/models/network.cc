@@ -1,3 +1,5 @@
+// T5.1.1 encoder-decoder Transformer as t5x's t5x/examples/t5/network.py --
+// the implementation of network.h.
 #include "t5xx/models/network.h"
 
 #include <cmath>

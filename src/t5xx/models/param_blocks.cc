@@ -1,3 +1,6 @@
+// What t5x's minimal networks share (t5x/examples/t5/layers.py, used by both
+// t5x/examples/t5/network.py and t5x/examples/decoder_only/network.py) -- the
+// implementation of param_blocks.h.
 #include "t5xx/models/param_blocks.h"
 
 #include <cmath>

@@ -1,3 +1,5 @@
+// Named parameters that carry t5x's logical axis names -- the implementation
+// of param_store.h.
 #include "t5xx/models/param_store.h"
 
 #include <stdexcept>

@@ -1,3 +1,5 @@
+// Activation checkpointing ("remat", as jax.checkpoint / flax nn.remat that
+// t5x's larger configs use) -- the implementation of remat.h.
 #include "t5xx/models/remat.h"
 
 #include <torch/csrc/autograd/autograd.h>

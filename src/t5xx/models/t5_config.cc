@@ -1,3 +1,4 @@
+// T5Config -- the implementation of t5_config.h.
 #include "t5xx/models/t5_config.h"
 
 #include "t5xx/util/error.h"
@@ -54,6 +55,10 @@ void T5Config::Validate(const FieldLocator& where) const {
 
 T5Config T5_1_1Config(const std::string& size) {
   T5Config c;
+  // T5.1.1's gated GELU; t5x's T5.1.1 gin files leave DROPOUT_RATE to the
+  // run (%gin.REQUIRED), so the preset takes 0 as pretraining does.
+  c.mlp_activations = {"gelu", "linear"};
+  c.dropout_rate = 0.0;
   auto set = [&c](int64_t emb, int64_t heads, int64_t layers, int64_t mlp) {
     c.emb_dim = emb;
     c.num_heads = heads;

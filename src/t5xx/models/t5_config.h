@@ -15,6 +15,9 @@ namespace t5xx::models {
 // for error messages; see ValidateNetworkFields.
 using FieldLocator = std::function<std::string(const char* field)>;
 
+// Defaults are t5x's T5Config defaults (network.py); gin is the source of
+// truth for a run (run/gin_model.cc registers the same defaults), and
+// T5_1_1Config gives T5.1.1's sizes with its gated GELU.
 struct T5Config {
   int64_t vocab_size = 32128;  // rows of token_embedder / cols of logits_dense
   // Activation dtype, t5x's mixed precision: 'float32' or 'bfloat16'.
@@ -23,14 +26,14 @@ struct T5Config {
   // dropout compute in bfloat16 (layers.h), the logits in float32.
   std::string dtype = "float32";
   int64_t emb_dim = 512;
-  int64_t num_heads = 6;
-  int64_t num_encoder_layers = 8;
-  int64_t num_decoder_layers = 8;
+  int64_t num_heads = 8;
+  int64_t num_encoder_layers = 6;
+  int64_t num_decoder_layers = 6;
   int64_t head_dim = 64;
-  int64_t mlp_dim = 1024;
+  int64_t mlp_dim = 2048;
   // ('gelu', 'linear') = T5.1.1's gated GELU; ('relu',) = T5.1.0's ReLU MLP.
-  std::vector<std::string> mlp_activations = {"gelu", "linear"};
-  double dropout_rate = 0.0;
+  std::vector<std::string> mlp_activations = {"relu"};
+  double dropout_rate = 0.1;
   bool logits_via_embedding = false;
   // t5x's float32_attention_logits: compute the attention logits q.k^T, the
   // bias and the softmax in float32 even when dtype is 'bfloat16' (no effect

@@ -1,3 +1,4 @@
+// Adafactor as t5x's t5x/adafactor.py -- the implementation of adafactor.h.
 #include "t5xx/optim/adafactor.h"
 
 #include <ATen/core/grad_mode.h>

@@ -1,3 +1,5 @@
+// t5x's create_learning_rate_scheduler (t5x/utils.py) -- the implementation of
+// lr_schedule.h.
 #include "t5xx/optim/lr_schedule.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The optimizer built from what MODEL's optimizer_def configures -- the
+// implementation of make_optimizer.h.
 #include "t5xx/optim/make_optimizer.h"
 
 namespace t5xx::optim {

@@ -1,3 +1,5 @@
+// The optax optimizers t5x exposes through its OptaxWrapper
+// (t5x/optimizers.py) -- the implementation of optax_optimizers.h.
 #include "t5xx/optim/optax_optimizers.h"
 
 #include <ATen/core/grad_mode.h>

@@ -1,3 +1,5 @@
+// The optimizer interface the trainer holds -- the implementation of
+// optimizer.h.
 #include "t5xx/optim/optimizer.h"
 
 #include <ATen/core/grad_mode.h>

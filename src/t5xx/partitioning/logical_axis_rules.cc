@@ -1,3 +1,5 @@
+// t5x's logical axis rules (t5x/partitioning.py standard_logical_axis_rules)
+// -- the implementation of logical_axis_rules.h.
 #include "t5xx/partitioning/logical_axis_rules.h"
 
 #include <algorithm>

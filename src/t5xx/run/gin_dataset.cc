@@ -9,31 +9,6 @@ namespace t5xx::run {
 
 const char kDatasetConfig[] = "t5x.utils.DatasetConfig";
 
-void RegisterDatasetConfigurables(gin::Registry& r) {
-  using namespace gin::spec;
-  using T = gin::ParamType;
-  r.Register({kDatasetConfig,
-              {Required("mixture_or_task_name", T::kString),
-               Required("task_feature_lengths", T::kDict),
-               Required("split", T::kString),
-               Required("batch_size", T::kInt),
-               Required("shuffle", T::kBool),
-               Required("seed", T::kOptionalInt),
-               Optional("use_cached", T::kBool, B(false)),
-               Optional("pack", T::kBool, B(false)),
-               Optional("use_custom_packing_ops", T::kBool, B(false),
-                        "No effect in t5xx: it has one packer (seqio's trim_and_pack), whose "
-                        "output the custom ops equal."),
-               Optional("module", T::kOptionalString, None()),
-               Optional("use_memory_cache", T::kBool, B(true),
-                        "No effect in t5xx: train-eval streams are rebuilt per evaluation."),
-               Optional("trim_output_features", T::kBool, B(true),
-                        "Cut each output feature to its task feature length after "
-                        "preprocessing (seqio's default); False makes an over-long feature "
-                        "an error.")},
-              "Which seqio task/mixture to read and how to batch it."});
-}
-
 DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope) {
   DatasetConfig d;
   auto q = [&](const char* p) { return c.Query(kDatasetConfig, p, scope); };
@@ -62,6 +37,30 @@ DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope) {
               "(t5xx.seqio.register, docs/gin.md) and remove the module binding "
               "(MIXTURE_OR_TASK_MODULE = None)");
   return d;
+}
+
+void RegisterDatasetConfigurables(gin::Registry& r) {
+  using namespace gin::spec;
+  r.Register({kDatasetConfig,
+              {Required("mixture_or_task_name", T::kString),
+               Required("task_feature_lengths", T::kDict),
+               Required("split", T::kString),
+               Required("batch_size", T::kInt),
+               Required("shuffle", T::kBool),
+               Required("seed", T::kOptionalInt),
+               Optional("use_cached", T::kBool, B(false)),
+               Optional("pack", T::kBool, B(false)),
+               Optional("use_custom_packing_ops", T::kBool, B(false),
+                        "No effect in t5xx: it has one packer (seqio's trim_and_pack), whose "
+                        "output the custom ops equal."),
+               Optional("module", T::kOptionalString, None()),
+               Optional("use_memory_cache", T::kBool, B(true),
+                        "No effect in t5xx: train-eval streams are rebuilt per evaluation."),
+               Optional("trim_output_features", T::kBool, B(true),
+                        "Cut each output feature to its task feature length after "
+                        "preprocessing (seqio's default); False makes an over-long feature "
+                        "an error.")},
+              "Which seqio task/mixture to read and how to batch it."});
 }
 
 }  // namespace t5xx::run

@@ -26,7 +26,6 @@ std::vector<std::string> StringListOf(const Value& v) { return gin::StringList(v
 
 void RegisterModelConfigurables(gin::Registry& r) {
   using namespace gin::spec;
-  using T = gin::ParamType;
   gin::ParamSpec lnf = Optional("loss_normalizing_factor", T::kOptionalFloat, None(),
                            "Divides the summed loss; a number, None, or a special factor name.");
   lnf.allowed_strings = {"NUM_REAL_TARGET_TOKENS", "NUM_TOTAL_TARGET_TOKENS",

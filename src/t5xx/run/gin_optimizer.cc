@@ -144,7 +144,6 @@ std::vector<optim::OptaxTransform> ReadChain(gin::Config& c, const std::string& 
 
 void RegisterOptimizerConfigurables(gin::Registry& r) {
   using namespace gin::spec;
-  using T = gin::ParamType;
   r.Register({kAdafactor,
               {Optional("learning_rate", T::kOptionalFloat, None(),
                         "Set by the trainer's learning_rate_fn; leave None."),

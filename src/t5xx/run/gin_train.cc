@@ -137,26 +137,16 @@ void ReadActions(gin::Config& c, TrainSetup& s) {
                  "train.concurrent_metrics = False");
 }
 
-// The loop's steps and periods, read into `s` (after the datasets and
-// checkpoint config, which the period check needs).
+// The loop's steps and periods, read into `s`.
 void ReadLoop(gin::Config& c, TrainSetup& s) {
   s.total_steps = gin::AtLeast(c.Query(kTrain, "total_steps"), 1);
   // t5x: when relative_steps is set, total_steps = start step + relative_steps.
   s.relative_steps = gin::NoneOrAtLeast(c.Query(kTrain, "relative_steps"), 1);
   s.eval_steps = gin::AtLeast(c.Query(kTrain, "eval_steps"), 1);
-  const Value ep = c.Query(kTrain, "eval_period");
-  s.eval_period = gin::NoneOrAtLeast(ep, 1);
-  // t5x trains in "epochs" of min(eval_period, checkpoint period) steps and
-  // raises ValueError unless both are multiples of it.
-  if (s.train_eval_dataset && s.eval_period && s.save_checkpoints && s.checkpoint_period) {
-    const int64_t e = *s.eval_period, k = *s.checkpoint_period;
-    T5XX_CHECK(e % std::min(e, k) == 0 && k % std::min(e, k) == 0,
-               gin::Where(ep) + " = " + std::to_string(e) +
-                   " and utils.SaveCheckpointConfig.period = " + std::to_string(k) +
-                   " must be multiples of each other (t5x trains in \"epochs\" of the smaller "
-                   "period and raises ValueError otherwise); make the larger a multiple of the "
-                   "smaller");
-  }
+  s.eval_period = gin::NoneOrAtLeast(c.Query(kTrain, "eval_period"), 1);
+  // That eval_period and the checkpoint period are multiples of each other
+  // is the loop's check (trainer::CheckTrainLoopConfig, run by
+  // ValidateTrainRun), as are the other cross-setting checks.
   s.run_eval_before_training = c.Query(kTrain, "run_eval_before_training").AsBool();
 }
 
@@ -164,7 +154,6 @@ void ReadLoop(gin::Config& c, TrainSetup& s) {
 
 void RegisterTrainConfigurables(gin::Registry& r) {
   using namespace gin::spec;
-  using T = gin::ParamType;
   r.Register({kPartitioner,
               {Optional("num_partitions", T::kOptionalInt, None()),
                Optional("model_parallel_submesh", T::kAny, None()),

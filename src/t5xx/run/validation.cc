@@ -99,6 +99,11 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   loop.num_devices = s.num_partitions;
   std::vector<std::string> eval_names;
   for (const DatasetConfig& d : run.eval_datasets) eval_names.push_back(d.mixture_or_task_name);
+  // A train-eval dataset that failed its own checks still has the periods
+  // checked against it, so that every error is reported at once.
+  if (eval_names.empty() && s.train_eval_dataset) {
+    eval_names.push_back(s.train_eval_dataset->mixture_or_task_name);
+  }
   // t5xx cannot restore yet: every run starts at step 0.
   attempt([&] { trainer::CheckTrainLoopConfig(loop, eval_names, /*start_step=*/0); });
   if (errors.size() == 1) throw Error(errors[0]);

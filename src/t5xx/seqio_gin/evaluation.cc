@@ -27,25 +27,6 @@ constexpr char kSquad[] = "t5.evaluation.metrics.squad";
 
 }  // namespace
 
-void RegisterEvaluationConfigurables(gin::Registry& r) {
-  using namespace gin::spec;
-  using T = gin::ParamType;
-  r.Register({kStringToFloat,
-              {Optional("default", T::kFloat, F(-1.0), "Returned when the text is no float.")},
-              "Parses the decoded text as a float."});
-  r.Register({kLowerText, {}, "Lowercases the decoded text."});
-  r.Register({kLabelToId,
-              {Required("label_classes", T::kList, "The class names, in id order."),
-               Optional("default", T::kInt, I(-1), "Returned for an unknown label.")},
-              "Maps the decoded label text to its class id."});
-  r.Register({kQa, {}, "Targets become the example's 'answers'; predictions stay text."});
-  for (const char* m : {"accuracy", "sequence_accuracy", "f1_score_with_invalid", "squad"}) {
-    r.Register({std::string(kMetrics) + m, {}, "A t5 evaluation metric."});
-  }
-  r.Register({kMeanF1, {Required("num_classes", T::kInt)},
-              "Macro-averaged F1 over num_classes labels."});
-}
-
 seqio::PostprocessFn BuildPostprocessor(BuildContext& ctx, const Value& v,
                                         const std::string& outer) {
   if (v.is_none()) return nullptr;
@@ -76,6 +57,24 @@ seqio::MetricFn BuildMetric(BuildContext& ctx, const Value& v, const std::string
         ctx.config.Query(kind, "num_classes", gin::NestedScope(outer, v.reference_scope())), 1);
     return seqio::metric_fns::mean_multiclass_f1(static_cast<int>(n));
   });
+}
+
+void RegisterEvaluationConfigurables(gin::Registry& r) {
+  using namespace gin::spec;
+  r.Register({kStringToFloat,
+              {Optional("default", T::kFloat, F(-1.0), "Returned when the text is no float.")},
+              "Parses the decoded text as a float."});
+  r.Register({kLowerText, {}, "Lowercases the decoded text."});
+  r.Register({kLabelToId,
+              {Required("label_classes", T::kList, "The class names, in id order."),
+               Optional("default", T::kInt, I(-1), "Returned for an unknown label.")},
+              "Maps the decoded label text to its class id."});
+  r.Register({kQa, {}, "Targets become the example's 'answers'; predictions stay text."});
+  for (const char* m : {"accuracy", "sequence_accuracy", "f1_score_with_invalid", "squad"}) {
+    r.Register({std::string(kMetrics) + m, {}, "A t5 evaluation metric."});
+  }
+  r.Register({kMeanF1, {Required("num_classes", T::kInt)},
+              "Macro-averaged F1 over num_classes labels."});
 }
 
 }  // namespace t5xx::seqio_gin

@@ -30,38 +30,6 @@ constexpr char kPassThrough[] = "seqio.PassThroughVocabulary";
 
 }  // namespace
 
-void RegisterSourceConfigurables(gin::Registry& r) {
-  using namespace gin::spec;
-  using T = gin::ParamType;
-  r.Register({kTextLine,
-              {Required("split_to_filepattern", T::kDict),
-               Optional("skip_header_lines", T::kInt, I(0))},
-              "One example {'text': line} per line of the files."});
-  r.Register({kTFExample,
-              {Required("split_to_filepattern", T::kDict),
-               Optional("feature_keys", T::kOptionalList, None(),
-                        "t5xx only: the tf.Example keys to read (None = all)."),
-               Optional("skip_bad_records", T::kOptionalBool, None(),
-                        "t5xx only: skip and count records with a bad CRC or an unparsable "
-                        "tf.Example instead of failing (None = the --skip_bad_records flag).")},
-              "TFRecord files of tf.Example."});
-  r.Register({kJsonLines,
-              {Required("split_to_filepattern", T::kDict),
-               Optional("fields", T::kOptionalList, None(), "Fields to read (None = all)."),
-               Optional("skip_bad_records", T::kOptionalBool, None(),
-                        "Skip and count malformed lines instead of failing (None = the "
-                        "--skip_bad_records flag).")},
-              "JSON lines: string fields become text, arrays of ints become token ids."});
-  r.Register({kSpm,
-              {Required("sentencepiece_model_file", T::kString),
-               Optional("extra_ids", T::kInt, I(0), "Sentinel ids appended to the vocabulary.")},
-              "A SentencePiece vocabulary."});
-  r.Register({kByte, {Optional("extra_ids", T::kInt, I(0))}, "The ByT5 byte vocabulary."});
-  r.Register({kPassThrough,
-              {Required("size", T::kInt), Optional("eos_id", T::kOptionalInt, None())},
-              "Identity vocabulary over token ids."});
-}
-
 seqio::DataSourcePtr BuildSource(BuildContext& ctx, const Value& v, const std::string& outer) {
   const std::string& kind =
       gin::ExpectOneOf(v, {kTextLine, kTFExample, kJsonLines}, "a data source");
@@ -114,6 +82,37 @@ seqio::VocabularyPtr BuildVocabulary(BuildContext& ctx, const Value& v, const st
   });
   ctx.vocabularies[key] = out;
   return out;
+}
+
+void RegisterSourceConfigurables(gin::Registry& r) {
+  using namespace gin::spec;
+  r.Register({kTextLine,
+              {Required("split_to_filepattern", T::kDict),
+               Optional("skip_header_lines", T::kInt, I(0))},
+              "One example {'text': line} per line of the files."});
+  r.Register({kTFExample,
+              {Required("split_to_filepattern", T::kDict),
+               Optional("feature_keys", T::kOptionalList, None(),
+                        "t5xx only: the tf.Example keys to read (None = all)."),
+               Optional("skip_bad_records", T::kOptionalBool, None(),
+                        "t5xx only: skip and count records with a bad CRC or an unparsable "
+                        "tf.Example instead of failing (None = the --skip_bad_records flag).")},
+              "TFRecord files of tf.Example."});
+  r.Register({kJsonLines,
+              {Required("split_to_filepattern", T::kDict),
+               Optional("fields", T::kOptionalList, None(), "Fields to read (None = all)."),
+               Optional("skip_bad_records", T::kOptionalBool, None(),
+                        "Skip and count malformed lines instead of failing (None = the "
+                        "--skip_bad_records flag).")},
+              "JSON lines: string fields become text, arrays of ints become token ids."});
+  r.Register({kSpm,
+              {Required("sentencepiece_model_file", T::kString),
+               Optional("extra_ids", T::kInt, I(0), "Sentinel ids appended to the vocabulary.")},
+              "A SentencePiece vocabulary."});
+  r.Register({kByte, {Optional("extra_ids", T::kInt, I(0))}, "The ByT5 byte vocabulary."});
+  r.Register({kPassThrough,
+              {Required("size", T::kInt), Optional("eos_id", T::kOptionalInt, None())},
+              "Identity vocabulary over token ids."});
 }
 
 }  // namespace t5xx::seqio_gin

@@ -22,7 +22,6 @@ constexpr char kRegister[] = "t5xx.seqio.register";
 
 void RegisterTaskConfigurables(gin::Registry& r) {
   using namespace gin::spec;
-  using T = gin::ParamType;
   r.Register({kFeature,
               {Required("vocabulary", T::kReference),
                Optional("add_eos", T::kBool, B(true), "append_eos(_after_trim) acts on it."),

@@ -1,3 +1,5 @@
+// Bridges seqio batches (framework-free int32 vectors) to model tensors -- the
+// implementation of batch_conversion.h.
 #include "t5xx/trainer/batch_conversion.h"
 
 namespace t5xx::trainer {

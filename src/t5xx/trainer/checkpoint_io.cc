@@ -1,3 +1,6 @@
+// Writes the train state (parameters, optimizer state, step) in t5x's
+// checkpoint layout through the framework-free checkpoints library -- the
+// implementation of checkpoint_io.h.
 #include "t5xx/trainer/checkpoint_io.h"
 
 #include <stdexcept>

@@ -1,3 +1,5 @@
+// One collection of summaries, as t5x's MetricsManager writes it through a clu
+// metric writer (t5x/trainer.py) -- the implementation of metrics_writer.h.
 #include "t5xx/trainer/metrics_writer.h"
 
 #include <cmath>

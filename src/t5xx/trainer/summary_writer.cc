@@ -1,3 +1,7 @@
+// TensorBoard event files — the summaries t5x writes through
+// clu.metric_writers (t5x/trainer.py MetricsManager, t5x/gin_utils.py
+// summarize_gin_config), without TensorFlow, protobuf or libtorch -- the
+// implementation of summary_writer.h.
 #include "t5xx/trainer/summary_writer.h"
 
 #include <unistd.h>
@@ -9,8 +13,8 @@
 #include <iostream>
 #include <system_error>
 
-#include "t5xx/data/tfrecord_source.h"  // MaskedCrc32c
 #include "t5xx/util/error.h"
+#include "t5xx/util/protobuf_wire.h"
 #include "t5xx/util/utf8.h"
 
 namespace t5xx::trainer {
@@ -18,22 +22,6 @@ namespace {
 
 // ---- protobuf wire format (proto3), just what the Event messages need ------
 // Wire types: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32.
-
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-void PutKey(std::string* out, int field, int wire_type) {
-  PutVarint(out, (static_cast<uint64_t>(field) << 3) | wire_type);
-}
-
-void PutFixedLE(std::string* out, uint64_t bits, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(bits >> (8 * i)));
-}
 
 void PutDouble(std::string* out, int field, double v) {
   uint64_t bits;
@@ -47,13 +35,6 @@ void PutFloat(std::string* out, int field, float v) {
   std::memcpy(&bits, &v, sizeof bits);
   PutKey(out, field, 5);
   PutFixedLE(out, bits, 4);
-}
-
-// Length-delimited: string, bytes or an embedded message.
-void PutBytes(std::string* out, int field, std::string_view bytes) {
-  PutKey(out, field, 2);
-  PutVarint(out, bytes.size());
-  out->append(bytes.data(), bytes.size());
 }
 
 // proto3 omits a plain (non-oneof) scalar equal to its default; a double is
@@ -75,14 +56,14 @@ std::string EncodeEvent(double wall_time, int64_t step, int what_field,
     PutKey(&event, 2, 0);
     PutVarint(&event, static_cast<uint64_t>(step));
   }
-  PutBytes(&event, what_field, what);
+  PutLengthDelimited(&event, what_field, what);
   return event;
 }
 
 // Summary { repeated Value value = 1; } holding one encoded Value.
 std::string EncodeSummary(std::string_view value) {
   std::string summary;
-  PutBytes(&summary, 1, value);
+  PutLengthDelimited(&summary, 1, value);
   return summary;
 }
 
@@ -108,17 +89,6 @@ constexpr std::chrono::seconds kFlushInterval{120};  // TF's flush_millis
 
 }  // namespace
 
-std::string TFRecordFrame(std::string_view data) {
-  std::string frame;
-  frame.reserve(data.size() + 16);
-  PutFixedLE(&frame, data.size(), 8);
-  const uint32_t length_crc = seqio::MaskedCrc32c(frame.data(), 8);
-  PutFixedLE(&frame, length_crc, 4);
-  frame.append(data.data(), data.size());
-  PutFixedLE(&frame, seqio::MaskedCrc32c(data.data(), data.size()), 4);
-  return frame;
-}
-
 std::string FileVersionEvent(double wall_time) {
   return EncodeEvent(wall_time, 0, 3, "brain.Event:2");
 }
@@ -126,7 +96,7 @@ std::string FileVersionEvent(double wall_time) {
 std::string ScalarEvent(double wall_time, int64_t step, const std::string& tag,
                         float value) {
   std::string v;
-  if (!tag.empty()) PutBytes(&v, 1, ToValidUtf8(tag));
+  if (!tag.empty()) PutLengthDelimited(&v, 1, ToValidUtf8(tag));
   PutFloat(&v, 2, value);  // oneof member: written even when 0
   return EncodeEvent(wall_time, step, 5, EncodeSummary(v));
 }
@@ -137,19 +107,19 @@ std::string TextEvent(double wall_time, int64_t step, const std::string& tag,
   std::string tensor;
   PutKey(&tensor, 1, 0);
   PutVarint(&tensor, kDtString);
-  PutBytes(&tensor, 2, "");
-  PutBytes(&tensor, 8, ToValidUtf8(text));
+  PutLengthDelimited(&tensor, 2, "");
+  PutLengthDelimited(&tensor, 8, ToValidUtf8(text));
   // SummaryMetadata { plugin_data = 1 { plugin_name = 1; content = 2 } };
   // the text plugin's content, TextPluginData{version: 0}, encodes empty.
   std::string plugin_data;
-  PutBytes(&plugin_data, 1, "text");
+  PutLengthDelimited(&plugin_data, 1, "text");
   std::string metadata;
-  PutBytes(&metadata, 1, plugin_data);
+  PutLengthDelimited(&metadata, 1, plugin_data);
   // Value { tag = 1; tensor = 8; metadata = 9 }, in field-number order.
   std::string v;
-  if (!tag.empty()) PutBytes(&v, 1, ToValidUtf8(tag));
-  PutBytes(&v, 8, tensor);
-  PutBytes(&v, 9, metadata);
+  if (!tag.empty()) PutLengthDelimited(&v, 1, ToValidUtf8(tag));
+  PutLengthDelimited(&v, 8, tensor);
+  PutLengthDelimited(&v, 9, metadata);
   return EncodeEvent(wall_time, step, 5, EncodeSummary(v));
 }
 

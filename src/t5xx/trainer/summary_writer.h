@@ -75,11 +75,9 @@
 #include <string>
 #include <string_view>
 
-namespace t5xx::trainer {
+#include "t5xx/util/record_frame.h"  // TFRecordFrame, the frame of each event
 
-// One TFRecord frame around `data`: length, masked CRC-32C of the 8 length
-// bytes, data, masked CRC-32C of data (TF's record_writer.h).
-std::string TFRecordFrame(std::string_view data);
+namespace t5xx::trainer {
 
 // Serialized tensorboard.Event protos (see the header comment). wall_time is
 // in seconds since the Unix epoch.

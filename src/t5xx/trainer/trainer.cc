@@ -1,3 +1,4 @@
+// t5x.trainer.Trainer -- the implementation of trainer.h.
 #include "t5xx/trainer/trainer.h"
 
 #include <ATen/core/grad_mode.h>

@@ -1,3 +1,4 @@
+// JSON text holding byte strings -- the implementation of json_text.h.
 #include "t5xx/util/json_text.h"
 
 #include <cctype>

@@ -1,3 +1,4 @@
+// UTF-8 well-formedness -- the implementation of utf8.h.
 #include "t5xx/util/utf8.h"
 
 #include <cstdio>

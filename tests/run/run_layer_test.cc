@@ -1,0 +1,228 @@
+// The run layer, below the CLI: a train configuration read from t5x's stock
+// gin files, validated (every failure in one error), and prepared (model,
+// parameters, partitioner, trainer, first batches, MODEL_DIR). Expected
+// numbers are hand arithmetic from the gin files written here and from
+// configs/models/t5_1_1/tiny.gin.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "t5xx/data/feature_converters.h"
+#include "t5xx/models/decoder_only_model.h"
+#include "t5xx/run/datasets.h"
+#include "t5xx/run/memory.h"
+#include "t5xx/run/model.h"
+#include "t5xx/run/model_dir.h"
+#include "t5xx/run/train.h"
+#include "t5xx/run/train_setup.h"
+#include "t5xx/run/validation.h"
+#include "test_util.h"
+
+namespace t5xx::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunLayerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    name_ = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = fs::temp_directory_path() / ("t5xx_run_" + std::to_string(::getpid()) + "_" + name_);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "four.txt") << "one\ntwo\nthree\nfour\n";
+    std::ofstream(dir_ / "empty.txt");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // T5.1.1 tiny over a gin task (task name unique to the test: tasks go to
+  // seqio's global registry) reading `file` with byte ids, plus `extra`.
+  LoadedTrainConfig Load(const std::string& file, const std::string& extra = "") {
+    LoadedTrainConfig loaded = NewTrainConfig();
+    loaded.config->AddSearchPath(std::string(T5XX_SOURCE_DIR) + "/configs");
+    const std::string task = "task_" + name_;
+    loaded.config->ParseString(
+        "include 'models/t5_1_1/tiny.gin'\n"
+        "include 'runs/pretrain.gin'\n"
+        "MODEL_DIR = '" + (dir_ / "model").string() + "'\n"
+        "MIXTURE_OR_TASK_NAME = '" + task + "'\n"
+        "TASK_FEATURE_LENGTHS = {'inputs': 8, 'targets': 8}\n"
+        "TRAIN_STEPS = 2\n"
+        "BATCH_SIZE = 2\n"
+        "DROPOUT_RATE = 0.0\n"
+        "t/seqio.Task.name = '" + task + "'\n"
+        "t/seqio.Task.source = @seqio.TextLineDataSource()\n"
+        "t/seqio.TextLineDataSource.split_to_filepattern = {'train': '" +
+            (dir_ / file).string() + "', 'validation': '" + (dir_ / file).string() + "'}\n"
+        "t/seqio.Task.preprocessors = [@seqio.preprocessors.rekey, "
+        "@seqio.preprocessors.tokenize, @seqio.preprocessors.append_eos]\n"
+        "seqio.preprocessors.rekey.key_map = {'inputs': 'text', 'targets': 'text'}\n"
+        "t/seqio.Task.output_features = {'inputs': @seqio.Feature(), "
+        "'targets': @seqio.Feature()}\n"
+        "t/seqio.Feature.vocabulary = @seqio.ByteVocabulary()\n"
+        "t5xx.seqio.register.tasks = [@t/seqio.Task()]\n" + extra,
+        "run_layer_test.gin");
+    RunOptions options;
+    options.data_dir = dir_.string();
+    std::ostringstream notes;
+    LoadTrainConfig(loaded, options, "test", notes);
+    return loaded;
+  }
+
+  std::string name_;
+  fs::path dir_;
+};
+
+TEST_F(RunLayerTest, ReadsTheStockConfigs) {
+  const LoadedTrainConfig loaded = Load("four.txt");
+  const TrainSetup& s = loaded.setup;
+  // configs/models/t5_1_1/tiny.gin.
+  EXPECT_EQ(s.model.kind, ModelKind::kEncoderDecoder);
+  EXPECT_EQ(s.model.t5_config.emb_dim, 128);
+  EXPECT_EQ(s.model.t5_config.num_heads, 4);
+  EXPECT_EQ(s.model.t5_config.num_encoder_layers, 2);
+  EXPECT_EQ(s.model.t5_config.mlp_dim, 256);
+  // t5x's defaults: Adafactor decay_rate 0.8, no microbatches.
+  EXPECT_EQ(s.optimizer.kind, optim::OptimizerConfig::Kind::kAdafactor);
+  EXPECT_DOUBLE_EQ(s.optimizer.adafactor.decay_rate, 0.8);
+  EXPECT_FALSE(s.num_microbatches.has_value());
+  EXPECT_EQ(s.train_dataset.batch_size, 2);
+  EXPECT_EQ(s.train_dataset.task_feature_lengths.at("targets"), 8);
+  EXPECT_EQ(s.total_steps, 2);
+}
+
+TEST_F(RunLayerTest, ReaderErrorsNameTheBinding) {
+  EXPECT_ERROR_CONTAINS(Load("four.txt", "TRAIN_STEPS = 0\n"), "must be >= 1, got 0");
+  EXPECT_ERROR_CONTAINS(Load("four.txt", "BATCH_SIZE = 3\ntrainer.Trainer.num_microbatches = 2\n"),
+                        "does not divide the train batch size 3");
+  EXPECT_ERROR_CONTAINS(Load("four.txt", "utils.CheckpointConfig.restore = @utils.RestoreCheckpointConfig()\n"),
+                        "unknown configurable");
+}
+
+TEST_F(RunLayerTest, ValidationReportsEveryFailureAtOnce) {
+  LoadedTrainConfig loaded = Load("four.txt");
+  std::ofstream(dir_ / "model") << "a file, not a directory";
+  // The task uses ByteVocabulary, not the model's SentencePiece vocabulary.
+  const std::string msg = testing::ErrorOf([&] { ValidateTrainRun(loaded); });
+  EXPECT_NE(msg.find("2 errors in the train configuration:"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("exists and is not a directory"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not a SentencePieceVocabulary"), std::string::npos) << msg;
+}
+
+TEST_F(RunLayerTest, UnknownTaskSuggestsTheClosest) {
+  LoadedTrainConfig loaded = Load("four.txt");
+  EXPECT_ERROR_CONTAINS(GetOutputFeatures("task_UnknownTaskSuggestsTheClosesx", std::nullopt),
+                        "(did you mean 'task_UnknownTaskSuggestsTheClosest'?)");
+}
+
+TEST_F(RunLayerTest, VocabularySizeMustCoverTheTask) {
+  LoadedTrainConfig loaded = Load("four.txt", "network.T5Config.vocab_size = 200\n");
+  const seqio::OutputFeatures features =
+      GetOutputFeatures(loaded.setup.train_dataset.mixture_or_task_name, std::nullopt);
+  // ByteVocabulary: 256 bytes + 3 special ids.
+  EXPECT_ERROR_CONTAINS(CheckVocabularies(loaded.setup.model, "t", features, dir_.string()),
+                        "uses a vocabulary of 259 ids but network.T5Config.vocab_size = 200");
+}
+
+TEST_F(RunLayerTest, ModelDirMustHoldNoCheckpoint) {
+  CheckModelDir((dir_ / "new" / "run").string());  // creatable
+  fs::create_directories(dir_ / "old" / "checkpoint_5");
+  std::ofstream(dir_ / "old" / "checkpoint_5" / "checkpoint") << "x";
+  EXPECT_ERROR_CONTAINS(CheckModelDir((dir_ / "old").string()), "already holds checkpoint_5");
+}
+
+TEST_F(RunLayerTest, DatasetsReadThisProcessShard) {
+  LoadedTrainConfig loaded = Load("four.txt");
+  DatasetConfig d = loaded.setup.train_dataset;
+  d.batch_size = 1;
+  auto model = CreateModel(loaded.setup.model);
+  // One file, two shards: every second example (seqio's fallback), so shard
+  // 1 of 2 reads "two" and "four".
+  trainer::BatchFn batches = GetBatches(d, "train", *model, /*num_epochs=*/1, 0, {1, 2});
+  auto first = batches();
+  ASSERT_TRUE(first.has_value());
+  // "two" -> 't' 116 + 3 = 119, 'w' 122, 'o' 114, EOS 1, padding to 8.
+  const at::Tensor row = first->at("decoder_target_tokens")[0];
+  EXPECT_EQ(row.size(0), 8);
+  EXPECT_EQ(row[0].item<int64_t>(), 119);
+  EXPECT_EQ(row[1].item<int64_t>(), 122);
+  EXPECT_EQ(row[2].item<int64_t>(), 114);
+  EXPECT_EQ(row[3].item<int64_t>(), 1);
+  EXPECT_EQ(row[4].item<int64_t>(), 0);
+  ASSERT_TRUE(batches().has_value());
+  EXPECT_FALSE(batches().has_value());
+}
+
+TEST_F(RunLayerTest, CheckDatasetNamesTheSplitToSet) {
+  LoadedTrainConfig loaded = Load("four.txt");
+  DatasetConfig d = loaded.setup.train_dataset;
+  d.split = "test";
+  auto model = CreateModel(loaded.setup.model);
+  EXPECT_ERROR_CONTAINS(CheckDataset(d, "train", *model),
+                        "has no split 'test' (its splits: 'train', 'validation'); set "
+                        "train/utils.DatasetConfig.split");
+}
+
+TEST_F(RunLayerTest, TheModelOwnsItsFeatureConverter) {
+  ModelConfig m;
+  m.kind = ModelKind::kDecoderOnly;
+  m.decoder_only_config.vocab_size = 300;
+  m.decoder_only_config.emb_dim = 8;
+  m.decoder_only_config.num_heads = 2;
+  m.decoder_only_config.num_layers = 1;
+  m.decoder_only_config.head_dim = 4;
+  m.decoder_only_config.mlp_dim = 16;
+  auto model = CreateModel(m);
+  EXPECT_NE(dynamic_cast<seqio::PrefixLMFeatureConverter*>(
+                model->CreateFeatureConverter(false, {{"inputs", 4}, {"targets", 6}}).get()),
+            nullptr);
+  EXPECT_NE(dynamic_cast<seqio::LMFeatureConverter*>(
+                model->CreateFeatureConverter(false, {{"targets", 6}}).get()),
+            nullptr);
+  // The prefix-LM converter concatenates inputs and targets.
+  EXPECT_EQ(model->ModelFeatureLengths({{"inputs", 4}, {"targets", 6}}).at("decoder_target_tokens"),
+            10);
+}
+
+TEST_F(RunLayerTest, AnImpossibleModelIsRefusedBeforeAllocation) {
+  LoadedTrainConfig loaded =
+      Load("four.txt", "network.T5Config.emb_dim = 16000000\nnetwork.T5Config.mlp_dim = 16000000\n");
+  auto model = CreateModel(loaded.setup.model);
+  const std::optional<std::string> problem = MemoryProblemBeforeAllocation(loaded.setup, *model);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("the memory plan needs"), std::string::npos) << *problem;
+}
+
+TEST_F(RunLayerTest, PrepareBuildsTheRunAndWritesModelDirLast) {
+  const LoadedTrainConfig loaded = Load("four.txt");
+  ValidatedTrainRun validated;
+  validated.loop.model_dir = loaded.setup.model_dir;
+  std::ostringstream log;
+  PreparedTrainRun run = PrepareTrainRun(loaded, validated, log);
+  EXPECT_TRUE(fs::exists(dir_ / "model" / "config.gin"));
+  EXPECT_EQ(run.trainer->step(), 0);
+  EXPECT_EQ(run.partitioner->mesh().size(), 1);
+  auto batch = run.train_batches();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->at("encoder_input_tokens").sizes().vec(), (std::vector<int64_t>{2, 8}));
+  // The variable table: one row per parameter and state array, with mesh axes.
+  EXPECT_NE(log.str().find("target/token_embedder.embedding"), std::string::npos);
+  EXPECT_NE(log.str().find("('vocab', 'embed')           ('model', None)"), std::string::npos)
+      << log.str();
+}
+
+TEST_F(RunLayerTest, AnEmptySplitFailsBeforeModelDirIsWritten) {
+  const LoadedTrainConfig loaded = Load("empty.txt");
+  ValidatedTrainRun validated;
+  std::ostringstream log;
+  EXPECT_ERROR_CONTAINS(PrepareTrainRun(loaded, validated, log),
+                        "yields no full batch of 2 examples");
+  EXPECT_FALSE(fs::exists(dir_ / "model"));
+}
+
+}  // namespace
+}  // namespace t5xx::run
