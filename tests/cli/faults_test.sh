@@ -330,7 +330,7 @@ sed "s#'$work/ids.jsonl'#'$work/gl/*.jsonl'#" "$work/scope_nest.gin" >"$work/glo
 expect_error "glob matching a directory" "matches '$work/gl/b.jsonl', which is a directory" -- \
   "$T5XX" data stats --gin_file="$work/glob_dir.gin" --task=scoped_src --split=train
 # Kind 1: bytes that are not UTF-8 in a message are escaped.
-expect_error "non-UTF-8 task name is escaped" "no task named 'f\\xffl'" -- \
+expect_error "non-UTF-8 task name is escaped" "no mixture or task named 'f\\xffl'" -- \
   "$T5XX" data show --task=$'f\xffl' "${D[@]}"
 # Kind 2: a JSON field of an unsupported type is an error at file:line.
 printf '{"ids": [1.5]}\n' >"$work/float.jsonl"

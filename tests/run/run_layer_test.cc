@@ -116,7 +116,7 @@ TEST_F(RunLayerTest, ValidationReportsEveryFailureAtOnce) {
 TEST_F(RunLayerTest, UnknownTaskSuggestsTheClosest) {
   LoadedTrainConfig loaded = Load("four.txt");
   EXPECT_ERROR_CONTAINS(GetOutputFeatures("task_UnknownTaskSuggestsTheClosesx", std::nullopt),
-                        "(did you mean 'task_UnknownTaskSuggestsTheClosest'?)");
+                        "no mixture or task named 'task_UnknownTaskSuggestsTheClosesx'; did you mean [task_UnknownTaskSuggestsTheClosest]?");
 }
 
 TEST_F(RunLayerTest, VocabularySizeMustCoverTheTask) {

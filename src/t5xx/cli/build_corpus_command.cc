@@ -1,3 +1,5 @@
+// `t5xx build_corpus`: builds the demo corpus (C4 format) and its
+// SentencePiece model under --data_dir (demo/corpus_builder.h).
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>

@@ -145,17 +145,13 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
   const std::string split = f.count("split") ? f["split"] : default_split;
   const uint64_t seed = f.count("seed") ? ParseInt("seed", f["seed"], 0) : 0;
   r.name = f["task"];
-  if (seqio::MixtureRegistry::Global().Has(r.name)) {
-    seqio::MixturePtr m = seqio::MixtureRegistry::Global().Get(r.name);
-    r.output_features = m->output_features();
-    for (const auto& t : m->tasks()) r.sources.push_back(t->source());
-    r.dataset = m->GetDataset(r.lengths, split, /*shuffle=*/false, seed, {}, /*num_epochs=*/1);
-  } else {
-    seqio::TaskPtr task = seqio::TaskRegistry::Global().Get(r.name);
-    r.output_features = task->output_features();
-    r.sources.push_back(task->source());
-    r.dataset = task->GetDataset(r.lengths, split, /*shuffle=*/false, seed);
-  }
+  const seqio::DatasetProviderPtr provider = seqio::GetMixtureOrTask(r.name);
+  r.output_features = provider->output_features();
+  for (const auto& t : provider->tasks()) r.sources.push_back(t->source());
+  seqio::DatasetRequest request;
+  request.split = split;
+  request.seed = seed;
+  r.dataset = provider->GetDataset(r.lengths, request);
   if (f.count("feature_converter")) {
     T5XX_CHECK(!r.lengths.empty(), "t5xx data: --feature_converter needs --lengths (the task "
                               "feature lengths, e.g. --lengths=inputs=128,targets=32)");

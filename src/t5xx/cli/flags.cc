@@ -1,3 +1,5 @@
+// Parsing a command's own flags ("--name=value" / "--name value"),
+// declared in commands.h; gin flags are config/flags.h's.
 #include <map>
 #include <string>
 #include <vector>

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "t5xx/data/data_source.h"
 #include "t5xx/data/dataset.h"
@@ -28,6 +29,8 @@ struct DatasetRequest {
   bool trim_output_features = true;
 };
 
+class Task;
+
 class DatasetProvider {
  public:
   virtual ~DatasetProvider() = default;
@@ -40,6 +43,10 @@ class DatasetProvider {
   // document the steps and the t5xx::Error each throws.
   virtual DatasetPtr GetDataset(const FeatureLengths& sequence_length,
                                 const DatasetRequest& request) const = 0;
+  // The tasks whose examples it reads: a Task itself, a Mixture's leaf tasks
+  // (seqio's Mixture.tasks). A mixture's get_dataset skips the tasks that
+  // lack the split; a task needs it: either way, some task must have it.
+  virtual std::vector<std::shared_ptr<const Task>> tasks() const = 0;
 };
 
 using DatasetProviderPtr = std::shared_ptr<const DatasetProvider>;

@@ -104,7 +104,7 @@ class Mixture : public DatasetProvider {
 
   // seqio Mixture.tasks: all leaf tasks (recursively through sub-mixtures),
   // deduplicated by name and sorted by name.
-  const std::vector<TaskPtr>& tasks() const { return leaf_tasks_; }
+  std::vector<TaskPtr> tasks() const override { return leaf_tasks_; }
   // The leaf tasks' shared output features (those of the first task).
   const OutputFeatures& output_features() const override;
   // Names of the sub-mixtures given directly as entries.

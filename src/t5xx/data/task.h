@@ -25,7 +25,7 @@
 
 namespace t5xx::seqio {
 
-class Task : public DatasetProvider {
+class Task : public DatasetProvider, public std::enable_shared_from_this<Task> {
  public:
   // ProviderRegistry's words for a Task.
   static constexpr char kKind[] = "task";
@@ -46,6 +46,9 @@ class Task : public DatasetProvider {
        std::vector<std::string> preprocessor_names = {});
 
   const std::string& name() const override { return name_; }
+  // {this task}; the task must be held by a shared_ptr (registries hold them
+  // so), else std::bad_weak_ptr.
+  std::vector<std::shared_ptr<const Task>> tasks() const override { return {shared_from_this()}; }
   const DataSourcePtr& source() const { return source_; }
   const std::vector<Preprocessor>& preprocessors() const { return preprocessors_; }
   const OutputFeatures& output_features() const override { return output_features_; }

@@ -9,7 +9,6 @@
 #include "t5xx/data/mixture.h"
 #include "t5xx/data/preprocessor_registry.h"
 #include "t5xx/trainer/batch_conversion.h"
-#include "t5xx/util/edit_distance.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {
@@ -23,14 +22,6 @@ auto Reading(const std::string& what, F&& f) {
   } catch (const Error& e) {
     throw Error("while reading " + what + ": " + e.what());
   }
-}
-
-// The tasks of `name` (the task itself, or a mixture's leaf tasks).
-std::vector<seqio::TaskPtr> TasksOf(const std::string& name) {
-  if (seqio::MixtureRegistry::Global().Has(name)) {
-    return seqio::MixtureRegistry::Global().Get(name)->tasks();
-  }
-  return {seqio::TaskRegistry::Global().Get(name)};
 }
 
 bool HasSplit(const seqio::Task& task, const std::string& split) {
@@ -71,33 +62,27 @@ seqio::OutputFeatures GetOutputFeatures(const std::string& name,
   if ((name == seqio::kDemoTaskName || name == seqio::kDemoLmTaskName) && demo_problem) {
     throw Error(*demo_problem);
   }
-  if (seqio::MixtureRegistry::Global().Has(name)) {
-    return seqio::MixtureRegistry::Global().Get(name)->output_features();
-  }
-  if (!seqio::TaskRegistry::Global().Has(name)) {
-    std::vector<std::string> names = seqio::TaskRegistry::Global().Names();
-    for (const auto& m : seqio::MixtureRegistry::Global().Names()) names.push_back(m);
-    const std::string suggestion = ClosestName(name, names);
-    throw Error("no task or mixture named '" + name + "'" +
-                (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)") +
+  try {
+    return seqio::GetMixtureOrTask(name)->output_features();
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) +
                 "; define it in gin (seqio.Task / seqio.Mixture in t5xx.seqio.register) or "
                 "use " + seqio::kDemoTaskName);
   }
-  return seqio::TaskRegistry::Global().Get(name)->output_features();
 }
 
 void CheckDataset(const DatasetConfig& d, const std::string& scope,
                   const models::BaseTransformerModel& model) {
   const std::string what = Describe(d, scope);
-  const std::vector<seqio::TaskPtr> tasks = TasksOf(d.mixture_or_task_name);
+  const std::vector<seqio::TaskPtr> tasks =
+      seqio::GetMixtureOrTask(d.mixture_or_task_name)->tasks();
   std::vector<seqio::TaskPtr> with_split;
   for (const seqio::TaskPtr& task : tasks) {
     if (HasSplit(*task, d.split)) with_split.push_back(task);
   }
-  // A task needs the split; a mixture skips its tasks that lack it (seqio)
-  // but needs one that has it.
-  const bool mixture = seqio::MixtureRegistry::Global().Has(d.mixture_or_task_name);
-  if (with_split.empty() || (!mixture && with_split.size() != tasks.size())) {
+  // Some task must have the split (a mixture skips those that lack it, as
+  // seqio does; a task is its own one task).
+  if (with_split.empty()) {
     for (const seqio::TaskPtr& task : tasks) {
       if (HasSplit(*task, d.split)) continue;
       std::string known;
@@ -141,13 +126,13 @@ void CheckDataset(const DatasetConfig& d, const std::string& scope,
 
 std::vector<DatasetConfig> TrainingEvalDatasetConfigs(const DatasetConfig& d) {
   std::vector<DatasetConfig> out;
-  if (seqio::MixtureRegistry::Global().Has(d.mixture_or_task_name)) {
-    for (const auto& task : seqio::MixtureRegistry::Global().Get(d.mixture_or_task_name)->tasks()) {
-      if (!HasSplit(*task, d.split)) continue;
-      DatasetConfig cfg = d;
-      cfg.mixture_or_task_name = task->name();
-      out.push_back(cfg);
-    }
+  // A mixture's tasks that have the split, then the mixture; a task's one
+  // task is itself, so it comes once.
+  for (const auto& task : seqio::GetMixtureOrTask(d.mixture_or_task_name)->tasks()) {
+    if (!HasSplit(*task, d.split) || task->name() == d.mixture_or_task_name) continue;
+    DatasetConfig cfg = d;
+    cfg.mixture_or_task_name = task->name();
+    out.push_back(cfg);
   }
   out.push_back(d);
   return out;
