@@ -20,6 +20,15 @@ TEST(NamesTest, JoinName) {
   EXPECT_EQ(JoinName("a", "", '.'), "a.");
 }
 
+TEST(NamesTest, SplitName) {
+  EXPECT_EQ(SplitName("decoder.layers_0.mlp"),
+            (std::vector<std::string>{"decoder", "layers_0", "mlp"}));
+  EXPECT_EQ(SplitName("a..b"), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(SplitName(""), std::vector<std::string>{""});
+  EXPECT_EQ(SplitName("train/trainer.Trainer", '/'),
+            (std::vector<std::string>{"train", "trainer.Trainer"}));
+}
+
 TEST(NamesTest, Lists) {
   EXPECT_EQ(QuotedList({}), "");
   EXPECT_EQ(QuotedList({"train"}), "'train'");

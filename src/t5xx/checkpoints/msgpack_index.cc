@@ -19,18 +19,6 @@ namespace {
 constexpr int8_t kExtNdarray = 1;   // flax _MsgpackExtType.ndarray
 constexpr int8_t kExtNpScalar = 3;  // flax _MsgpackExtType.npscalar
 
-std::vector<std::string> SplitPath(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t dot = path.find('.', start);
-    parts.push_back(path.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return parts;
-}
-
 // ---- msgpack writing ----
 
 using Packer = msgpack::packer<msgpack::sbuffer>;
@@ -356,7 +344,7 @@ void IndexBuilder::Add(const ArrayRef& array, std::vector<int64_t> chunks) {
 void IndexBuilder::Insert(const std::string& path, Leaf leaf) {
   Node* node = &root_;
   std::string sofar;
-  for (const std::string& part : SplitPath(path)) {
+  for (const std::string& part : SplitName(path)) {
     if (part.empty()) {
       throw Error("checkpoint array path '" + path +
                   "' has an empty component (paths are dot-separated keys "

@@ -139,7 +139,7 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
                  const std::optional<std::string>& demo_problem) {
   T5XX_CHECK(f.count("task"), "t5xx data: --task=NAME is required (e.g. --task=" +
                              std::string(seqio::kDemoTaskName) + ")");
-  if ((f["task"] == seqio::kDemoTaskName || f["task"] == seqio::kDemoLmTaskName) && demo_problem) throw Error(*demo_problem);
+  if (seqio::IsDemoTaskName(f["task"]) && demo_problem) throw Error(*demo_problem);
   DataRequest r;
   if (f.count("lengths")) r.lengths = ParseLengths(f["lengths"]);
   const std::string split = f.count("split") ? f["split"] : default_split;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 #include "t5xx/util/utf8.h"
 
 namespace t5xx::gin {
@@ -54,18 +55,6 @@ bool IsValidDottedName(const std::string& name) {
     at_start = false;
   }
   return !at_start;
-}
-
-std::vector<std::string> SplitDots(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return out;
 }
 
 std::string JoinDots(const std::vector<std::string>& parts, size_t begin, size_t end) {
@@ -182,7 +171,7 @@ Registry::Resolution Registry::Resolve(const std::string& name,
     r.full_name = name;
     return r;
   }
-  std::vector<std::string> parts = SplitDots(name);
+  std::vector<std::string> parts = SplitName(name);
   // Longest alias prefix first ("t5x.utils" before "t5x").
   for (size_t n = parts.size() - 1; n >= 1; --n) {
     auto it = aliases.find(JoinDots(parts, 0, n));
@@ -222,7 +211,7 @@ std::string Registry::SuggestName(const std::string& name,
                                   const std::map<std::string, std::string>& aliases) const {
   // Compare the name as written against every registered name written the
   // same way: with the alias the user used, or as a suffix of equal length.
-  std::vector<std::string> parts = SplitDots(name);
+  std::vector<std::string> parts = SplitName(name);
   std::string best;
   size_t best_d = std::max<size_t>(2, name.size() / 3) + 1;
   auto consider = [&](const std::string& written, const std::string& shown) {
@@ -235,7 +224,7 @@ std::string Registry::SuggestName(const std::string& name,
   for (const auto& kv : specs_) {
     const std::string& full = kv.first;
     consider(full, full);
-    std::vector<std::string> fparts = SplitDots(full);
+    std::vector<std::string> fparts = SplitName(full);
     if (fparts.size() >= parts.size()) {
       consider(JoinDots(fparts, fparts.size() - parts.size(), fparts.size()),
                JoinDots(fparts, fparts.size() - parts.size(), fparts.size()));

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "t5xx/data/task.h"
 
@@ -21,6 +22,14 @@ inline constexpr char kDemoTaskName[] = "c4_demo_span_corruption";
 // decoder-only models with LMFeatureConverter.
 inline constexpr char kDemoLmTaskName[] = "c4_demo_full_lm";
 inline constexpr int32_t kDemoExtraIds = 100;
+
+// The names of the demo tasks, {kDemoTaskName, kDemoLmTaskName}.
+inline std::vector<std::string> DemoTaskNames() { return {kDemoTaskName, kDemoLmTaskName}; }
+
+// Whether `name` is one of DemoTaskNames().
+inline bool IsDemoTaskName(const std::string& name) {
+  return name == kDemoTaskName || name == kDemoLmTaskName;
+}
 
 // <data_dir>/c4_demo: where build_corpus writes the demo corpus.
 std::string DemoCorpusDir(const std::string& data_dir);

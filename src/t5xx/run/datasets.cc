@@ -59,7 +59,7 @@ trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
 
 seqio::OutputFeatures GetOutputFeatures(const std::string& name,
                                         const std::optional<std::string>& demo_problem) {
-  if ((name == seqio::kDemoTaskName || name == seqio::kDemoLmTaskName) && demo_problem) {
+  if (seqio::IsDemoTaskName(name) && demo_problem) {
     throw Error(*demo_problem);
   }
   try {

@@ -20,8 +20,6 @@ constexpr char kDecoderWrapper[] = "t5x.examples.decoder_only.network.DecoderWra
 constexpr char kDecoderOnlyConfig[] = "t5x.examples.decoder_only.network.TransformerConfig";
 constexpr char kVocab[] = "seqio.SentencePieceVocabulary";
 
-std::vector<std::string> StringListOf(const Value& v) { return gin::StringList(v); }
-
 }  // namespace
 
 void RegisterModelConfigurables(gin::Registry& r) {
@@ -106,7 +104,7 @@ ModelConfig ReadModel(gin::Config& c, std::string* model_name_out, std::string* 
   auto read_tail = [](auto& t, auto&& q) {
     t.head_dim = q("head_dim").AsInt();
     t.mlp_dim = q("mlp_dim").AsInt();
-    t.mlp_activations = StringListOf(q("mlp_activations"));
+    t.mlp_activations = gin::StringList(q("mlp_activations"));
     t.dropout_rate = q("dropout_rate").AsFloat();
     t.logits_via_embedding = q("logits_via_embedding").AsBool();
   };

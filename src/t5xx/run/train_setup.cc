@@ -14,7 +14,7 @@ std::optional<std::string> RegisterTasks(gin::Config* config, const RunOptions& 
     seqio_gin::GinTaskOptions gin_tasks;
     gin_tasks.data_dir = options.data_dir;
     gin_tasks.skip_bad_records = options.skip_bad_records;
-    gin_tasks.demo_task_names = {seqio::kDemoTaskName, seqio::kDemoLmTaskName};
+    gin_tasks.demo_task_names = seqio::DemoTaskNames();
     seqio_gin::RegisterGinTasks(*config, gin_tasks, seqio::TaskRegistry::Global(),
                                 seqio::MixtureRegistry::Global());
   }

@@ -10,12 +10,14 @@
 #include <utility>
 
 #include "t5xx/config/config.h"
+#include "t5xx/config/reading.h"
 #include "t5xx/config/registry.h"
 #include "t5xx/data/data_source.h"
 #include "t5xx/data/evaluation.h"
 #include "t5xx/data/postprocessors.h"
 #include "t5xx/data/preprocessor_registry.h"
 #include "t5xx/data/vocabulary.h"
+#include "t5xx/util/error.h"
 
 namespace t5xx::seqio_gin {
 
@@ -54,17 +56,8 @@ seqio::PostprocessFn BuildPostprocessor(BuildContext& ctx, const gin::Value& v,
                                         const std::string& outer);
 seqio::MetricFn BuildMetric(BuildContext& ctx, const gin::Value& v, const std::string& outer);
 
-// Runs `build`, prefixing a t5xx::Error with WhereShort(v).
-template <typename F>
-auto At(const gin::Value& v, F&& build) -> decltype(build());
-
-}  // namespace t5xx::seqio_gin
-
-#include "t5xx/config/reading.h"
-#include "t5xx/util/error.h"
-
-namespace t5xx::seqio_gin {
-
+// Runs `build`, prefixing a t5xx::Error with WhereShort(v) (v's gin
+// file:line), so a builder's error names the binding that caused it.
 template <typename F>
 auto At(const gin::Value& v, F&& build) -> decltype(build()) {
   try {

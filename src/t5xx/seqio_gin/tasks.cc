@@ -2,6 +2,7 @@
 // seqio.Feature, seqio.Mixture, tf.data.Dataset.sample_from_datasets and
 // t5xx.seqio.register, how each task and mixture is built from them, and
 // RegisterGinTasks / RegisterSeqioConfigurables (seqio_gin.h).
+#include <algorithm>
 #include <optional>
 
 #include "t5xx/config/reading.h"
@@ -152,10 +153,10 @@ GinTaskNames RegisterGinTasks(gin::Config& config, const GinTaskOptions& options
   GinTaskNames out;
   BuildContext ctx{config, options.data_dir, options.skip_bad_records, {}};
   auto check_name = [&](const Value& v, const std::string& name, bool task) {
-    for (const std::string& demo : task ? options.demo_task_names : std::vector<std::string>{}) {
-      T5XX_CHECK(name != demo, gin::WhereShort(v) + ": the task name '" + name +
-                                   "' is t5xx's demo task; give the gin task another name");
-    }
+    const auto& demo = options.demo_task_names;
+    T5XX_CHECK(!task || std::find(demo.begin(), demo.end(), name) == demo.end(),
+               gin::WhereShort(v) + ": the task name '" + name +
+                   "' is t5xx's demo task; give the gin task another name");
     T5XX_CHECK(!tasks.Has(name) && !mixtures.Has(name),
                gin::WhereShort(v) + ": a task or mixture named '" + name +
                    "' is already registered");

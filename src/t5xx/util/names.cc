@@ -14,6 +14,18 @@ std::string JoinName(const std::string& prefix, const std::string& name,
   return out;
 }
 
+std::vector<std::string> SplitName(const std::string& name, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t at = name.find(separator, start);
+    parts.push_back(name.substr(start, at - start));
+    if (at == std::string::npos) break;
+    start = at + 1;
+  }
+  return parts;
+}
+
 std::string QuotedList(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) {

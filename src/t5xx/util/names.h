@@ -17,6 +17,11 @@ namespace t5xx {
 std::string JoinName(const std::string& prefix, const std::string& name,
                      char separator = '/');
 
+// The parts of a hierarchical name, the inverse of JoinName:
+// SplitName("a.b.c") == {"a", "b", "c"}; an empty part is kept
+// (SplitName("a..b") == {"a", "", "b"}, SplitName("") == {""}).
+std::vector<std::string> SplitName(const std::string& name, char separator = '.');
+
 // "'a', 'b', 'c'": each name in single quotes, comma-separated ("" for none).
 std::string QuotedList(const std::vector<std::string>& names);
 
