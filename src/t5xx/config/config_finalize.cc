@@ -9,6 +9,7 @@
 #include "t5xx/config/config.h"
 #include "t5xx/util/edit_distance.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/error_list.h"
 
 namespace t5xx::gin {
 namespace {
@@ -150,12 +151,7 @@ void Config::Finalize(const std::vector<std::string>& called) {
   // Unset %gin.REQUIRED values that the called configurables read.
   std::vector<std::pair<std::string, std::string>> missing = MissingRequired(called);
   if (!missing.empty()) errors.push_back(RequiredMessage(missing));
-  if (errors.size() == 1) throw Error(errors[0]);
-  if (!errors.empty()) {
-    std::string msg = std::to_string(errors.size()) + " errors in the gin config:";
-    for (const std::string& e : errors) msg += "\n  " + e;
-    throw Error(msg);
-  }
+  ThrowIfAny(errors, "the gin config");
   finalized_ = true;
 }
 

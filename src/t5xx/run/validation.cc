@@ -10,6 +10,7 @@
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/error_list.h"
 
 namespace t5xx::run {
 
@@ -106,12 +107,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   }
   // t5xx cannot restore yet: every run starts at step 0.
   attempt([&] { trainer::CheckTrainLoopConfig(loop, eval_names, /*start_step=*/0); });
-  if (errors.size() == 1) throw Error(errors[0]);
-  if (!errors.empty()) {
-    std::string msg = std::to_string(errors.size()) + " errors in the train configuration:";
-    for (const std::string& e : errors) msg += "\n  " + e;
-    throw Error(msg);
-  }
+  ThrowIfAny(errors, "the train configuration");
   return run;
 }
 

@@ -1,0 +1,23 @@
+// Reporting every error a check found at once, as one t5xx::Error (the
+// config checks of gin's Finalize and of a train run use it).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx {
+
+// Nothing for no errors, Error(errors[0]) for one, else one Error
+// "N errors in <what>:" followed by each error on its own line, indented by
+// two spaces.
+inline void ThrowIfAny(const std::vector<std::string>& errors, const std::string& what) {
+  if (errors.empty()) return;
+  if (errors.size() == 1) throw Error(errors[0]);
+  std::string msg = std::to_string(errors.size()) + " errors in " + what + ":";
+  for (const std::string& e : errors) msg += "\n  " + e;
+  throw Error(msg);
+}
+
+}  // namespace t5xx
