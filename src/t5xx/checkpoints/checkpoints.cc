@@ -7,8 +7,11 @@
 #include <filesystem>
 #include <optional>
 #include <regex>
+#include <set>
+#include <cstdio>
 
 #include "t5xx/checkpoints/file_io.h"
+#include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::checkpoints {
@@ -18,9 +21,39 @@ std::string CheckpointDir(const std::string& model_dir, int64_t step) {
   return (fs::path(model_dir) / ("checkpoint_" + std::to_string(step))).string();
 }
 
+std::string DatasetStateFileName(int index, int count) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "t5xx_train_ds-%03d-of-%03d.json", index, count);
+  return buf;
+}
+
+namespace {
+
+// "checkpoint_<N>.tmp-..." and the step, for a name in MODEL_DIR.
+bool IsTemporaryName(const std::string& name) {
+  static const std::regex re("checkpoint_\\d+\\.tmp-.*");
+  return std::regex_match(name, re);
+}
+
+void CheckExtraFiles(const std::vector<ExtraFile>& files, const std::vector<ArrayRef>& arrays) {
+  std::set<std::string> taken = {"checkpoint", kChecksumsFile};
+  for (const ArrayRef& a : arrays) taken.insert(a.path);
+  for (const ExtraFile& f : files) {
+    const bool plain = !f.name.empty() && f.name != "." && f.name != ".." &&
+                       f.name.find('/') == std::string::npos;
+    if (!plain || !taken.insert(f.name).second) {
+      throw Error("checkpoint extra file name '" + f.name +
+                  "' is not a plain file name unused by the checkpoint's own files");
+    }
+  }
+}
+
+}  // namespace
+
 std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
                            const std::vector<ArrayRef>& arrays,
-                           const SaveOptions& options) {
+                           const SaveOptions& options,
+                           const std::vector<ExtraFile>& extra_files) {
   if (options.gzip && (options.gzip_level < 0 || options.gzip_level > 9)) {
     throw Error("checkpoint gzip_level " + std::to_string(options.gzip_level) +
                 " is out of range (0-9)");
@@ -46,10 +79,10 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
     if (!a.store_inline) chunks[i] = ChunkShapeFor(a, options.max_chunk_bytes);
     index.Add(a, chunks[i]);
   }
+  CheckExtraFiles(extra_files, arrays);
   const std::optional<int> gzip_level =
       options.gzip ? std::optional<int>(options.gzip_level) : std::nullopt;
 
-  MakeDir(model_dir);
   const fs::path final_dir = CheckpointDir(model_dir, step);
   std::error_code ec;
   if (fs::exists(final_dir, ec)) {
@@ -59,16 +92,25 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
   }
   const fs::path tmp_dir =
       final_dir.string() + ".tmp-" + std::to_string(std::time(nullptr));
-  fs::remove_all(tmp_dir, ec);  // stale leftover of a crashed save
-  MakeDir(tmp_dir);
   try {
+    MakeDir(model_dir);
+    fs::remove_all(tmp_dir, ec);  // stale leftover of a crashed save
+    MakeDir(tmp_dir);
+    ChunkChecksums sums;
     for (size_t i = 0; i < arrays.size(); ++i) {
       if (arrays[i].store_inline) continue;
-      WriteZarrArray(tmp_dir / arrays[i].path, arrays[i], chunks[i],
-                     gzip_level);
+      WriteZarrArray(tmp_dir / arrays[i].path, arrays[i], chunks[i], gzip_level, &sums);
+      SyncDir(tmp_dir / arrays[i].path);
+    }
+    for (const ExtraFile& f : extra_files) {
+      WriteFile(tmp_dir / f.name, f.content.data(), f.content.size());
+      sums[f.name] = Crc32c(f.content.data(), f.content.size());
     }
     const std::string encoded = index.Encode(step, gzip_level);
     WriteFile(tmp_dir / "checkpoint", encoded.data(), encoded.size());
+    sums["checkpoint"] = Crc32c(encoded.data(), encoded.size());
+    WriteChecksums(tmp_dir, sums);
+    SyncDir(tmp_dir);
 
     if (fs::exists(final_dir, ec)) {
       throw Error("checkpoint directory " + final_dir.string() +
@@ -79,6 +121,17 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
       throw Error("cannot rename " + tmp_dir.string() + " to " +
                   final_dir.string() + ": " + ec.message());
     }
+    SyncDir(model_dir);
+  } catch (const Error& e) {
+    std::error_code ignore;
+    fs::remove_all(tmp_dir, ignore);
+    const std::vector<int64_t> steps = ListCheckpointSteps(model_dir);
+    throw Error(std::string(e.what()) + "; the checkpoint of step " + std::to_string(step) +
+                " was not saved and its partial files were removed; " +
+                (steps.empty() ? std::string("there is no earlier checkpoint")
+                               : "earlier checkpoints are intact (the latest is " +
+                                     CheckpointDir(model_dir, steps.back()) + ")") +
+                "; free space or fix the permissions of " + model_dir);
   } catch (...) {
     std::error_code ignore;
     fs::remove_all(tmp_dir, ignore);
@@ -87,18 +140,22 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
   return final_dir.string();
 }
 
-LoadedCheckpoint LoadCheckpoint(const std::string& checkpoint_dir) {
+CheckpointReader::CheckpointReader(const std::string& checkpoint_dir) : dir_(checkpoint_dir) {
   const fs::path dir(checkpoint_dir);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw Error("checkpoint directory " + checkpoint_dir + " does not exist");
   }
-  IndexContents index = ReadIndex(dir, checkpoint_dir);
-  LoadedCheckpoint out;
-  out.version = index.version;
-  out.arrays = std::move(index.arrays);
-  if (index.step) {
-    out.step = *index.step;
+  sums_ = ReadChecksums(dir);
+  if (sums_) {
+    // The index itself, before trusting what it says.
+    const std::vector<uint8_t> raw = ReadFile(dir / "checkpoint", "checkpoint index");
+    VerifyChecksum(&*sums_, "checkpoint", raw.data(), raw.size(), dir / "checkpoint",
+                   "checkpoint index");
+  }
+  listing_ = ListIndex(dir, checkpoint_dir);
+  if (listing_.step) {
+    step_ = *listing_.step;
   } else {
     std::smatch m;
     const std::string name = dir.filename().empty()
@@ -109,8 +166,41 @@ LoadedCheckpoint LoadCheckpoint(const std::string& checkpoint_dir) {
       throw Error((dir / "checkpoint").string() +
                   " has no optimizer.state.step");
     }
-    out.step = std::stoll(m[1]);
+    step_ = std::stoll(m[1]);
   }
+}
+
+LoadedArray CheckpointReader::Read(const std::string& path, const std::optional<Box>& box) {
+  const auto it = listing_.entries.find(path);
+  if (it == listing_.entries.end()) {
+    throw Error("checkpoint " + dir_ + " has no array '" + path + "'");
+  }
+  return ReadEntry(it->second, path, box, sums_ ? &*sums_ : nullptr, &bytes_read_);
+}
+
+std::optional<std::string> CheckpointReader::ReadExtraFile(const std::string& name) {
+  const fs::path file = fs::path(dir_) / name;
+  std::error_code ec;
+  // Absent: never written, or deleted by keep_dataset_checkpoints.
+  if (!fs::exists(file, ec)) return std::nullopt;
+  const std::vector<uint8_t> raw = ReadFile(file, "checkpoint file");
+  bytes_read_ += raw.size();
+  VerifyChecksum(sums_ ? &*sums_ : nullptr, name, raw.data(), raw.size(), file,
+                 "checkpoint file");
+  return std::string(raw.begin(), raw.end());
+}
+
+LoadedCheckpoint LoadCheckpoint(const std::string& checkpoint_dir) {
+  const fs::path dir(checkpoint_dir);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw Error("checkpoint directory " + checkpoint_dir + " does not exist");
+  }
+  CheckpointReader reader(checkpoint_dir);
+  LoadedCheckpoint out;
+  out.version = reader.version();
+  out.step = reader.step();
+  for (const auto& [path, entry] : reader.arrays()) out.arrays[path] = reader.Read(path);
   return out;
 }
 
@@ -133,6 +223,74 @@ std::vector<int64_t> ListCheckpointSteps(const std::string& model_dir) {
   }
   std::sort(steps.begin(), steps.end());
   return steps;
+}
+
+std::vector<std::string> RemoveTemporaryCheckpoints(const std::string& model_dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  if (!fs::is_directory(model_dir, ec)) return removed;
+  std::vector<fs::path> found;
+  for (fs::directory_iterator it(model_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (IsTemporaryName(it->path().filename().string())) found.push_back(it->path());
+  }
+  std::sort(found.begin(), found.end());
+  for (const fs::path& p : found) {
+    fs::remove_all(p, ec);
+    if (ec) {
+      throw Error("cannot remove the unfinished checkpoint " + p.string() + ": " +
+                  ec.message() + "; delete it by hand");
+    }
+    removed.push_back(p.string());
+  }
+  return removed;
+}
+
+std::vector<std::string> ApplyRetention(const std::string& model_dir,
+                                        const RetentionPolicy& policy) {
+  std::vector<std::string> deleted;
+  std::vector<int64_t> steps = ListCheckpointSteps(model_dir);
+  if (policy.keep && static_cast<int64_t>(steps.size()) > *policy.keep) {
+    // Candidates: all but the newest `keep`, minus those force_keep_period
+    // protects (t5x's _filter_out_force_keep_period_steps).
+    std::vector<int64_t> candidates(steps.begin(), steps.end() - *policy.keep);
+    for (int64_t s : candidates) {
+      if (policy.force_keep_period && s % *policy.force_keep_period == 0) continue;
+      const fs::path dir = CheckpointDir(model_dir, s);
+      const fs::path doomed = dir.string() + ".tmp-delete";
+      std::error_code ec;
+      fs::remove_all(doomed, ec);
+      fs::rename(dir, doomed, ec);
+      if (!ec) fs::remove_all(doomed, ec);
+      if (ec) {
+        throw Error("cannot delete the old checkpoint " + dir.string() +
+                    " (utils.SaveCheckpointConfig.keep = " + std::to_string(*policy.keep) +
+                    "): " + ec.message());
+      }
+      deleted.push_back(dir.string());
+    }
+    steps = ListCheckpointSteps(model_dir);
+  }
+  if (policy.keep_dataset_checkpoints &&
+      static_cast<int64_t>(steps.size()) > *policy.keep_dataset_checkpoints) {
+    static const std::regex re("t5xx_train_ds-\\d+-of-\\d+\\.json");
+    for (size_t i = 0; i + static_cast<size_t>(*policy.keep_dataset_checkpoints) < steps.size();
+         ++i) {
+      const fs::path dir = CheckpointDir(model_dir, steps[i]);
+      std::error_code ec;
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (!std::regex_match(it->path().filename().string(), re)) continue;
+        std::error_code rec;
+        fs::remove(it->path(), rec);
+        if (rec) {
+          throw Error("cannot delete the dataset state " + it->path().string() +
+                      " (utils.SaveCheckpointConfig.keep_dataset_checkpoints = " +
+                      std::to_string(*policy.keep_dataset_checkpoints) + "): " + rec.message());
+        }
+        deleted.push_back(it->path().string());
+      }
+    }
+  }
+  return deleted;
 }
 
 }  // namespace t5xx::checkpoints

@@ -23,19 +23,33 @@
 // flax's msgpack ndarray extension (ext type 1; payload = msgpack array
 // [shape, dtype name, raw C-order bytes]).
 //
+// Beside t5x's files t5xx writes t5xx_checksums.json (checksums.h) and the
+// data pipeline state of each process, t5xx_train_ds-<i>-of-<n>.json; t5x's
+// readers ignore both.
+//
+// Commit: everything is written (each file fsync'ed) into
+// checkpoint_<step>.tmp-<unix time>, the directories are fsync'ed, the
+// directory is renamed to checkpoint_<step> and MODEL_DIR is fsync'ed. A
+// reader never sees a partial checkpoint_<step>; a crash leaves a .tmp-
+// directory that ListCheckpointSteps ignores and RemoveTemporaryCheckpoints
+// deletes. No lock files.
+//
 // Arrays are passed as raw little-endian C-order buffers; no libtorch here.
 // The parts live in their own files: array.h (dtypes, array types),
 // msgpack_index.h (the index), zarr_array.h (the array store),
-// compression.h (gzip/zlib), file_io.h. See docs/checkpoints.md for the
-// format notes; behaviour of t5x/checkpoints.py (Checkpointer.save/restore).
+// checksums.h, compression.h (gzip/zlib), file_io.h, async_checkpointer.h
+// (saves in the background). See docs/checkpoints.md for the format notes;
+// behaviour of t5x/checkpoints.py (Checkpointer.save/restore).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "t5xx/checkpoints/array.h"
+#include "t5xx/checkpoints/checksums.h"
 #include "t5xx/checkpoints/compression.h"
 #include "t5xx/checkpoints/msgpack_index.h"
 #include "t5xx/checkpoints/zarr_array.h"
@@ -51,15 +65,64 @@ struct SaveOptions {
   int64_t max_chunk_bytes = 64LL * 1024 * 1024;
 };
 
-// Writes model_dir/checkpoint_<step>/ atomically (via
-// checkpoint_<step>.tmp-<unix_ts>, then rename). `step` also goes to
-// optimizer.state.step (inline int32 ndarray; int64 if it does not fit).
-// Returns the final directory. Throws t5xx::Error naming the path on I/O
-// failure, if the final directory already exists, or on bad input (duplicate
-// or conflicting paths, empty path components, null data).
+// A small file stored beside the arrays (e.g. a dataset state), named by a
+// plain file name.
+struct ExtraFile {
+  std::string name;
+  std::string content;
+};
+
+// The file holding process `index` of `count`'s data pipeline state:
+// "t5xx_train_ds-000-of-001.json" (t5x names its tf.data checkpoints
+// train_ds-000-of-001).
+std::string DatasetStateFileName(int index, int count);
+
+// Writes model_dir/checkpoint_<step>/ atomically (see the commit above).
+// `step` also goes to optimizer.state.step (inline int32 ndarray; int64 if it
+// does not fit). Returns the final directory. Throws t5xx::Error on bad input
+// (duplicate or conflicting paths, empty path components, null data, an
+// extra file name that is not a plain new name), if the final directory
+// already exists, and on I/O failure -- naming the path and the system's
+// reason, saying that the partial files were removed and that earlier
+// checkpoints are intact.
 std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
                            const std::vector<ArrayRef>& arrays,
-                           const SaveOptions& options = {});
+                           const SaveOptions& options = {},
+                           const std::vector<ExtraFile>& extra_files = {});
+
+// Reads a checkpoint lazily: the index and checksums at construction, then
+// any array, or any slice of one, on demand -- so a process reads only the
+// part of each array it owns. Works on t5xx's and t5x's checkpoints (see
+// LoadCheckpoint); with t5xx's checksums sidecar every chunk and file read
+// is verified. Thread-compatible (one reader per thread).
+class CheckpointReader {
+ public:
+  // Throws what LoadCheckpoint throws for the index.
+  explicit CheckpointReader(const std::string& checkpoint_dir);
+
+  const std::string& dir() const { return dir_; }
+  int64_t step() const { return step_; }
+  int version() const { return listing_.version; }
+  bool has_checksums() const { return sums_.has_value(); }
+  // Every array (dotted path under 'optimizer', except "state.step").
+  const std::map<std::string, IndexEntry>& arrays() const { return listing_.entries; }
+  // `box` of array `path` (nullopt: all of it). Throws t5xx::Error for an
+  // unknown path, a box outside the array, a missing, corrupted or
+  // truncated chunk (naming the array and the chunk file).
+  LoadedArray Read(const std::string& path, const std::optional<Box>& box = std::nullopt);
+  // The content of a file stored with SaveCheckpoint's extra_files;
+  // nullopt when absent. Verified against the checksums.
+  std::optional<std::string> ReadExtraFile(const std::string& name);
+  // Stored (compressed) bytes read so far.
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  std::string dir_;
+  IndexListing listing_;
+  std::optional<ChunkChecksums> sums_;
+  int64_t step_ = 0;
+  uint64_t bytes_read_ = 0;
+};
 
 struct LoadedCheckpoint {
   int64_t step = 0;
@@ -78,6 +141,29 @@ LoadedCheckpoint LoadCheckpoint(const std::string& checkpoint_dir);
 // Steps of the finished checkpoint_<N> directories in model_dir, ascending
 // (".tmp-" directories are ignored). Empty if model_dir does not exist.
 std::vector<int64_t> ListCheckpointSteps(const std::string& model_dir);
+
+// Deletes the checkpoint_<N>.tmp-* directories a crashed or killed save left
+// in model_dir; returns their paths. Only one run may write a MODEL_DIR, so
+// call it at start-up, before saving. Throws t5xx::Error naming a directory
+// that cannot be removed.
+std::vector<std::string> RemoveTemporaryCheckpoints(const std::string& model_dir);
+
+// Which checkpoints to keep (t5x's SaveCheckpointConfig.keep and
+// keep_dataset_checkpoints, Checkpointer's force_keep_period).
+struct RetentionPolicy {
+  std::optional<int64_t> keep;                      // newest N; None = all
+  std::optional<int64_t> keep_dataset_checkpoints;  // newest N dataset states
+  std::optional<int64_t> force_keep_period;         // never delete step % k == 0
+};
+
+// Applies `policy` to model_dir: deletes the oldest checkpoints beyond
+// `keep` (not counting those force_keep_period protects; the newest is
+// never deleted), each renamed to a .tmp- name first so readers never see
+// half a checkpoint, and the dataset state files of all but the newest
+// keep_dataset_checkpoints checkpoints. Returns what it deleted. Throws
+// t5xx::Error naming what cannot be deleted.
+std::vector<std::string> ApplyRetention(const std::string& model_dir,
+                                        const RetentionPolicy& policy);
 
 // Directory name t5x uses: model_dir/checkpoint_<step>.
 std::string CheckpointDir(const std::string& model_dir, int64_t step);

@@ -1,5 +1,9 @@
-// Checkpoint file I/O: whole-file writes and reads, directory creation.
+// Checkpoint file I/O: durable whole-file writes, reads, directory creation
+// and directory fsync.
 #include "t5xx/checkpoints/file_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -11,22 +15,29 @@ namespace t5xx::checkpoints {
 namespace fs = std::filesystem;
 
 void WriteFile(const fs::path& path, const void* data, size_t size) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
     throw Error("cannot create checkpoint file " + path.string() + ": " +
                 std::strerror(errno));
   }
-  size_t written = size ? std::fwrite(data, 1, size, f) : 0;
-  int saved_errno = errno;
-  bool ok = written == size && std::fflush(f) == 0;
-  if (!ok) saved_errno = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    saved_errno = errno;
+  const char* p = static_cast<const char*>(data);
+  size_t left = size;
+  int err = 0;
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = errno;
+      break;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
   }
-  if (!ok) {
+  if (!err && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && !err) err = errno;
+  if (err) {
     throw Error("cannot write checkpoint file " + path.string() + ": " +
-                std::strerror(saved_errno));
+                std::strerror(err));
   }
 }
 
@@ -57,6 +68,22 @@ void MakeDir(const fs::path& path) {
   if (ec) {
     throw Error("cannot create directory " + path.string() + ": " +
                 ec.message());
+  }
+}
+
+void SyncDir(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    throw Error("cannot open directory " + path.string() + " to sync it: " +
+                std::strerror(errno));
+  }
+  int err = ::fsync(fd) != 0 ? errno : 0;
+  ::close(fd);
+  // Some file systems cannot fsync a directory; that is not a failure of
+  // the data, which was synced file by file.
+  if (err && err != EINVAL && err != ENOTSUP) {
+    throw Error("cannot sync directory " + path.string() + ": " +
+                std::strerror(err));
   }
 }
 

@@ -1,5 +1,6 @@
-// Checkpoint file I/O: whole-file writes and reads and directory creation,
-// with errors that name the path.
+// Checkpoint file I/O: durable whole-file writes (written, fsync'ed, closed),
+// whole-file reads, directory creation and directory fsync, with errors that
+// name the path.
 #pragma once
 
 #include <cstddef>
@@ -10,8 +11,11 @@
 
 namespace t5xx::checkpoints {
 
-// Creates (truncates) `path` and writes `size` bytes. Throws t5xx::Error
-// naming the path if it cannot be created or written in full.
+// Creates (truncates) `path`, writes `size` bytes and fsyncs the file, so a
+// checkpoint committed after its files survives a crash of the machine.
+// Throws t5xx::Error naming the path and the system's reason ("No space left
+// on device", "Permission denied", ...) if it cannot be created, written in
+// full or synced.
 void WriteFile(const std::filesystem::path& path, const void* data,
                size_t size);
 // Reads all of `path`; `what` names it in errors ("cannot read <what> ...",
@@ -20,5 +24,8 @@ std::vector<uint8_t> ReadFile(const std::filesystem::path& path,
                               const std::string& what);
 // create_directories; throws t5xx::Error naming the path on failure.
 void MakeDir(const std::filesystem::path& path);
+// fsync of a directory, so that the entries created or renamed in it are
+// durable. Throws t5xx::Error naming the directory on failure.
+void SyncDir(const std::filesystem::path& path);
 
 }  // namespace t5xx::checkpoints

@@ -167,8 +167,8 @@ std::string JoinRel(const std::string& a, const std::string& b) {
   return a + "/" + b;
 }
 
-LoadedArray ReadSpecLeaf(const fs::path& ckpt_dir, const msgpack::object& spec,
-                         const std::string& at) {
+IndexEntry ReadSpecLeaf(const fs::path& ckpt_dir, const msgpack::object& spec,
+                        const std::string& at) {
   const std::string driver = AsString(*MapGet(spec, "driver"));
   if (driver != "zarr" && driver != "zarr2") {
     throw Error("checkpoint leaf '" + at + "' uses TensorStore driver '" +
@@ -210,18 +210,35 @@ LoadedArray ReadSpecLeaf(const fs::path& ckpt_dir, const msgpack::object& spec,
       spec_shape = AsInts(*s, "spec shape of '" + at + "'");
     }
   }
-  fs::path dir = fs::path(rel).is_absolute() ? fs::path(rel) : ckpt_dir / rel;
-  return ReadZarrArray(dir, at, spec_dtype, spec_shape);
+  IndexEntry e;
+  while (rel.size() > 1 && rel.back() == '/') rel.pop_back();
+  e.zarr_rel = rel;
+  e.zarr_dir = fs::path(rel).is_absolute() ? fs::path(rel) : ckpt_dir / rel;
+  e.zarr = ReadZarrMetadata(e.zarr_dir, at, spec_dtype, spec_shape);
+  e.dtype = e.zarr->dtype;
+  e.shape = e.zarr->shape;
+  return e;
+}
+
+IndexEntry Inline(LoadedArray a) {
+  IndexEntry e;
+  e.dtype = a.dtype;
+  e.shape = a.shape;
+  e.inline_array = std::move(a);
+  return e;
 }
 
 void Walk(const fs::path& ckpt_dir, const msgpack::object& o,
-          const std::string& at, std::map<std::string, LoadedArray>& arrays,
+          const std::string& at, std::map<std::string, IndexEntry>& arrays,
           std::optional<LoadedArray>& step) {
-  auto put = [&](LoadedArray a) {
+  auto put = [&](IndexEntry e) {
     if (at == "state.step") {
-      step = std::move(a);
+      if (!e.inline_array) {
+        e.inline_array = ReadZarrRegion(e.zarr_dir, at, *e.zarr, std::nullopt);
+      }
+      step = std::move(*e.inline_array);
     } else {
-      arrays[at] = std::move(a);
+      arrays[at] = std::move(e);
     }
   };
   switch (o.type) {
@@ -242,7 +259,7 @@ void Walk(const fs::path& ckpt_dir, const msgpack::object& o,
       }
       return;
     case msgpack::type::EXT:
-      put(DecodeNdarrayExt(o, at));
+      put(Inline(DecodeNdarrayExt(o, at)));
       return;
     case msgpack::type::POSITIVE_INTEGER:
     case msgpack::type::NEGATIVE_INTEGER: {
@@ -251,7 +268,7 @@ void Walk(const fs::path& ckpt_dir, const msgpack::object& o,
       int64_t v = o.as<int64_t>();
       a.bytes.resize(8);
       std::memcpy(a.bytes.data(), &v, 8);
-      put(std::move(a));
+      put(Inline(std::move(a)));
       return;
     }
     case msgpack::type::FLOAT32:
@@ -261,7 +278,7 @@ void Walk(const fs::path& ckpt_dir, const msgpack::object& o,
       float v = static_cast<float>(o.via.f64);
       a.bytes.resize(4);
       std::memcpy(a.bytes.data(), &v, 4);
-      put(std::move(a));
+      put(Inline(std::move(a)));
       return;
     }
     case msgpack::type::NIL:
@@ -379,8 +396,7 @@ std::string IndexBuilder::Encode(int64_t step,
   return std::string(sbuf.data(), sbuf.size());
 }
 
-IndexContents ReadIndex(const fs::path& dir,
-                        const std::string& checkpoint_dir) {
+IndexListing ListIndex(const fs::path& dir, const std::string& checkpoint_dir) {
   const fs::path index = dir / "checkpoint";
   std::vector<uint8_t> raw = ReadFile(index, "checkpoint index");
   msgpack::object_handle h;
@@ -394,7 +410,7 @@ IndexContents ReadIndex(const fs::path& dir,
     throw Error(index.string() + " is not a t5x checkpoint (top level is not "
                 "a map; Orbax checkpoints are not supported)");
   }
-  IndexContents out;
+  IndexListing out;
   const msgpack::object* version = MapGet(top, "version");
   if (!version || (version->type != msgpack::type::POSITIVE_INTEGER &&
                    version->type != msgpack::type::NEGATIVE_INTEGER)) {
@@ -414,11 +430,32 @@ IndexContents ReadIndex(const fs::path& dir,
   }
   std::optional<LoadedArray> step;
   try {
-    Walk(dir, *opt, "", out.arrays, step);
+    Walk(dir, *opt, "", out.entries, step);
   } catch (const msgpack::type_error& e) {
     throw Error("malformed checkpoint " + index.string() + ": " + e.what());
   }
   if (step) out.step = ScalarToInt(*step, "optimizer.state.step");
+  return out;
+}
+
+LoadedArray ReadEntry(const IndexEntry& entry, const std::string& at,
+                      const std::optional<Box>& box, const ChunkChecksums* sums,
+                      uint64_t* bytes_read) {
+  if (entry.inline_array) {
+    if (!box) return *entry.inline_array;
+    return SliceArray(*entry.inline_array, *box, at);
+  }
+  return ReadZarrRegion(entry.zarr_dir, at, *entry.zarr, box, sums, entry.zarr_rel, bytes_read);
+}
+
+IndexContents ReadIndex(const fs::path& dir, const std::string& checkpoint_dir) {
+  IndexListing listing = ListIndex(dir, checkpoint_dir);
+  IndexContents out;
+  out.version = listing.version;
+  out.step = listing.step;
+  for (const auto& [path, entry] : listing.entries) {
+    out.arrays[path] = ReadEntry(entry, path, std::nullopt, nullptr, nullptr);
+  }
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "t5xx/checkpoints/array.h"
+#include "t5xx/checkpoints/zarr_array.h"
 
 namespace t5xx::checkpoints {
 
@@ -58,6 +59,38 @@ struct IndexContents {
   std::map<std::string, LoadedArray> arrays;
   std::optional<int64_t> step;
 };
+
+// One array of an index: where it is stored and what it holds.
+struct IndexEntry {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  // Stored in the index itself (flax ndarray ext or a msgpack number).
+  std::optional<LoadedArray> inline_array;
+  // Otherwise a zarr directory: as the spec names it (relative to the
+  // checkpoint directory, no trailing '/'), resolved, and its metadata.
+  std::string zarr_rel;
+  std::filesystem::path zarr_dir;
+  std::optional<ZarrMetadata> zarr;
+};
+
+// An index read without its zarr data: version, step, and every array by
+// dotted path under 'optimizer' except "state.step" (with each zarr
+// array's .zarray read and checked).
+struct IndexListing {
+  int version = 0;
+  std::map<std::string, IndexEntry> entries;
+  std::optional<int64_t> step;
+};
+
+// Reads `dir`/checkpoint and the .zarray of every zarr array it points at;
+// throws what ReadIndex throws, except chunk errors.
+IndexListing ListIndex(const std::filesystem::path& dir, const std::string& checkpoint_dir);
+
+// Reads `box` (nullopt: all) of one listed array, checking chunks against
+// `sums` (when given) and adding the stored bytes read to *bytes_read.
+LoadedArray ReadEntry(const IndexEntry& entry, const std::string& at,
+                      const std::optional<Box>& box, const ChunkChecksums* sums,
+                      uint64_t* bytes_read);
 
 // Reads `dir`/checkpoint and the zarr arrays it points at (relative to `dir`).
 // `checkpoint_dir` is the directory as the caller spelled it (for errors).

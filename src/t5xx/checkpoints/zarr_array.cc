@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/checkpoints/checksums.h"
 #include "t5xx/checkpoints/compression.h"
 #include "t5xx/checkpoints/file_io.h"
+#include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::checkpoints {
@@ -231,7 +234,7 @@ std::vector<int64_t> ChunkShapeFor(const ArrayRef& array,
 
 void WriteZarrArray(const fs::path& dir, const ArrayRef& a,
                     const std::vector<int64_t>& chunks,
-                    std::optional<int> gzip_level) {
+                    std::optional<int> gzip_level, ChunkChecksums* sums) {
   MakeDir(dir);
   std::string meta = ZarrayJson(a.dtype, a.shape, chunks, gzip_level);
   WriteFile(dir / ".zarray", meta.data(), meta.size());
@@ -249,17 +252,20 @@ void WriteZarrArray(const fs::path& dir, const ArrayRef& a,
       raw = buf.data();
       raw_size = buf.size();
     }
-    fs::path file = dir / ChunkKey(g, '.');
+    const std::string key = ChunkKey(g, '.');
+    fs::path file = dir / key;
+    std::vector<uint8_t> z;
     if (gzip_level) {
-      std::vector<uint8_t> z = GzipCompress(raw, raw_size, *gzip_level);
-      WriteFile(file, z.data(), z.size());
-    } else {
-      WriteFile(file, raw, raw_size);
+      z = GzipCompress(raw, raw_size, *gzip_level);
+      raw = z.data();
+      raw_size = z.size();
     }
+    WriteFile(file, raw, raw_size);
+    if (sums) (*sums)[dir.filename().string() + "/" + key] = Crc32c(raw, raw_size);
   });
 }
 
-LoadedArray ReadZarrArray(
+ZarrMetadata ReadZarrMetadata(
     const fs::path& dir, const std::string& at,
     std::optional<DType> spec_dtype,
     const std::optional<std::vector<int64_t>>& spec_shape) {
@@ -299,65 +305,188 @@ LoadedArray ReadZarrArray(
         !meta["filters"].empty()) {
       throw bad("zarr filters are not supported");
     }
-    std::vector<int64_t> shape = meta.at("shape").get<std::vector<int64_t>>();
-    std::vector<int64_t> chunks = meta.at("chunks").get<std::vector<int64_t>>();
-    if (chunks.size() != shape.size()) throw bad("chunks rank != shape rank");
-    for (int64_t c : chunks) {
+    ZarrMetadata out;
+    out.dtype = *dt;
+    out.shape = meta.at("shape").get<std::vector<int64_t>>();
+    out.chunks = meta.at("chunks").get<std::vector<int64_t>>();
+    if (out.chunks.size() != out.shape.size()) throw bad("chunks rank != shape rank");
+    for (int64_t c : out.chunks) {
       if (c <= 0) throw bad("non-positive chunk size");
     }
-    if (spec_shape && *spec_shape != shape) {
-      throw bad("shape " + ShapeString(shape) +
+    for (int64_t d : out.shape) {
+      if (d < 0) throw bad("negative shape");
+    }
+    if (spec_shape && *spec_shape != out.shape) {
+      throw bad("shape " + ShapeString(out.shape) +
                 " disagrees with the msgpack spec " + ShapeString(*spec_shape));
     }
-    bool compressed = false;
     if (meta.contains("compressor") && !meta["compressor"].is_null()) {
       std::string id = meta["compressor"].at("id").get<std::string>();
       if (id != "gzip" && id != "zlib") {
         throw bad("compressor '" + id +
                   "' is not supported (only null, gzip, zlib)");
       }
-      compressed = true;
+      out.compressed = true;
     }
-    char sep = '.';
     if (meta.contains("dimension_separator")) {
-      std::string s = meta["dimension_separator"].get<std::string>();
-      if (s != "." && s != "/") throw bad("bad dimension_separator");
-      sep = s[0];
+      std::string sep = meta["dimension_separator"].get<std::string>();
+      if (sep != "." && sep != "/") throw bad("bad dimension_separator");
+      out.separator = sep[0];
     }
-    json fill = meta.contains("fill_value") ? meta["fill_value"] : json();
-
-    LoadedArray out;
-    out.dtype = *dt;
-    out.shape = shape;
-    const size_t elem = DTypeSize(*dt);
-    out.bytes.resize(static_cast<size_t>(NumElements(shape)) * elem);
-    const size_t chunk_bytes = static_cast<size_t>(NumElements(chunks)) * elem;
-    std::vector<uint8_t> fill_chunk(chunk_bytes);
-    Fill(fill_chunk, *dt, fill);
-    ForEachChunk(shape, chunks, [&](const std::vector<int64_t>& g) {
-      fs::path file = dir / ChunkKey(g, sep);
-      std::vector<uint8_t> data;
-      std::error_code ec;
-      if (!fs::exists(file, ec)) {
-        data = fill_chunk;  // zarr: a missing chunk is all fill_value
-      } else {
-        data = ReadFile(file, "zarr chunk of '" + at + "'");
-        if (compressed) {
-          data = Inflate(data.data(), data.size(), file.string(), chunk_bytes);
-        }
-        if (data.size() != chunk_bytes) {
-          throw Error("zarr chunk " + file.string() + " has " +
-                      std::to_string(data.size()) + " bytes, expected " +
-                      std::to_string(chunk_bytes) + " (chunk " +
-                      ShapeString(chunks) + " of " + ZarrDTypeName(*dt) + ")");
-        }
-      }
-      CopyChunk(false, out.bytes.data(), shape, data.data(), chunks, g, elem);
-    });
+    const json fill = meta.contains("fill_value") ? meta["fill_value"] : json();
+    const int64_t chunk_elems = NumElements(out.chunks);
+    if (chunk_elems > (int64_t{1} << 40)) throw bad("chunk too large");
+    out.fill_chunk.resize(static_cast<size_t>(chunk_elems) * DTypeSize(*dt));
+    Fill(out.fill_chunk, *dt, fill);
     return out;
   } catch (const json::exception& e) {
     throw bad(std::string("malformed zarr metadata: ") + e.what());
   }
+}
+
+namespace {
+
+// Checks that `box` lies inside `shape`; returns box or the whole array.
+Box CheckedBox(const std::vector<int64_t>& shape, const std::optional<Box>& box,
+               const std::string& at) {
+  if (!box) return Box{std::vector<int64_t>(shape.size(), 0), shape};
+  bool ok = box->origin.size() == shape.size() && box->shape.size() == shape.size();
+  for (size_t d = 0; ok && d < shape.size(); ++d) {
+    ok = box->origin[d] >= 0 && box->shape[d] >= 0 &&
+         box->origin[d] + box->shape[d] <= shape[d];
+  }
+  if (!ok) {
+    throw Error("cannot read the slice at " + ShapeString(box->origin) + " of shape " +
+                ShapeString(box->shape) + " of checkpoint array '" + at + "' of shape " +
+                ShapeString(shape) + ": it lies outside the array");
+  }
+  return *box;
+}
+
+// Copies, between two C-order buffers that hold the boxes (src_origin,
+// src_shape) and (dst_origin, dst_shape) of one array, the elements of their
+// intersection.
+void CopyIntersection(const uint8_t* src, const std::vector<int64_t>& src_origin,
+                      const std::vector<int64_t>& src_shape, uint8_t* dst,
+                      const std::vector<int64_t>& dst_origin,
+                      const std::vector<int64_t>& dst_shape, size_t elem) {
+  const size_t rank = src_shape.size();
+  if (rank == 0) {
+    std::memcpy(dst, src, elem);
+    return;
+  }
+  std::vector<int64_t> lo(rank), extent(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    lo[d] = std::max(src_origin[d], dst_origin[d]);
+    const int64_t hi = std::min(src_origin[d] + src_shape[d], dst_origin[d] + dst_shape[d]);
+    extent[d] = hi - lo[d];
+    if (extent[d] <= 0) return;
+  }
+  std::vector<int64_t> sstride(rank, 1), dstride(rank, 1);
+  for (size_t d = rank - 1; d > 0; --d) {
+    sstride[d - 1] = sstride[d] * src_shape[d];
+    dstride[d - 1] = dstride[d] * dst_shape[d];
+  }
+  const size_t row_bytes = static_cast<size_t>(extent[rank - 1]) * elem;
+  std::vector<int64_t> idx(rank, 0);
+  while (true) {
+    int64_t so = 0, dof = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      so += (lo[d] + idx[d] - src_origin[d]) * sstride[d];
+      dof += (lo[d] + idx[d] - dst_origin[d]) * dstride[d];
+    }
+    std::memcpy(dst + dof * elem, src + so * elem, row_bytes);
+    if (!NextIndex(idx, extent, rank - 1)) return;
+  }
+}
+
+}  // namespace
+
+LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
+                           const ZarrMetadata& meta, const std::optional<Box>& box,
+                           const ChunkChecksums* sums, const std::string& sums_prefix,
+                           uint64_t* bytes_read) {
+  const Box want = CheckedBox(meta.shape, box, at);
+  const size_t rank = meta.shape.size();
+  const size_t elem = DTypeSize(meta.dtype);
+  LoadedArray out;
+  out.dtype = meta.dtype;
+  out.shape = want.shape;
+  out.bytes.resize(static_cast<size_t>(NumElements(want.shape)) * elem);
+  if (NumElements(want.shape) == 0) return out;
+  const size_t chunk_bytes = meta.fill_chunk.size();
+  // The chunk grid range that intersects the box.
+  std::vector<int64_t> first(rank), count(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    first[d] = want.origin[d] / meta.chunks[d];
+    count[d] = (want.origin[d] + want.shape[d] - 1) / meta.chunks[d] - first[d] + 1;
+  }
+  std::vector<int64_t> step(rank, 0);
+  while (true) {
+    std::vector<int64_t> g(rank), chunk_origin(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      g[d] = first[d] + step[d];
+      chunk_origin[d] = g[d] * meta.chunks[d];
+    }
+    const std::string key = ChunkKey(g, meta.separator);
+    const fs::path file = dir / key;
+    const ChunkChecksums::const_iterator sum =
+        sums ? sums->find(sums_prefix + "/" + ChunkKey(g, '.')) : ChunkChecksums::const_iterator();
+    const bool listed = sums && sum != sums->end();
+    std::vector<uint8_t> data;
+    std::error_code ec;
+    if (!fs::exists(file, ec)) {
+      if (listed) {
+        throw Error("checkpoint array '" + at + "': chunk file " + file.string() +
+                    " is missing, though the checkpoint's checksums list it (the checkpoint "
+                    "was damaged after it was written; restore an earlier checkpoint)");
+      }
+      data = meta.fill_chunk;  // zarr: a missing chunk is all fill_value
+    } else {
+      data = ReadFile(file, "zarr chunk of '" + at + "'");
+      if (bytes_read) *bytes_read += data.size();
+      VerifyChecksum(sums, sums_prefix + "/" + ChunkKey(g, '.'), data.data(), data.size(), file,
+                     "checkpoint array '" + at + "': chunk file");
+      if (meta.compressed) {
+        try {
+          data = Inflate(data.data(), data.size(), file.string(), chunk_bytes);
+        } catch (const Error& e) {
+          throw Error("checkpoint array '" + at + "': " + e.what());
+        }
+      }
+      if (data.size() != chunk_bytes) {
+        throw Error("checkpoint array '" + at + "': zarr chunk " + file.string() + " has " +
+                    std::to_string(data.size()) + " bytes, expected " +
+                    std::to_string(chunk_bytes) + " (chunk " + ShapeString(meta.chunks) +
+                    " of " + ZarrDTypeName(meta.dtype) + "); it is truncated or corrupted");
+      }
+    }
+    CopyIntersection(data.data(), chunk_origin, meta.chunks, out.bytes.data(), want.origin,
+                     want.shape, elem);
+    if (rank == 0 || !NextIndex(step, count, rank)) break;
+  }
+  return out;
+}
+
+LoadedArray SliceArray(const LoadedArray& whole, const Box& box, const std::string& at) {
+  const Box want = CheckedBox(whole.shape, box, at);
+  LoadedArray out;
+  out.dtype = whole.dtype;
+  out.shape = want.shape;
+  const size_t elem = DTypeSize(whole.dtype);
+  out.bytes.resize(static_cast<size_t>(NumElements(want.shape)) * elem);
+  if (out.bytes.empty()) return out;
+  CopyIntersection(whole.bytes.data(), std::vector<int64_t>(whole.shape.size(), 0), whole.shape,
+                   out.bytes.data(), want.origin, want.shape, elem);
+  return out;
+}
+
+LoadedArray ReadZarrArray(
+    const fs::path& dir, const std::string& at,
+    std::optional<DType> spec_dtype,
+    const std::optional<std::vector<int64_t>>& spec_shape) {
+  return ReadZarrRegion(dir, at, ReadZarrMetadata(dir, at, spec_dtype, spec_shape),
+                        std::nullopt);
 }
 
 }  // namespace t5xx::checkpoints

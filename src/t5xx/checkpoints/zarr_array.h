@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,13 +27,65 @@ std::vector<int64_t> ChooseChunkShape(const std::vector<int64_t>& shape,
 std::vector<int64_t> ChunkShapeFor(const ArrayRef& array,
                                    int64_t max_chunk_bytes);
 
+// CRC-32C of every stored (compressed) chunk file, keyed by
+// "<array directory name>/<chunk key>", e.g.
+// "target.encoder.layers_0.mlp.wi.kernel/0.0". t5xx writes them to a sidecar
+// file that t5x's and zarr's readers ignore (checkpoints.h).
+using ChunkChecksums = std::map<std::string, uint32_t>;
+
+// A hyper-rectangle of an array: `origin` and `shape` per dimension (rank 0:
+// both empty). The part of an array one process owns.
+struct Box {
+  std::vector<int64_t> origin;
+  std::vector<int64_t> shape;
+};
+
 // Writes `array` as zarr directory `dir` (created): .zarray, then one chunk
 // file per chunk of shape `chunks` (edge chunks full-size, zero padded),
-// gzip-compressed at `gzip_level` or raw when nullopt. Throws t5xx::Error
-// naming the file on I/O failure.
+// gzip-compressed at `gzip_level` or raw when nullopt; every file fsync'ed.
+// Adds each chunk's checksum to `sums` (when given) under
+// "<dir's name>/<chunk key>". Throws t5xx::Error naming the file on I/O
+// failure.
 void WriteZarrArray(const std::filesystem::path& dir, const ArrayRef& array,
                     const std::vector<int64_t>& chunks,
-                    std::optional<int> gzip_level);
+                    std::optional<int> gzip_level,
+                    ChunkChecksums* sums = nullptr);
+
+// A zarr array's .zarray, checked.
+struct ZarrMetadata {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> chunks;
+  bool compressed = false;  // gzip or zlib
+  char separator = '.';
+  std::vector<uint8_t> fill_chunk;  // one chunk of fill_value
+};
+
+// Reads and checks `dir`/.zarray (see ReadZarrArray for what is accepted).
+ZarrMetadata ReadZarrMetadata(
+    const std::filesystem::path& dir, const std::string& at,
+    std::optional<DType> spec_dtype,
+    const std::optional<std::vector<int64_t>>& spec_shape);
+
+// Reads the part `box` of the array (nullopt: all of it) from only the
+// chunks that intersect it; the result has shape box.shape. When `sums` is
+// given, every chunk listed in it under `sums_prefix` + "/" + key must exist
+// and match its checksum, else t5xx::Error names the array, the chunk file
+// and "corrupted" or "missing". Adds the stored bytes read to *bytes_read.
+// Throws t5xx::Error for a box outside the array, truncated or undecodable
+// chunks (naming the array and the chunk file).
+LoadedArray ReadZarrRegion(const std::filesystem::path& dir,
+                           const std::string& at, const ZarrMetadata& meta,
+                           const std::optional<Box>& box,
+                           const ChunkChecksums* sums = nullptr,
+                           const std::string& sums_prefix = "",
+                           uint64_t* bytes_read = nullptr);
+
+// The part `box` of a whole C-order array `whole` (used for arrays stored
+// inline in the index). Throws t5xx::Error (naming `at`) for a box outside
+// the array.
+LoadedArray SliceArray(const LoadedArray& whole, const Box& box,
+                       const std::string& at);
 
 // Reads zarr directory `dir` (any chunking; compressor null, gzip or zlib;
 // '.' or '/' dimension separator; missing chunks read as fill_value). `at`

@@ -3,6 +3,7 @@
 // implementation of checkpoint_io.h.
 #include "t5xx/trainer/checkpoint_io.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -22,22 +23,45 @@ checkpoints::DType ToDType(at::ScalarType t, const std::string& path) {
   }
 }
 
+checkpoints::OwnedArray Copy(const std::string& path, const at::Tensor& t, bool store_inline) {
+  const at::Tensor c = t.detach().to(at::kCPU).contiguous();
+  checkpoints::OwnedArray a;
+  a.path = path;
+  a.dtype = ToDType(c.scalar_type(), path);
+  a.shape = c.sizes().vec();
+  a.bytes.resize(static_cast<size_t>(c.numel()) * c.element_size());
+  if (!a.bytes.empty()) std::memcpy(a.bytes.data(), c.data_ptr(), a.bytes.size());
+  a.store_inline = store_inline;
+  return a;
+}
+
 }  // namespace
 
-std::string SaveTrainState(const std::string& model_dir,
-                           const models::ParamStore& params,
+checkpoints::PendingCheckpoint SnapshotTrainState(const models::ParamStore& params,
+                                                  const optim::Optimizer& optimizer,
+                                                  SaveDType dtype,
+                                                  std::vector<checkpoints::ExtraFile> extra_files) {
+  checkpoints::PendingCheckpoint out;
+  out.step = optimizer.step();
+  const at::ScalarType target = dtype == SaveDType::kBFloat16 ? at::kBFloat16 : at::kFloat;
+  for (const auto& p : params.params()) {
+    out.arrays.push_back(Copy("target." + p.name, p.value.to(target), false));
+  }
+  for (const auto& s : optimizer.StateArrays()) {
+    out.arrays.push_back(Copy("state." + s.path, s.value, s.store_inline));
+  }
+  out.extra_files = std::move(extra_files);
+  return out;
+}
+
+std::string SaveTrainState(const std::string& model_dir, const models::ParamStore& params,
                            const optim::Optimizer& optimizer) {
-  std::vector<at::Tensor> keep_alive;
-  std::vector<checkpoints::ArrayRef> arrays;
-  auto add = [&](const std::string& path, const at::Tensor& t, bool store_inline) {
-    at::Tensor c = t.detach().to(at::kCPU).contiguous();
-    keep_alive.push_back(c);
-    arrays.push_back({path, ToDType(c.scalar_type(), path), c.sizes().vec(), c.data_ptr(),
-                      store_inline});
-  };
-  for (const auto& p : params.params()) add("target." + p.name, p.value.to(at::kFloat), false);
-  for (const auto& s : optimizer.StateArrays()) add("state." + s.path, s.value, s.store_inline);
-  return checkpoints::SaveCheckpoint(model_dir, optimizer.step(), arrays);
+  const checkpoints::PendingCheckpoint c = SnapshotTrainState(params, optimizer);
+  std::vector<checkpoints::ArrayRef> refs;
+  for (const auto& a : c.arrays) {
+    refs.push_back({a.path, a.dtype, a.shape, a.bytes.data(), a.store_inline});
+  }
+  return checkpoints::SaveCheckpoint(model_dir, c.step, refs, {}, c.extra_files);
 }
 
 }  // namespace t5xx::trainer

@@ -8,18 +8,31 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "t5xx/checkpoints/async_checkpointer.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/optim/optimizer.h"
 
 namespace t5xx::trainer {
 
-// Returns the committed directory MODEL_DIR/checkpoint_<step>. Throws
-// t5xx::Error (from the checkpoints library) on I/O failure or when that
-// checkpoint already exists; std::logic_error for a state dtype the
-// checkpoint format lacks.
-std::string SaveTrainState(const std::string& model_dir,
-                           const models::ParamStore& params,
+// The dtype parameters are saved in (t5x's SaveCheckpointConfig.dtype: it
+// casts `target` only; optimizer slots keep their own dtypes).
+enum class SaveDType { kFloat32, kBFloat16 };
+
+// Copies the train state off the training buffers into arrays the
+// checkpointer owns: the part of a save that blocks training. `extra_files`
+// (e.g. the dataset state) go along. Throws std::logic_error for a state
+// dtype the checkpoint format lacks.
+checkpoints::PendingCheckpoint SnapshotTrainState(const models::ParamStore& params,
+                                                  const optim::Optimizer& optimizer,
+                                                  SaveDType dtype = SaveDType::kFloat32,
+                                                  std::vector<checkpoints::ExtraFile> extra_files = {});
+
+// Snapshot and save in one blocking call. Returns the committed directory
+// MODEL_DIR/checkpoint_<step>. Throws t5xx::Error (from the checkpoints
+// library) on I/O failure or when that checkpoint already exists.
+std::string SaveTrainState(const std::string& model_dir, const models::ParamStore& params,
                            const optim::Optimizer& optimizer);
 
 }  // namespace t5xx::trainer

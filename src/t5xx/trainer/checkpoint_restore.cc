@@ -1,0 +1,228 @@
+// Restoring a train state from a t5x legacy checkpoint with t5x's
+// RestoreCheckpointConfig options (see checkpoint_restore.h).
+#include "t5xx/trainer/checkpoint_restore.h"
+
+#include <cctype>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::trainer {
+namespace {
+
+// t5x's flattened key: "target/encoder/layers_0/..." from a dotted path.
+std::string SlashKey(std::string dotted) {
+  for (char& c : dotted) {
+    if (c == '.') c = '/';
+  }
+  return dotted;
+}
+
+std::string Shape(at::IntArrayRef s) { return checkpoints::ShapeString(s.vec()); }
+
+at::ScalarType TorchDType(checkpoints::DType d) {
+  switch (d) {
+    case checkpoints::DType::kFloat32: return at::kFloat;
+    case checkpoints::DType::kBFloat16: return at::kBFloat16;
+    case checkpoints::DType::kInt32: return at::kInt;
+    case checkpoints::DType::kInt64: return at::kLong;
+  }
+  return at::kFloat;
+}
+
+// Python's re.Match.expand syntax (\1, \g<1>, \g<name> is not supported)
+// in std::regex's format syntax ($1).
+std::string ToFormat(const std::string& repl) {
+  std::string out;
+  for (size_t i = 0; i < repl.size(); ++i) {
+    const char c = repl[i];
+    if (c == '$') {
+      out += "$$";
+    } else if (c == '\\' && i + 1 < repl.size() && std::isdigit(static_cast<unsigned char>(repl[i + 1]))) {
+      out += '$';
+      out += repl[++i];
+    } else if (c == '\\' && repl.compare(i, 3, "\\g<") == 0) {
+      const size_t close = repl.find('>', i);
+      if (close == std::string::npos) throw Error("bad group reference in '" + repl + "'");
+      out += '$' + repl.substr(i + 3, close - i - 3);
+      i = close;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+struct Want {
+  std::string key;  // model key, '/'-joined
+  at::Tensor live;
+  bool is_state;
+};
+
+}  // namespace
+
+RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::ParamStore& params,
+                                optim::Optimizer* optimizer, const RestoreOptions& options,
+                                int process_index, int process_count) {
+  checkpoints::CheckpointReader reader(checkpoint_dir);
+  RestoreReport report;
+  report.checkpoint_dir = checkpoint_dir;
+  report.step = reader.step();
+
+  std::map<std::string, std::string> ckpt_path_of;  // slash key -> dotted path
+  for (const auto& [path, entry] : reader.arrays()) ckpt_path_of[SlashKey(path)] = path;
+
+  std::vector<Want> wants;
+  for (auto& p : params.params()) wants.push_back({"target/" + SlashKey(p.name), p.value, false});
+  if (optimizer) {
+    for (const optim::StateArray& s : optimizer->StateArrays()) {
+      wants.push_back({"state/" + SlashKey(s.path), s.value, true});
+    }
+  }
+
+  struct Rule {
+    std::string pattern;
+    std::regex re;
+    std::optional<std::string> format;
+    bool used = false;
+  };
+  std::vector<Rule> rules;
+  std::vector<std::string> problems;
+  for (const auto& [pattern, repl] : options.assignment_map) {
+    try {
+      rules.push_back({pattern, std::regex(pattern, std::regex::ECMAScript),
+                       repl ? std::optional<std::string>(ToFormat(*repl)) : std::nullopt});
+    } catch (const std::regex_error& e) {
+      problems.push_back("assignment_map pattern '" + pattern + "' is not a valid regex: " +
+                         e.what());
+    }
+  }
+  if (!problems.empty()) {
+    std::string msg = "utils.RestoreCheckpointConfig.assignment_map:";
+    for (const std::string& p : problems) msg += "\n  " + p;
+    throw Error(msg);
+  }
+
+  std::vector<std::string> missing, mismatched;
+  bool missing_target = false, missing_state = false;
+  std::set<std::string> used_ckpt;
+  at::NoGradGuard no_grad;
+  for (Want& w : wants) {
+    std::string source = w.key;
+    bool skipped = false;
+    std::smatch m;
+    for (Rule& r : rules) {
+      if (!std::regex_match(w.key, m, r.re)) continue;
+      r.used = true;
+      if (!r.format) {
+        skipped = true;
+      } else {
+        source = m.format(*r.format);
+      }
+      break;
+    }
+    if (skipped) {
+      report.notes.push_back(w.key + ": not restored (assignment_map maps it to None); keeps "
+                             "its fresh initialisation");
+      continue;
+    }
+    const auto it = ckpt_path_of.find(source);
+    if (it == ckpt_path_of.end()) {
+      const std::string from = source == w.key ? "" : " (as " + source + ")";
+      if (!w.is_state && options.fallback_to_scratch) {
+        report.notes.push_back(w.key + from + ": not in the checkpoint; initialised from "
+                               "scratch (fallback_to_scratch)");
+      } else if (w.is_state && !options.strict) {
+        report.notes.push_back(w.key + from + ": not in the checkpoint; the optimizer slot "
+                               "starts from scratch (strict = False)");
+      } else {
+        missing.push_back("  missing from the checkpoint: " + w.key + from + " " +
+                          Shape(w.live.sizes()));
+        (w.is_state ? missing_state : missing_target) = true;
+      }
+      continue;
+    }
+    used_ckpt.insert(source);
+    const checkpoints::IndexEntry& entry = reader.arrays().at(it->second);
+    if (entry.shape != w.live.sizes().vec()) {
+      mismatched.push_back("  shape differs: " + w.key +
+                           (source == w.key ? "" : " (from " + source + ")") + " is " +
+                           Shape(w.live.sizes()) + " in the model but " +
+                           checkpoints::ShapeString(entry.shape) + " in the checkpoint");
+      continue;
+    }
+    if (!problems.empty() || !missing.empty() || !mismatched.empty()) continue;  // report first
+    // The whole array: each process owns all of every parameter today; a
+    // partitioned restore passes the process's box here.
+    checkpoints::LoadedArray a = reader.Read(it->second);
+    at::Tensor t = at::from_blob(a.bytes.data(), a.shape, at::TensorOptions(TorchDType(a.dtype)));
+    if (!w.is_state && options.dtype && *options.dtype == "bfloat16") {
+      t = t.to(at::kBFloat16);
+    }
+    if (t.scalar_type() != w.live.scalar_type()) {
+      if (!w.is_state && t.scalar_type() == at::kBFloat16 && !options.dtype) {
+        report.notes.push_back(w.key + ": stored as bfloat16, restored into float32");
+      }
+      t = t.to(w.live.scalar_type());
+    }
+    w.live.copy_(t);
+  }
+  std::vector<std::string> extra;
+  for (const auto& [key, path] : ckpt_path_of) {
+    if (used_ckpt.count(key)) continue;
+    const bool state = key.rfind("state/", 0) == 0;
+    const std::string shape = checkpoints::ShapeString(reader.arrays().at(path).shape);
+    if (!optimizer && state) continue;  // only the parameters were asked for
+    if (options.strict) {
+      extra.push_back("  not in the model: " + key + " " + shape);
+    } else {
+      report.notes.push_back(key + " " + shape + ": in the checkpoint but not in the model; "
+                             "ignored (strict = False)");
+    }
+  }
+  if (!optimizer) {
+    report.notes.push_back("optimizer state: not restored (parameters only)");
+  }
+  for (const Rule& r : rules) {
+    if (!r.used) {
+      problems.push_back("  assignment_map pattern '" + r.pattern +
+                         "' matches no key of the model (t5x requires every rule to match)");
+    }
+  }
+  problems.insert(problems.end(), missing.begin(), missing.end());
+  problems.insert(problems.end(), mismatched.begin(), mismatched.end());
+  problems.insert(problems.end(), extra.begin(), extra.end());
+  if (!problems.empty()) {
+    std::string msg = "checkpoint " + checkpoint_dir + " does not match the model: " +
+                      std::to_string(problems.size()) + " problem" +
+                      (problems.size() == 1 ? "" : "s") + " (t5x's names, '/'-joined; shapes " +
+                      "model vs checkpoint):";
+    for (const std::string& p : problems) msg += "\n" + p;
+    msg += "\nTo fix: rename keys with utils.RestoreCheckpointConfig.assignment_map = "
+           "[(r'<model key regex>', r'<checkpoint key>' or None)]";
+    if (missing_target) {
+      msg += "; set utils.RestoreCheckpointConfig.fallback_to_scratch = True to initialise "
+             "parameters the checkpoint lacks";
+    }
+    if (missing_state || !extra.empty()) {
+      msg += "; set utils.RestoreCheckpointConfig.strict = False to start optimizer slots the "
+             "checkpoint lacks from scratch and ignore arrays the model does not have";
+    }
+    if (!mismatched.empty()) msg += "; a shape difference means another model configuration";
+    throw Error(msg);
+  }
+  if (optimizer) {
+    std::map<std::string, at::Tensor> state;
+    for (const optim::StateArray& s : optimizer->StateArrays()) state[s.path] = s.value;
+    optimizer->RestoreState(state, report.step);
+  }
+  report.dataset_state =
+      reader.ReadExtraFile(checkpoints::DatasetStateFileName(process_index, process_count));
+  report.bytes_read = static_cast<double>(reader.bytes_read());
+  return report;
+}
+
+}  // namespace t5xx::trainer
