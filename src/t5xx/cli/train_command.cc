@@ -8,11 +8,15 @@
 #include "t5xx/run/train.h"
 #include "t5xx/run/validation.h"
 #include "t5xx/trainer/train_loop.h"
+#include "t5xx/util/stop_signals.h"
 
 namespace t5xx::cli {
 
 int TrainCommand(const std::vector<std::string>& args) {
   const run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "train");
+  // SIGTERM (a scheduler's preemption) and SIGINT end the loop after the
+  // current step, with a checkpoint of it.
+  InstallStopSignalHandlers();
   const run::ValidatedTrainRun validated = run::ValidateTrainRun(loaded);
   run::PreparedTrainRun run = run::PrepareTrainRun(loaded, validated, std::cout);
   trainer::TrainResult r = trainer::RunTrainLoop(*run.trainer, run.train_batches,
@@ -27,6 +31,14 @@ int TrainCommand(const std::vector<std::string>& args) {
   if (r.stopped_early) std::cout << "; stopped early by an action";
   std::cout << "; checkpoint " << (r.checkpoint_dir.empty() ? "none" : r.checkpoint_dir)
             << std::endl;
+  if (r.stop_signal) {
+    std::cout << "[stopped] " << StopSignalName(r.stop_signal) << " after step " << r.steps
+              << (r.checkpoint_dir.empty() ? std::string("; saving is off, nothing was saved")
+                                           : "; its state is in " + r.checkpoint_dir +
+                                                 "; run the same command to resume")
+              << std::endl;
+    return 128 + r.stop_signal;
+  }
   return 0;
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "t5xx/demo/demo_tasks.h"
 #include "t5xx/data/feature_converters.h"
 #include "t5xx/data/mixture.h"
@@ -36,9 +38,37 @@ std::string Describe(const DatasetConfig& d, const std::string& scope) {
          d.mixture_or_task_name + "', split '" + d.split + "')";
 }
 
-trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
-                            const models::BaseTransformerModel& model, int num_epochs,
-                            uint64_t seed, const seqio::ShardInfo& shard) {
+BatchStream::BatchStream(std::shared_ptr<seqio::BatchIterator> it, std::string what,
+                         std::shared_ptr<const void> keep_alive)
+    : it_(std::move(it)), what_(std::move(what)), keep_alive_(std::move(keep_alive)) {}
+
+std::optional<models::FeatureBatch> BatchStream::Next() {
+  auto b = Reading(what_, [&] { return it_->Next(); });
+  if (!b) return std::nullopt;
+  return trainer::ToFeatureBatch(*b);
+}
+
+bool BatchStream::HasNext() {
+  return Reading(what_, [&] { return it_->HasNext(); });
+}
+
+std::string BatchStream::SaveState() const { return it_->SaveState().dump(); }
+
+void BatchStream::RestoreState(const std::string& state, const std::string& source) {
+  try {
+    it_->RestoreState(nlohmann::json::parse(state));
+  } catch (const std::exception& e) {
+    throw Error("cannot restore the position of " + what_ + " from " + source + ": " + e.what() +
+                "; the dataset configuration differs from the one the checkpoint was written "
+                "with: restore that configuration, or delete " + source +
+                " to start the data from its beginning");
+  }
+}
+
+std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::string& scope,
+                                            const models::BaseTransformerModel& model,
+                                            int num_epochs, uint64_t seed,
+                                            const seqio::ShardInfo& shard) {
   const std::string what = Describe(d, scope);
   std::shared_ptr<seqio::FeatureConverter> converter =
       model.CreateFeatureConverter(d.pack, d.task_feature_lengths);
@@ -50,11 +80,14 @@ trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
         seqio::TaskRegistry::Global(), seqio::MixtureRegistry::Global(),
         d.trim_output_features));
   });
-  return [it, converter, what]() -> std::optional<models::FeatureBatch> {
-    auto b = Reading(what, [&] { return it->Next(); });
-    if (!b) return std::nullopt;
-    return trainer::ToFeatureBatch(*b);
-  };
+  return std::make_shared<BatchStream>(std::move(it), what, converter);
+}
+
+trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
+                            const models::BaseTransformerModel& model, int num_epochs,
+                            uint64_t seed, const seqio::ShardInfo& shard) {
+  std::shared_ptr<BatchStream> stream = GetBatchStream(d, scope, model, num_epochs, seed, shard);
+  return [stream]() { return stream->Next(); };
 }
 
 seqio::OutputFeatures GetOutputFeatures(const std::string& name,

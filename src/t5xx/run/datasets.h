@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "t5xx/data/batching.h"
 #include "t5xx/data/data_source.h"
 #include "t5xx/data/task.h"
 #include "t5xx/models/base_model.h"
@@ -31,6 +33,39 @@ std::string Describe(const DatasetConfig& d, const std::string& scope);
 trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
                             const models::BaseTransformerModel& model, int num_epochs,
                             uint64_t seed, const seqio::ShardInfo& shard);
+
+// The same batches as a stream whose position can be saved and restored:
+// t5x's checkpointable train iterator (t5x/utils.py, save_dataset /
+// restore_dataset), with seqio's pipeline state as JSON.
+class BatchStream {
+ public:
+  // `keep_alive` holds what the pipeline refers to (its feature converter).
+  BatchStream(std::shared_ptr<seqio::BatchIterator> it, std::string what,
+              std::shared_ptr<const void> keep_alive);
+  // The next batch, or nullopt at the end; errors name the dataset.
+  std::optional<models::FeatureBatch> Next();
+  // Whether Next() will return a batch (reads it ahead; the read-ahead batch
+  // is part of the saved state, so peeking does not move the position).
+  bool HasNext();
+  // The position as JSON text (seqio::BatchIterator::SaveState).
+  std::string SaveState() const;
+  // Restores a position saved by an identical pipeline; must be called
+  // before the first read. `source` names the file in errors. Throws
+  // t5xx::Error naming `source` and the fix when the state does not fit
+  // this pipeline (the dataset configuration changed).
+  void RestoreState(const std::string& state, const std::string& source);
+
+ private:
+  std::shared_ptr<seqio::BatchIterator> it_;
+  std::string what_;
+  std::shared_ptr<const void> keep_alive_;
+};
+
+// GetBatches as a BatchStream.
+std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::string& scope,
+                                            const models::BaseTransformerModel& model,
+                                            int num_epochs, uint64_t seed,
+                                            const seqio::ShardInfo& shard);
 
 // The output features of the task or mixture `name`. Throws t5xx::Error for
 // an unknown name ("did you mean" over tasks and mixtures) or a demo task

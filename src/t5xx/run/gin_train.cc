@@ -26,6 +26,8 @@ constexpr char kPartitioner[] = "t5x.partitioning.PjitPartitioner";
 constexpr char kAxisRules[] = "t5x.partitioning.standard_logical_axis_rules";
 constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
 constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
+constexpr char kRestoreConfig[] = "t5x.utils.RestoreCheckpointConfig";
+constexpr char kCheckpointer[] = "t5x.checkpoints.Checkpointer";
 constexpr char kSummarize[] = "t5x.gin_utils.summarize_gin_config";
 constexpr char kEarlyStopping[] = "t5x.trainer.EarlyStoppingAction";
 constexpr char kTerminateOnNan[] = "t5x.trainer.TerminateOnNanAction";
@@ -50,24 +52,117 @@ void ReadPartitioner(gin::Config& c, TrainSetup& s) {
   }
 }
 
+// The checkpointer class of a Save/RestoreCheckpointConfig: only t5x's
+// legacy checkpoints.Checkpointer (the format t5xx writes); returns its
+// scope.
+std::string ReadCheckpointerCls(gin::Config& c, const char* configurable,
+                                const std::string& scope) {
+  const Value cls = c.Query(configurable, "checkpointer_cls", scope);
+  if (cls.is_none()) return scope;
+  return gin::ExpectReference(cls, kCheckpointer, /*evaluated=*/false, scope);
+}
+
+// utils.RestoreCheckpointConfig (as t5x's runs/finetune.gin binds it).
+RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs) {
+  auto q = [&](const char* p) { return c.Query(kRestoreConfig, p, rs); };
+  RestoreCheckpointConfig r;
+  const Value path = q("path");
+  r.where = gin::Where(path);
+  if (path.kind() == Value::Kind::kString) {
+    r.paths = {path.AsString()};
+  } else {
+    T5XX_CHECK(path.kind() == Value::Kind::kList || path.kind() == Value::Kind::kTuple,
+               gin::Where(path) + " = " + path.ToGinString() +
+                   ": expected a checkpoint path or a list of them (e.g. "
+                   "INITIAL_CHECKPOINT_PATH = '/ckpts/t5_small/checkpoint_1000000')");
+    r.paths = gin::StringList(path);
+  }
+  T5XX_CHECK(!r.paths.empty(), gin::Where(path) + " is empty; give a checkpoint path");
+  for (const std::string& p : r.paths) {
+    T5XX_CHECK(!p.empty(), gin::Where(path) + " holds an empty path; give a checkpoint path");
+  }
+  const Value mode = q("mode");
+  r.mode = mode.AsString();
+  T5XX_CHECK(r.mode == "specific" || r.mode == "latest" || r.mode == "all",
+             gin::Where(mode) + " = " + mode.ToGinString() +
+                 ": must be 'specific', 'latest' or 'all' (t5x raises ValueError)");
+  gin::Refuse(r.mode == "all", mode,
+              "'all' restores every checkpoint in turn, which t5x does for eval only; use "
+              "'specific' or 'latest'");
+  gin::Refuse(r.mode == "specific" && r.paths.size() > 1, path,
+              "train restores one checkpoint; give one path");
+  const Value dtype = q("dtype");
+  if (!dtype.is_none()) {
+    const std::string d = dtype.AsString();
+    T5XX_CHECK(d == "float32" || d == "bfloat16" || d == "float16",
+               gin::Where(dtype) + " = " + dtype.ToGinString() +
+                   ": must be None, 'float32', 'bfloat16' or 'float16' (t5x raises ValueError)");
+    gin::Refuse(d == "float16", dtype, "use 'float32' or 'bfloat16'");
+    r.options.dtype = d;
+  }
+  r.restore_dataset = q("restore_dataset").AsBool();
+  r.options.strict = q("strict").AsBool();
+  r.options.fallback_to_scratch = q("fallback_to_scratch").AsBool();
+  const Value map = q("assignment_map");
+  if (!map.is_none()) {
+    for (const Value& pair : map.AsList()) {
+      const bool ok = (pair.kind() == Value::Kind::kList || pair.kind() == Value::Kind::kTuple) &&
+                      pair.AsList().size() == 2 &&
+                      pair.AsList()[0].kind() == Value::Kind::kString &&
+                      (pair.AsList()[1].kind() == Value::Kind::kString ||
+                       pair.AsList()[1].is_none());
+      T5XX_CHECK(ok, gin::Where(map) + ": expected a list of (regex, replacement or None) "
+                                       "pairs, e.g. [(r'state/.*', None)], got " +
+                         pair.ToGinString());
+      const Value& repl = pair.AsList()[1];
+      r.options.assignment_map.emplace_back(
+          pair.AsList()[0].AsString(),
+          repl.is_none() ? std::nullopt : std::optional<std::string>(repl.AsString()));
+    }
+  }
+  const Value fns = q("state_transformation_fns");
+  gin::Refuse(!fns.is_none() && !fns.AsList().empty(), fns,
+              "use assignment_map to rename or drop keys");
+  ReadCheckpointerCls(c, kRestoreConfig, rs);
+  return r;
+}
+
 // utils.CheckpointConfig, read into `s`.
 void ReadCheckpointConfig(gin::Config& c, TrainSetup& s) {
   const std::string cs = gin::ExpectReference(c.Query(kTrain, "checkpoint_cfg"), kCheckpointConfig);
   const Value restore = c.Query(kCheckpointConfig, "restore", cs);
-  gin::Refuse(!restore.is_none(), restore,
-              "restoring comes with the checkpoint issue; set utils.CheckpointConfig.restore = "
-              "None");
+  if (!restore.is_none()) {
+    s.restore = ReadRestoreConfig(c, gin::ExpectReference(restore, kRestoreConfig, true, cs));
+  }
   const Value save = c.Query(kCheckpointConfig, "save", cs);
   s.save_checkpoints = !save.is_none();
   if (save.is_none()) return;
   const std::string ss = gin::ExpectReference(save, kSaveConfig, true, cs);
   s.checkpoint_period = gin::NoneOrAtLeast(c.Query(kSaveConfig, "period", ss), 1);
   const Value dtype = c.Query(kSaveConfig, "dtype", ss);
-  gin::Refuse(dtype.AsString() != "float32", dtype, "set SaveCheckpointConfig.dtype = 'float32'");
+  if (!dtype.is_none()) {
+    const std::string d = dtype.AsString();
+    T5XX_CHECK(d == "float32" || d == "bfloat16",
+               gin::Where(dtype) + " = " + dtype.ToGinString() +
+                   ": must be None, 'float32' or 'bfloat16' (t5x raises ValueError)");
+    s.save_dtype = d == "bfloat16" ? trainer::SaveDType::kBFloat16 : trainer::SaveDType::kFloat32;
+  }
   // t5x: keep = None keeps every checkpoint (0 does too; t5xx asks for None).
   s.checkpoint_keep = gin::NoneOrAtLeast(c.Query(kSaveConfig, "keep", ss), 1);
-  const Value sd = c.Query(kSaveConfig, "save_dataset", ss);
-  gin::Refuse(sd.AsBool(), sd, "set SaveCheckpointConfig.save_dataset = False");
+  s.keep_dataset_checkpoints =
+      gin::NoneOrAtLeast(c.Query(kSaveConfig, "keep_dataset_checkpoints", ss), 1);
+  const Value steps = c.Query(kSaveConfig, "checkpoint_steps", ss);
+  if (!steps.is_none()) {
+    for (const Value& v : steps.AsList()) s.checkpoint_steps.push_back(gin::AtLeast(v, 0));
+  }
+  // save_dataset: t5xx always stores the data position (a few KB of JSON per
+  // process), so True and False both resume exactly; read so it is valid.
+  c.Query(kSaveConfig, "save_dataset", ss).AsBool();
+  const Value fns = c.Query(kSaveConfig, "state_transformation_fns", ss);
+  gin::Refuse(!fns.is_none() && !fns.AsList().empty(), fns, "remove it");
+  const std::string cls_scope = ReadCheckpointerCls(c, kSaveConfig, ss);
+  s.force_keep_period =
+      gin::NoneOrAtLeast(c.Query(kCheckpointer, "force_keep_period", cls_scope), 1);
 }
 
 // One of train.actions' @trainer.EarlyStoppingAction() /
@@ -169,10 +264,36 @@ void RegisterTrainConfigurables(gin::Registry& r) {
               "Checkpoint saving and restoring options."});
   r.Register({kSaveConfig,
               {Optional("period", T::kOptionalInt, None()),
-               Optional("dtype", T::kString, S("float32")),
+               Optional("dtype", T::kOptionalString, S("float32"),
+                        "'float32' or 'bfloat16': the dtype parameters are saved in."),
+               Optional("checkpoint_steps", T::kOptionalList, None(),
+                        "Steps to save at besides every `period`."),
                Optional("keep", T::kOptionalInt, None()),
-               Optional("save_dataset", T::kBool, B(false))},
+               Optional("keep_dataset_checkpoints", T::kOptionalInt, None()),
+               Optional("save_dataset", T::kBool, B(false),
+                        "t5xx always saves the data position (a few KB), so resuming is exact "
+                        "either way."),
+               Optional("checkpointer_cls", T::kOptionalReference, None()),
+               Optional("state_transformation_fns", T::kOptionalList, None())},
               "When and how to save checkpoints."});
+  r.Register({kRestoreConfig,
+              {Required("path", T::kAny, "A checkpoint directory (mode 'specific') or a "
+                                         "directory of checkpoint_<N> (mode 'latest')."),
+               Optional("mode", T::kString, S("latest")),
+               Optional("assignment_map", T::kOptionalList, None(),
+                        "[(model key regex, checkpoint key or None)], keys '/'-joined."),
+               Optional("strict", T::kBool, B(true),
+                        "Whether to restore all optimizer parameters from the checkpoint."),
+               Optional("fallback_to_scratch", T::kBool, B(false)),
+               Optional("dtype", T::kOptionalString, None()),
+               Optional("restore_dataset", T::kBool, B(false)),
+               Optional("checkpointer_cls", T::kOptionalReference, None()),
+               Optional("state_transformation_fns", T::kOptionalList, None())},
+              "Which checkpoint to start from, and how."});
+  r.Register({kCheckpointer,
+              {Optional("force_keep_period", T::kOptionalInt, None(),
+                        "`keep` never deletes a checkpoint whose step is a multiple of this.")},
+              "t5x's legacy checkpointer (the format t5xx writes)."});
   r.Register({kTrainer,
               {Optional("num_microbatches", T::kOptionalInt, None()),
                Required("learning_rate_fn", T::kReference)},

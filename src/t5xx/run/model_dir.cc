@@ -35,15 +35,14 @@ void CheckModelDir(const std::string& model_dir) {
   T5XX_CHECK(fs::is_directory(model_dir), "MODEL_DIR '" + model_dir +
                                               "' exists and is not a directory; pass "
                                               "--gin.MODEL_DIR=<a new directory>");
-  std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(model_dir);
-  T5XX_CHECK(steps.empty(),
-             "MODEL_DIR '" + model_dir + "' already holds checkpoint_" +
-                 std::to_string(steps.back()) +
-                 "; t5xx cannot resume a run yet (restoring comes with the checkpoint work), so "
-                 "use a new MODEL_DIR or delete this one");
+  T5XX_CHECK(::access(model_dir.c_str(), W_OK | X_OK) == 0,
+             "MODEL_DIR '" + model_dir +
+                 "' is not writable; fix its permissions or pass --gin.MODEL_DIR=<a writable "
+                 "directory>");
 }
 
-void CreateModelDir(const std::string& model_dir, const std::string& operative_config) {
+std::vector<std::string> CreateModelDir(const std::string& model_dir,
+                                        const std::string& operative_config) {
   std::error_code ec;
   fs::create_directories(model_dir, ec);
   T5XX_CHECK(!ec, "cannot create MODEL_DIR '" + model_dir + "': " + ec.message() +
@@ -51,6 +50,7 @@ void CreateModelDir(const std::string& model_dir, const std::string& operative_c
   std::ofstream out(model_dir + "/config.gin");
   out << operative_config;
   T5XX_CHECK(out.good(), "cannot write " + model_dir + "/config.gin; check MODEL_DIR");
+  return checkpoints::RemoveTemporaryCheckpoints(model_dir);
 }
 
 }  // namespace t5xx::run

@@ -4,17 +4,20 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace t5xx::run {
 
-// MODEL_DIR must be a directory (or creatable: its nearest existing
-// ancestor a writable directory) that holds no checkpoint -- an empty one,
-// or one with unrelated files, is fine, as in t5x; t5xx cannot resume yet.
-// Throws t5xx::Error saying what to pass instead.
+// MODEL_DIR must be a writable directory (or creatable: its nearest
+// existing ancestor a writable directory). One that holds checkpoints is
+// resumed from its latest (run/restore.h), as in t5x. Throws t5xx::Error
+// saying what to pass instead.
 void CheckModelDir(const std::string& model_dir);
 
-// Creates MODEL_DIR and writes `operative_config` to MODEL_DIR/config.gin.
-// Throws t5xx::Error when either fails.
-void CreateModelDir(const std::string& model_dir, const std::string& operative_config);
+// Creates MODEL_DIR, writes `operative_config` to MODEL_DIR/config.gin and
+// removes the unfinished checkpoint_<N>.tmp-* directories an interrupted
+// save left, returning their paths. Throws t5xx::Error when any fails.
+std::vector<std::string> CreateModelDir(const std::string& model_dir,
+                                        const std::string& operative_config);
 
 }  // namespace t5xx::run

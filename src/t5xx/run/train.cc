@@ -1,9 +1,11 @@
 // See train.h.
 #include "t5xx/run/train.h"
 
+#include <chrono>
 #include <memory>
 #include <utility>
 
+#include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/models/memory_plan.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/run/datasets.h"
@@ -14,22 +16,6 @@
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {
-namespace {
-
-// Train batches with `first` (already read) put back in front.
-trainer::BatchFn StartingWith(std::optional<models::FeatureBatch> first, trainer::BatchFn rest) {
-  auto pending = std::make_shared<std::optional<models::FeatureBatch>>(std::move(first));
-  return [pending, rest]() -> std::optional<models::FeatureBatch> {
-    if (pending->has_value()) {
-      std::optional<models::FeatureBatch> b = std::move(*pending);
-      pending->reset();
-      return b;
-    }
-    return rest();
-  };
-}
-
-}  // namespace
 
 std::string VariableTable(const trainer::Trainer& trainer,
                           const partitioning::BasePartitioner& partitioner) {
@@ -49,10 +35,30 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   out.model = CreateModel(s.model);
   out.partitioner =
       std::make_unique<partitioning::PjitPartitioner>(s.num_partitions, s.logical_axis_rules);
+  models::ParamStore params = InitParams(*out.model, static_cast<uint64_t>(s.random_seed));
+  std::unique_ptr<optim::Optimizer> optimizer = optim::MakeOptimizer(s.optimizer);
+  optimizer->Init(params);
+  // t5x's restore order (run/restore.h): MODEL_DIR's latest checkpoint, else
+  // utils.CheckpointConfig.restore; parameters and optimizer slots replace
+  // the fresh ones (which stay where the options allow keys to be missing).
+  std::optional<trainer::RestoreReport> restored;
+  for (const std::string& note : run.restore_notes) log << "[restore] " << note << std::endl;
+  if (run.restore) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const seqio::ShardInfo data_shard = out.partitioner->data_shard_info();
+    restored = trainer::RestoreTrainState(run.restore->checkpoint_dir, params, optimizer.get(),
+                                          run.restore->options, data_shard.index,
+                                          data_shard.num_shards);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    log << "[restore] " << run.restore->description << ": step " << restored->step << ", "
+        << restored->bytes_read / (1024.0 * 1024.0) << " MiB read in " << seconds << " s"
+        << std::endl;
+    for (const std::string& note : restored->notes) log << "[restore]   " << note << std::endl;
+  }
   out.trainer = std::make_unique<trainer::Trainer>(
-      *out.model, InitParams(*out.model, static_cast<uint64_t>(s.random_seed)),
-      optim::MakeOptimizer(s.optimizer), optim::LearningRateSchedule(s.lr), *out.partitioner,
-      s.num_microbatches, static_cast<uint64_t>(s.random_seed));
+      *out.model, std::move(params), std::move(optimizer), optim::LearningRateSchedule(s.lr),
+      *out.partitioner, s.num_microbatches, static_cast<uint64_t>(s.random_seed));
 
   // The memory plan, now with the parameters' exact shapes: refuse a run
   // that cannot fit before writing anything.
@@ -74,12 +80,30 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   // before anything is written.
   const seqio::ShardInfo shard = out.partitioner->data_shard_info();
   const uint64_t seed = static_cast<uint64_t>(s.random_seed);
-  trainer::BatchFn train_stream =
-      GetBatches(s.train_dataset, "train", *out.model, /*num_epochs=*/-1, seed, shard);
-  std::optional<models::FeatureBatch> first = train_stream();
-  T5XX_CHECK(first.has_value(), Describe(s.train_dataset, "train") + " yields no full batch of " +
-                                    std::to_string(s.train_dataset.batch_size) + " examples");
-  out.train_batches = StartingWith(std::move(first), train_stream);
+  std::shared_ptr<BatchStream> train_stream =
+      GetBatchStream(s.train_dataset, "train", *out.model, /*num_epochs=*/-1, seed, shard);
+  if (restored && run.restore->restore_dataset) {
+    const std::string file = run.restore->checkpoint_dir + "/" +
+                             checkpoints::DatasetStateFileName(shard.index, shard.num_shards);
+    if (restored->dataset_state) {
+      train_stream->RestoreState(*restored->dataset_state, file);
+      log << "[restore] the train data continues where step " << restored->step
+          << " left it (" << file << ")" << std::endl;
+    } else {
+      T5XX_CHECK(!run.restore->require_dataset,
+                 "utils.RestoreCheckpointConfig.restore_dataset = True, but " + file +
+                     " does not exist (the checkpoint holds no data position); set "
+                     "restore_dataset = False to start the data from its beginning");
+      log << "[restore] " << file << " does not exist: the train data starts from its "
+          << "beginning (t5x does the same without a dataset checkpoint)" << std::endl;
+    }
+  }
+  // Peek (the read-ahead batch is part of the saved position).
+  T5XX_CHECK(train_stream->HasNext(), Describe(s.train_dataset, "train") +
+                                          " yields no full batch of " +
+                                          std::to_string(s.train_dataset.batch_size) +
+                                          " examples");
+  out.train_batches = [train_stream]() { return train_stream->Next(); };
   // t5x's utils.get_training_eval_datasets. Each stream restarts for every
   // evaluation and repeats its data for as long as the evaluation reads
   // (t5x: .unbatch().repeat().batch().take(eval_steps)), so every evaluation
@@ -102,10 +126,16 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   }
   out.loop = run.loop;
   out.loop.num_devices = out.partitioner->mesh().size();
+  out.loop.data_state = [train_stream]() { return train_stream->SaveState(); };
+  out.loop.process_index = shard.index;
+  out.loop.process_count = shard.num_shards;
 
   // Only now: MODEL_DIR and the operative config.
   const std::string operative = loaded.config->OperativeConfigString();
-  CreateModelDir(s.model_dir, operative);
+  for (const std::string& removed : CreateModelDir(s.model_dir, operative)) {
+    log << "[setup] removed " << removed
+        << ": an unfinished checkpoint an interrupted save left (never restored)" << std::endl;
+  }
   const partitioning::Mesh& mesh = out.partitioner->mesh();
   log << "[setup] " << out.model->name() << ", " << out.trainer->params().NumElements()
       << " parameters; mesh (data=" << mesh.data << ", model=" << mesh.model << "); task "

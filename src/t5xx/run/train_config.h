@@ -17,6 +17,7 @@
 #include "t5xx/optim/lr_schedule.h"
 #include "t5xx/optim/make_optimizer.h"
 #include "t5xx/partitioning/logical_axis_rules.h"
+#include "t5xx/trainer/checkpoint_restore.h"
 #include "t5xx/trainer/train_loop.h"
 
 namespace t5xx::run {
@@ -66,6 +67,16 @@ struct ModelConfig {
   }
 };
 
+// t5x.utils.RestoreCheckpointConfig: where to start from when MODEL_DIR
+// holds no checkpoint of its own (t5x's runs/finetune.gin pattern).
+struct RestoreCheckpointConfig {
+  std::vector<std::string> paths;  // path: a str or a list of them
+  std::string mode = "latest";     // 'specific' or 'latest' ('all' is eval's)
+  bool restore_dataset = false;    // the data position too (must exist)
+  trainer::RestoreOptions options;  // assignment_map, strict, fallback, dtype
+  std::string where;               // the gin location, for messages
+};
+
 struct TrainSetup {
   std::string model_dir;
   ModelConfig model;
@@ -81,6 +92,13 @@ struct TrainSetup {
   bool save_checkpoints = true;
   std::optional<int64_t> checkpoint_period;
   std::optional<int64_t> checkpoint_keep;
+  std::optional<int64_t> keep_dataset_checkpoints;
+  std::vector<int64_t> checkpoint_steps;
+  std::optional<int64_t> force_keep_period;  // checkpoints.Checkpointer
+  trainer::SaveDType save_dtype = trainer::SaveDType::kFloat32;
+  // utils.CheckpointConfig.restore (None: start from scratch unless
+  // MODEL_DIR holds a checkpoint to resume from).
+  std::optional<RestoreCheckpointConfig> restore;
   int64_t total_steps = 0;
   std::optional<int64_t> relative_steps;
   int64_t eval_steps = 0;

@@ -66,6 +66,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
     }
   };
   attempt([&] { CheckModelDir(s.model_dir); });
+  attempt([&] { run.restore = PlanRestore(s, &run.restore_notes); });
   const std::string& task_name = s.train_dataset.mixture_or_task_name;
   if (attempt([&] { run.output_features = GetOutputFeatures(task_name, loaded.demo_problem); })) {
     attempt([&] {
@@ -90,6 +91,10 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   loop.save_checkpoints = s.save_checkpoints;
   loop.checkpoint_period = s.checkpoint_period;
   loop.keep = s.checkpoint_keep;
+  loop.keep_dataset_checkpoints = s.keep_dataset_checkpoints;
+  loop.force_keep_period = s.force_keep_period;
+  loop.checkpoint_steps = s.checkpoint_steps;
+  loop.save_dtype = s.save_dtype;
   loop.eval_steps = s.eval_steps;
   loop.eval_period = s.eval_period;
   loop.run_eval_before_training = s.run_eval_before_training;
@@ -105,8 +110,8 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   if (eval_names.empty() && s.train_eval_dataset) {
     eval_names.push_back(s.train_eval_dataset->mixture_or_task_name);
   }
-  // t5xx cannot restore yet: every run starts at step 0.
-  attempt([&] { trainer::CheckTrainLoopConfig(loop, eval_names, /*start_step=*/0); });
+  const int64_t start_step = run.restore ? run.restore->step : 0;
+  attempt([&] { trainer::CheckTrainLoopConfig(loop, eval_names, start_step); });
   ThrowIfAny(errors, "the train configuration");
   return run;
 }

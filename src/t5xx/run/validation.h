@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "t5xx/data/task.h"
+#include "t5xx/run/restore.h"
 #include "t5xx/run/train_config.h"
 #include "t5xx/run/train_setup.h"
 #include "t5xx/trainer/train_loop.h"
@@ -28,6 +29,9 @@ struct ValidatedTrainRun {
   // configuration and not the machine it may later run on, prints it as a
   // note.
   std::optional<std::string> memory_problem;
+  // The checkpoint the run starts from (PlanRestore), and its notes.
+  std::optional<RestorePlan> restore;
+  std::vector<std::string> restore_notes;
 };
 
 // t5x's utils.verify_matching_vocabs: the task's output vocabulary is the

@@ -15,6 +15,7 @@
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/trainer/metrics_writer.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/stop_signals.h"
 
 namespace t5xx::trainer {
 namespace {
@@ -140,32 +141,52 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
   // parameters are likely NaN); the last checkpoint stays the last good one.
   bool nan_stop = false;
 
-  auto checkpoint_exists = [&](int64_t step) {
-    const std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(config.model_dir);
-    return std::find(steps.begin(), steps.end(), step) != steps.end();
+  checkpoints::AsyncCheckpointer checkpointer(
+      config.model_dir, checkpoints::SaveOptions{},
+      checkpoints::RetentionPolicy{config.keep, config.keep_dataset_checkpoints,
+                                   config.force_keep_period});
+  std::optional<int64_t> last_saved_step;  // committed or being written
+  // Reports saves the background writer finished.
+  auto report_writes = [&](std::vector<checkpoints::WriteResult> done) {
+    for (const checkpoints::WriteResult& w : done) {
+      train_writer.WriteScalars(w.step, {{"timing/checkpoint_write_seconds", w.seconds}});
+      console << "[checkpoint] step " << w.step << " | committed " << w.dir << " ("
+              << FormatMetric(static_cast<double>(w.bytes) / (1024.0 * 1024.0)) << " MiB, "
+              << FormatMetric(w.seconds) << " s in the background)";
+      if (!w.deleted.empty()) console << "; deleted " << w.deleted.size() << " old";
+      console << std::endl;
+    }
   };
+  auto wait_for_saves = [&]() { report_writes(checkpointer.Wait()); };
   auto save_checkpoint = [&]() {
     const int64_t step = trainer.step();
-    if (checkpoint_exists(step)) {
+    if (last_saved_step == step) return;
+    const std::vector<int64_t> existing = checkpoints::ListCheckpointSteps(config.model_dir);
+    if (std::find(existing.begin(), existing.end(), step) != existing.end()) {
       result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, step);
+      last_saved_step = step;
       return;
     }
     const auto t0 = Clock::now();
-    result.checkpoint_dir = SaveTrainState(config.model_dir, trainer.params(), trainer.optimizer());
+    std::vector<checkpoints::ExtraFile> extra;
+    if (config.data_state) {
+      extra.push_back({checkpoints::DatasetStateFileName(config.process_index,
+                                                         config.process_count),
+                       config.data_state()});
+    }
+    checkpoints::PendingCheckpoint snapshot =
+        SnapshotTrainState(trainer.params(), trainer.optimizer(), config.save_dtype,
+                           std::move(extra));
+    checkpointer.Save(std::move(snapshot));  // waits for the previous save first
     const double seconds = Seconds(t0, Clock::now());
     train_writer.WriteScalars(step, {{"timing/checkpoint_seconds", seconds}});
-    console << "[checkpoint] step " << step << " | saved " << result.checkpoint_dir << " in "
-            << FormatMetric(seconds) << " s" << std::endl;
-    if (config.keep) {
-      std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(config.model_dir);
-      for (size_t i = 0; i + static_cast<size_t>(*config.keep) < steps.size(); ++i) {
-        const std::string old = checkpoints::CheckpointDir(config.model_dir, steps[i]);
-        std::error_code ec;
-        std::filesystem::remove_all(old, ec);
-        T5XX_CHECK(!ec, "cannot delete " + old + " (utils.SaveCheckpointConfig.keep = " +
-                       std::to_string(*config.keep) + "): " + ec.message());
-      }
-    }
+    result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, step);
+    last_saved_step = step;
+    console << "[checkpoint] step " << step << " | training blocked " << FormatMetric(seconds)
+            << " s to copy the state; writing " << result.checkpoint_dir
+            << (config.async_checkpoints ? " in the background" : "") << std::endl;
+    if (!config.async_checkpoints) wait_for_saves();
+    report_writes(checkpointer.Poll());
   };
 
   auto last_checkpoint = [&]() -> std::string {
@@ -175,18 +196,25 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
            ", is left as it was";
   };
 
-  // A data error part-way (a bad record, an example no step can handle):
-  // the state of the last completed step is valid, so it is saved before the
-  // error ends the run -- hours of training are not lost to one example.
-  // Returns what to append to the error's message.
-  auto save_after_data_error = [&]() -> std::string {
-    if (!config.save_checkpoints || nan_stop || trainer.step() == start) {
-      return "; training stopped at step " + std::to_string(trainer.step()) + " and " +
-             last_checkpoint();
+  // An error part-way (a bad record, an example no step can handle, a
+  // failed summary write): the state of the last completed step is valid,
+  // so it is saved before the error ends the run -- hours of training are
+  // not lost to one example. Returns what to append to the error's message.
+  auto save_after_error = [&]() -> std::string {
+    try {
+      if (!config.save_checkpoints || nan_stop || trainer.step() == start) {
+        wait_for_saves();
+        return "; training stopped at step " + std::to_string(trainer.step()) + " and " +
+               last_checkpoint();
+      }
+      save_checkpoint();
+      wait_for_saves();
+      return "; training stopped at step " + std::to_string(trainer.step()) +
+             ", whose state was saved to " + result.checkpoint_dir;
+    } catch (const Error& e) {
+      return std::string("; saving the state of step ") + std::to_string(trainer.step()) +
+             " failed as well: " + e.what();
     }
-    save_checkpoint();
-    return "; training stopped at step " + std::to_string(trainer.step()) +
-           ", whose state was saved to " + result.checkpoint_dir;
   };
 
   // t5x's _run_training_eval: every train-eval dataset from its start, for
@@ -200,7 +228,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       try {
         acc = Evaluate(trainer, make(), config.eval_steps);
       } catch (const Error& e) {
-        throw Error(std::string(e.what()) + save_after_data_error());
+        throw Error(std::string(e.what()) + save_after_error());
       }
       if (acc.steps() == 0) {
         console << "[eval " << name << "] step " << step
@@ -229,6 +257,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
             << "; no training (t5x does the same)" << std::endl;
     result.steps = start;
     result.stopped_early = stop_training;
+    wait_for_saves();
     return result;
   }
 
@@ -240,10 +269,10 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
   bool first_summary = true;
   for (int64_t epoch = first_epoch; epoch < num_epochs; ++epoch) {
     const bool final_epoch = epoch == num_epochs - 1;
-    if (stop_training) break;
+    if (stop_training || result.stop_signal) break;
     const int64_t epoch_end =
         std::min(total, start + steps_per_epoch * (epoch - first_epoch + 1));
-    while (host_step < epoch_end) {
+    while (host_step < epoch_end && !result.stop_signal) {
       if (stop_training) {
         // t5x: "Saving a checkpoint before early stopping".
         if (checkpoint_period && !nan_stop) save_checkpoint();
@@ -261,19 +290,34 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
                                             std::to_string(total) +
                                             "; lower train.total_steps or use more data");
         } catch (const Error& e) {
-          throw Error(std::string(e.what()) + save_after_data_error());
+          throw Error(std::string(e.what()) + save_after_error());
         }
         const BatchCounts counts = CountBatch(*batch);
         const StepMetrics m = trainer.TrainStep(*batch);
         if (config.stop_on_nan && !std::isfinite(m.loss)) {
           const std::string loss = std::isnan(m.loss) ? "nan" : m.loss > 0 ? "inf" : "-inf";
+          nan_stop = true;  // the state is the fault: not saved
           throw Error("the training loss is " + loss + " at step " +
-                      std::to_string(trainer.step()) + " (t5x raises FloatingPointError); "
-                      "training stopped and " + last_checkpoint() +
+                      std::to_string(trainer.step()) + " (t5x raises FloatingPointError)" +
+                      save_after_error() +
                       "; lower utils.create_learning_rate_scheduler.base_learning_rate or "
                       "clip the updates (e.g. adafactor.Adafactor.clipping_threshold)");
         }
         acc.Add(m, counts);
+        if (config.save_checkpoints &&
+            std::find(config.checkpoint_steps.begin(), config.checkpoint_steps.end(),
+                      trainer.step()) != config.checkpoint_steps.end()) {
+          save_checkpoint();  // utils.SaveCheckpointConfig.checkpoint_steps
+        }
+        report_writes(checkpointer.Poll());
+        if (const int sig = StopSignalReceived()) {
+          result.stop_signal = sig;
+          console << "[train] " << StopSignalName(sig) << " received after step "
+                  << trainer.step() << "; stopping"
+                  << (config.save_checkpoints ? " after saving this step's state" : "")
+                  << " (a second signal ends the process at once)" << std::endl;
+          break;
+        }
       }
       const double seconds = Seconds(t0, Clock::now());
       host_step = trainer.step();
@@ -317,6 +361,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
   result.train_seconds = Seconds(loop_start, Clock::now());
   // t5xx: the state training ended with is always saved when saving is on.
   if (config.save_checkpoints && !nan_stop) save_checkpoint();
+  wait_for_saves();
   return result;
 }
 

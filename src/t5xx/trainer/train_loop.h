@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/trainer/gin_markdown.h"
 #include "t5xx/trainer/train_actions.h"
 #include "t5xx/trainer/train_metrics.h"
@@ -68,6 +69,25 @@ struct TrainLoopConfig {
   // utils.SaveCheckpointConfig.keep: after each save, delete the oldest
   // checkpoint_<N> directories beyond this many. None = keep all.
   std::optional<int64_t> keep;
+  // utils.SaveCheckpointConfig.keep_dataset_checkpoints: dataset states
+  // kept (newest first); None = all.
+  std::optional<int64_t> keep_dataset_checkpoints;
+  // checkpoints.Checkpointer.force_keep_period: `keep` never deletes a
+  // checkpoint whose step is a multiple of it.
+  std::optional<int64_t> force_keep_period;
+  // utils.SaveCheckpointConfig.checkpoint_steps: also save after these steps.
+  std::vector<int64_t> checkpoint_steps;
+  // utils.SaveCheckpointConfig.dtype: the dtype parameters are saved in.
+  SaveDType save_dtype = SaveDType::kFloat32;
+  // Write checkpoints in the background (training blocks only while the
+  // state is copied); false = block until each checkpoint is committed.
+  bool async_checkpoints = true;
+  // The train data pipeline's state after the batches consumed so far (JSON
+  // text), saved with each checkpoint as this process's dataset state;
+  // empty = none saved.
+  std::function<std::string()> data_state;
+  int process_index = 0;  // names the dataset state file
+  int process_count = 1;
   int64_t eval_steps = 10;               // batches per train-eval dataset
   std::optional<int64_t> eval_period;    // None = evaluate only at the end
   bool run_eval_before_training = false;
@@ -96,10 +116,21 @@ struct TrainResult {
   std::map<std::string, std::map<std::string, double>> eval;
   std::string checkpoint_dir;  // the last checkpoint saved; empty if none
   bool stopped_early = false;  // an action requested stop_training
+  // SIGTERM or SIGINT (util/stop_signals.h) stopped the run after the step
+  // in `steps`, whose state was saved when saving is on; 0 = none.
+  int stop_signal = 0;
   double train_seconds = 0;
 };
 
-// Runs the loop. Throws t5xx::Error (naming the gin keys) for inconsistent
+// Runs the loop. Checkpoints are written in the background
+// (config.async_checkpoints); the loop reports each one when it is committed
+// (timing/checkpoint_seconds = the blocking copy, as t5x reports its save
+// time; timing/checkpoint_write_seconds = the background write) and waits
+// for the last one before returning. A SIGTERM/SIGINT received while
+// StopSignalReceived() is installed ends the loop after the current step,
+// with a checkpoint of that step. Errors part-way (data, I/O, a failed
+// background save) first save the last completed step when its state is
+// sound. Throws t5xx::Error (naming the gin keys) for inconsistent
 // periods, total_steps below the start step, an action naming an unknown
 // task or metric; when the train stream ends before the last step (naming the
 // step); when a train loss is NaN/Inf with stop_on_nan (naming the step and

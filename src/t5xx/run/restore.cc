@@ -1,0 +1,70 @@
+// See restore.h.
+#include "t5xx/run/restore.h"
+
+#include <filesystem>
+
+#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::run {
+namespace fs = std::filesystem;
+
+namespace {
+
+int64_t StepOf(const std::string& dir) { return checkpoints::CheckpointReader(dir).step(); }
+
+}  // namespace
+
+std::optional<RestorePlan> PlanRestore(const TrainSetup& s, std::vector<std::string>* notes) {
+  const std::vector<int64_t> own = checkpoints::ListCheckpointSteps(s.model_dir);
+  if (!own.empty()) {
+    RestorePlan p;
+    p.checkpoint_dir = checkpoints::CheckpointDir(s.model_dir, own.back());
+    p.step = StepOf(p.checkpoint_dir);
+    p.resuming = true;
+    p.restore_dataset = true;
+    p.description = "resuming from MODEL_DIR's latest checkpoint " + p.checkpoint_dir;
+    if (s.restore) {
+      p.description += " (utils.CheckpointConfig.restore is not used when resuming, as in t5x)";
+    }
+    return p;
+  }
+  if (!s.restore) return std::nullopt;
+  const RestoreCheckpointConfig& r = *s.restore;
+  RestorePlan p;
+  p.options = r.options;
+  p.restore_dataset = p.require_dataset = r.restore_dataset;
+  if (r.mode == "specific") {
+    std::string dir = r.paths.front();
+    std::error_code ec;
+    if (fs::is_regular_file(dir, ec) && fs::path(dir).filename() == "checkpoint") {
+      dir = fs::path(dir).parent_path().string();  // t5x accepts the index file too
+    }
+    T5XX_CHECK(fs::is_regular_file(fs::path(dir) / "checkpoint", ec),
+               r.where + " = '" + r.paths.front() + "' is not a t5x checkpoint directory (" +
+                   (fs::exists(dir, ec) ? "it has no 'checkpoint' index file"
+                                        : std::string("it does not exist")) +
+                   "); give a checkpoint_<N> directory, or set mode = 'latest' and the "
+                   "directory holding checkpoint_<N> directories");
+    p.checkpoint_dir = dir;
+    p.step = StepOf(dir);
+    p.description = "restoring " + dir + " (utils.RestoreCheckpointConfig, mode 'specific')";
+    return p;
+  }
+  for (const std::string& path : r.paths) {  // mode 'latest'
+    const std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(path);
+    if (steps.empty()) {
+      notes->push_back("no checkpoints found in " + path + " (" + r.where + ", mode 'latest')");
+      continue;
+    }
+    p.checkpoint_dir = checkpoints::CheckpointDir(path, steps.back());
+    p.step = StepOf(p.checkpoint_dir);
+    p.description =
+        "restoring " + p.checkpoint_dir + " (utils.RestoreCheckpointConfig, mode 'latest')";
+    return p;
+  }
+  notes->push_back("starting from scratch: utils.RestoreCheckpointConfig found no checkpoint");
+  return std::nullopt;
+}
+
+}  // namespace t5xx::run
