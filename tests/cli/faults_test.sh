@@ -30,12 +30,14 @@ for kind in empty unrelated; do
 done
 [ -f "$work/md_unrelated/notes.txt" ] && pass=$((pass + 1)) ||
   { echo "FAIL the unrelated file was removed"; failures=$((failures + 1)); }
-# The same MODEL_DIR now holds a checkpoint: refused by train and by config.
-for cmd in train config; do
-  expect_error "$cmd refuses a MODEL_DIR with a checkpoint" "already holds checkpoint_2" -- \
-    "$T5XX" "$cmd" --gin_file=examples/t5_1_1_tiny_demo.gin "${D[@]}" "${small[@]}" \
-    --gin.MODEL_DIR="$work/md_empty"
-done
+# The same MODEL_DIR now holds a checkpoint: train resumes from it (as t5x
+# does) and trains on to the new TRAIN_STEPS.
+show="$work/md_resume.log" check "train resumes from MODEL_DIR's checkpoint" \
+  bash -c '"$0" train --gin_file=examples/t5_1_1_tiny_demo.gin "${@}" >"'"$work/md_resume.log"'" 2>&1 &&
+           grep -q "resuming from MODEL_DIR.s latest checkpoint .*checkpoint_2" "'"$work/md_resume.log"'" &&
+           grep -q "^\[train\] step 3 of 3 " "'"$work/md_resume.log"'" &&
+           [ -f "'"$work/md_empty"'/checkpoint_3/checkpoint" ]' \
+  "$T5XX" "${D[@]}" "${small[@]}" --gin.TRAIN_STEPS=3 --gin.MODEL_DIR="$work/md_empty"
 
 # --- 2. A data problem that ends a long run late. 300 short JSON-lines
 # documents, document 150 of 200 words; targets length 16 with append_eos:

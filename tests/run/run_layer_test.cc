@@ -128,11 +128,13 @@ TEST_F(RunLayerTest, VocabularySizeMustCoverTheTask) {
                         "uses a vocabulary of 259 ids but network.T5Config.vocab_size = 200");
 }
 
-TEST_F(RunLayerTest, ModelDirMustHoldNoCheckpoint) {
+TEST_F(RunLayerTest, ModelDirMayHoldCheckpointsAndMustBeADirectory) {
   CheckModelDir((dir_ / "new" / "run").string());  // creatable
   fs::create_directories(dir_ / "old" / "checkpoint_5");
-  std::ofstream(dir_ / "old" / "checkpoint_5" / "checkpoint") << "x";
-  EXPECT_ERROR_CONTAINS(CheckModelDir((dir_ / "old").string()), "already holds checkpoint_5");
+  CheckModelDir((dir_ / "old").string());  // resumed from (run/restore.h)
+  std::ofstream(dir_ / "afile") << "x";
+  EXPECT_ERROR_CONTAINS(CheckModelDir((dir_ / "afile").string()),
+                        "exists and is not a directory");
 }
 
 TEST_F(RunLayerTest, DatasetsReadThisProcessShard) {
