@@ -57,3 +57,11 @@ if [ "${1:-}" = "--test" ]; then
     "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore tensorboard
   fi
 fi
+
+if [ "${1:-}" = "--test" ]; then
+  # t5x's own checkpoint code, for the interop test (tests/interop/): a t5x
+  # checkout and its Python packages in a venv of their own. Prints a note
+  # and carries on when they cannot be had (e.g. offline).
+  "$(dirname "$0")/setup_t5x_interop.sh" ||
+    echo "[setup] note: scripts/setup_t5x_interop.sh failed; the t5x interop test will be skipped"
+fi
