@@ -60,6 +60,7 @@ struct Want {
   std::string key;  // model key, '/'-joined
   at::Tensor live;
   bool is_state;
+  std::string source;  // the checkpoint's dotted path; empty = not restored
 };
 
 }  // namespace
@@ -117,6 +118,10 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
     for (Rule& r : rules) {
       if (!std::regex_match(w.key, m, r.re)) continue;
       r.used = true;
+      // The checkpoint's array of the same name is accounted for: the rule
+      // replaced or dropped it (t5x's apply_assignment_map does not re-add
+      // an explicitly skipped key).
+      used_ckpt.insert(w.key);
       if (!r.format) {
         skipped = true;
       } else {
@@ -154,21 +159,7 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
                            checkpoints::ShapeString(entry.shape) + " in the checkpoint");
       continue;
     }
-    if (!problems.empty() || !missing.empty() || !mismatched.empty()) continue;  // report first
-    // The whole array: each process owns all of every parameter today; a
-    // partitioned restore passes the process's box here.
-    checkpoints::LoadedArray a = reader.Read(it->second);
-    at::Tensor t = at::from_blob(a.bytes.data(), a.shape, at::TensorOptions(TorchDType(a.dtype)));
-    if (!w.is_state && options.dtype && *options.dtype == "bfloat16") {
-      t = t.to(at::kBFloat16);
-    }
-    if (t.scalar_type() != w.live.scalar_type()) {
-      if (!w.is_state && t.scalar_type() == at::kBFloat16 && !options.dtype) {
-        report.notes.push_back(w.key + ": stored as bfloat16, restored into float32");
-      }
-      t = t.to(w.live.scalar_type());
-    }
-    w.live.copy_(t);
+    w.source = it->second;
   }
   std::vector<std::string> extra;
   for (const auto& [key, path] : ckpt_path_of) {
@@ -213,6 +204,29 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
     }
     if (!mismatched.empty()) msg += "; a shape difference means another model configuration";
     throw Error(msg);
+  }
+  // Only now, with every key and shape checked, are live tensors replaced,
+  // so a refused restore leaves the fresh state untouched.
+  int64_t widened = 0;
+  for (Want& w : wants) {
+    if (w.source.empty()) continue;
+    // The whole array: each process owns all of every parameter today; a
+    // partitioned restore passes the process's box here.
+    checkpoints::LoadedArray a = reader.Read(w.source);
+    at::Tensor t = at::from_blob(a.bytes.data(), a.shape, at::TensorOptions(TorchDType(a.dtype)));
+    if (!w.is_state && options.dtype && *options.dtype == "bfloat16") {
+      t = t.to(at::kBFloat16);
+    }
+    if (t.scalar_type() != w.live.scalar_type()) {
+      if (!w.is_state && t.scalar_type() == at::kBFloat16 && !options.dtype) ++widened;
+      t = t.to(w.live.scalar_type());
+    }
+    w.live.copy_(t);
+  }
+  if (widened) {
+    report.notes.push_back(std::to_string(widened) +
+                           " parameters were saved as bfloat16 (SaveCheckpointConfig.dtype) and "
+                           "are restored into float32");
   }
   if (optimizer) {
     std::map<std::string, at::Tensor> state;
