@@ -58,6 +58,12 @@ TEST(GinValue, Strings) {
   EXPECT_EQ(V("'a' \"b\"").AsString(), "ab");           // adjacent literals join
   EXPECT_EQ(V("'''x\ny'''").AsString(), "x\ny");
   EXPECT_EQ(V("''").AsString(), "");
+  // Raw strings, as Python (and so gin) reads them: t5x's assignment_map
+  // regexes, e.g. (r'target/(.*)', r'target/\1').
+  EXPECT_EQ(V(R"(r'target/(.*)/\1')").AsString(), R"(target/(.*)/\1)");
+  EXPECT_EQ(V(R"(R"a\nb")").AsString(), R"(a\nb)");
+  EXPECT_EQ(V(R"(r'it\'s')").AsString(), R"(it\'s)");  // the quote stays escaped
+  EXPECT_EQ(V("r'a' 'b'").AsString(), "ab");
 }
 
 TEST(GinValue, Containers) {

@@ -12,11 +12,13 @@
 #include <sstream>
 
 #include "t5xx/data/feature_converters.h"
+#include "t5xx/data/task.h"
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
+#include "t5xx/run/restore.h"
 #include "t5xx/run/train.h"
 #include "t5xx/run/train_setup.h"
 #include "t5xx/run/validation.h"
@@ -37,11 +39,15 @@ class RunLayerTest : public ::testing::Test {
     std::ofstream(dir_ / "four.txt") << "one\ntwo\nthree\nfour\n";
     std::ofstream(dir_ / "empty.txt");
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    seqio::TaskRegistry::Global().Remove("task_" + name_);
+  }
 
   // T5.1.1 tiny over a gin task (task name unique to the test: tasks go to
   // seqio's global registry) reading `file` with byte ids, plus `extra`.
   LoadedTrainConfig Load(const std::string& file, const std::string& extra = "") {
+    seqio::TaskRegistry::Global().Remove("task_" + name_);  // a test may load twice
     LoadedTrainConfig loaded = NewTrainConfig();
     loaded.config->AddSearchPath(std::string(T5XX_SOURCE_DIR) + "/configs");
     const std::string task = "task_" + name_;
@@ -99,8 +105,18 @@ TEST_F(RunLayerTest, ReaderErrorsNameTheBinding) {
   EXPECT_ERROR_CONTAINS(Load("four.txt", "TRAIN_STEPS = 0\n"), "must be >= 1, got 0");
   EXPECT_ERROR_CONTAINS(Load("four.txt", "BATCH_SIZE = 3\ntrainer.Trainer.num_microbatches = 2\n"),
                         "does not divide the train batch size 3");
-  EXPECT_ERROR_CONTAINS(Load("four.txt", "utils.CheckpointConfig.restore = @utils.RestoreCheckpointConfig()\n"),
-                        "unknown configurable");
+  const std::string restore = "utils.CheckpointConfig.restore = @utils.RestoreCheckpointConfig()\n";
+  EXPECT_ERROR_CONTAINS(Load("four.txt", restore), "utils.RestoreCheckpointConfig.path");
+  EXPECT_ERROR_CONTAINS(
+      Load("four.txt", restore + "utils.RestoreCheckpointConfig.path = '/x'\n"
+                                 "utils.RestoreCheckpointConfig.mode = 'newest'\n"),
+      "must be 'specific', 'latest' or 'all'");
+  EXPECT_ERROR_CONTAINS(
+      Load("four.txt", restore + "utils.RestoreCheckpointConfig.path = '/x'\n"
+                                 "utils.RestoreCheckpointConfig.assignment_map = [('a', 'b', 'c')]\n"),
+      "expected a list of (regex, replacement or None) pairs");
+  EXPECT_ERROR_CONTAINS(Load("four.txt", "utils.SaveCheckpointConfig.dtype = 'float16'\n"),
+                        "must be None, 'float32' or 'bfloat16'");
 }
 
 TEST_F(RunLayerTest, ValidationReportsEveryFailureAtOnce) {
@@ -215,6 +231,91 @@ TEST_F(RunLayerTest, PrepareBuildsTheRunAndWritesModelDirLast) {
   EXPECT_NE(log.str().find("target/token_embedder.embedding"), std::string::npos);
   EXPECT_NE(log.str().find("('vocab', 'embed')           ('model', None)"), std::string::npos)
       << log.str();
+}
+
+TEST_F(RunLayerTest, ReadsTheCheckpointConfigsAsT5xNamesThem) {
+  const LoadedTrainConfig loaded = Load(
+      "four.txt",
+      "utils.CheckpointConfig.restore = @utils.RestoreCheckpointConfig()\n"
+      "utils.RestoreCheckpointConfig.path = '/ckpts/checkpoint_1000000'\n"
+      "utils.RestoreCheckpointConfig.mode = 'specific'\n"
+      "utils.RestoreCheckpointConfig.dtype = 'float32'\n"
+      "utils.RestoreCheckpointConfig.strict = False\n"
+      "utils.RestoreCheckpointConfig.fallback_to_scratch = True\n"
+      "utils.RestoreCheckpointConfig.assignment_map = [(r'state/.*', None), "
+      "(r'target/(.*)', r'target/\\1')]\n"
+      "utils.SaveCheckpointConfig.dtype = 'bfloat16'\n"
+      "utils.SaveCheckpointConfig.keep = 3\n"
+      "utils.SaveCheckpointConfig.keep_dataset_checkpoints = 1\n"
+      "utils.SaveCheckpointConfig.checkpoint_steps = [5, 7]\n"
+      "checkpoints.Checkpointer.force_keep_period = 100\n");
+  const TrainSetup& s = loaded.setup;
+  ASSERT_TRUE(s.restore.has_value());
+  EXPECT_EQ(s.restore->paths, std::vector<std::string>{"/ckpts/checkpoint_1000000"});
+  EXPECT_EQ(s.restore->mode, "specific");
+  EXPECT_EQ(s.restore->options.dtype, std::optional<std::string>("float32"));
+  EXPECT_FALSE(s.restore->options.strict);
+  EXPECT_TRUE(s.restore->options.fallback_to_scratch);
+  ASSERT_EQ(s.restore->options.assignment_map.size(), 2u);
+  EXPECT_EQ(s.restore->options.assignment_map[0].first, "state/.*");
+  EXPECT_EQ(s.restore->options.assignment_map[0].second, std::nullopt);
+  EXPECT_EQ(s.restore->options.assignment_map[1].second, std::optional<std::string>("target/\\1"));
+  EXPECT_EQ(s.save_dtype, trainer::SaveDType::kBFloat16);
+  EXPECT_EQ(s.checkpoint_keep, 3);
+  EXPECT_EQ(s.keep_dataset_checkpoints, 1);
+  EXPECT_EQ(s.checkpoint_steps, (std::vector<int64_t>{5, 7}));
+  EXPECT_EQ(s.force_keep_period, 100);
+  // A 'specific' path that is no checkpoint is named with its binding.
+  std::vector<std::string> notes;
+  EXPECT_ERROR_CONTAINS(PlanRestore(s, &notes),
+                        "= '/ckpts/checkpoint_1000000' is not a t5x checkpoint directory (it "
+                        "does not exist)");
+}
+
+TEST_F(RunLayerTest, ARestartResumesTheModelAndTheDataPosition) {
+  // Reference: the first three train batches of a fresh run.
+  std::vector<models::FeatureBatch> reference;
+  {
+    const LoadedTrainConfig loaded = Load("four.txt");
+    ValidatedTrainRun validated;
+    validated.loop.model_dir = loaded.setup.model_dir;
+    std::ostringstream log;
+    PreparedTrainRun run = PrepareTrainRun(loaded, validated, log);
+    for (int i = 0; i < 3; ++i) reference.push_back(*run.train_batches());
+  }
+  fs::remove_all(dir_ / "model");
+  // Train one step and save (with the data position), as a run that is
+  // then preempted.
+  {
+    const LoadedTrainConfig loaded = Load("four.txt", "TRAIN_STEPS = 1\n");
+    ValidatedTrainRun validated;
+    validated.loop = trainer::TrainLoopConfig{};
+    validated.loop.model_dir = loaded.setup.model_dir;
+    validated.loop.total_steps = 1;
+    std::ostringstream log;
+    PreparedTrainRun run = PrepareTrainRun(loaded, validated, log);
+    trainer::RunTrainLoop(*run.trainer, run.train_batches, {}, run.loop, log);
+  }
+  ASSERT_TRUE(fs::exists(dir_ / "model" / "checkpoint_1" / "t5xx_train_ds-000-of-001.json"));
+  // The same run restarted: resumes at step 1 with the second batch next.
+  const LoadedTrainConfig loaded = Load("four.txt");
+  ValidatedTrainRun validated;
+  validated.loop.model_dir = loaded.setup.model_dir;
+  validated.restore = PlanRestore(loaded.setup, &validated.restore_notes);
+  ASSERT_TRUE(validated.restore.has_value());
+  EXPECT_TRUE(validated.restore->resuming);
+  EXPECT_EQ(validated.restore->step, 1);
+  std::ostringstream log;
+  PreparedTrainRun run = PrepareTrainRun(loaded, validated, log);
+  EXPECT_EQ(run.trainer->step(), 1);
+  EXPECT_NE(log.str().find("the train data continues where step 1 left it"), std::string::npos)
+      << log.str();
+  for (int i = 1; i < 3; ++i) {
+    const models::FeatureBatch b = *run.train_batches();
+    for (const auto& [name, t] : reference[static_cast<size_t>(i)]) {
+      EXPECT_TRUE(at::equal(b.at(name), t)) << "batch " << i << " " << name;
+    }
+  }
 }
 
 TEST_F(RunLayerTest, AnEmptySplitFailsBeforeModelDirIsWritten) {

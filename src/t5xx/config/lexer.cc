@@ -84,7 +84,13 @@ class Lexer {
       t.first_on_line = line_start_;
       line_start_ = false;
       size_t start = pos_;
-      if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      if ((c == 'r' || c == 'R') && (Peek(1) == '\'' || Peek(1) == '"')) {
+        // A raw string, r'...' (Python's syntax, as gin reads it): t5x's
+        // configs write regexes this way, e.g. assignment_map.
+        Advance();
+        LexString(t, /*raw=*/true);
+        t.text = s_.substr(start, pos_ - start);
+      } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
         while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_')) Advance();
         t.kind = TokenKind::kName;
         t.text = s_.substr(start, pos_ - start);
@@ -212,7 +218,9 @@ class Lexer {
     if (errno == ERANGE) Fail(t.loc, "number '" + t.text + "' is out of range");
   }
 
-  void LexString(Token& t) {
+  // A quoted string at pos_; raw: backslashes are kept as written (a
+  // backslash still keeps the next character, even a quote, in the string).
+  void LexString(Token& t, bool raw = false) {
     size_t start = pos_;
     char q = s_[pos_];
     bool triple = Peek(1) == q && Peek(2) == q;
@@ -240,6 +248,15 @@ class Lexer {
           Advance();
           break;
         }
+      }
+      if (c == '\\' && raw) {
+        value += c;
+        Advance();
+        if (pos_ < s_.size() && (s_[pos_] != '\n' || triple)) {
+          value += s_[pos_];
+          Advance();
+        }
+        continue;
       }
       if (c == '\\') {
         Location esc_loc = Here();
