@@ -290,5 +290,36 @@ TEST(CheckpointRestoreTest, Bfloat16SavesAndRestores) {
   }
 }
 
+TEST(CheckpointRestoreTest, EachProcessReadsOnlyTheSliceItOwns) {
+  TempDir dir;
+  // A 4x6 kernel 0..23; this "process" owns rows 2..3 (as a 2-way data
+  // parallel shard of the first axis would).
+  std::vector<float> k(24);
+  for (int i = 0; i < 24; ++i) k[static_cast<size_t>(i)] = static_cast<float>(i);
+  const std::string ck =
+      checkpoints::SaveCheckpoint(dir.path, 9, {{"target.enc.k", checkpoints::DType::kFloat32,
+                                                 {4, 6}, k.data()}});
+  models::ParamStore params;
+  params.Add("enc.k", at::zeros({2, 6}), {"embed", "mlp"});
+  RestoreOptions o;
+  std::vector<std::string> asked;
+  o.owned_slice = [&](const std::string& key, const std::vector<int64_t>& shape) {
+    asked.push_back(key + " " + checkpoints::ShapeString(shape));
+    return checkpoints::Box{{2, 0}, {2, 6}};
+  };
+  const RestoreReport r = RestoreTrainState(ck, params, nullptr, o);
+  EXPECT_EQ(asked, std::vector<std::string>{"target/enc/k [4, 6]"});
+  EXPECT_TRUE(at::equal(params.Get("enc.k"), at::arange(12, 24, at::kFloat).reshape({2, 6})));
+  EXPECT_EQ(r.step, 9);
+  // A slice whose shape is not the live tensor's is a listed mismatch.
+  o.owned_slice = [](const std::string&, const std::vector<int64_t>&) {
+    return checkpoints::Box{{0, 0}, {4, 6}};
+  };
+  EXPECT_NE(ErrorOf([&] { RestoreTrainState(ck, params, nullptr, o); })
+                .find("shape differs: target/enc/k is [2, 6] in the model but its slice at [0, 0] "
+                      "is [4, 6] of [4, 6] in the checkpoint"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace t5xx::trainer

@@ -61,6 +61,7 @@ struct Want {
   at::Tensor live;
   bool is_state;
   std::string source;  // the checkpoint's dotted path; empty = not restored
+  std::optional<checkpoints::Box> box;  // the owned slice; nullopt = all
 };
 
 }  // namespace
@@ -152,7 +153,17 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
     }
     used_ckpt.insert(source);
     const checkpoints::IndexEntry& entry = reader.arrays().at(it->second);
-    if (entry.shape != w.live.sizes().vec()) {
+    if (options.owned_slice) {
+      w.box = options.owned_slice(w.key, entry.shape);
+      if (w.box->shape != w.live.sizes().vec()) {
+        mismatched.push_back("  shape differs: " + w.key + " is " + Shape(w.live.sizes()) +
+                             " in the model but its slice at " +
+                             checkpoints::ShapeString(w.box->origin) + " is " +
+                             checkpoints::ShapeString(w.box->shape) + " of " +
+                             checkpoints::ShapeString(entry.shape) + " in the checkpoint");
+        continue;
+      }
+    } else if (entry.shape != w.live.sizes().vec()) {
       mismatched.push_back("  shape differs: " + w.key +
                            (source == w.key ? "" : " (from " + source + ")") + " is " +
                            Shape(w.live.sizes()) + " in the model but " +
@@ -210,9 +221,7 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
   int64_t widened = 0;
   for (Want& w : wants) {
     if (w.source.empty()) continue;
-    // The whole array: each process owns all of every parameter today; a
-    // partitioned restore passes the process's box here.
-    checkpoints::LoadedArray a = reader.Read(w.source);
+    checkpoints::LoadedArray a = reader.Read(w.source, w.box);
     at::Tensor t = at::from_blob(a.bytes.data(), a.shape, at::TensorOptions(TorchDType(a.dtype)));
     if (!w.is_state && options.dtype && *options.dtype == "bfloat16") {
       t = t.to(at::kBFloat16);

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "t5xx/checkpoints/zarr_array.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/optim/optimizer.h"
 
@@ -36,6 +38,13 @@ struct RestoreOptions {
   // "float32" or "bfloat16": round restored parameters to that precision
   // (t5xx keeps float32 storage); nullopt = as saved.
   std::optional<std::string> dtype;
+  // The part of each array this process owns, given its t5x key and its
+  // global shape in the checkpoint: the live tensor then has the box's
+  // shape and only the chunks that intersect the box are read. Unset: the
+  // whole array (one process owns everything today; the partitioner will
+  // pass its shards' boxes here).
+  std::function<checkpoints::Box(const std::string& key, const std::vector<int64_t>& shape)>
+      owned_slice;
 };
 
 struct RestoreReport {
