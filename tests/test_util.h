@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +26,19 @@ std::string ErrorOf(Fn&& fn) {
   }
   return "<no t5xx::Error>";
 }
+
+// A fresh directory under the test temp dir (`path`), removed with its
+// contents by the destructor.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    path = ::testing::TempDir() + "/t5xx_test_XXXXXX";
+    EXPECT_NE(::mkdtemp(path.data()), nullptr);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
 
 // A deterministic stand-in for a SentencePiece vocabulary: pad 0, eos 1,
 // unk 2; byte c encodes to 3 + c % (base - 3); `extra` sentinel ids on top

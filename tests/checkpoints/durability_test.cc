@@ -23,11 +23,13 @@
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
+#include "test_util.h"
 
 namespace t5xx::checkpoints {
 namespace {
 
 namespace fs = std::filesystem;
+using t5xx::testing::ErrorOf;
 using nlohmann::json;
 
 class DurabilityTest : public ::testing::Test {
@@ -89,15 +91,6 @@ std::string SaveGrid(const std::string& model_dir, int64_t step,
                         {{"target.grid", DType::kFloat32, {6, 10}, grid.data()},
                          {"state.small", DType::kFloat32, {4}, small.data(), true}},
                         o, extra);
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST_F(DurabilityTest, SidecarListsTheCrcOfEveryFileWritten) {

@@ -21,22 +21,17 @@
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/trainer/trainer.h"
 #include "t5xx/util/error.h"
+#include "test_util.h"
 #include "trainer/tiny_t5.h"
 
 namespace t5xx::trainer {
 namespace {
 
 namespace fs = std::filesystem;
+using t5xx::testing::ErrorOf;
 using t5xx::testing::ReverseBatch;
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    path = ::testing::TempDir() + "/t5xx_restore_XXXXXX";
-    EXPECT_NE(::mkdtemp(path.data()), nullptr);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using t5xx::testing::TempDir;
 
 models::T5Config Config(int64_t decoder_layers = 1, int64_t mlp_dim = 64) {
   models::T5Config c = t5xx::testing::TinyT5Config();
@@ -59,15 +54,6 @@ std::unique_ptr<optim::Optimizer> AdamW() {
   adamw.gin_name = "optax.adamw";
   o.transforms = {adamw};
   return std::make_unique<optim::OptaxOptimizer>(o);
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 struct Tiny {

@@ -37,15 +37,7 @@ models::T5Config TinyConfig() { return t5xx::testing::TinyT5Config(); }
 
 using t5xx::testing::ReverseBatch;  // targets = inputs reversed
 
-// A fresh MODEL_DIR, removed by the destructor.
-struct TempDir {
-  std::string path;
-  TempDir() {
-    path = ::testing::TempDir() + "/t5xx_train_XXXXXX";
-    EXPECT_NE(::mkdtemp(path.data()), nullptr);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using t5xx::testing::TempDir;
 
 struct Fixture {
   models::EncoderDecoderModel model{models::Transformer(TinyConfig()), 1e-4, 0.0, {}};

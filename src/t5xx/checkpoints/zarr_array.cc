@@ -32,56 +32,43 @@ bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& counts,
   }
   return false;
 }
-// ---- chunk <-> array copies ----
-
-// Copies the intersection of chunk `grid` (chunk shape `chunk`) with the
-// array between the full C-order array buffer and a full-size C-order chunk
-// buffer. Zarr v2 stores edge chunks full-size; the out-of-range part of the
-// chunk buffer is left untouched.
-void CopyChunk(bool array_to_chunk, uint8_t* array,
-               const std::vector<int64_t>& shape, uint8_t* chunk_buf,
-               const std::vector<int64_t>& chunk,
-               const std::vector<int64_t>& grid, size_t elem) {
-  const size_t rank = shape.size();
+// Copies, between two C-order buffers that hold the boxes (src_origin,
+// src_shape) and (dst_origin, dst_shape) of one array, the elements of their
+// intersection.
+void CopyIntersection(const uint8_t* src, const std::vector<int64_t>& src_origin,
+                      const std::vector<int64_t>& src_shape, uint8_t* dst,
+                      const std::vector<int64_t>& dst_origin,
+                      const std::vector<int64_t>& dst_shape, size_t elem) {
+  const size_t rank = src_shape.size();
   if (rank == 0) {
-    if (array_to_chunk) {
-      std::memcpy(chunk_buf, array, elem);
-    } else {
-      std::memcpy(array, chunk_buf, elem);
-    }
+    std::memcpy(dst, src, elem);
     return;
   }
-  std::vector<int64_t> origin(rank), extent(rank);
+  std::vector<int64_t> lo(rank), extent(rank);
   for (size_t d = 0; d < rank; ++d) {
-    origin[d] = grid[d] * chunk[d];
-    extent[d] = std::min(chunk[d], shape[d] - origin[d]);
+    lo[d] = std::max(src_origin[d], dst_origin[d]);
+    const int64_t hi = std::min(src_origin[d] + src_shape[d], dst_origin[d] + dst_shape[d]);
+    extent[d] = hi - lo[d];
     if (extent[d] <= 0) return;
   }
-  // Strides (in elements) of the array and the chunk.
-  std::vector<int64_t> astride(rank, 1), cstride(rank, 1);
+  std::vector<int64_t> sstride(rank, 1), dstride(rank, 1);
   for (size_t d = rank - 1; d > 0; --d) {
-    astride[d - 1] = astride[d] * shape[d];
-    cstride[d - 1] = cstride[d] * chunk[d];
+    sstride[d - 1] = sstride[d] * src_shape[d];
+    dstride[d - 1] = dstride[d] * dst_shape[d];
   }
   const size_t row_bytes = static_cast<size_t>(extent[rank - 1]) * elem;
-  std::vector<int64_t> idx(rank, 0);  // index within the chunk, last dim = 0
+  std::vector<int64_t> idx(rank, 0);
   while (true) {
-    int64_t aoff = 0, coff = 0;
+    int64_t so = 0, dof = 0;
     for (size_t d = 0; d < rank; ++d) {
-      aoff += (origin[d] + idx[d]) * astride[d];
-      coff += idx[d] * cstride[d];
+      so += (lo[d] + idx[d] - src_origin[d]) * sstride[d];
+      dof += (lo[d] + idx[d] - dst_origin[d]) * dstride[d];
     }
-    uint8_t* a = array + aoff * elem;
-    uint8_t* c = chunk_buf + coff * elem;
-    if (array_to_chunk) {
-      std::memcpy(c, a, row_bytes);
-    } else {
-      std::memcpy(a, c, row_bytes);
-    }
-    // Advance over all dims but the last.
+    std::memcpy(dst + dof * elem, src + so * elem, row_bytes);
     if (!NextIndex(idx, extent, rank - 1)) return;
   }
 }
+
 
 // Calls fn(grid_index) for every chunk of the grid in C order.
 template <typename Fn>
@@ -248,7 +235,10 @@ void WriteZarrArray(const fs::path& dir, const ArrayRef& a,
     size_t raw_size = static_cast<size_t>(NumElements(a.shape)) * elem;
     if (!whole) {
       std::fill(buf.begin(), buf.end(), 0);
-      CopyChunk(true, src, a.shape, buf.data(), chunks, g, elem);
+      std::vector<int64_t> origin(g.size());
+      for (size_t d = 0; d < g.size(); ++d) origin[d] = g[d] * chunks[d];
+      CopyIntersection(src, std::vector<int64_t>(a.shape.size(), 0), a.shape, buf.data(),
+                       origin, chunks, elem);
       raw = buf.data();
       raw_size = buf.size();
     }
@@ -361,43 +351,6 @@ Box CheckedBox(const std::vector<int64_t>& shape, const std::optional<Box>& box,
                 ShapeString(shape) + ": it lies outside the array");
   }
   return *box;
-}
-
-// Copies, between two C-order buffers that hold the boxes (src_origin,
-// src_shape) and (dst_origin, dst_shape) of one array, the elements of their
-// intersection.
-void CopyIntersection(const uint8_t* src, const std::vector<int64_t>& src_origin,
-                      const std::vector<int64_t>& src_shape, uint8_t* dst,
-                      const std::vector<int64_t>& dst_origin,
-                      const std::vector<int64_t>& dst_shape, size_t elem) {
-  const size_t rank = src_shape.size();
-  if (rank == 0) {
-    std::memcpy(dst, src, elem);
-    return;
-  }
-  std::vector<int64_t> lo(rank), extent(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    lo[d] = std::max(src_origin[d], dst_origin[d]);
-    const int64_t hi = std::min(src_origin[d] + src_shape[d], dst_origin[d] + dst_shape[d]);
-    extent[d] = hi - lo[d];
-    if (extent[d] <= 0) return;
-  }
-  std::vector<int64_t> sstride(rank, 1), dstride(rank, 1);
-  for (size_t d = rank - 1; d > 0; --d) {
-    sstride[d - 1] = sstride[d] * src_shape[d];
-    dstride[d - 1] = dstride[d] * dst_shape[d];
-  }
-  const size_t row_bytes = static_cast<size_t>(extent[rank - 1]) * elem;
-  std::vector<int64_t> idx(rank, 0);
-  while (true) {
-    int64_t so = 0, dof = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      so += (lo[d] + idx[d] - src_origin[d]) * sstride[d];
-      dof += (lo[d] + idx[d] - dst_origin[d]) * dstride[d];
-    }
-    std::memcpy(dst + dof * elem, src + so * elem, row_bytes);
-    if (!NextIndex(idx, extent, rank - 1)) return;
-  }
 }
 
 }  // namespace
