@@ -123,11 +123,16 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
     }
     SyncDir(model_dir);
   } catch (const Error& e) {
-    std::error_code ignore;
-    fs::remove_all(tmp_dir, ignore);
+    std::error_code removed;
+    fs::remove_all(tmp_dir, removed);
     const std::vector<int64_t> steps = ListCheckpointSteps(model_dir);
     throw Error(std::string(e.what()) + "; the checkpoint of step " + std::to_string(step) +
-                " was not saved and its partial files were removed; " +
+                " was not saved and " +
+                (removed ? "its partial directory " + tmp_dir.string() +
+                               " could not be removed (" + removed.message() +
+                               "; the next start removes it)"
+                         : std::string("its partial files were removed")) +
+                "; " +
                 (steps.empty() ? std::string("there is no earlier checkpoint")
                                : "earlier checkpoints are intact (the latest is " +
                                      CheckpointDir(model_dir, steps.back()) + ")") +

@@ -71,7 +71,8 @@ void VerifyChecksum(const ChunkChecksums* sums, const std::string& name, const v
   if (crc != it->second) {
     throw Error(what + " " + file.string() + " is corrupted (crc32c " + Hex(crc) + ", expected " +
                 Hex(it->second) + " from " + kChecksumsFile + ", " + std::to_string(size) +
-                " bytes); restore an earlier checkpoint");
+                " bytes); restore an earlier checkpoint (to resume from the one before it, move this "
+                "checkpoint directory out of MODEL_DIR)");
   }
 }
 

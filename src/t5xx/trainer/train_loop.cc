@@ -311,11 +311,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
         }
         report_writes(checkpointer.Poll());
         if (const int sig = StopSignalReceived()) {
-          result.stop_signal = sig;
-          console << "[train] " << StopSignalName(sig) << " received after step "
-                  << trainer.step() << "; stopping"
-                  << (config.save_checkpoints ? " after saving this step's state" : "")
-                  << " (a second signal ends the process at once)" << std::endl;
+          result.stop_signal = sig;  // reported after this step's summary
           break;
         }
       }
@@ -344,6 +340,12 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       }
       if (RunActions(train_actions, {{"train", s}}, host_step, console, &nan_stop)) {
         stop_training = true;
+      }
+      if (result.stop_signal) {
+        console << "[train] " << StopSignalName(result.stop_signal) << " received after step "
+                << host_step << "; stopping"
+                << (config.save_checkpoints ? " after saving this step's state" : "")
+                << " (a second signal ends the process at once)" << std::endl;
       }
     }
     const int64_t step_offset = host_step - start;
