@@ -15,7 +15,7 @@ packages=(
   libopenblas0-openmp
   libsentencepiece-dev sentencepiece
   nlohmann-json3-dev libmsgpack-cxx-dev libboost-dev
-  zlib1g-dev libzstd-dev
+  zlib1g-dev libzstd-dev libdeflate-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   fortunes fortunes-min dict-gcide
 )

@@ -13,6 +13,7 @@
 #include "t5xx/checkpoints/file_io.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/parallel_for.h"
 
 namespace t5xx::checkpoints {
 namespace fs = std::filesystem;
@@ -96,12 +97,23 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
     MakeDir(model_dir);
     fs::remove_all(tmp_dir, ec);  // stale leftover of a crashed save
     MakeDir(tmp_dir);
-    ChunkChecksums sums;
+    // Largest arrays first, so the threads finish together.
+    std::vector<size_t> order;
     for (size_t i = 0; i < arrays.size(); ++i) {
-      if (arrays[i].store_inline) continue;
-      WriteZarrArray(tmp_dir / arrays[i].path, arrays[i], chunks[i], gzip_level, &sums);
-      SyncDir(tmp_dir / arrays[i].path);
+      if (!arrays[i].store_inline) order.push_back(i);
     }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return NumElements(arrays[a].shape) * static_cast<int64_t>(DTypeSize(arrays[a].dtype)) >
+             NumElements(arrays[b].shape) * static_cast<int64_t>(DTypeSize(arrays[b].dtype));
+    });
+    std::vector<ChunkChecksums> array_sums(arrays.size());
+    ParallelFor(order.size(), options.num_threads, [&](size_t k) {
+      const size_t i = order[k];
+      WriteZarrArray(tmp_dir / arrays[i].path, arrays[i], chunks[i], gzip_level, &array_sums[i]);
+      SyncDir(tmp_dir / arrays[i].path);
+    });
+    ChunkChecksums sums;
+    for (const ChunkChecksums& a : array_sums) sums.insert(a.begin(), a.end());
     for (const ExtraFile& f : extra_files) {
       WriteFile(tmp_dir / f.name, f.content.data(), f.content.size());
       sums[f.name] = Crc32c(f.content.data(), f.content.size());
@@ -180,7 +192,10 @@ LoadedArray CheckpointReader::Read(const std::string& path, const std::optional<
   if (it == listing_.entries.end()) {
     throw Error("checkpoint " + dir_ + " has no array '" + path + "'");
   }
-  return ReadEntry(it->second, path, box, sums_ ? &*sums_ : nullptr, &bytes_read_);
+  uint64_t read = 0;
+  LoadedArray a = ReadEntry(it->second, path, box, sums_ ? &*sums_ : nullptr, &read);
+  bytes_read_ += read;
+  return a;
 }
 
 std::optional<std::string> CheckpointReader::ReadExtraFile(const std::string& name) {

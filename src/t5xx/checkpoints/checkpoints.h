@@ -42,6 +42,7 @@
 // behaviour of t5x/checkpoints.py (Checkpointer.save/restore).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -63,6 +64,10 @@ struct SaveOptions {
   // rule (see ChooseChunkShape); 64 MiB is t5x's _DESIRED_CHUNK_SIZE_BYTES.
   // <= 0: always one chunk per array.
   int64_t max_chunk_bytes = 64LL * 1024 * 1024;
+  // Threads compressing and writing arrays (one array per job, as
+  // TensorStore writes t5x's); 0 = all hardware threads. A background save
+  // beside training may want fewer.
+  int num_threads = 0;
 };
 
 // A small file stored beside the arrays (e.g. a dataset state), named by a
@@ -94,7 +99,7 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
 // any array, or any slice of one, on demand -- so a process reads only the
 // part of each array it owns. Works on t5xx's and t5x's checkpoints (see
 // LoadCheckpoint); with t5xx's checksums sidecar every chunk and file read
-// is verified. Thread-compatible (one reader per thread).
+// is verified.
 class CheckpointReader {
  public:
   // Throws what LoadCheckpoint throws for the index.
@@ -106,7 +111,8 @@ class CheckpointReader {
   bool has_checksums() const { return sums_.has_value(); }
   // Every array (dotted path under 'optimizer', except "state.step").
   const std::map<std::string, IndexEntry>& arrays() const { return listing_.entries; }
-  // `box` of array `path` (nullopt: all of it). Throws t5xx::Error for an
+  // `box` of array `path` (nullopt: all of it). Safe to call from several
+  // threads at once. Throws t5xx::Error for an
   // unknown path, a box outside the array, a missing, corrupted or
   // truncated chunk (naming the array and the chunk file).
   LoadedArray Read(const std::string& path, const std::optional<Box>& box = std::nullopt);
@@ -114,14 +120,14 @@ class CheckpointReader {
   // nullopt when absent. Verified against the checksums.
   std::optional<std::string> ReadExtraFile(const std::string& name);
   // Stored (compressed) bytes read so far.
-  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t bytes_read() const { return bytes_read_.load(); }
 
  private:
   std::string dir_;
   IndexListing listing_;
   std::optional<ChunkChecksums> sums_;
   int64_t step_ = 0;
-  uint64_t bytes_read_ = 0;
+  std::atomic<uint64_t> bytes_read_{0};
 };
 
 struct LoadedCheckpoint {

@@ -1,5 +1,7 @@
 // zarr chunk compression: gzip (RFC 1952) out, gzip or zlib in — the
-// compressors numcodecs and TensorStore write for t5x checkpoints.
+// compressors numcodecs and TensorStore write for t5x checkpoints. Through
+// libdeflate when it can, else zlib (same formats; libdeflate's level-1
+// bytes differ from zlib's, and every gzip reader reads both).
 #pragma once
 
 #include <cstddef>

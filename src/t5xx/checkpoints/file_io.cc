@@ -3,8 +3,10 @@
 #include "t5xx/checkpoints/file_io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -42,23 +44,36 @@ void WriteFile(const fs::path& path, const void* data, size_t size) {
 }
 
 std::vector<uint8_t> ReadFile(const fs::path& path, const std::string& what) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    throw Error("cannot read " + what + " " + path.string() + ": " +
-                std::strerror(errno) +
-                (errno == ENOENT ? " (missing file; is this a complete t5x "
-                                   "legacy checkpoint directory?)"
-                                 : ""));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw Error("cannot read " + what + " " + path.string() + ": " + std::strerror(err) +
+                (err == ENOENT ? " (missing file; is this a complete t5x "
+                                 "legacy checkpoint directory?)"
+                               : ""));
   }
-  std::vector<uint8_t> out;
-  uint8_t buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) {
-    out.insert(out.end(), buf, buf + n);
+  // One allocation of the file's size, then reads until end of file (a file
+  // that grows meanwhile is read in full too).
+  struct stat st {};
+  std::vector<uint8_t> out(::fstat(fd, &st) == 0 && st.st_size > 0
+                               ? static_cast<size_t>(st.st_size)
+                               : 0);
+  size_t got = 0;
+  int err = 0;
+  while (true) {
+    if (got == out.size()) out.resize(std::max<size_t>(out.size() * 2, 1 << 16));
+    const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = errno;
+      break;
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
   }
-  bool err = std::ferror(f);
-  std::fclose(f);
-  if (err) throw Error("error reading " + what + " " + path.string());
+  ::close(fd);
+  if (err) throw Error("error reading " + what + " " + path.string() + ": " + std::strerror(err));
+  out.resize(got);
   return out;
 }
 

@@ -365,8 +365,10 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
   LoadedArray out;
   out.dtype = meta.dtype;
   out.shape = want.shape;
-  out.bytes.resize(static_cast<size_t>(NumElements(want.shape)) * elem);
   if (NumElements(want.shape) == 0) return out;
+  if (!(want.shape == meta.shape && meta.chunks == meta.shape)) {
+    out.bytes.resize(static_cast<size_t>(NumElements(want.shape)) * elem);
+  }
   const size_t chunk_bytes = meta.fill_chunk.size();
   // The chunk grid range that intersects the box.
   std::vector<int64_t> first(rank), count(rank);
@@ -414,8 +416,12 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
                     " of " + ZarrDTypeName(meta.dtype) + "); it is truncated or corrupted");
       }
     }
-    CopyIntersection(data.data(), chunk_origin, meta.chunks, out.bytes.data(), want.origin,
-                     want.shape, elem);
+    if (want.shape == meta.shape && meta.chunks == meta.shape) {
+      out.bytes = std::move(data);  // one chunk that is the whole array
+    } else {
+      CopyIntersection(data.data(), chunk_origin, meta.chunks, out.bytes.data(), want.origin,
+                       want.shape, elem);
+    }
     if (rank == 0 || !NextIndex(step, count, rank)) break;
   }
   return out;

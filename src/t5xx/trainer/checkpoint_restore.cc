@@ -2,6 +2,7 @@
 // RestoreCheckpointConfig options (see checkpoint_restore.h).
 #include "t5xx/trainer/checkpoint_restore.h"
 
+#include <atomic>
 #include <cctype>
 #include <map>
 #include <regex>
@@ -9,6 +10,7 @@
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/parallel_for.h"
 
 namespace t5xx::trainer {
 namespace {
@@ -218,22 +220,26 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
   }
   // Only now, with every key and shape checked, are live tensors replaced,
   // so a refused restore leaves the fresh state untouched.
-  int64_t widened = 0;
-  for (Want& w : wants) {
-    if (w.source.empty()) continue;
+  std::atomic<int64_t> widened{0};
+  // Arrays are read, decompressed and copied in parallel (each job one
+  // array), as TensorStore reads t5x's.
+  ParallelFor(wants.size(), 0, [&](size_t i) {
+    Want& w = wants[i];
+    if (w.source.empty()) return;
+    at::NoGradGuard no_grad_here;  // grad mode is per thread
     checkpoints::LoadedArray a = reader.Read(w.source, w.box);
     at::Tensor t = at::from_blob(a.bytes.data(), a.shape, at::TensorOptions(TorchDType(a.dtype)));
     if (!w.is_state && options.dtype && *options.dtype == "bfloat16") {
       t = t.to(at::kBFloat16);
     }
-    if (t.scalar_type() != w.live.scalar_type()) {
-      if (!w.is_state && t.scalar_type() == at::kBFloat16 && !options.dtype) ++widened;
-      t = t.to(w.live.scalar_type());
+    if (t.scalar_type() != w.live.scalar_type() && !w.is_state &&
+        t.scalar_type() == at::kBFloat16 && !options.dtype) {
+      ++widened;
     }
-    w.live.copy_(t);
-  }
+    w.live.copy_(t);  // casts to the live dtype
+  });
   if (widened) {
-    report.notes.push_back(std::to_string(widened) +
+    report.notes.push_back(std::to_string(widened.load()) +
                            " parameters were saved as bfloat16 (SaveCheckpointConfig.dtype) and "
                            "are restored into float32");
   }
