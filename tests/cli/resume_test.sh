@@ -112,8 +112,8 @@ has_line() { grep -qxF -- "$2" "$1" || { echo "(no line '$2' in $1)"; return 1; 
 has_text() { grep -qF -- "$2" "$1" || { echo "(no '$2' in $1)"; return 1; }; }
 resumed_from() {  # LOG MODEL_DIR STEP: resumed from checkpoint_STEP, trained to 12
   has_text "$1" "[restore] resuming from MODEL_DIR's latest checkpoint $2/checkpoint_$3: step $3," &&
-    { grep -q "^\[done\] 12 steps in .*; checkpoint $2/checkpoint_12$" "$1" ||
-      { echo "(no '[done] 12 steps ... checkpoint_12' in $1)"; return 1; }; }
+    { grep -q "^\[done\] step 12 reached .*; checkpoint $2/checkpoint_12$" "$1" ||
+      { echo "(no '[done] step 12 reached ... checkpoint_12' in $1)"; return 1; }; }
 }
 
 # --- 1. kill -9 and resume, bitwise. Run A trains 12 steps in one go; run B
@@ -337,7 +337,7 @@ t5xx train "${ft[@]}" --gin.MODEL_DIR="$work/ft" >"$work/ft.log" 2>&1; rc=$?
 if [ "$rc" = 0 ] &&
    has_text "$work/ft.log" "[restore] restoring $work/A/checkpoint_12 (utils.RestoreCheckpointConfig, mode 'specific'): step 12," &&
    [ "$(grep -m1 '^\[train\] step' "$work/ft.log" | cut -d'|' -f1)" = "[train] step 13 of 14 " ] &&
-   grep -q "^\[done\] 14 steps in .*; checkpoint $work/ft/checkpoint_14$" "$work/ft.log" &&
+   grep -q "^\[done\] step 14 reached (trained 2 steps .*; checkpoint $work/ft/checkpoint_14$" "$work/ft.log" &&
    [ -f "$work/ft/checkpoint_14/checkpoint" ]; then
   pass=$((pass + 1))
 else
@@ -394,6 +394,50 @@ expect_error "INITIAL_CHECKPOINT_PATH that does not exist" \
   t5xx train "${ft[@]}" --gin.MODEL_DIR="$work/ft_none" --gin.INITIAL_CHECKPOINT_PATH="'$work/nowhere/checkpoint_5'"
 [ ! -e "$work/ft_emb" ] && [ ! -e "$work/ft_none" ] && pass=$((pass + 1)) ||
   fail "a refused finetune created MODEL_DIR"
+
+# --- A resume whose configuration no longer fits MODEL_DIR's checkpoint.
+cp -a "$work/A" "$work/R1"
+# Other feature lengths: the saved data position does not fit them.
+expect_error "resume with other TASK_FEATURE_LENGTHS" \
+  "the saved position is for feature lengths {decoder_input_tokens=8, decoder_loss_weights=8" -- \
+  t5xx train "${tiny[@]}" --gin.MODEL_DIR="$work/R1" --gin.TRAIN_STEPS=14 \
+  "--gin.TASK_FEATURE_LENGTHS={'inputs': 32, 'targets': 16}"
+# Another model: the mismatch report says RestoreCheckpointConfig does not
+# apply when resuming, and what does.
+t5xx train "${tiny[@]}" --gin.MODEL_DIR="$work/R1" --gin.TRAIN_STEPS=14 \
+  --gin.network.T5Config.emb_dim=64 >/dev/null 2>"$work/R1.err"; rc=$?
+show="$work/R1.err" check "resume with another model names what applies" \
+  bash -c '[ "$0" = 2 ] && grep -q "^t5xx: error: resuming from MODEL_DIR.s latest checkpoint: checkpoint .* does not match the model" "$1" &&
+           grep -qF "utils.RestoreCheckpointConfig does not apply when resuming (as in t5x)" "$1"' \
+  "$rc" "$work/R1.err"
+# A file named like a checkpoint is refused before anything runs.
+cp -a "$work/A" "$work/R2"; echo junk >"$work/R2/checkpoint_13"
+expect_error "a file named like a checkpoint" \
+  "holds checkpoint_13, which is not a checkpoint directory; move it out of MODEL_DIR" -- \
+  t5xx train "${tiny[@]}" --gin.MODEL_DIR="$work/R2" --gin.TRAIN_STEPS=14
+# A checkpoint directory whose name is not its step.
+cp -a "$work/A" "$work/R3"; mv "$work/R3/checkpoint_12" "$work/R3/checkpoint_15"
+expect_error "a checkpoint renamed to another step" \
+  "checkpoint_15 holds step 12 (its optimizer.state.step), not 15; rename it checkpoint_12" -- \
+  t5xx train "${tiny[@]}" --gin.MODEL_DIR="$work/R3" --gin.TRAIN_STEPS=16
+# TRAIN_STEPS_RELATIVE (runs/pretrain.gin, as t5x's) goes on from the
+# resumed step.
+cp -a "$work/A" "$work/R4"
+show="$work/R4.log" check "TRAIN_STEPS_RELATIVE=2 resumes 12 -> 14" \
+  bash -c '"$@" >"'"$work/R4.log"'" 2>&1 && [ -f "'"$work/R4"'/checkpoint_14/checkpoint" ] &&
+           grep -q "^\[done\] step 14 reached (trained 2 steps" "'"$work/R4.log"'"' \
+  _ "$T5XX" train "${tiny[@]}" --gin.MODEL_DIR="$work/R4" --gin.TRAIN_STEPS_RELATIVE=2
+# SIGTERM without a checkpoint period (save once, at the end) and with a
+# train-eval: the step is saved at once, without running the train-eval.
+start E "$T5XX" train --gin_file=examples/t5_1_1_tiny_demo.gin "${D[@]}" --gin.TRAIN_STEPS=100000 \
+  --gin.BATCH_SIZE=2 "--gin.TASK_FEATURE_LENGTHS={'inputs': 32, 'targets': 8}" \
+  --gin.network.T5Config.vocab_size=1152 --gin.EVAL_STEPS=50 --gin.train.stats_period=1 \
+  --gin.MODEL_DIR="$work/E"
+for ((i = 0; i < 600; i++)); do grep -q '^\[train\] step 2 ' "$work/E.log" 2>/dev/null && break; sleep 0.1; done
+kill -TERM "$bg" 2>/dev/null; finish; rc_e="$rc"
+show="$work/E.log" check "SIGTERM with period None saves at once, no train-eval first" \
+  bash -c '[ "$0" = 143 ] && ! grep -q "^\[eval " "$1" && grep -q "^\[stopped\] SIGTERM after step" "$1" &&
+           ls -d "$2"/checkpoint_[1-9]* >/dev/null 2>&1' "$rc_e" "$work/E.log" "$work/E"
 
 echo "($((SECONDS - t0)) s)"
 echo "$pass passed, $failures failed"

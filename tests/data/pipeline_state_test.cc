@@ -12,7 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/batching.h"
 #include "t5xx/data/dataset.h"
+#include "t5xx/util/error.h"
 #include "t5xx/data/feature_converters.h"
 #include "t5xx/data/json_lines_source.h"
 #include "t5xx/data/mixture.h"
@@ -198,6 +200,25 @@ void RoundTrip(Make make, int k) {
 
 TEST(PipelineStateTest, FromVectorRoundTrip) {
   for (int k : {0, 1, 5, 10, 11}) RoundTrip([] { return FromVector(Numbers(10)); }, k);
+}
+
+// A position saved with other feature lengths (a resumed run whose
+// TASK_FEATURE_LENGTHS changed) is refused, naming both, instead of
+// producing batches of the old lengths.
+TEST(PipelineStateTest, APositionOfOtherLengthsIsRefused) {
+  BatchIterator a(FromVector(Numbers(10)), 2, {{"x", 2}});
+  ASSERT_TRUE(a.HasNext());
+  const json saved = a.SaveState();
+  BatchIterator b(FromVector(Numbers(10)), 2, {{"x", 3}});
+  try {
+    b.RestoreState(saved);
+    FAIL() << "expected t5xx::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "the saved position is for feature lengths {x=2}, this pipeline has {x=3}"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(PipelineStateTest, ShuffleRoundTrip) {

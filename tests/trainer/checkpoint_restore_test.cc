@@ -167,8 +167,12 @@ TEST(CheckpointRestoreTest, AssignmentMapRenamesAndSkips) {
     ++slots;
     EXPECT_EQ(a.value.abs().sum().item<double>(), 0) << a.path;
   }
-  EXPECT_EQ(r.notes.size(), slots);
+  // One note per slot, and one for state/step, which the rule also maps to
+  // None (as in t5x, whose flattened state includes it): the step restarts.
+  EXPECT_EQ(r.notes.size(), slots + 1);
   EXPECT_EQ(r.step, 2);
+  EXPECT_EQ(opt->step(), 0);
+  EXPECT_FALSE(RestoresStep(o));
 
   // A pattern that matches nothing is an error (t5x's require_all_rules_match).
   o.assignment_map = {{R"(target/nosuch/.*)", std::nullopt}};

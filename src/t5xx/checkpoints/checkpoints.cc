@@ -178,7 +178,7 @@ CheckpointReader::CheckpointReader(const std::string& checkpoint_dir) : dir_(che
     const std::string name = dir.filename().empty()
                                  ? dir.parent_path().filename().string()
                                  : dir.filename().string();
-    static const std::regex re("checkpoint_(\\d+)");
+    static const std::regex re("checkpoint_(\\d{1,18})");
     if (!std::regex_match(name, m, re)) {
       throw Error((dir / "checkpoint").string() +
                   " has no optimizer.state.step");
@@ -228,7 +228,9 @@ std::vector<int64_t> ListCheckpointSteps(const std::string& model_dir) {
   std::vector<int64_t> steps;
   std::error_code ec;
   if (!fs::is_directory(model_dir, ec)) return steps;
-  static const std::regex re("checkpoint_(\\d+)");
+  // Canonical names only (no leading zeros, at most 18 digits):
+  // CheckpointDir(step) must name the directory listed.
+  static const std::regex re("checkpoint_(0|[1-9][0-9]{0,17})");
   for (fs::directory_iterator it(model_dir, ec), end; !ec && it != end;
        it.increment(ec)) {
     const std::string name = it->path().filename().string();

@@ -19,6 +19,16 @@ int ConfigCommand(const std::vector<std::string>& args) {
     std::cerr << "t5xx: note: on this machine `t5xx train` would refuse this run: "
               << *run.memory_problem << std::endl;
   }
+  for (const std::string& note : run.restore_notes) {
+    std::cerr << "t5xx: note: " << note << std::endl;
+  }
+  if (run.restore) {
+    std::cerr << "t5xx: note: train would start by " << run.restore->description << " (step "
+              << run.restore->step
+              << "); whether its keys and shapes fit this model is checked when train builds "
+                 "the model, before anything is written"
+              << std::endl;
+  }
   std::cout << loaded.config->OperativeConfigString();
   return 0;
 }

@@ -21,9 +21,14 @@ int TrainCommand(const std::vector<std::string>& args) {
   run::PreparedTrainRun run = run::PrepareTrainRun(loaded, validated, std::cout);
   trainer::TrainResult r = trainer::RunTrainLoop(*run.trainer, run.train_batches,
                                                  run.eval_datasets, run.loop, std::cout);
-  std::cout << "[done] " << r.steps << " steps in " << r.train_seconds
-            << " s; loss per target token: first " << r.first_loss_per_token << ", last "
-            << r.last_loss_per_token;
+  std::cout << "[done] step " << r.steps << " reached";
+  if (r.steps == r.start_step) {
+    std::cout << " (nothing to train: the start step is already the last)";
+  } else {
+    std::cout << " (trained " << r.steps - r.start_step << " steps in " << r.train_seconds
+              << " s); loss per target token: first " << r.first_loss_per_token << ", last "
+              << r.last_loss_per_token;
+  }
   for (const auto& [task, metrics] : r.eval) {
     std::cout << "; validation " << task << " " << metrics.at("loss_per_nonpadding_target_token")
               << " (accuracy " << metrics.at("accuracy") << ")";

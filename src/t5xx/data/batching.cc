@@ -101,7 +101,17 @@ void BatchIterator::RestoreState(const nlohmann::json& root) {
   const char* who = "BatchIterator";
   examples_read_ = StateField(state, "examples_read", who).get<int64_t>();
   done_ = StateField(state, "done", who).get<bool>();
-  lengths_ = StateField(state, "lengths", who).get<FeatureLengths>();
+  const FeatureLengths saved = StateField(state, "lengths", who).get<FeatureLengths>();
+  if (!lengths_.empty() && !saved.empty() && saved != lengths_) {
+    auto show = [](const FeatureLengths& l) {
+      std::string out;
+      for (const auto& [k, v] : l) out += (out.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+      return "{" + out + "}";
+    };
+    throw Error(std::string(who) + ": the saved position is for feature lengths " + show(saved) +
+                ", this pipeline has " + show(lengths_));
+  }
+  lengths_ = saved;
   const auto& la = StateField(state, "lookahead", who);
   lookahead_.reset();
   if (!la.is_null()) {

@@ -55,13 +55,20 @@ bool BatchStream::HasNext() {
 std::string BatchStream::SaveState() const { return it_->SaveState().dump(); }
 
 void BatchStream::RestoreState(const std::string& state, const std::string& source) {
+  nlohmann::json j;
   try {
-    it_->RestoreState(nlohmann::json::parse(state));
+    j = nlohmann::json::parse(state);
+  } catch (const std::exception& e) {
+    throw Error(source + " is not valid JSON (" + e.what() +
+                "): it is damaged; delete it to start the data from its beginning");
+  }
+  try {
+    it_->RestoreState(j);
   } catch (const std::exception& e) {
     throw Error("cannot restore the position of " + what_ + " from " + source + ": " + e.what() +
-                "; the dataset configuration differs from the one the checkpoint was written "
-                "with: restore that configuration, or delete " + source +
-                " to start the data from its beginning");
+                "; either the dataset configuration differs from the one the checkpoint was "
+                "written with (restore that configuration) or the file is damaged or from a "
+                "newer t5xx; deleting " + source + " starts the data from its beginning");
   }
 }
 

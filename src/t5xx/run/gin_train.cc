@@ -153,7 +153,12 @@ void ReadCheckpointConfig(gin::Config& c, TrainSetup& s) {
       gin::NoneOrAtLeast(c.Query(kSaveConfig, "keep_dataset_checkpoints", ss), 1);
   const Value steps = c.Query(kSaveConfig, "checkpoint_steps", ss);
   if (!steps.is_none()) {
-    for (const Value& v : steps.AsList()) s.checkpoint_steps.push_back(gin::AtLeast(v, 0));
+    for (const Value& v : steps.AsList()) {
+      T5XX_CHECK(v.kind() == Value::Kind::kInt && v.AsInt() >= 0,
+                 gin::Where(steps) + " = " + steps.ToGinString() +
+                     ": expected a list of steps >= 0, e.g. [1000, 5000]");
+      s.checkpoint_steps.push_back(v.AsInt());
+    }
   }
   // save_dataset: t5xx always stores the data position (a few KB of JSON per
   // process), so True and False both resume exactly; read so it is valid.

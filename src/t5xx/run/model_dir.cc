@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <vector>
 
 #include "t5xx/checkpoints/checkpoints.h"
@@ -35,6 +36,16 @@ void CheckModelDir(const std::string& model_dir) {
   T5XX_CHECK(fs::is_directory(model_dir), "MODEL_DIR '" + model_dir +
                                               "' exists and is not a directory; pass "
                                               "--gin.MODEL_DIR=<a new directory>");
+  // An entry named like a checkpoint that is not a directory would clash
+  // with a save later in the run: refuse it now.
+  static const std::regex checkpoint_name("checkpoint_[0-9]+");
+  for (fs::directory_iterator it(model_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    T5XX_CHECK(!std::regex_match(name, checkpoint_name) || fs::is_directory(it->path()),
+               "MODEL_DIR '" + model_dir + "' holds " + name +
+                   ", which is not a checkpoint directory; move it out of MODEL_DIR (a save "
+                   "would need that name)");
+  }
   T5XX_CHECK(::access(model_dir.c_str(), W_OK | X_OK) == 0,
              "MODEL_DIR '" + model_dir +
                  "' is not writable; fix its permissions or pass --gin.MODEL_DIR=<a writable "

@@ -20,7 +20,20 @@ std::optional<RestorePlan> PlanRestore(const TrainSetup& s, std::vector<std::str
   if (!own.empty()) {
     RestorePlan p;
     p.checkpoint_dir = checkpoints::CheckpointDir(s.model_dir, own.back());
-    p.step = StepOf(p.checkpoint_dir);
+    const std::string before =
+        own.size() > 1 ? " to resume from " + checkpoints::CheckpointDir(s.model_dir, own[own.size() - 2])
+                       : " to start afresh";
+    try {
+      p.step = StepOf(p.checkpoint_dir);
+    } catch (const Error& e) {
+      throw Error("MODEL_DIR's latest checkpoint cannot be resumed from: " + std::string(e.what()) +
+                  "; move " + p.checkpoint_dir + " out of MODEL_DIR" + before);
+    }
+    T5XX_CHECK(p.step == own.back(),
+               p.checkpoint_dir + " holds step " + std::to_string(p.step) +
+                   " (its optimizer.state.step), not " + std::to_string(own.back()) +
+                   "; rename it checkpoint_" + std::to_string(p.step) +
+                   " or move it out of MODEL_DIR" + before);
     p.resuming = true;
     p.restore_dataset = true;
     p.description = "resuming from MODEL_DIR's latest checkpoint " + p.checkpoint_dir;
@@ -47,7 +60,7 @@ std::optional<RestorePlan> PlanRestore(const TrainSetup& s, std::vector<std::str
                    "); give a checkpoint_<N> directory, or set mode = 'latest' and the "
                    "directory holding checkpoint_<N> directories");
     p.checkpoint_dir = dir;
-    p.step = StepOf(dir);
+    p.step = trainer::RestoresStep(r.options) ? StepOf(dir) : 0;
     p.description = "restoring " + dir + " (utils.RestoreCheckpointConfig, mode 'specific')";
     return p;
   }
@@ -58,7 +71,7 @@ std::optional<RestorePlan> PlanRestore(const TrainSetup& s, std::vector<std::str
       continue;
     }
     p.checkpoint_dir = checkpoints::CheckpointDir(path, steps.back());
-    p.step = StepOf(p.checkpoint_dir);
+    p.step = trainer::RestoresStep(r.options) ? StepOf(p.checkpoint_dir) : 0;
     p.description =
         "restoring " + p.checkpoint_dir + " (utils.RestoreCheckpointConfig, mode 'latest')";
     return p;

@@ -46,9 +46,24 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   if (run.restore) {
     const auto t0 = std::chrono::steady_clock::now();
     const seqio::ShardInfo data_shard = out.partitioner->data_shard_info();
-    restored = trainer::RestoreTrainState(run.restore->checkpoint_dir, params, optimizer.get(),
-                                          run.restore->options, data_shard.index,
-                                          data_shard.num_shards);
+    try {
+      restored = trainer::RestoreTrainState(run.restore->checkpoint_dir, params, optimizer.get(),
+                                            run.restore->options, data_shard.index,
+                                            data_shard.num_shards);
+    } catch (const Error& e) {
+      if (!run.restore->resuming ||
+          std::string(e.what()).find("does not match the model") == std::string::npos) {
+        throw;
+      }
+      // utils.RestoreCheckpointConfig (and its strict/assignment_map) does
+      // not apply when resuming, as in t5x: say so, not only its hints.
+      throw Error("resuming from MODEL_DIR's latest checkpoint: " + std::string(e.what()) +
+                  "\nThis MODEL_DIR was written by a run with another model or optimizer "
+                  "configuration; utils.RestoreCheckpointConfig does not apply when resuming "
+                  "(as in t5x). Resume with the configuration that wrote it, or train into a "
+                  "new MODEL_DIR (with utils.RestoreCheckpointConfig.path = '" +
+                  run.restore->checkpoint_dir + "' to start from this checkpoint)");
+    }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     log << "[restore] " << run.restore->description << ": step " << restored->step << ", "

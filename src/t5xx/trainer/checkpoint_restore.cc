@@ -68,6 +68,18 @@ struct Want {
 
 }  // namespace
 
+bool RestoresStep(const RestoreOptions& options) {
+  for (const auto& [pattern, repl] : options.assignment_map) {
+    try {
+      if (std::regex_match(std::string("state/step"), std::regex(pattern))) return repl.has_value();
+    } catch (const std::regex_error& e) {
+      throw Error("utils.RestoreCheckpointConfig.assignment_map pattern '" + pattern +
+                  "' is not a valid regex: " + e.what());
+    }
+  }
+  return true;
+}
+
 RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::ParamStore& params,
                                 optim::Optimizer* optimizer, const RestoreOptions& options,
                                 int process_index, int process_count) {
@@ -110,6 +122,22 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
     throw Error(msg);
   }
 
+  // t5x's flattened state includes state/step: a rule may address it.
+  bool restore_step = true;
+  if (optimizer) {
+    std::smatch m;
+    const std::string step_key = "state/step";
+    for (Rule& r : rules) {
+      if (!std::regex_match(step_key, m, r.re)) continue;
+      r.used = true;
+      if (!r.format) {
+        restore_step = false;
+        report.notes.push_back("state/step: not restored (assignment_map maps it to None); "
+                               "training starts at step 0");
+      }
+      break;
+    }
+  }
   std::vector<std::string> missing, mismatched;
   bool missing_target = false, missing_state = false;
   std::set<std::string> used_ckpt;
@@ -246,7 +274,7 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
   if (optimizer) {
     std::map<std::string, at::Tensor> state;
     for (const optim::StateArray& s : optimizer->StateArrays()) state[s.path] = s.value;
-    optimizer->RestoreState(state, report.step);
+    optimizer->RestoreState(state, restore_step ? report.step : 0);
   }
   report.dataset_state =
       reader.ReadExtraFile(checkpoints::DatasetStateFileName(process_index, process_count));

@@ -59,6 +59,13 @@ struct RestoreReport {
   double bytes_read = 0;
 };
 
+// Whether the optimizer's step comes from the checkpoint: false when the
+// first assignment_map rule that fully matches t5x's key "state/step" maps
+// it to None (e.g. [(r'state/.*', None)], t5x's way of finetuning with a
+// fresh optimizer), so training starts at step 0. Throws t5xx::Error for an
+// invalid regex.
+bool RestoresStep(const RestoreOptions& options);
+
 // Restores `params` and, when non-null, `optimizer` (already Init-ed for
 // `params`) from checkpoint_dir, as t5x does. Every key of the model's
 // state (target/<param>, state/<slot>) must be found in the checkpoint with

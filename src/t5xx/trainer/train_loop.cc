@@ -158,15 +158,23 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
     }
   };
   auto wait_for_saves = [&]() { report_writes(checkpointer.Wait()); };
+  {
+    // A run restored from MODEL_DIR's checkpoint of its start step has
+    // that step saved already.
+    const std::vector<int64_t> existing = checkpoints::ListCheckpointSteps(config.model_dir);
+    if (std::find(existing.begin(), existing.end(), start) != existing.end()) {
+      last_saved_step = start;
+      result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, start);
+    }
+  }
   auto save_checkpoint = [&]() {
     const int64_t step = trainer.step();
     if (last_saved_step == step) return;
-    const std::vector<int64_t> existing = checkpoints::ListCheckpointSteps(config.model_dir);
-    if (std::find(existing.begin(), existing.end(), step) != existing.end()) {
-      result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, step);
-      last_saved_step = step;
-      return;
-    }
+    std::error_code ec;
+    T5XX_CHECK(!std::filesystem::exists(checkpoints::CheckpointDir(config.model_dir, step), ec),
+               "cannot save step " + std::to_string(step) + ": " +
+                   checkpoints::CheckpointDir(config.model_dir, step) +
+                   " already exists and was not written by this run; move it out of MODEL_DIR");
     const auto t0 = Clock::now();
     std::vector<checkpoints::ExtraFile> extra;
     if (config.data_state) {
@@ -348,6 +356,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
                 << " (a second signal ends the process at once)" << std::endl;
       }
     }
+    if (result.stop_signal) break;  // straight to the final save: no eval
     const int64_t step_offset = host_step - start;
     if (checkpoint_period && !nan_stop && (final_epoch || step_offset % checkpoint_period == 0)) {
       save_checkpoint();
