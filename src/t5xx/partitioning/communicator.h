@@ -1,6 +1,7 @@
 // The communicator: the one place collectives between processes go through
-// (c10d's Gloo on CPU or NCCL on GPU plug in behind it; libtorch version
-// differences stay inside). LocalCommunicator is the one-process case.
+// (c10d's Gloo on CPU or NCCL on GPU plug in behind it, gloo_communicator.h;
+// libtorch version differences stay inside). LocalCommunicator is the
+// one-process case.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -17,14 +18,35 @@ class Communicator {
   // Replaces `t` by the elementwise sum of every process's `t` (same shape
   // and dtype on all). Blocks until all have contributed.
   virtual void AllReduceSum(at::Tensor& t) const = 0;
+
+  // The collectives below have default implementations over AllReduceSum
+  // (correct for any communicator, one full-size reduction each); a
+  // backend overrides those it has natively. Every process must call the
+  // same collectives in the same order.
+
+  // Every process's `t` (same shape on all) concatenated along dim 0 in
+  // rank order: shape [size() * t.size(0), ...]. `t` must have a dim 0.
+  virtual at::Tensor AllGather(const at::Tensor& t) const;
+  // The elementwise sum over processes of `t`, of which this process gets
+  // its slice along dim 0: rows [rank * n / size, (rank + 1) * n / size).
+  // Throws t5xx::Error when t.size(0) does not divide by size().
+  virtual at::Tensor ReduceScatterSum(const at::Tensor& t) const;
+  // Replaces `t` by rank `root`'s `t` (same shape and dtype on all).
+  virtual void Broadcast(at::Tensor& t, int root) const;
+  // Returns once every process has called it.
+  virtual void Barrier() const;
 };
 
-// One process: rank 0 of 1; AllReduceSum is the identity.
+// One process: rank 0 of 1; every collective is the identity.
 class LocalCommunicator final : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void AllReduceSum(at::Tensor&) const override {}
+  at::Tensor AllGather(const at::Tensor& t) const override { return t; }
+  at::Tensor ReduceScatterSum(const at::Tensor& t) const override { return t; }
+  void Broadcast(at::Tensor&, int) const override {}
+  void Barrier() const override {}
 };
 
 }  // namespace t5xx::partitioning

@@ -1,0 +1,199 @@
+// The Gloo communicator: rendezvous through a c10d TCPStore, collectives
+// through c10d's ProcessGroupGloo (see gloo_communicator.h).
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO 1
+#endif
+#include "t5xx/partitioning/gloo_communicator.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::partitioning {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string JoinedKey(int rank) { return "t5xx/joined/" + std::to_string(rank); }
+
+std::string Seconds(std::chrono::milliseconds ms) {
+  std::ostringstream out;
+  out << static_cast<double>(ms.count()) / 1000.0 << " s";
+  return out.str();
+}
+
+// How long past their own deadline the other ranks wait for rank 0's
+// verdict (which names the missing ranks), so that they report it too.
+constexpr std::chrono::seconds kVerdictGrace{10};
+
+// Runs a c10d call, turning its errors into a t5xx::Error naming `what`.
+template <typename F>
+void Collective(const char* what, int rank, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    throw Error(std::string("the ") + what + " collective failed on rank " + std::to_string(rank) +
+                ": " + e.what() +
+                " (another process may have stopped or died; see its log)");
+  }
+}
+
+}  // namespace
+
+struct GlooCommunicator::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+};
+
+GlooCommunicator::GlooCommunicator(std::unique_ptr<Impl> impl, int rank, int size)
+    : impl_(std::move(impl)), rank_(rank), size_(size) {}
+
+GlooCommunicator::~GlooCommunicator() = default;
+
+std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnvironment& env,
+                                                            const ConnectOptions& options) {
+  const auto deadline = Clock::now() + options.join_timeout;
+  const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+  auto impl = std::make_unique<Impl>();
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<std::uint16_t>(env.master_port);
+  so.isServer = env.rank == 0;
+  so.waitWorkers = false;  // t5xx checks who joined itself, to name the missing
+  so.timeout = options.join_timeout;
+  try {
+    impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+  } catch (const std::exception& e) {
+    throw Error(env.rank == 0
+                    ? "rank 0 cannot serve the rendezvous at " + where + ": " + e.what() +
+                          " (is the port in use? set MASTER_PORT)"
+                    : "rank " + std::to_string(env.rank) + " cannot reach rank 0's rendezvous at " +
+                          where + " within " + Seconds(options.join_timeout) + ": " + e.what() +
+                          " (is rank 0 running, and are MASTER_ADDR and MASTER_PORT right?)");
+  }
+  c10d::Store& store = *impl->store;
+  store.set(JoinedKey(env.rank), std::vector<uint8_t>{1});
+  if (env.rank == 0) {
+    std::vector<std::string> keys;
+    for (int r = 0; r < env.world_size; ++r) keys.push_back(JoinedKey(r));
+    while (!store.check(keys)) {
+      if (Clock::now() >= deadline) {
+        std::string missing;
+        int n = 0;
+        for (int r = 0; r < env.world_size; ++r) {
+          if (!store.check({JoinedKey(r)})) {
+            missing += (n++ ? ", " : "") + std::to_string(r);
+          }
+        }
+        const std::string msg = "rank" + std::string(n == 1 ? " " : "s ") + missing + " of " +
+                                std::to_string(env.world_size) + " did not join the run at " +
+                                where + " within " + Seconds(options.join_timeout) +
+                                " (were they launched? see their logs)";
+        store.set("t5xx/abort", std::vector<uint8_t>(msg.begin(), msg.end()));
+        // Keep serving the store until the ranks that joined have read the
+        // verdict (at most 5 s), so that they report the same ranks.
+        std::vector<std::string> seen;
+        for (int r = 1; r < env.world_size; ++r) {
+          if (store.check({JoinedKey(r)})) seen.push_back("t5xx/abort_seen/" + std::to_string(r));
+        }
+        const auto until = Clock::now() + std::chrono::seconds(5);
+        while (!seen.empty() && !store.check(seen) && Clock::now() < until) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        throw Error(msg);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    store.set("t5xx/ready", std::vector<uint8_t>{1});
+  } else {
+    while (true) {
+      try {
+        if (store.check({"t5xx/abort"})) {
+          const std::vector<uint8_t> m = store.get("t5xx/abort");
+          store.set("t5xx/abort_seen/" + std::to_string(env.rank), std::vector<uint8_t>{1});
+          throw Error(std::string(m.begin(), m.end()) + " (reported by rank 0)");
+        }
+        if (store.check({"t5xx/ready"})) break;
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw Error("rank " + std::to_string(env.rank) + " lost the rendezvous at " + where +
+                    " while waiting for the other processes: " + e.what() +
+                    " (rank 0 stopped; see its log)");
+      }
+      if (Clock::now() >= deadline + kVerdictGrace) {
+        throw Error("rank " + std::to_string(env.rank) + " waited " +
+                    Seconds(options.join_timeout) + " at " + where +
+                    " for the other processes to join (rank 0 did not report them all)");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  auto go = c10d::ProcessGroupGloo::Options::create(options.collective_timeout);
+  const bool loopback = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
+  go->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                 : c10d::ProcessGroupGloo::createDefaultDevice());
+  try {
+    impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        c10::make_intrusive<c10d::PrefixStore>("t5xx/gloo", impl->store), env.rank,
+        env.world_size, go);
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(env.rank) + " cannot set up Gloo with the other " +
+                std::to_string(env.world_size - 1) + " processes: " + e.what());
+  }
+  return std::unique_ptr<GlooCommunicator>(
+      new GlooCommunicator(std::move(impl), env.rank, env.world_size));
+}
+
+void GlooCommunicator::AllReduceSum(at::Tensor& t) const {
+  Collective("allreduce", rank_, [&] {
+    at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+    std::vector<at::Tensor> v{c};
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::SUM;
+    impl_->pg->allreduce(v, o)->wait();
+    if (!c.is_same(t)) t.copy_(c);
+  });
+}
+
+namespace {
+at::Tensor AllGatherList(c10d::ProcessGroupGloo& pg, const at::Tensor& t, int size) {
+  std::vector<at::Tensor> parts;
+  for (int r = 0; r < size; ++r) parts.push_back(at::empty_like(t));
+  std::vector<std::vector<at::Tensor>> out{parts};
+  std::vector<at::Tensor> in{t.contiguous()};
+  pg.allgather(out, in)->wait();
+  return at::cat(out[0], 0);
+}
+}  // namespace
+
+at::Tensor GlooCommunicator::AllGather(const at::Tensor& t) const {
+  T5XX_CHECK(t.dim() >= 1, "AllGather needs a tensor with a dim 0");
+  at::Tensor result;
+  Collective("allgather", rank_, [&] { result = AllGatherList(*impl_->pg, t, size_); });
+  return result;
+}
+
+void GlooCommunicator::Broadcast(at::Tensor& t, int root) const {
+  T5XX_CHECK(root >= 0 && root < size_, "Broadcast: root " + std::to_string(root) +
+                                            " is not a rank of " + std::to_string(size_));
+  Collective("broadcast", rank_, [&] {
+    at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+    std::vector<at::Tensor> v{c};
+    c10d::BroadcastOptions o;
+    o.rootRank = root;
+    impl_->pg->broadcast(v, o)->wait();
+    if (!c.is_same(t)) t.copy_(c);
+  });
+}
+
+void GlooCommunicator::Barrier() const {
+  Collective("barrier", rank_, [&] { impl_->pg->barrier()->wait(); });
+}
+
+}  // namespace t5xx::partitioning
