@@ -4,88 +4,26 @@
 // fails on every started rank with that rank named. Also the launcher
 // environment parser (torchrun, Slurm, Open MPI).
 #include <gtest/gtest.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "partitioning/multiprocess.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "test_util.h"
-
-extern char** environ;
 
 namespace t5xx::partitioning {
 namespace {
 
-// A TCP port that is free now (bound to port 0, then released).
-int FreePort() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
-}
-
-struct Outcome {
-  std::vector<int> exit_codes;
-  std::vector<std::string> errors;  // stderr of each started rank
-};
-
-// Starts gloo_worker for `ranks` of a world of `world` processes.
-Outcome Launch(int world, const std::vector<int>& ranks, const std::vector<std::string>& args) {
-  const int port = FreePort();
-  const testing::TempDir dir;
-  std::vector<pid_t> pids;
-  for (int r : ranks) {
-    std::vector<std::string> env = {"RANK=" + std::to_string(r),
-                                    "WORLD_SIZE=" + std::to_string(world),
-                                    "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
-                                    "OMP_NUM_THREADS=1"};
-    std::vector<char*> envp;
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> argv_s = {T5XX_GLOO_WORKER};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    const std::string err = dir.path + "/err" + std::to_string(r);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), envp.data()), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    pids.push_back(pid);
-  }
-  Outcome run;
-  for (size_t i = 0; i < pids.size(); ++i) {
-    int status = 0;
-    ::waitpid(pids[i], &status, 0);
-    run.exit_codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-    std::ifstream f(dir.path + "/err" + std::to_string(ranks[i]));
-    run.errors.emplace_back(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
-  return run;
-}
+using t5xx::testing::Launch;
+using t5xx::testing::Outcome;
 
 TEST(GlooCommunicatorTest, CollectivesAcrossTwoAndFourProcesses) {
   for (int world : {2, 4}) {
     std::vector<int> ranks;
     for (int r = 0; r < world; ++r) ranks.push_back(r);
-    const Outcome run = Launch(world, ranks, {"collectives"});
+    const Outcome run = Launch(T5XX_GLOO_WORKER, world, ranks, {"collectives"});
     for (int r = 0; r < world; ++r) {
       EXPECT_EQ(run.exit_codes[static_cast<size_t>(r)], 0)
           << "world " << world << " rank " << r << ": " << run.errors[static_cast<size_t>(r)];
@@ -95,7 +33,7 @@ TEST(GlooCommunicatorTest, CollectivesAcrossTwoAndFourProcesses) {
 
 TEST(GlooCommunicatorTest, ARankThatNeverJoinsIsNamedByEveryOther) {
   // World of 3; rank 2 is never started. Join timeout 3 s.
-  const Outcome run = Launch(3, {0, 1}, {"join", "3000"});
+  const Outcome run = Launch(T5XX_GLOO_WORKER, 3, {0, 1}, {"join", "3000"});
   ASSERT_EQ(run.exit_codes.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(run.exit_codes[i], 3) << run.errors[i];
@@ -106,7 +44,7 @@ TEST(GlooCommunicatorTest, ARankThatNeverJoinsIsNamedByEveryOther) {
 }
 
 TEST(GlooCommunicatorTest, ARankWithoutRankZeroNamesTheRendezvous) {
-  const Outcome run = Launch(2, {1}, {"join", "2000"});
+  const Outcome run = Launch(T5XX_GLOO_WORKER, 2, {1}, {"join", "2000"});
   EXPECT_EQ(run.exit_codes[0], 3);
   EXPECT_NE(run.errors[0].find("rank 1 cannot reach rank 0's rendezvous at 127.0.0.1:"),
             std::string::npos)

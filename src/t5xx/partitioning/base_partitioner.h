@@ -44,6 +44,10 @@ class BasePartitioner {
   virtual models::FeatureBatch ShardBatch(const models::FeatureBatch& global) const = 0;
   // Completes gradients across the data axis (sum).
   virtual void ReduceGradients(models::ParamStore& params) const = 0;
+  // Sums per-replica metric sums (a 1-D float64 tensor) across the data
+  // axis, so every process reports the global step's metrics. Identity for
+  // one replica.
+  virtual void ReduceMetrics(at::Tensor& sums) const { (void)sums; }
 
   // Mesh axes of every parameter, by t5x path (LogicalToMeshAxes of its
   // logical axes under rules()).

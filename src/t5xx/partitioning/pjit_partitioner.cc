@@ -21,6 +21,18 @@ PjitPartitioner::PjitPartitioner(int64_t num_partitions, LogicalAxisRules rules,
   mesh_.data = num_devices / num_partitions;
 }
 
+PjitPartitioner::PjitPartitioner(int64_t num_partitions, LogicalAxisRules rules,
+                                 std::shared_ptr<const Communicator> communicator)
+    : PjitPartitioner(num_partitions, std::move(rules), communicator->size()) {
+  T5XX_CHECK(num_partitions == 1 || communicator->size() == 1,
+             "partitioning.PjitPartitioner.num_partitions = " + std::to_string(num_partitions) +
+                 " across " + std::to_string(communicator->size()) +
+                 " processes: tensor (model) parallelism across processes is not implemented "
+                 "yet; set num_partitions = 1 for data parallelism");
+  communicator_ = std::move(communicator);
+  data_index_ = communicator_->rank() / num_partitions;
+}
+
 seqio::ShardInfo PjitPartitioner::data_shard_info() const {
   seqio::ShardInfo info;
   info.index = static_cast<int>(data_index_);
@@ -45,8 +57,27 @@ models::FeatureBatch PjitPartitioner::ShardBatch(
 
 void PjitPartitioner::ReduceGradients(models::ParamStore& params) const {
   if (mesh_.data == 1) return;  // single replica: gradients are complete
-  throw Error("multi-replica gradient reduction needs the c10d communicator, "
-              "which is not available yet");
+  // One flat buffer, one all-reduce: fewer, larger messages than one per
+  // parameter (bucketing as DDP does, with a single bucket).
+  std::vector<at::Tensor> grads;
+  for (auto& p : params.params()) {
+    const at::Tensor& g = p.value.grad();
+    T5XX_CHECK(g.defined(), "ReduceGradients: parameter " + p.name + " has no gradient");
+    grads.push_back(g.reshape({-1}));
+  }
+  at::Tensor flat = at::cat(grads);
+  communicator_->AllReduceSum(flat);
+  int64_t offset = 0;
+  for (auto& p : params.params()) {
+    at::Tensor g = p.value.mutable_grad();
+    const int64_t n = g.numel();
+    g.copy_(flat.narrow(0, offset, n).view(g.sizes()));
+    offset += n;
+  }
+}
+
+void PjitPartitioner::ReduceMetrics(at::Tensor& sums) const {
+  if (mesh_.data > 1) communicator_->AllReduceSum(sums);
 }
 
 }  // namespace t5xx::partitioning

@@ -49,6 +49,27 @@ void Accumulate(StepMetrics& a, const StepMetrics& b) {
   a.weight_sum += b.weight_sum;
 }
 
+// The global step's metrics from this replica's sums (with
+// loss_per_nonpadding_target_token as its numerator): summed over the data
+// replicas by the partitioner, then the ratio.
+void FinishMetrics(StepMetrics& m, const partitioning::BasePartitioner& partitioner) {
+  at::Tensor sums = at::tensor({m.loss, m.cross_ent_loss, m.z_loss, m.weight_sum, m.correct,
+                                m.loss_per_nonpadding_target_token,
+                                static_cast<double>(m.target_tokens),
+                                static_cast<double>(m.input_tokens)},
+                               at::kDouble);
+  partitioner.ReduceMetrics(sums);
+  const double* v = sums.data_ptr<double>();
+  m.loss = v[0];
+  m.cross_ent_loss = v[1];
+  m.z_loss = v[2];
+  m.weight_sum = v[3];
+  m.correct = v[4];
+  m.loss_per_nonpadding_target_token = m.weight_sum > 0 ? v[5] / m.weight_sum : 0.0;
+  m.target_tokens = static_cast<int64_t>(v[6]);
+  m.input_tokens = static_cast<int64_t>(v[7]);
+}
+
 }  // namespace
 
 Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
@@ -87,8 +108,10 @@ StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
   T5XX_CHECK(batch_size % k == 0, "trainer.Trainer.num_microbatches = " + std::to_string(k) +
                                  " does not divide the batch of " + std::to_string(batch_size) +
                                  " sequences (per process); choose a divisor of the batch size");
-  // One normalizing factor for the whole batch (see the header).
-  const double factor = model_.LossWeights(batch).factor;
+  // One normalizing factor for the whole global batch (see the header), so
+  // that every data replica's loss and gradient are its share of the
+  // global ones.
+  const double factor = model_.LossWeights(global_batch).factor;
   params_.ZeroGrad();
   StepMetrics m;
   const int64_t mb = batch_size / k;
@@ -106,7 +129,7 @@ StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
     out.loss.backward();  // accumulates into .grad across microbatches
     Accumulate(m, ToMetrics(out, micro));
   }
-  if (m.weight_sum > 0) m.loss_per_nonpadding_target_token /= m.weight_sum;
+  FinishMetrics(m, partitioner_);
   partitioner_.ReduceGradients(params_);
   m.learning_rate = optimizer_->Apply(params_, schedule_(step));
   params_.ZeroGrad();
@@ -116,7 +139,12 @@ StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
 StepMetrics Trainer::EvalStep(const models::FeatureBatch& global_batch) const {
   at::NoGradGuard no_grad;
   models::FeatureBatch batch = partitioner_.ShardBatch(global_batch);
-  return ToMetrics(model_.Loss(params_, batch, /*train=*/false), batch);
+  StepMetrics m = ToMetrics(
+      model_.Loss(params_, batch, /*train=*/false, nullptr, model_.LossWeights(global_batch).factor),
+      batch);
+  m.loss_per_nonpadding_target_token *= m.weight_sum;  // back to its numerator
+  FinishMetrics(m, partitioner_);
+  return m;
 }
 
 }  // namespace t5xx::trainer
