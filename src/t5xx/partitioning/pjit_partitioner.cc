@@ -34,10 +34,10 @@ PjitPartitioner::PjitPartitioner(int64_t num_partitions, LogicalAxisRules rules,
 }
 
 seqio::ShardInfo PjitPartitioner::data_shard_info() const {
-  seqio::ShardInfo info;
-  info.index = static_cast<int>(data_index_);
-  info.num_shards = static_cast<int>(mesh_.data);
-  return info;
+  // Every process reads the whole global batch and ShardBatch keeps its
+  // rows, so that N processes train on exactly the examples one process
+  // does (reading only a shard per process comes with sharded input).
+  return seqio::ShardInfo{};
 }
 
 models::FeatureBatch PjitPartitioner::ShardBatch(

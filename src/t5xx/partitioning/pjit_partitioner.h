@@ -32,6 +32,8 @@ class PjitPartitioner final : public BasePartitioner {
   const LogicalAxisRules& rules() const override { return rules_; }
   const Communicator& communicator() const override { return *communicator_; }
   std::shared_ptr<const Reducer> reducer() const override { return reducer_; }
+  // The whole data ({0, 1}) on every process: each reads the global batch
+  // and ShardBatch keeps its rows.
   seqio::ShardInfo data_shard_info() const override;
 
   models::FeatureBatch ShardBatch(const models::FeatureBatch& global) const override;

@@ -7,7 +7,9 @@
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/models/memory_plan.h"
+#include "t5xx/partitioning/gloo_communicator.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
+#include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
@@ -33,8 +35,25 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   if (run.memory_problem) throw Error(*run.memory_problem);
   PreparedTrainRun out;
   out.model = CreateModel(s.model);
-  out.partitioner =
-      std::make_unique<partitioning::PjitPartitioner>(s.num_partitions, s.logical_axis_rules);
+  // Several processes (launched by torchrun, srun or mpirun): join them over
+  // Gloo; each trains on its rows of every global batch (data parallelism).
+  std::shared_ptr<const partitioning::Communicator> comm =
+      std::make_shared<partitioning::LocalCommunicator>();
+  const std::optional<partitioning::ProcessEnvironment> env =
+      partitioning::DetectProcessEnvironment();
+  if (env && env->world_size > 1) {
+    log << "[setup] process " << env->rank << " of " << env->world_size << " (" << env->launcher
+        << "); joining at " << env->master_addr << ":" << env->master_port << std::endl;
+    comm = partitioning::GlooCommunicator::Connect(*env);
+  }
+  out.partitioner = std::make_unique<partitioning::PjitPartitioner>(
+      s.num_partitions, s.logical_axis_rules, comm);
+  T5XX_CHECK(s.train_dataset.batch_size % out.partitioner->mesh().data == 0,
+             "train/utils.DatasetConfig.batch_size = " +
+                 std::to_string(s.train_dataset.batch_size) + " does not divide by the " +
+                 std::to_string(out.partitioner->mesh().data) +
+                 " data-parallel processes; choose a multiple of " +
+                 std::to_string(out.partitioner->mesh().data));
   models::ParamStore params = InitParams(*out.model, static_cast<uint64_t>(s.random_seed));
   std::unique_ptr<optim::Optimizer> optimizer = optim::MakeOptimizer(s.optimizer);
   optimizer->Init(params);
@@ -147,10 +166,15 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
 
   // Only now: MODEL_DIR and the operative config.
   const std::string operative = loaded.config->OperativeConfigString();
-  for (const std::string& removed : CreateModelDir(s.model_dir, operative)) {
-    log << "[setup] removed " << removed
-        << ": an unfinished checkpoint an interrupted save left (never restored)" << std::endl;
+  const bool chief = out.partitioner->communicator().rank() == 0;
+  if (chief) {
+    for (const std::string& removed : CreateModelDir(s.model_dir, operative)) {
+      log << "[setup] removed " << removed
+          << ": an unfinished checkpoint an interrupted save left (never restored)" << std::endl;
+    }
   }
+  out.partitioner->communicator().Barrier();  // MODEL_DIR exists for every process
+  out.loop.chief = chief;
   const partitioning::Mesh& mesh = out.partitioner->mesh();
   log << "[setup] " << out.model->name() << ", " << out.trainer->params().NumElements()
       << " parameters; mesh (data=" << mesh.data << ", model=" << mesh.model << "); task "

@@ -124,14 +124,21 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
   for (const auto& a : config.train_eval_actions) eval_actions.push_back({a, {}});
 
   // --- writers: t5x's MetricsManager("train") and ("training_eval/<task>") ---
-  MetricsWriter train_writer(config.model_dir + "/train");
+  // Only the chief process writes MODEL_DIR (summaries, checkpoints); the
+  // others compute the same global metrics and keep them to themselves.
+  std::unique_ptr<MetricsWriter> train_writer;
+  if (config.chief) train_writer = std::make_unique<MetricsWriter>(config.model_dir + "/train");
+  auto write_scalars = [&](int64_t step, const std::map<std::string, double>& scalars) {
+    if (train_writer) train_writer->WriteScalars(step, scalars);
+  };
   std::map<std::string, std::unique_ptr<MetricsWriter>> eval_writers;
   for (const auto& name : eval_names) {
+    if (!config.chief) continue;
     eval_writers[name] = std::make_unique<MetricsWriter>(config.model_dir + "/training_eval/" +
                                                          name.substr(0, 113));
   }
   if (!config.operative_config.empty()) {
-    train_writer.WriteText("config", GinMarkdown(config.operative_config), start);
+    if (train_writer) train_writer->WriteText("config", GinMarkdown(config.operative_config), start);
   }
 
   TrainResult result;
@@ -149,7 +156,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
   // Reports saves the background writer finished.
   auto report_writes = [&](std::vector<checkpoints::WriteResult> done) {
     for (const checkpoints::WriteResult& w : done) {
-      train_writer.WriteScalars(w.step, {{"timing/checkpoint_write_seconds", w.seconds}});
+      write_scalars(w.step, {{"timing/checkpoint_write_seconds", w.seconds}});
       console << "[checkpoint] step " << w.step << " | committed " << w.dir << " ("
               << FormatMetric(static_cast<double>(w.bytes) / (1024.0 * 1024.0)) << " MiB, "
               << FormatMetric(w.seconds) << " s in the background)";
@@ -170,6 +177,11 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
   auto save_checkpoint = [&]() {
     const int64_t step = trainer.step();
     if (last_saved_step == step) return;
+    if (!config.chief) {  // the chief saves the (replicated) state
+      last_saved_step = step;
+      result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, step);
+      return;
+    }
     std::error_code ec;
     T5XX_CHECK(!std::filesystem::exists(checkpoints::CheckpointDir(config.model_dir, step), ec),
                "cannot save step " + std::to_string(step) + ": " +
@@ -187,7 +199,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
                            std::move(extra));
     checkpointer.Save(std::move(snapshot));  // waits for the previous save first
     const double seconds = Seconds(t0, Clock::now());
-    train_writer.WriteScalars(step, {{"timing/checkpoint_seconds", seconds}});
+    write_scalars(step, {{"timing/checkpoint_seconds", seconds}});
     result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, step);
     last_saved_step = step;
     console << "[checkpoint] step " << step << " | training blocked " << FormatMetric(seconds)
@@ -244,7 +256,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
         continue;
       }
       Summary s = acc.Compute(Seconds(t0, Clock::now()), config.num_devices);
-      eval_writers.at(name)->WriteScalars(step, s);
+      if (config.chief) eval_writers.at(name)->WriteScalars(step, s);
       console << "[eval " << name << "] step " << step << " | loss " << FormatMetric(s["loss"])
               << " | loss_per_nonpadding_target_token "
               << FormatMetric(s["loss_per_nonpadding_target_token"]) << " | accuracy "
@@ -328,7 +340,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       Summary s = acc.Compute(seconds, config.num_devices, config.train_flops_per_step,
                               config.peak_flops_per_second);
       s["timing/uptime"] = Seconds(loop_start, Clock::now());
-      train_writer.WriteScalars(host_step, s);
+      write_scalars(host_step, s);
       if (first_summary) result.first_loss_per_token = s["loss_per_nonpadding_target_token"];
       first_summary = false;
       result.last_loss_per_token = s["loss_per_nonpadding_target_token"];

@@ -88,6 +88,10 @@ struct TrainLoopConfig {
   std::function<std::string()> data_state;
   int process_index = 0;  // names the dataset state file
   int process_count = 1;
+  // Whether this process writes MODEL_DIR: summaries and checkpoints (the
+  // train state is replicated across data-parallel processes, so one copy
+  // is saved). False on every process but rank 0.
+  bool chief = true;
   int64_t eval_steps = 10;               // batches per train-eval dataset
   std::optional<int64_t> eval_period;    // None = evaluate only at the end
   bool run_eval_before_training = false;
