@@ -69,7 +69,7 @@ TEST(ProcessEnvironmentTest, ReadsTorchrunSlurmAndOpenMpi) {
   EXPECT_EQ(t->local_world_size, 2);
   EXPECT_EQ(t->master_addr, "node0");
   EXPECT_EQ(t->master_port, 1234);
-  auto s = from({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "6"}, {"SLURM_LOCALID", "2"},
+  auto s = from({{"SLURM_PROCID", "5"}, {"SLURM_STEP_NUM_TASKS", "6"}, {"SLURM_LOCALID", "2"},
                  {"SLURM_LAUNCH_NODE_IPADDR", "10.0.0.7"}});
   ASSERT_TRUE(s);
   EXPECT_EQ(s->launcher, "slurm");
@@ -77,6 +77,9 @@ TEST(ProcessEnvironmentTest, ReadsTorchrunSlurmAndOpenMpi) {
   EXPECT_EQ(s->local_rank, 2);
   EXPECT_EQ(s->master_addr, "10.0.0.7");
   EXPECT_EQ(s->master_port, 29500);
+  // An sbatch script's own process (SLURM_NTASKS of the job, no step) is a
+  // single process, not rank 0 of many.
+  EXPECT_EQ(from({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}}), std::nullopt);
   auto o = from({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"},
                  {"MASTER_ADDR", "h"}});
   ASSERT_TRUE(o);

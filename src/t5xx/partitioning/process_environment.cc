@@ -43,7 +43,11 @@ std::optional<ProcessEnvironment> DetectProcessEnvironment(const Get& get_in) {
   };
   static const Names kLaunchers[] = {
       {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
-      {"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"},
+      // SLURM_STEP_NUM_TASKS, not SLURM_NTASKS: only srun's steps set it, so a
+      // lone process in an sbatch script of N tasks is not taken for rank 0
+      // of N.
+      // (Its tasks-per-node variables read like "2(x3)": not used.)
+      {"slurm", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID", ""},
       {"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
        "OMPI_COMM_WORLD_LOCAL_SIZE"},
   };
@@ -51,6 +55,7 @@ std::optional<ProcessEnvironment> DetectProcessEnvironment(const Get& get_in) {
     const std::optional<int> rank = Int(get, n.rank, n.launcher);
     const std::optional<int> size = Int(get, n.size, n.launcher);
     if (!rank && !size) continue;
+    if (!size && std::string(n.launcher) == "slurm") continue;  // not inside an srun step
     T5XX_CHECK(rank && size, std::string(n.launcher) + " environment: " +
                                  (rank ? n.size : n.rank) + " is not set though " +
                                  (rank ? n.rank : n.size) + " is; set both or neither");
@@ -63,7 +68,8 @@ std::optional<ProcessEnvironment> DetectProcessEnvironment(const Get& get_in) {
                    std::to_string(e.rank) + " is not in [0, " + n.size + " = " +
                    std::to_string(e.world_size) + ")");
     e.local_rank = Int(get, n.local_rank, n.launcher).value_or(e.rank);
-    e.local_world_size = Int(get, n.local_size, n.launcher).value_or(e.world_size);
+    e.local_world_size =
+        (*n.local_size ? Int(get, n.local_size, n.launcher) : std::nullopt).value_or(e.world_size);
     std::optional<std::string> addr = Str(get, "MASTER_ADDR");
     if (!addr && e.launcher == "slurm") addr = Str(get, "SLURM_LAUNCH_NODE_IPADDR");
     if (!addr && e.world_size > 1 && e.launcher == "openmpi") {

@@ -1,8 +1,8 @@
 // Where this process stands in a multi-process run, read from the variables
 // the launchers clusters use set: torchrun (RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), Slurm's srun (SLURM_PROCID,
-// SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE; the master from
-// MASTER_ADDR or SLURM_LAUNCH_NODE_IPADDR) and Open MPI's mpirun
+// SLURM_STEP_NUM_TASKS, SLURM_LOCALID; the master from MASTER_ADDR or
+// SLURM_LAUNCH_NODE_IPADDR) and Open MPI's mpirun
 // (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK,
 // OMPI_COMM_WORLD_LOCAL_SIZE; the master from MASTER_ADDR). torchrun's
 // variables win when several are set. t5x's counterpart is
