@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `t5xx train` on 2 processes, started as torchrun starts them (RANK,
-# WORLD_SIZE, MASTER_ADDR, MASTER_PORT): every logged train loss and the
-# final train-eval loss equal one process's within 1e-5 relative, the final
-# checkpoint's parameters too, only rank 0 writes MODEL_DIR; a rank killed
-# mid-run ends the other with an error naming the failed collective.
+# WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and by `t5xx launch`: every logged
+# train loss and the final train-eval loss equal one process's within 1e-5
+# relative, the final checkpoint's parameters too, only rank 0 writes
+# MODEL_DIR; a rank that fails or is killed mid-run ends the others with
+# the rank or the failed collective named.
 # Usage: data_parallel_test.sh /path/to/t5xx PYTHON3
 set -u
 T5XX="$1"
@@ -60,6 +61,22 @@ for n in names:
 PYEOF
 check "only rank 0 wrote MODEL_DIR (one set of event files)" \
   test "$(ls "$work/two/train" | grep -c tfevents)" = 1
+
+# t5xx launch starts the same 2-process run.
+timeout 300 "$T5XX" launch --nproc_per_node=2 -- "$T5XX" train "${args[@]}" \
+  --gin.MODEL_DIR="$work/launched" >"$work/launched.log" 2>&1; rc=$?
+show="$work/launched.log" check "t5xx launch --nproc_per_node=2: the same losses as the 2 processes" \
+  bash -c '[ "$0" = 0 ] && cmp -s <(grep -o "\"loss\": [^,]*" "$1/train/metrics.jsonl") \
+                                  <(grep -o "\"loss\": [^,]*" "$2/train/metrics.jsonl")' \
+  "$rc" "$work/two" "$work/launched"
+# A rank that fails stops the others; launch exits with its status.
+start=$SECONDS
+timeout 120 "$T5XX" launch --nproc_per_node=3 -- sh -c 'if [ "$RANK" = 1 ]; then exit 7; fi; sleep 100' \
+  >/dev/null 2>"$work/launchfail.err"; rc=$?
+show="$work/launchfail.err" check "launch: a failed rank stops the others, named, with its status" \
+  bash -c '[ "$0" = 7 ] && [ "$1" -lt 60 ] && grep -q "rank 1 (pid [0-9]*) exited with status 7; stopping the other 2 processes" "$2"' \
+  "$rc" "$((SECONDS - start))" "$work/launchfail.err"
+expect_error "launch without a command" "no command" -- "$T5XX" launch --nproc_per_node=2
 
 # A rank killed mid-run: the other ends with an error naming the collective.
 p="$(port)"

@@ -20,5 +20,6 @@ int ConfigCommand(const std::vector<std::string>& args);
 int ModelInfoCommand(const std::vector<std::string>& args);
 int DataCommand(const std::vector<std::string>& args);
 int BuildCorpusCommand(const std::vector<std::string>& args);
+int LaunchCommand(const std::vector<std::string>& args);
 
 }  // namespace t5xx::cli

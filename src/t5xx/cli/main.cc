@@ -56,6 +56,11 @@ constexpr char kUsage[] =
     "                reuses a complete corpus built with the same options,\n"
     "                rebuilds a damaged one, and replaces one built with\n"
     "                other options only with --overwrite=true\n"
+    "  launch        start N processes of a command on this host, as torchrun:\n"
+    "                  t5xx launch --nproc_per_node=N [--master_port=P]\n"
+    "                    [--stop_grace_seconds=30] -- t5xx train ...\n"
+    "                one that fails stops the others (SIGTERM, then SIGKILL\n"
+    "                after the grace period); the exit status is its own\n"
     "\n"
     "--data_dir defaults to $T5XX_DATA_DIR, else $XDG_CACHE_HOME/t5xx, else\n"
     "~/.cache/t5xx. configs/ of the source tree is on the gin search path.\n";
@@ -81,8 +86,10 @@ int main(int argc, char** argv) {
     if (command == "model_info") return t5xx::cli::ModelInfoCommand(args);
     if (command == "data") return t5xx::cli::DataCommand(args);
     if (command == "build_corpus") return t5xx::cli::BuildCorpusCommand(args);
+    if (command == "launch") return t5xx::cli::LaunchCommand(args);
     throw t5xx::Error("unknown command '" + command +
-                      "' (commands: train, config, model_info, data, build_corpus; see t5xx --help)");
+                      "' (commands: train, config, model_info, data, build_corpus, launch; see "
+                      "t5xx --help)");
   } catch (const t5xx::Error& e) {
     // Bytes that are not UTF-8 (from a flag, a file name, a gin file) are
     // shown as \xNN, never written raw to the terminal.

@@ -1,0 +1,165 @@
+// `t5xx launch --nproc_per_node=N -- COMMAND...`: starts N processes of
+// COMMAND on this host with the variables torchrun sets (RANK, WORLD_SIZE,
+// LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), forwards SIGTERM
+// and SIGINT to them, and when one fails stops the others and exits with
+// its status, naming the rank (a dead process never leaves the rest hung).
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "t5xx/cli/commands.h"
+#include "t5xx/util/error.h"
+#include "t5xx/util/stop_signals.h"
+
+extern char** environ;
+
+namespace t5xx::cli {
+namespace {
+
+// A TCP port free on the loopback interface now.
+int FreePort() {
+  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int port = 29500;
+  if (s >= 0 && ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+    socklen_t len = sizeof(a);
+    if (::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0) port = ntohs(a.sin_port);
+  }
+  if (s >= 0) ::close(s);
+  return port;
+}
+
+std::string Status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "was killed by signal " + std::to_string(WTERMSIG(status));
+}
+
+int ExitCode(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+int LaunchCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> flags, command;
+  bool after = false;
+  for (const std::string& a : args) {
+    if (!after && a == "--") {
+      after = true;
+    } else {
+      (after ? command : flags).push_back(a);
+    }
+  }
+  const std::map<std::string, std::string> f =
+      ParseFlags(flags, {"nproc_per_node", "master_port", "stop_grace_seconds"}, "launch");
+  T5XX_CHECK(!command.empty(), "t5xx launch: no command; usage: t5xx launch --nproc_per_node=N "
+                               "-- t5xx train --gin_file=...");
+  T5XX_CHECK(f.count("nproc_per_node"), "t5xx launch: --nproc_per_node=N is required");
+  auto number = [&](const std::string& name, int lo, int hi) {
+    const std::string& v = f.at(name);
+    size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    T5XX_CHECK(used == v.size() && n >= lo && n <= hi,
+               "t5xx launch: --" + name + "=" + v + " is not a number in [" + std::to_string(lo) +
+                   ", " + std::to_string(hi) + "]");
+    return n;
+  };
+  const int n = number("nproc_per_node", 1, 1024);
+  const int port = f.count("master_port") ? number("master_port", 1, 65535) : FreePort();
+  const int grace = f.count("stop_grace_seconds") ? number("stop_grace_seconds", 0, 3600) : 30;
+
+  InstallStopSignalHandlers();  // forwarded to the ranks below
+  std::map<pid_t, int> rank_of;
+  for (int r = 0; r < n; ++r) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+      const std::string kv = *e;
+      const std::string key = kv.substr(0, kv.find('='));
+      if (key == "RANK" || key == "WORLD_SIZE" || key == "LOCAL_RANK" ||
+          key == "LOCAL_WORLD_SIZE" || key == "MASTER_ADDR" || key == "MASTER_PORT") {
+        continue;
+      }
+      env.push_back(kv);
+    }
+    for (const std::string& kv :
+         {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(n),
+          "LOCAL_RANK=" + std::to_string(r), "LOCAL_WORLD_SIZE=" + std::to_string(n),
+          std::string("MASTER_ADDR=127.0.0.1"), "MASTER_PORT=" + std::to_string(port)}) {
+      env.push_back(kv);
+    }
+    std::vector<char*> envp, argv;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    for (auto& a : command) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    const int err = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+    if (err != 0) {
+      for (const auto& [p, rr] : rank_of) ::kill(p, SIGKILL);
+      throw Error("t5xx launch: cannot start '" + command[0] + "' for rank " + std::to_string(r) +
+                  ": " + std::strerror(err));
+    }
+    rank_of[pid] = r;
+  }
+  std::cerr << "t5xx launch: " << n << " processes of '" << command[0]
+            << "', rendezvous at 127.0.0.1:" << port << std::endl;
+
+  int result = 0;
+  bool stopping = false;
+  bool forwarded = false;
+  auto stop_deadline = std::chrono::steady_clock::time_point::max();
+  while (!rank_of.empty()) {
+    if (const int sig = StopSignalReceived(); sig && !forwarded) {
+      forwarded = true;
+      std::cerr << "t5xx launch: " << StopSignalName(sig) << " received; passing it to the "
+                << rank_of.size() << " processes" << std::endl;
+      for (const auto& [p, r] : rank_of) ::kill(p, sig);
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      auto it = rank_of.find(pid);
+      if (it == rank_of.end()) continue;
+      const int r = it->second;
+      rank_of.erase(it);
+      const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      if (failed && !stopping && !forwarded) {
+        result = ExitCode(status);
+        stopping = true;
+        std::cerr << "t5xx launch: rank " << r << " (pid " << pid << ") " << Status(status)
+                  << "; stopping the other " << rank_of.size() << " processes" << std::endl;
+        for (const auto& [p, rr] : rank_of) ::kill(p, SIGTERM);
+        stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
+      } else if (failed && result == 0) {
+        result = ExitCode(status);
+      }
+      continue;
+    }
+    if (stopping && std::chrono::steady_clock::now() >= stop_deadline) {
+      for (const auto& [p, r] : rank_of) ::kill(p, SIGKILL);
+      stop_deadline = std::chrono::steady_clock::time_point::max();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return result;
+}
+
+}  // namespace t5xx::cli
