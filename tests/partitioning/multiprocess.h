@@ -4,9 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,22 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "t5xx/util/free_port.h"
 #include "test_util.h"
 
 namespace t5xx::testing {
-
-// A TCP port that is free now (bound to port 0, then released).
-inline int FreePort() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
-}
 
 struct Outcome {
   std::vector<int> exit_codes;
@@ -43,7 +29,7 @@ struct Outcome {
 // one's exit code and stderr.
 inline Outcome Launch(const std::string& worker, int world, const std::vector<int>& ranks,
                       const std::vector<std::string>& args) {
-  const int port = FreePort();
+  const int port = FreeLocalPort();
   const testing::TempDir dir;
   std::vector<pid_t> pids;
   for (int r : ranks) {

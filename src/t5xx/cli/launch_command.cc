@@ -3,10 +3,8 @@
 // LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), forwards SIGTERM
 // and SIGINT to them, and when one fails stops the others and exits with
 // its status, naming the rank (a dead process never leaves the rest hung).
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,27 +18,13 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/free_port.h"
 #include "t5xx/util/stop_signals.h"
 
 extern char** environ;
 
 namespace t5xx::cli {
 namespace {
-
-// A TCP port free on the loopback interface now.
-int FreePort() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  int port = 29500;
-  if (s >= 0 && ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
-    socklen_t len = sizeof(a);
-    if (::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0) port = ntohs(a.sin_port);
-  }
-  if (s >= 0) ::close(s);
-  return port;
-}
 
 std::string Status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -83,7 +67,7 @@ int LaunchCommand(const std::vector<std::string>& args) {
     return n;
   };
   const int n = number("nproc_per_node", 1, 1024);
-  const int port = f.count("master_port") ? number("master_port", 1, 65535) : FreePort();
+  const int port = f.count("master_port") ? number("master_port", 1, 65535) : FreeLocalPort();
   const int grace = f.count("stop_grace_seconds") ? number("stop_grace_seconds", 0, 3600) : 30;
 
   InstallStopSignalHandlers();  // forwarded to the ranks below
