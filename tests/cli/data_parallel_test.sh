@@ -78,6 +78,18 @@ show="$work/launchfail.err" check "launch: a failed rank stops the others, named
   "$rc" "$((SECONDS - start))" "$work/launchfail.err"
 expect_error "launch without a command" "no command" -- "$T5XX" launch --nproc_per_node=2
 
+# A rank that never starts: rank 0 names it after T5XX_JOIN_TIMEOUT.
+start=$SECONDS
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="$(port)" T5XX_JOIN_TIMEOUT=2 \
+  timeout 120 "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/alone" >/dev/null 2>"$work/alone.err"
+rc=$?
+show="$work/alone.err" check "a rank that never joins is named after T5XX_JOIN_TIMEOUT" \
+  bash -c '[ "$0" = 2 ] && [ "$1" -lt 30 ] && grep -q "rank 1 of 2 did not join the run at 127.0.0.1:[0-9]* within 2 s" "$2"' \
+  "$rc" "$((SECONDS - start))" "$work/alone.err"
+expect_error "a bad T5XX_JOIN_TIMEOUT" "T5XX_JOIN_TIMEOUT = 'soon' is not a number of seconds" -- \
+  env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="$(port)" T5XX_JOIN_TIMEOUT=soon \
+  "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/alone2"
+
 # A rank killed mid-run: the other ends with an error naming the collective.
 p="$(port)"
 RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p timeout 300 "$T5XX" train "${args[@]}" \

@@ -2,6 +2,7 @@
 #include "t5xx/run/train.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <utility>
 
@@ -18,6 +19,29 @@
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {
+
+namespace {
+
+// T5XX_JOIN_TIMEOUT and T5XX_COLLECTIVE_TIMEOUT (seconds) override the
+// communicator's defaults (5 and 30 minutes).
+partitioning::ConnectOptions ConnectOptionsFromEnvironment() {
+  partitioning::ConnectOptions o;
+  auto read = [](const char* name, std::chrono::milliseconds& into) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return;
+    char* end = nullptr;
+    const double seconds = std::strtod(v, &end);
+    T5XX_CHECK(end && *end == '\0' && seconds > 0 && seconds <= 7 * 24 * 3600,
+               "environment variable " + std::string(name) + " = '" + v +
+                   "' is not a number of seconds in (0, 604800]");
+    into = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  };
+  read("T5XX_JOIN_TIMEOUT", o.join_timeout);
+  read("T5XX_COLLECTIVE_TIMEOUT", o.collective_timeout);
+  return o;
+}
+
+}  // namespace
 
 std::string VariableTable(const trainer::Trainer& trainer,
                           const partitioning::BasePartitioner& partitioner) {
@@ -44,7 +68,7 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   if (env && env->world_size > 1) {
     log << "[setup] process " << env->rank << " of " << env->world_size << " (" << env->launcher
         << "); joining at " << env->master_addr << ":" << env->master_port << std::endl;
-    comm = partitioning::GlooCommunicator::Connect(*env);
+    comm = partitioning::GlooCommunicator::Connect(*env, ConnectOptionsFromEnvironment());
   }
   out.partitioner = std::make_unique<partitioning::PjitPartitioner>(
       s.num_partitions, s.logical_axis_rules, comm);
