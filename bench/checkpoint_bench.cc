@@ -133,11 +133,7 @@ void BM_SaveSync(benchmark::State& state) {
   for (auto _ : state) {
     const auto t0 = Clock::now();
     const auto c = t5xx::trainer::SnapshotTrainState(s.params, *s.optimizer);
-    std::vector<t5xx::checkpoints::ArrayRef> refs;
-    for (const auto& a : c.arrays) {
-      refs.push_back({a.path, a.dtype, a.shape, a.bytes.data(), a.store_inline});
-    }
-    t5xx::checkpoints::SaveCheckpoint(dir.string(), step++, refs);
+    t5xx::checkpoints::SaveCheckpoint(dir.string(), step++, t5xx::checkpoints::ArrayRefs(c.arrays));
     const double t = Since(t0);
     blocking += t;
     state.SetIterationTime(t);

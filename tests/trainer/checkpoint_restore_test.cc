@@ -249,13 +249,12 @@ TEST(CheckpointRestoreTest, Bfloat16SavesAndRestores) {
   // they are.
   checkpoints::PendingCheckpoint snap =
       SnapshotTrainState(t.params(), t.optimizer(), SaveDType::kBFloat16);
-  std::vector<checkpoints::ArrayRef> refs;
   for (const auto& a : snap.arrays) {
-    refs.push_back({a.path, a.dtype, a.shape, a.bytes.data(), a.store_inline});
     if (a.path.rfind("target.", 0) == 0) EXPECT_EQ(a.dtype, checkpoints::DType::kBFloat16);
     if (a.path.rfind("state.", 0) == 0) EXPECT_NE(a.dtype, checkpoints::DType::kBFloat16);
   }
-  const std::string ck = checkpoints::SaveCheckpoint(dir.path, snap.step, refs);
+  const std::string ck =
+      checkpoints::SaveCheckpoint(dir.path, snap.step, checkpoints::ArrayRefs(snap.arrays));
   models::ParamStore params = s.model.module().InitParams(4);
   const RestoreReport r = RestoreTrainState(ck, params, nullptr, RestoreOptions{});
   for (const auto& p : params.params()) {

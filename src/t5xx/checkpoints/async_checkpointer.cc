@@ -10,6 +10,15 @@
 
 namespace t5xx::checkpoints {
 
+std::vector<ArrayRef> ArrayRefs(const std::vector<OwnedArray>& arrays) {
+  std::vector<ArrayRef> refs;
+  refs.reserve(arrays.size());
+  for (const OwnedArray& a : arrays) {
+    refs.push_back({a.path, a.dtype, a.shape, a.bytes.data(), a.store_inline});
+  }
+  return refs;
+}
+
 AsyncCheckpointer::AsyncCheckpointer(std::string model_dir, SaveOptions options,
                                      RetentionPolicy retention)
     : model_dir_(std::move(model_dir)), options_(options), retention_(retention) {}
@@ -39,15 +48,10 @@ void AsyncCheckpointer::Save(PendingCheckpoint checkpoint) {
   worker_ = std::thread([this, c = std::move(checkpoint), p = std::move(promise)]() mutable {
     try {
       const auto t0 = std::chrono::steady_clock::now();
-      std::vector<ArrayRef> refs;
-      refs.reserve(c.arrays.size());
       WriteResult r;
       r.step = c.step;
-      for (const OwnedArray& a : c.arrays) {
-        refs.push_back({a.path, a.dtype, a.shape, a.bytes.data(), a.store_inline});
-        r.bytes += a.bytes.size();
-      }
-      r.dir = SaveCheckpoint(model_dir_, c.step, refs, options_, c.extra_files);
+      for (const OwnedArray& a : c.arrays) r.bytes += a.bytes.size();
+      r.dir = SaveCheckpoint(model_dir_, c.step, ArrayRefs(c.arrays), options_, c.extra_files);
       c.arrays.clear();
       c.arrays.shrink_to_fit();  // free the copies before deleting old checkpoints
       r.deleted = ApplyRetention(model_dir_, retention_);

@@ -28,6 +28,10 @@ struct OwnedArray {
   bool store_inline = false;
 };
 
+// Views of `arrays` as SaveCheckpoint takes them (pointing into them: they
+// must outlive the views).
+std::vector<ArrayRef> ArrayRefs(const std::vector<OwnedArray>& arrays);
+
 // Everything one checkpoint holds.
 struct PendingCheckpoint {
   int64_t step = 0;

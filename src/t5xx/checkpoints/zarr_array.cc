@@ -385,9 +385,8 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
     }
     const std::string key = ChunkKey(g, meta.separator);
     const fs::path file = dir / key;
-    const ChunkChecksums::const_iterator sum =
-        sums ? sums->find(sums_prefix + "/" + ChunkKey(g, '.')) : ChunkChecksums::const_iterator();
-    const bool listed = sums && sum != sums->end();
+    const std::string sum_key = sums_prefix + "/" + ChunkKey(g, '.');
+    const bool listed = sums && sums->count(sum_key) > 0;
     std::vector<uint8_t> data;
     std::error_code ec;
     if (!fs::exists(file, ec)) {
@@ -400,7 +399,7 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
     } else {
       data = ReadFile(file, "zarr chunk of '" + at + "'");
       if (bytes_read) *bytes_read += data.size();
-      VerifyChecksum(sums, sums_prefix + "/" + ChunkKey(g, '.'), data.data(), data.size(), file,
+      VerifyChecksum(sums, sum_key, data.data(), data.size(), file,
                      "checkpoint array '" + at + "': chunk file");
       if (meta.compressed) {
         try {

@@ -150,14 +150,25 @@ std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnviron
       new GlooCommunicator(std::move(impl), env.rank, env.world_size));
 }
 
+namespace {
+// Runs the in-place collective `f` on a contiguous `t` (a contiguous copy
+// when `t` is not, copied back after).
+template <typename F>
+void InPlace(at::Tensor& t, F&& f) {
+  at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+  std::vector<at::Tensor> v{c};
+  f(v);
+  if (!c.is_same(t)) t.copy_(c);
+}
+}  // namespace
+
 void GlooCommunicator::AllReduceSum(at::Tensor& t) const {
   Collective("allreduce", rank_, [&] {
-    at::Tensor c = t.is_contiguous() ? t : t.contiguous();
-    std::vector<at::Tensor> v{c};
-    c10d::AllreduceOptions o;
-    o.reduceOp = c10d::ReduceOp::SUM;
-    impl_->pg->allreduce(v, o)->wait();
-    if (!c.is_same(t)) t.copy_(c);
+    InPlace(t, [&](std::vector<at::Tensor>& v) {
+      c10d::AllreduceOptions o;
+      o.reduceOp = c10d::ReduceOp::SUM;
+      impl_->pg->allreduce(v, o)->wait();
+    });
   });
 }
 
@@ -183,12 +194,11 @@ void GlooCommunicator::Broadcast(at::Tensor& t, int root) const {
   T5XX_CHECK(root >= 0 && root < size_, "Broadcast: root " + std::to_string(root) +
                                             " is not a rank of " + std::to_string(size_));
   Collective("broadcast", rank_, [&] {
-    at::Tensor c = t.is_contiguous() ? t : t.contiguous();
-    std::vector<at::Tensor> v{c};
-    c10d::BroadcastOptions o;
-    o.rootRank = root;
-    impl_->pg->broadcast(v, o)->wait();
-    if (!c.is_same(t)) t.copy_(c);
+    InPlace(t, [&](std::vector<at::Tensor>& v) {
+      c10d::BroadcastOptions o;
+      o.rootRank = root;
+      impl_->pg->broadcast(v, o)->wait();
+    });
   });
 }
 

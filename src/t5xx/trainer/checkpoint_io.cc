@@ -57,11 +57,8 @@ checkpoints::PendingCheckpoint SnapshotTrainState(const models::ParamStore& para
 std::string SaveTrainState(const std::string& model_dir, const models::ParamStore& params,
                            const optim::Optimizer& optimizer) {
   const checkpoints::PendingCheckpoint c = SnapshotTrainState(params, optimizer);
-  std::vector<checkpoints::ArrayRef> refs;
-  for (const auto& a : c.arrays) {
-    refs.push_back({a.path, a.dtype, a.shape, a.bytes.data(), a.store_inline});
-  }
-  return checkpoints::SaveCheckpoint(model_dir, c.step, refs, {}, c.extra_files);
+  return checkpoints::SaveCheckpoint(model_dir, c.step, checkpoints::ArrayRefs(c.arrays), {},
+                                     c.extra_files);
 }
 
 }  // namespace t5xx::trainer

@@ -66,18 +66,58 @@ struct Want {
   std::optional<checkpoints::Box> box;  // the owned slice; nullopt = all
 };
 
+// t5x's key of the optimizer step in its flattened state.
+const std::string kStepKey = "state/step";
+
+// One assignment_map rule, compiled.
+struct Rule {
+  std::string pattern;
+  std::regex re;
+  std::optional<std::string> format;  // nullopt: the key maps to None
+  bool used = false;
+};
+
+// The rules of options.assignment_map. Throws t5xx::Error listing every
+// pattern that is not a valid regex.
+std::vector<Rule> CompileRules(const RestoreOptions& options) {
+  std::vector<Rule> rules;
+  std::vector<std::string> problems;
+  for (const auto& [pattern, repl] : options.assignment_map) {
+    try {
+      rules.push_back({pattern, std::regex(pattern, std::regex::ECMAScript),
+                       repl ? std::optional<std::string>(ToFormat(*repl)) : std::nullopt});
+    } catch (const std::regex_error& e) {
+      problems.push_back("assignment_map pattern '" + pattern + "' is not a valid regex: " +
+                         e.what());
+    }
+  }
+  if (!problems.empty()) {
+    std::string msg = "utils.RestoreCheckpointConfig.assignment_map:";
+    for (const std::string& p : problems) msg += "\n  " + p;
+    throw Error(msg);
+  }
+  return rules;
+}
+
+// The first rule that fully matches `key` (marked used; its groups in `m`),
+// or null.
+const Rule* FirstMatch(std::vector<Rule>& rules, const std::string& key, std::smatch& m) {
+  for (Rule& r : rules) {
+    if (std::regex_match(key, m, r.re)) {
+      r.used = true;
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 bool RestoresStep(const RestoreOptions& options) {
-  for (const auto& [pattern, repl] : options.assignment_map) {
-    try {
-      if (std::regex_match(std::string("state/step"), std::regex(pattern))) return repl.has_value();
-    } catch (const std::regex_error& e) {
-      throw Error("utils.RestoreCheckpointConfig.assignment_map pattern '" + pattern +
-                  "' is not a valid regex: " + e.what());
-    }
-  }
-  return true;
+  std::vector<Rule> rules = CompileRules(options);
+  std::smatch m;
+  const Rule* r = FirstMatch(rules, kStepKey, m);
+  return !r || r->format.has_value();
 }
 
 RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::ParamStore& params,
@@ -99,43 +139,17 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
     }
   }
 
-  struct Rule {
-    std::string pattern;
-    std::regex re;
-    std::optional<std::string> format;
-    bool used = false;
-  };
-  std::vector<Rule> rules;
+  std::vector<Rule> rules = CompileRules(options);
   std::vector<std::string> problems;
-  for (const auto& [pattern, repl] : options.assignment_map) {
-    try {
-      rules.push_back({pattern, std::regex(pattern, std::regex::ECMAScript),
-                       repl ? std::optional<std::string>(ToFormat(*repl)) : std::nullopt});
-    } catch (const std::regex_error& e) {
-      problems.push_back("assignment_map pattern '" + pattern + "' is not a valid regex: " +
-                         e.what());
-    }
-  }
-  if (!problems.empty()) {
-    std::string msg = "utils.RestoreCheckpointConfig.assignment_map:";
-    for (const std::string& p : problems) msg += "\n  " + p;
-    throw Error(msg);
-  }
-
   // t5x's flattened state includes state/step: a rule may address it.
   bool restore_step = true;
   if (optimizer) {
     std::smatch m;
-    const std::string step_key = "state/step";
-    for (Rule& r : rules) {
-      if (!std::regex_match(step_key, m, r.re)) continue;
-      r.used = true;
-      if (!r.format) {
-        restore_step = false;
-        report.notes.push_back("state/step: not restored (assignment_map maps it to None); "
-                               "training starts at step 0");
-      }
-      break;
+    const Rule* r = FirstMatch(rules, kStepKey, m);
+    if (r && !r->format) {
+      restore_step = false;
+      report.notes.push_back("state/step: not restored (assignment_map maps it to None); "
+                             "training starts at step 0");
     }
   }
   std::vector<std::string> missing, mismatched;
@@ -146,19 +160,16 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
     std::string source = w.key;
     bool skipped = false;
     std::smatch m;
-    for (Rule& r : rules) {
-      if (!std::regex_match(w.key, m, r.re)) continue;
-      r.used = true;
+    if (const Rule* r = FirstMatch(rules, w.key, m)) {
       // The checkpoint's array of the same name is accounted for: the rule
       // replaced or dropped it (t5x's apply_assignment_map does not re-add
       // an explicitly skipped key).
       used_ckpt.insert(w.key);
-      if (!r.format) {
+      if (!r->format) {
         skipped = true;
       } else {
-        source = m.format(*r.format);
+        source = m.format(*r->format);
       }
-      break;
     }
     if (skipped) {
       report.notes.push_back(w.key + ": not restored (assignment_map maps it to None); keeps "
