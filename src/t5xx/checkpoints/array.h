@@ -27,6 +27,13 @@ int64_t NumElements(const std::vector<int64_t>& shape);
 // "[2, 3]" — shapes as they appear in error messages.
 std::string ShapeString(const std::vector<int64_t>& shape);
 
+// A hyper-rectangle of an array: `origin` and `shape` per dimension (rank 0:
+// both empty). The part of an array one process owns.
+struct Box {
+  std::vector<int64_t> origin;
+  std::vector<int64_t> shape;
+};
+
 struct ArrayRef {
   // Dotted path under 'optimizer', e.g.
   // "target.encoder.layers_0.attention.query.kernel" or
@@ -39,6 +46,14 @@ struct ArrayRef {
   // Store inside the msgpack index (flax ndarray ext) instead of a zarr
   // directory — what t5x does for arrays without mesh axes. Default: zarr.
   bool store_inline = false;
+  // Sharded saves (several processes write one checkpoint, checkpoints.h):
+  // the part of the array `data` holds. Then `shape` is the global shape
+  // and `data` has product(box->shape) elements; the zarr chunks divide
+  // the box. Unset: `data` is the whole array.
+  std::optional<Box> box;
+  // false: another process (the primary replica of the same box) writes
+  // the box's chunks; this one only describes the array.
+  bool write = true;
 };
 
 struct LoadedArray {

@@ -14,7 +14,7 @@ std::vector<ArrayRef> ArrayRefs(const std::vector<OwnedArray>& arrays) {
   std::vector<ArrayRef> refs;
   refs.reserve(arrays.size());
   for (const OwnedArray& a : arrays) {
-    refs.push_back({a.path, a.dtype, a.shape, a.bytes.data(), a.store_inline});
+    refs.push_back({a.path, a.dtype, a.shape, a.bytes.data(), a.store_inline, a.box, a.write});
   }
   return refs;
 }
@@ -25,6 +25,7 @@ AsyncCheckpointer::AsyncCheckpointer(std::string model_dir, SaveOptions options,
 
 AsyncCheckpointer::~AsyncCheckpointer() {
   if (!worker_.joinable()) return;
+  cancel_ = true;
   worker_.join();
   try {
     result_.get();
@@ -45,16 +46,20 @@ void AsyncCheckpointer::Save(PendingCheckpoint checkpoint) {
   std::promise<WriteResult> promise;
   result_ = promise.get_future();
   pending_step_ = checkpoint.step;
+  checkpoint.sharded.cancel = &cancel_;
   worker_ = std::thread([this, c = std::move(checkpoint), p = std::move(promise)]() mutable {
     try {
       const auto t0 = std::chrono::steady_clock::now();
       WriteResult r;
       r.step = c.step;
       for (const OwnedArray& a : c.arrays) r.bytes += a.bytes.size();
-      r.dir = SaveCheckpoint(model_dir_, c.step, ArrayRefs(c.arrays), options_, c.extra_files);
+      r.dir = SaveCheckpoint(model_dir_, c.step, ArrayRefs(c.arrays), options_, c.extra_files,
+                             c.sharded);
       c.arrays.clear();
       c.arrays.shrink_to_fit();  // free the copies before deleting old checkpoints
-      r.deleted = ApplyRetention(model_dir_, retention_);
+      // Only the process that commits (process 0 of a sharded save) prunes.
+      r.committed = c.sharded.process_count <= 1 || c.sharded.process_index == 0;
+      if (r.committed) r.deleted = ApplyRetention(model_dir_, retention_);
       r.seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       p.set_value(std::move(r));

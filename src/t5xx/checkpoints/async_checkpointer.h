@@ -8,6 +8,7 @@
 // before eval"); t5x's legacy checkpointer blocks.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <future>
 #include <optional>
@@ -26,6 +27,8 @@ struct OwnedArray {
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;  // C-order, little-endian
   bool store_inline = false;
+  std::optional<Box> box;  // as ArrayRef::box: `bytes` hold this part
+  bool write = true;       // as ArrayRef::write
 };
 
 // Views of `arrays` as SaveCheckpoint takes them (pointing into them: they
@@ -37,22 +40,30 @@ struct PendingCheckpoint {
   int64_t step = 0;
   std::vector<OwnedArray> arrays;
   std::vector<ExtraFile> extra_files;
+  // Several processes writing this checkpoint (checkpoints.h); the
+  // default: one.
+  ShardedSave sharded;
 };
 
 // What a finished background save did.
 struct WriteResult {
   int64_t step = 0;
   std::string dir;       // the committed checkpoint_<step>
+  // false: this process wrote its part of a sharded save, which process 0
+  // commits (`dir` may not exist yet).
+  bool committed = true;
   double seconds = 0;    // compressing, writing and committing
   uint64_t bytes = 0;    // uncompressed array bytes
-  std::vector<std::string> deleted;  // by the retention policy
+  std::vector<std::string> deleted;  // by the retention policy (process 0 only)
 };
 
 class AsyncCheckpointer {
  public:
   AsyncCheckpointer(std::string model_dir, SaveOptions options, RetentionPolicy retention);
   // Waits for a save in flight; an error it ended with is printed to stderr
-  // (call Wait() first to handle it).
+  // (call Wait() first to handle it). Process 0 of a sharded save stops
+  // waiting for the other processes' parts (they may be dead: the run is
+  // ending) and commits only if they are all there already.
   ~AsyncCheckpointer();
   AsyncCheckpointer(const AsyncCheckpointer&) = delete;
   AsyncCheckpointer& operator=(const AsyncCheckpointer&) = delete;
@@ -80,6 +91,7 @@ class AsyncCheckpointer {
   std::future<WriteResult> result_;
   std::optional<int64_t> pending_step_;
   std::vector<WriteResult> unreported_;
+  std::atomic<bool> cancel_{false};  // set by the destructor
 };
 
 }  // namespace t5xx::checkpoints

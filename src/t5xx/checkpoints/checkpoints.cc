@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "t5xx/checkpoints/file_io.h"
+#include "t5xx/checkpoints/sharded_commit.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/parallel_for.h"
@@ -49,12 +50,63 @@ void CheckExtraFiles(const std::vector<ExtraFile>& files, const std::vector<Arra
   }
 }
 
+// Checks that a box lies inside its array and starts at a multiple of its
+// shape (so the chunks dividing it tile the array), and that an inline
+// array is whole.
+void CheckBox(const ArrayRef& a) {
+  if (!a.box) return;
+  const Box& b = *a.box;
+  bool ok = b.origin.size() == a.shape.size() && b.shape.size() == a.shape.size();
+  for (size_t d = 0; ok && d < a.shape.size(); ++d) {
+    ok = b.origin[d] >= 0 && b.shape[d] >= 0 && b.origin[d] + b.shape[d] <= a.shape[d] &&
+         (b.shape[d] == 0 || b.origin[d] % b.shape[d] == 0);
+  }
+  if (!ok) {
+    throw Error("checkpoint array '" + a.path + "': its part at " + ShapeString(b.origin) +
+                " of shape " + ShapeString(b.shape) + " is not an aligned block of its shape " +
+                ShapeString(a.shape));
+  }
+  if (a.store_inline && b.shape != a.shape) {
+    throw Error("checkpoint array '" + a.path + "' is stored inline in the index, so it must "
+                "be whole (gather it first), not its part of shape " + ShapeString(b.shape));
+  }
+}
+
 }  // namespace
+
+std::string ShardedTemporaryDir(const std::string& model_dir, int64_t step, int64_t stamp) {
+  return CheckpointDir(model_dir, step) + ".tmp-" + std::to_string(stamp);
+}
+
+std::string BeginShardedSave(const std::string& model_dir, int64_t step, int64_t stamp) {
+  const fs::path final_dir = CheckpointDir(model_dir, step);
+  std::error_code ec;
+  if (fs::exists(final_dir, ec)) {
+    throw Error("checkpoint directory " + final_dir.string() +
+                " already exists; refusing to overwrite it (delete it or "
+                "save under another step)");
+  }
+  const fs::path tmp_dir = ShardedTemporaryDir(model_dir, step, stamp);
+  MakeDir(model_dir);
+  fs::remove_all(tmp_dir, ec);
+  MakeDir(tmp_dir);
+  SyncDir(model_dir);
+  return tmp_dir.string();
+}
 
 std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
                            const std::vector<ArrayRef>& arrays,
                            const SaveOptions& options,
-                           const std::vector<ExtraFile>& extra_files) {
+                           const std::vector<ExtraFile>& extra_files,
+                           const ShardedSave& sharded) {
+  const bool several = sharded.process_count > 1;
+  const bool commits = sharded.process_index == 0;  // writes the index, renames
+  if (several && (sharded.process_index < 0 || sharded.process_index >= sharded.process_count ||
+                  sharded.tmp_dir.empty())) {
+    throw Error("sharded checkpoint save: process " + std::to_string(sharded.process_index) +
+                " of " + std::to_string(sharded.process_count) +
+                (sharded.tmp_dir.empty() ? " has no temporary directory" : " is out of range"));
+  }
   if (options.gzip && (options.gzip_level < 0 || options.gzip_level > 9)) {
     throw Error("checkpoint gzip_level " + std::to_string(options.gzip_level) +
                 " is out of range (0-9)");
@@ -77,6 +129,7 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
     if (!a.data && NumElements(a.shape) > 0) {
       throw Error("checkpoint array '" + a.path + "' has null data");
     }
+    CheckBox(a);
     if (!a.store_inline) chunks[i] = ChunkShapeFor(a, options.max_chunk_bytes);
     index.Add(a, chunks[i]);
   }
@@ -86,26 +139,37 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
 
   const fs::path final_dir = CheckpointDir(model_dir, step);
   std::error_code ec;
-  if (fs::exists(final_dir, ec)) {
+  if (!several && fs::exists(final_dir, ec)) {
     throw Error("checkpoint directory " + final_dir.string() +
                 " already exists; refusing to overwrite it (delete it or "
                 "save under another step)");
   }
-  const fs::path tmp_dir =
-      final_dir.string() + ".tmp-" + std::to_string(std::time(nullptr));
+  const fs::path tmp_dir = several ? fs::path(sharded.tmp_dir)
+                                   : fs::path(final_dir.string() + ".tmp-" +
+                                              std::to_string(std::time(nullptr)));
   try {
-    MakeDir(model_dir);
-    fs::remove_all(tmp_dir, ec);  // stale leftover of a crashed save
-    MakeDir(tmp_dir);
+    if (several) {
+      if (!fs::is_directory(tmp_dir, ec)) {
+        throw Error("the temporary directory " + tmp_dir.string() +
+                    " process 0 made for this checkpoint does not exist (MODEL_DIR must be "
+                    "one directory shared by every process)");
+      }
+    } else {
+      MakeDir(model_dir);
+      fs::remove_all(tmp_dir, ec);  // stale leftover of a crashed save
+      MakeDir(tmp_dir);
+    }
     // Largest arrays first, so the threads finish together.
     std::vector<size_t> order;
     for (size_t i = 0; i < arrays.size(); ++i) {
-      if (!arrays[i].store_inline) order.push_back(i);
+      if (!arrays[i].store_inline && arrays[i].write) order.push_back(i);
     }
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return NumElements(arrays[a].shape) * static_cast<int64_t>(DTypeSize(arrays[a].dtype)) >
-             NumElements(arrays[b].shape) * static_cast<int64_t>(DTypeSize(arrays[b].dtype));
-    });
+    auto held_bytes = [&](size_t i) {
+      const ArrayRef& a = arrays[i];
+      return NumElements(a.box ? a.box->shape : a.shape) * static_cast<int64_t>(DTypeSize(a.dtype));
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return held_bytes(a) > held_bytes(b); });
     std::vector<ChunkChecksums> array_sums(arrays.size());
     ParallelFor(order.size(), options.num_threads, [&](size_t k) {
       const size_t i = order[k];
@@ -117,6 +181,15 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
     for (const ExtraFile& f : extra_files) {
       WriteFile(tmp_dir / f.name, f.content.data(), f.content.size());
       sums[f.name] = Crc32c(f.content.data(), f.content.size());
+    }
+    if (several && !commits) {
+      FinishPart(tmp_dir, sharded.process_index, sharded.process_count, sums);
+      return final_dir.string();
+    }
+    if (several) {
+      const ChunkChecksums others =
+          CollectParts(tmp_dir, sharded.process_count, sharded.wait_seconds, sharded.cancel);
+      sums.insert(others.begin(), others.end());
     }
     const std::string encoded = index.Encode(step, gzip_level);
     WriteFile(tmp_dir / "checkpoint", encoded.data(), encoded.size());
@@ -135,6 +208,13 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
     }
     SyncDir(model_dir);
   } catch (const Error& e) {
+    if (several && !commits) {
+      // Process 0 owns the directory: it reports this and removes it.
+      ReportFailedPart(tmp_dir, sharded.process_index, sharded.process_count, e.what());
+      throw Error(std::string(e.what()) + "; process " + std::to_string(sharded.process_index) +
+                  "'s part of the checkpoint of step " + std::to_string(step) +
+                  " was not written (process 0 does not commit it)");
+    }
     std::error_code removed;
     fs::remove_all(tmp_dir, removed);
     const std::vector<int64_t> steps = ListCheckpointSteps(model_dir);
@@ -151,7 +231,11 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
                 "; free space or fix the permissions of " + model_dir);
   } catch (...) {
     std::error_code ignore;
-    fs::remove_all(tmp_dir, ignore);
+    if (several && !commits) {
+      ReportFailedPart(tmp_dir, sharded.process_index, sharded.process_count, "unexpected error");
+    } else {
+      fs::remove_all(tmp_dir, ignore);
+    }
     throw;
   }
   return final_dir.string();

@@ -82,6 +82,35 @@ struct ExtraFile {
 // train_ds-000-of-001).
 std::string DatasetStateFileName(int index, int count);
 
+// Several processes writing one checkpoint, each the boxes of the arrays it
+// is the primary replica of (ArrayRef::box, ::write; t5x: "each host
+// writes its own slices"): arrays are global, their .zarray holds the global
+// shape and chunks divide each box, so no two processes write one file.
+// Process 0 makes the temporary directory before anyone writes
+// (BeginShardedSave, called on the caller's thread; the caller shares its
+// name with the others, e.g. by a broadcast of `stamp`); each process then
+// saves its part with SaveCheckpoint(..., sharded), which only writes files
+// (sharded_commit.h): process 0 waits for the others' done-markers, merges
+// their checksums, writes the index last and commits as above. Inline
+// (msgpack) arrays must be whole on every process; process 0's are written.
+struct ShardedSave {
+  int process_index = 0;
+  int process_count = 1;  // 1: an ordinary, one-process save
+  std::string tmp_dir;    // BeginShardedSave's directory (process_count > 1)
+  // How long process 0 waits for the others to finish their parts; it
+  // stops waiting early once *cancel (when set) is true.
+  double wait_seconds = 600;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// The temporary directory of a sharded save: checkpoint_<step>.tmp-<stamp>.
+std::string ShardedTemporaryDir(const std::string& model_dir, int64_t step, int64_t stamp);
+
+// Process 0, before any process writes: refuses an existing
+// checkpoint_<step> (as SaveCheckpoint does) and makes (empties) the
+// temporary directory; returns it. Throws t5xx::Error naming the directory.
+std::string BeginShardedSave(const std::string& model_dir, int64_t step, int64_t stamp);
+
 // Writes model_dir/checkpoint_<step>/ atomically (see the commit above).
 // `step` also goes to optimizer.state.step (inline int32 ndarray; int64 if it
 // does not fit). Returns the final directory. Throws t5xx::Error on bad input
@@ -89,11 +118,16 @@ std::string DatasetStateFileName(int index, int count);
 // extra file name that is not a plain new name), if the final directory
 // already exists, and on I/O failure -- naming the path and the system's
 // reason, saying that the partial files were removed and that earlier
-// checkpoints are intact.
+// checkpoints are intact. With `sharded` (process_count > 1) it writes this
+// process's part (see ShardedSave); process 0 also waits for the others and
+// commits, and throws naming a process that failed or never finished (the
+// checkpoint is then not committed); another process returns once its part
+// is durable (the directory it returns may not be committed yet).
 std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
                            const std::vector<ArrayRef>& arrays,
                            const SaveOptions& options = {},
-                           const std::vector<ExtraFile>& extra_files = {});
+                           const std::vector<ExtraFile>& extra_files = {},
+                           const ShardedSave& sharded = {});
 
 // Reads a checkpoint lazily: the index and checksums at construction, then
 // any array, or any slice of one, on demand -- so a process reads only the

@@ -21,7 +21,7 @@ std::string Hex(uint32_t v) {
 }
 }  // namespace
 
-void WriteChecksums(const fs::path& dir, const ChunkChecksums& sums) {
+void WriteChecksums(const fs::path& dir, const ChunkChecksums& sums, const std::string& name) {
   json files = json::object();
   for (const auto& [name, crc] : sums) files[name] = Hex(crc);
   const json j = {{"format", "t5xx.checksums"},
@@ -29,11 +29,11 @@ void WriteChecksums(const fs::path& dir, const ChunkChecksums& sums) {
                   {"algorithm", "crc32c"},
                   {"files", files}};
   const std::string text = j.dump(1);
-  WriteFile(dir / kChecksumsFile, text.data(), text.size());
+  WriteFile(dir / name, text.data(), text.size());
 }
 
-std::optional<ChunkChecksums> ReadChecksums(const fs::path& dir) {
-  const fs::path file = dir / kChecksumsFile;
+std::optional<ChunkChecksums> ReadChecksums(const fs::path& dir, const std::string& name) {
+  const fs::path file = dir / name;
   std::error_code ec;
   if (!fs::exists(file, ec)) return std::nullopt;
   const std::vector<uint8_t> raw = ReadFile(file, "checkpoint checksums");

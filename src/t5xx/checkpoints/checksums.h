@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "t5xx/checkpoints/zarr_array.h"
 
@@ -20,14 +21,17 @@ namespace t5xx::checkpoints {
 inline constexpr char kChecksumsFile[] = "t5xx_checksums.json";
 inline constexpr int kChecksumsVersion = 1;
 
-// Writes (and fsyncs) `dir`/t5xx_checksums.json. Throws t5xx::Error naming
-// the file on I/O failure.
-void WriteChecksums(const std::filesystem::path& dir, const ChunkChecksums& sums);
+// Writes (and fsyncs) `dir`/`name` (t5xx_checksums.json, or one process's
+// part of a sharded save). Throws t5xx::Error naming the file on I/O
+// failure.
+void WriteChecksums(const std::filesystem::path& dir, const ChunkChecksums& sums,
+                    const std::string& name = kChecksumsFile);
 
-// Reads `dir`/t5xx_checksums.json; nullopt when the checkpoint has none.
+// Reads `dir`/`name` (t5xx_checksums.json); nullopt when absent.
 // Throws t5xx::Error naming the file when it is malformed or from a newer
 // t5xx (version > kChecksumsVersion).
-std::optional<ChunkChecksums> ReadChecksums(const std::filesystem::path& dir);
+std::optional<ChunkChecksums> ReadChecksums(const std::filesystem::path& dir,
+                                            const std::string& name = kChecksumsFile);
 
 // Throws t5xx::Error ("... is corrupted ...") when `sums` lists `name` with
 // a checksum other than that of `data`. `what` names the file's role.

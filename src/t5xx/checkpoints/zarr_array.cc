@@ -209,13 +209,14 @@ std::vector<int64_t> ChooseChunkShape(const std::vector<int64_t>& shape,
 
 std::vector<int64_t> ChunkShapeFor(const ArrayRef& array,
                                    int64_t max_chunk_bytes) {
+  const std::vector<int64_t>& held = array.box ? array.box->shape : array.shape;
   const int64_t elem = static_cast<int64_t>(DTypeSize(array.dtype));
-  const int64_t bytes = NumElements(array.shape) * elem;
+  const int64_t bytes = NumElements(held) * elem;
   if (max_chunk_bytes > 0 && bytes > max_chunk_bytes) {
-    return ChooseChunkShape(array.shape, max_chunk_bytes / elem);
+    return ChooseChunkShape(held, max_chunk_bytes / elem);
   }
   std::vector<int64_t> chunks;
-  for (int64_t d : array.shape) chunks.push_back(std::max<int64_t>(d, 1));
+  for (int64_t d : held) chunks.push_back(std::max<int64_t>(d, 1));
   return chunks;
 }
 
@@ -223,22 +224,30 @@ void WriteZarrArray(const fs::path& dir, const ArrayRef& a,
                     const std::vector<int64_t>& chunks,
                     std::optional<int> gzip_level, ChunkChecksums* sums) {
   MakeDir(dir);
-  std::string meta = ZarrayJson(a.dtype, a.shape, chunks, gzip_level);
-  WriteFile(dir / ".zarray", meta.data(), meta.size());
+  const size_t rank = a.shape.size();
+  // The part held: the box, or all of the array.
+  const std::vector<int64_t> origin = a.box ? a.box->origin : std::vector<int64_t>(rank, 0);
+  const std::vector<int64_t>& held = a.box ? a.box->shape : a.shape;
+  if (std::all_of(origin.begin(), origin.end(), [](int64_t o) { return o == 0; })) {
+    std::string meta = ZarrayJson(a.dtype, a.shape, chunks, gzip_level);
+    WriteFile(dir / ".zarray", meta.data(), meta.size());
+  }
   const size_t elem = DTypeSize(a.dtype);
   uint8_t* src = const_cast<uint8_t*>(static_cast<const uint8_t*>(a.data));
-  const bool whole = chunks == a.shape;
+  const bool whole = chunks == held;
   std::vector<uint8_t> buf;
   if (!whole) buf.resize(static_cast<size_t>(NumElements(chunks)) * elem);
-  ForEachChunk(a.shape, chunks, [&](const std::vector<int64_t>& g) {
+  // The box's chunks, in C order: grid index = box origin / chunk + local.
+  ForEachChunk(held, chunks, [&](const std::vector<int64_t>& local) {
+    std::vector<int64_t> g(rank);
+    for (size_t d = 0; d < rank; ++d) g[d] = origin[d] / chunks[d] + local[d];
     const uint8_t* raw = src;
-    size_t raw_size = static_cast<size_t>(NumElements(a.shape)) * elem;
+    size_t raw_size = static_cast<size_t>(NumElements(held)) * elem;
     if (!whole) {
       std::fill(buf.begin(), buf.end(), 0);
-      std::vector<int64_t> origin(g.size());
-      for (size_t d = 0; d < g.size(); ++d) origin[d] = g[d] * chunks[d];
-      CopyIntersection(src, std::vector<int64_t>(a.shape.size(), 0), a.shape, buf.data(),
-                       origin, chunks, elem);
+      std::vector<int64_t> chunk_origin(rank);
+      for (size_t d = 0; d < rank; ++d) chunk_origin[d] = g[d] * chunks[d];
+      CopyIntersection(src, origin, held, buf.data(), chunk_origin, chunks, elem);
       raw = buf.data();
       raw_size = buf.size();
     }

@@ -21,9 +21,11 @@ namespace t5xx::checkpoints {
 std::vector<int64_t> ChooseChunkShape(const std::vector<int64_t>& shape,
                                       int64_t target_elements);
 
-// Chunk shape SaveCheckpoint writes `array` with: ChooseChunkShape when the
-// array has more than max_chunk_bytes bytes (and max_chunk_bytes > 0), else
-// one chunk (the shape, with 0-sized dimensions as 1).
+// Chunk shape SaveCheckpoint writes `array` with: ChooseChunkShape of the
+// part it holds (array.box's shape, else its shape) when that has more than
+// max_chunk_bytes bytes (and max_chunk_bytes > 0), else that part as one
+// chunk (0-sized dimensions as 1) -- t5x's chunks "divide each host's
+// slice".
 std::vector<int64_t> ChunkShapeFor(const ArrayRef& array,
                                    int64_t max_chunk_bytes);
 
@@ -33,16 +35,12 @@ std::vector<int64_t> ChunkShapeFor(const ArrayRef& array,
 // file that t5x's and zarr's readers ignore (checkpoints.h).
 using ChunkChecksums = std::map<std::string, uint32_t>;
 
-// A hyper-rectangle of an array: `origin` and `shape` per dimension (rank 0:
-// both empty). The part of an array one process owns.
-struct Box {
-  std::vector<int64_t> origin;
-  std::vector<int64_t> shape;
-};
-
 // Writes `array` as zarr directory `dir` (created): .zarray, then one chunk
 // file per chunk of shape `chunks` (edge chunks full-size, zero padded),
 // gzip-compressed at `gzip_level` or raw when nullopt; every file fsync'ed.
+// With array.box set, only the chunks of the box (which `chunks` divide),
+// and the .zarray (global shape) only when the box starts at the origin, so
+// that processes writing the boxes of one array never write the same file.
 // Adds each chunk's checksum to `sums` (when given) under
 // "<dir's name>/<chunk key>". Throws t5xx::Error naming the file on I/O
 // failure.

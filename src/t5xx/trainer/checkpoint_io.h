@@ -4,7 +4,10 @@
 // optim::StateArray of the optimizer -- for Adafactor
 // state.param_states.<param path>.{v_row, v_col, v, m}, for optax adamw
 // state.param_states.0.{count, mu.<param path>, nu.<param path>} -- with
-// t5x's dtypes and its choice of inline (msgpack) or zarr arrays.
+// t5x's dtypes and its choice of inline (msgpack) or zarr arrays -- from one
+// process holding everything, or sharded: several processes each holding
+// boxes of the variables, each writing the boxes it is the primary replica
+// of (t5x: "each host writes its own slices").
 #pragma once
 
 #include <string>
@@ -13,6 +16,8 @@
 #include "t5xx/checkpoints/async_checkpointer.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/optim/optimizer.h"
+#include "t5xx/partitioning/base_partitioner.h"
+#include "t5xx/partitioning/communicator.h"
 
 namespace t5xx::trainer {
 
@@ -28,6 +33,28 @@ checkpoints::PendingCheckpoint SnapshotTrainState(const models::ParamStore& para
                                                   const optim::Optimizer& optimizer,
                                                   SaveDType dtype = SaveDType::kFloat32,
                                                   std::vector<checkpoints::ExtraFile> extra_files = {});
+
+// The snapshot of a sharded save, on the caller's (training) thread of every
+// process of `communicator` at the same point: `layout` says, for every
+// parameter ("target/<param path>") and optimizer state array
+// ("state/<StateArray path>"), its global shape, the box this process holds
+// (the live tensor's shape) and whether it is the primary replica that
+// writes it (Trainer::DescribeVariables()). Each zarr array carries its
+// global shape and this process's box; inline (msgpack) arrays are made
+// whole with an AllGather here, so the background save runs no
+// collectives. Process 0 also makes the checkpoint's temporary directory
+// (checkpoints::BeginShardedSave) and broadcasts its name; the result's
+// `sharded` (wait_seconds: how long process 0 waits for the others' parts)
+// makes AsyncCheckpointer::Save / SaveCheckpoint write this process's part.
+// One process: exactly SnapshotTrainState. Throws t5xx::Error on every
+// process when process 0 cannot start the checkpoint (e.g. it exists), and
+// std::logic_error for a variable the layout lacks or whose box is not the
+// live tensor's shape.
+checkpoints::PendingCheckpoint SnapshotShardedTrainState(
+    const std::string& model_dir, const models::ParamStore& params,
+    const optim::Optimizer& optimizer, const std::vector<partitioning::VariableInfo>& layout,
+    const partitioning::Communicator& communicator, SaveDType dtype = SaveDType::kFloat32,
+    std::vector<checkpoints::ExtraFile> extra_files = {}, double wait_seconds = 600);
 
 // Snapshot and save in one blocking call. Returns the committed directory
 // MODEL_DIR/checkpoint_<step>. Throws t5xx::Error (from the checkpoints

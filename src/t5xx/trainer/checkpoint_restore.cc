@@ -113,6 +113,39 @@ const Rule* FirstMatch(std::vector<Rule>& rules, const std::string& key, std::sm
 
 }  // namespace
 
+std::function<checkpoints::Box(const std::string&, const std::vector<int64_t>&)> OwnedSlices(
+    const std::vector<partitioning::VariableInfo>& layout) {
+  std::map<std::string, partitioning::VariableInfo> rows;  // by slash key
+  for (const partitioning::VariableInfo& v : layout) rows[SlashKey(v.name)] = v;
+  return [rows = std::move(rows)](const std::string& key, const std::vector<int64_t>& shape) {
+    checkpoints::Box whole{std::vector<int64_t>(shape.size(), 0), shape};
+    const auto it = rows.find(key);
+    if (it == rows.end()) return whole;
+    const partitioning::VariableInfo& v = it->second;
+    if (shape == v.shape) return checkpoints::Box{v.box.origin, v.box.shape};
+    if (shape.size() != v.shape.size()) return whole;
+    // Another global shape: this process's share of it, where it divides.
+    checkpoints::Box box = whole;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (v.box.shape[d] == v.shape[d] || v.box.shape[d] == 0) continue;
+      const int64_t parts = v.shape[d] / v.box.shape[d];
+      const int64_t index = v.box.origin[d] / v.box.shape[d];
+      if (shape[d] % parts != 0) return whole;
+      box.shape[d] = shape[d] / parts;
+      box.origin[d] = index * box.shape[d];
+    }
+    return box;
+  };
+}
+
+std::vector<partitioning::SlotShape> SlotShapes(const optim::Optimizer& optimizer) {
+  std::vector<partitioning::SlotShape> slots;
+  for (const optim::StateArray& a : optimizer.StateArrays()) {
+    slots.push_back({a.path, a.value.sizes().vec(), static_cast<int64_t>(a.value.element_size())});
+  }
+  return slots;
+}
+
 bool RestoresStep(const RestoreOptions& options) {
   std::vector<Rule> rules = CompileRules(options);
   std::smatch m;

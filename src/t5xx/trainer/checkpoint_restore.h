@@ -14,6 +14,7 @@
 #include "t5xx/checkpoints/zarr_array.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/optim/optimizer.h"
+#include "t5xx/partitioning/base_partitioner.h"
 
 namespace t5xx::trainer {
 
@@ -41,8 +42,7 @@ struct RestoreOptions {
   // The part of each array this process owns, given its t5x key and its
   // global shape in the checkpoint: the live tensor then has the box's
   // shape and only the chunks that intersect the box are read. Unset: the
-  // whole array (one process owns everything today; the partitioner will
-  // pass its shards' boxes here).
+  // whole array. OwnedSlices(layout) makes it from a process's layout.
   std::function<checkpoints::Box(const std::string& key, const std::vector<int64_t>& shape)>
       owned_slice;
 };
@@ -58,6 +58,23 @@ struct RestoreReport {
   std::optional<std::string> dataset_state;
   double bytes_read = 0;
 };
+
+// The owned_slice of a process on the layout `layout` (every parameter and
+// optimizer state array with its global shape and this process's box:
+// Trainer::DescribeVariables(), or before the Trainer exists the
+// partitioner's DescribeVariables(params, SlotShapes(optimizer))): each key
+// reads the box its variable has in the layout, so a checkpoint saved on
+// any mesh or process count restores onto this one (zarr arrays read only
+// the chunks that meet the box; inline arrays, e.g. Adafactor's v_row and
+// v_col, are sliced from the whole). A checkpoint array of another global
+// shape gets the same share of its own shape (so the restore reports the
+// shape difference); keys the layout lacks are read whole.
+std::function<checkpoints::Box(const std::string& key, const std::vector<int64_t>& shape)>
+OwnedSlices(const std::vector<partitioning::VariableInfo>& layout);
+
+// The optimizer's state arrays as DescribeVariables takes them (local
+// shapes and item sizes).
+std::vector<partitioning::SlotShape> SlotShapes(const optim::Optimizer& optimizer);
 
 // Whether the optimizer's step comes from the checkpoint: false when the
 // first assignment_map rule that fully matches t5x's key "state/step" maps

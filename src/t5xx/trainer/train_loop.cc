@@ -157,7 +157,8 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
   auto report_writes = [&](std::vector<checkpoints::WriteResult> done) {
     for (const checkpoints::WriteResult& w : done) {
       write_scalars(w.step, {{"timing/checkpoint_write_seconds", w.seconds}});
-      console << "[checkpoint] step " << w.step << " | committed " << w.dir << " ("
+      console << "[checkpoint] step " << w.step << " | "
+              << (w.committed ? "committed " : "wrote this process's part of ") << w.dir << " ("
               << FormatMetric(static_cast<double>(w.bytes) / (1024.0 * 1024.0)) << " MiB, "
               << FormatMetric(w.seconds) << " s in the background)";
       if (!w.deleted.empty()) console << "; deleted " << w.deleted.size() << " old";
@@ -174,16 +175,19 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, start);
     }
   }
+  // Several processes: each saves its part of every checkpoint.
+  const bool sharded_saves = config.communicator && config.communicator->size() > 1;
   auto save_checkpoint = [&]() {
     const int64_t step = trainer.step();
     if (last_saved_step == step) return;
-    if (!config.chief) {  // the chief saves the (replicated) state
+    if (!config.chief && !sharded_saves) {  // the chief saves the (replicated) state
       last_saved_step = step;
       result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, step);
       return;
     }
-    std::error_code ec;
-    T5XX_CHECK(!std::filesystem::exists(checkpoints::CheckpointDir(config.model_dir, step), ec),
+    std::error_code ec;  // (a sharded save: rank 0 checks, and tells every process)
+    T5XX_CHECK(sharded_saves ||
+                   !std::filesystem::exists(checkpoints::CheckpointDir(config.model_dir, step), ec),
                "cannot save step " + std::to_string(step) + ": " +
                    checkpoints::CheckpointDir(config.model_dir, step) +
                    " already exists and was not written by this run; move it out of MODEL_DIR");
@@ -194,9 +198,15 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
                                                          config.process_count),
                        config.data_state()});
     }
+    if (!config.chief) extra.clear();  // the chief writes the dataset states
     checkpoints::PendingCheckpoint snapshot =
-        SnapshotTrainState(trainer.params(), trainer.optimizer(), config.save_dtype,
-                           std::move(extra));
+        sharded_saves
+            ? SnapshotShardedTrainState(config.model_dir, trainer.params(), trainer.optimizer(),
+                                        trainer.DescribeVariables(), *config.communicator,
+                                        config.save_dtype, std::move(extra),
+                                        config.checkpoint_wait_seconds)
+            : SnapshotTrainState(trainer.params(), trainer.optimizer(), config.save_dtype,
+                                 std::move(extra));
     checkpointer.Save(std::move(snapshot));  // waits for the previous save first
     const double seconds = Seconds(t0, Clock::now());
     write_scalars(step, {{"timing/checkpoint_seconds", seconds}});
@@ -225,6 +235,14 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       if (!config.save_checkpoints || nan_stop || trainer.step() == start) {
         wait_for_saves();
         return "; training stopped at step " + std::to_string(trainer.step()) + " and " +
+               last_checkpoint();
+      }
+      if (sharded_saves) {
+        // The others may not reach a save (or be dead), so none is tried
+        // and one in flight is not awaited: process 0's checkpointer, as
+        // the error unwinds, commits it only if every part is there.
+        return "; training stopped at step " + std::to_string(trainer.step()) +
+               " (a sharded save needs every process, so none is tried after an error) and " +
                last_checkpoint();
       }
       save_checkpoint();

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -88,10 +89,17 @@ struct TrainLoopConfig {
   std::function<std::string()> data_state;
   int process_index = 0;  // names the dataset state file
   int process_count = 1;
-  // Whether this process writes MODEL_DIR: summaries and checkpoints (the
-  // train state is replicated across data-parallel processes, so one copy
-  // is saved). False on every process but rank 0.
+  // Whether this process writes MODEL_DIR's summaries. False on every
+  // process but rank 0. Without a `communicator` of several processes it
+  // also decides who saves checkpoints (one copy of a replicated state).
   bool chief = true;
+  // Several processes: every one takes part in each save, writing the
+  // boxes of the variables it is the primary replica of and its dataset
+  // state (SnapshotShardedTrainState, Trainer::DescribeVariables()); rank 0
+  // commits. Null or one process: the chief saves everything.
+  std::shared_ptr<const partitioning::Communicator> communicator;
+  // How long rank 0 waits for the other processes' parts of a checkpoint.
+  double checkpoint_wait_seconds = 600;
   int64_t eval_steps = 10;               // batches per train-eval dataset
   std::optional<int64_t> eval_period;    // None = evaluate only at the end
   bool run_eval_before_training = false;
