@@ -38,7 +38,8 @@ LossOutput BaseTransformerModel::Loss(const ParamStore& params, const FeatureBat
   at::Tensor logits = ComputeLogits(params, batch, train, rng);
   return ComputeWeightedCrossEntropy(logits, batch.at("decoder_target_tokens"), w.weights,
                                      label_smoothing_, z_loss_,
-                                     normalizing_factor.value_or(w.factor));
+                                     normalizing_factor.value_or(w.factor),
+                                     params.hooks().VocabPartitionOf(logits));
 }
 
 }  // namespace t5xx::models

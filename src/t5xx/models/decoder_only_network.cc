@@ -73,14 +73,14 @@ at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const Feature
   // Mask and relative position biases in dtype, summed in dtype (as the
   // encoder-decoder network; see network.cc).
   at::Tensor bias = MaskToBias(mask, dt) +
-                    RelativePositionBias(p.Get("decoder.relpos_bias.rel_embedding"), len, len,
+                    RelativePositionBias(p.hooks().Weight(p.GetParam("decoder.relpos_bias.rel_embedding")), len, len,
                                          /*bidirectional=*/false, c.relative_attention_num_buckets,
                                          c.relative_attention_max_distance, dt);
   // t5x's decoder-only TransformerConfig has no float32_attention_logits.
   const SublayerSettings s{c.num_heads, &c.mlp_activations, c.dropout_rate,
                            /*float32_attention_logits=*/false, dt, train, rng};
-  const at::Tensor& embedding = p.Get("decoder.token_embedder.embedding");
-  at::Tensor x = Dropout(at::embedding(embedding, inputs).to(dt), c.dropout_rate, train, rng);
+  const Param& embedding = p.GetParam("decoder.token_embedder.embedding");
+  at::Tensor x = Dropout(p.hooks().Embed(embedding, inputs).to(dt), c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
     // inputs: {x, bias}
@@ -92,14 +92,14 @@ at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const Feature
     };
     x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
   }
-  x = RmsNorm(x, p.Get("decoder.decoder_norm.scale"), kEps, dt);
+  x = RmsNorm(x, p.hooks().Weight(p.GetParam("decoder.decoder_norm.scale")), kEps, dt);
   x = Dropout(x, c.dropout_rate, train, rng);
   // float32 logits (logits_dense dtype=float32 / attend_dtype=float32).
   x = x.to(at::kFloat);
   if (c.logits_via_embedding) {
-    return at::matmul(x, embedding.t()) / std::sqrt(static_cast<double>(c.emb_dim));
+    return p.hooks().Attend(x, embedding) / std::sqrt(static_cast<double>(c.emb_dim));
   }
-  return at::matmul(x, p.Get("decoder.logits_dense.kernel"));
+  return p.hooks().Dense(x, p.GetParam("decoder.logits_dense.kernel"), at::kFloat);
 }
 
 }  // namespace t5xx::models

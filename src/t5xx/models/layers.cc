@@ -186,24 +186,21 @@ at::Tensor Dropout(const at::Tensor& x, double rate, bool train, at::Generator* 
   return x * keep / (1.0 - rate);
 }
 
-at::Tensor MultiHeadDotProductAttention(
-    const at::Tensor& inputs_q, const at::Tensor& inputs_kv,
-    const at::Tensor& query_kernel, const at::Tensor& key_kernel,
-    const at::Tensor& value_kernel, const at::Tensor& out_kernel,
-    int64_t num_heads, const at::Tensor& bias, double dropout_rate,
-    bool train, at::Generator* rng, at::ScalarType dtype, bool float32_logits) {
-  const int64_t b = inputs_q.size(0), lq = inputs_q.size(1);
-  const int64_t lk = inputs_kv.size(1);
-  const int64_t hd = query_kernel.size(1);
+at::Tensor AttentionHeads(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
+                          int64_t num_heads, const at::Tensor& bias, double dropout_rate,
+                          bool train, at::Generator* rng, at::ScalarType dtype,
+                          bool float32_logits) {
+  const int64_t b = q_in.size(0), lq = q_in.size(1);
+  const int64_t lk = k_in.size(1);
+  const int64_t hd = q_in.size(2);
   const int64_t d = hd / num_heads;
   // [B, L, H*D] -> [B, H, L, D]
   auto heads = [&](const at::Tensor& t, int64_t len) {
     return t.view({b, len, num_heads, d}).transpose(1, 2);
   };
-  // DenseGeneral(dtype): jnp.asarray(inputs, dtype) @ jnp.asarray(kernel, dtype).
-  at::Tensor q = heads(MatmulIn(inputs_q, query_kernel, dtype), lq);
-  at::Tensor k = heads(MatmulIn(inputs_kv, key_kernel, dtype), lk);
-  at::Tensor v = heads(MatmulIn(inputs_kv, value_kernel, dtype), lk);
+  at::Tensor q = heads(q_in, lq);
+  at::Tensor k = heads(k_in, lk);
+  at::Tensor v = heads(v_in, lk);
   // dot_product_attention(float32_logits=True) casts q and k to float32.
   const at::ScalarType logits_dtype = float32_logits ? at::kFloat : dtype;
   at::Tensor logits = MatmulIn(q, k.transpose(-2, -1), logits_dtype);  // [B, H, Lq, Lk]
@@ -214,8 +211,28 @@ at::Tensor MultiHeadDotProductAttention(
     // Broadcast over the query axis, as t5x does.
     probs = probs * KeepScale({b, num_heads, 1, lk}, dropout_rate, probs.options(), rng);
   }
-  at::Tensor out = MatmulIn(probs, v, dtype).transpose(1, 2).reshape({b, lq, hd});
+  return MatmulIn(probs, v, dtype).transpose(1, 2).reshape({b, lq, hd});
+}
+
+at::Tensor MultiHeadDotProductAttention(
+    const at::Tensor& inputs_q, const at::Tensor& inputs_kv,
+    const at::Tensor& query_kernel, const at::Tensor& key_kernel,
+    const at::Tensor& value_kernel, const at::Tensor& out_kernel,
+    int64_t num_heads, const at::Tensor& bias, double dropout_rate,
+    bool train, at::Generator* rng, at::ScalarType dtype, bool float32_logits) {
+  // DenseGeneral(dtype): jnp.asarray(inputs, dtype) @ jnp.asarray(kernel, dtype).
+  at::Tensor out = AttentionHeads(
+      MatmulIn(inputs_q, query_kernel, dtype), MatmulIn(inputs_kv, key_kernel, dtype),
+      MatmulIn(inputs_kv, value_kernel, dtype), num_heads, bias, dropout_rate, train, rng, dtype,
+      float32_logits);
   return MatmulIn(out, out_kernel, dtype);
+}
+
+at::Tensor MlpActivation(const at::Tensor& a, const std::string& activation) {
+  if (activation == "gelu") return compat::GeluTanh(a);
+  if (activation == "relu") return at::relu(a);
+  if (activation == "linear") return a;
+  throw std::invalid_argument("unknown MLP activation " + activation);
 }
 
 at::Tensor MlpBlock(const at::Tensor& x, const std::vector<at::Tensor>& wi,
@@ -226,15 +243,7 @@ at::Tensor MlpBlock(const at::Tensor& x, const std::vector<at::Tensor>& wi,
   const at::Tensor xd = x.to(dtype);
   at::Tensor h;
   for (size_t i = 0; i < activations.size(); ++i) {
-    at::Tensor a = MatmulIn(xd, wi[i], dtype);
-    const std::string& act = activations[i];
-    if (act == "gelu") {
-      a = compat::GeluTanh(a);
-    } else if (act == "relu") {
-      a = at::relu(a);
-    } else if (act != "linear") {
-      throw std::invalid_argument("unknown MLP activation " + act);
-    }
+    at::Tensor a = MlpActivation(MatmulIn(xd, wi[i], dtype), activations[i]);
     h = h.defined() ? h * a : a;
   }
   h = Dropout(h, dropout_rate, train, rng);

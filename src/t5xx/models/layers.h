@@ -123,6 +123,21 @@ at::Tensor MultiHeadDotProductAttention(
     bool train, at::Generator* rng = nullptr, at::ScalarType dtype = at::kFloat,
     bool float32_logits = false);
 
+// The attention of MultiHeadDotProductAttention between its projections:
+// q [B, Lq, H*D], k and v [B, Lk, H*D] (projected, in dtype) split into
+// num_heads heads; logits, bias, softmax and dropout as described above.
+// Returns the heads' outputs [B, Lq, H*D] in dtype, before the output
+// projection. A process holding some of the heads passes those and their
+// count (and a bias with those heads, or one broadcast over heads).
+at::Tensor AttentionHeads(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          int64_t num_heads, const at::Tensor& bias, double dropout_rate,
+                          bool train, at::Generator* rng = nullptr,
+                          at::ScalarType dtype = at::kFloat, bool float32_logits = false);
+
+// One MLP activation by t5x's name: 'gelu' (flax's tanh approximation),
+// 'relu' or 'linear'; throws std::invalid_argument for another.
+at::Tensor MlpActivation(const at::Tensor& a, const std::string& activation);
+
 // t5x's MlpBlock: for activations (a_0, a_1, ...) computes
 // prod_i a_i(x @ wi_i) then @ wo. ('gelu','linear') is T5.1.1's gated GELU
 // with flax's tanh-approximate gelu. x: [B, L, E] (any float dtype); wi[i]:

@@ -100,13 +100,34 @@ LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
                                        const at::Tensor& targets,
                                        const at::Tensor& weights,
                                        double label_smoothing, double z_loss,
-                                       double normalizing_factor) {
+                                       double normalizing_factor,
+                                       const VocabPartition& partition) {
   T5XX_CHECK(normalizing_factor > 0.0, "loss normalizing factor must be positive, got " +
                                       std::to_string(normalizing_factor));
-  const int64_t vocab = logits.size(-1);
-  at::Tensor lse = at::logsumexp(logits, {-1});                 // [B, L]
-  at::Tensor target_logit =
-      logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1);     // [B, L]
+  const bool split = partition.split();
+  const int64_t vocab = split ? partition.vocab_size : logits.size(-1);
+  at::Tensor lse, target_logit, argmax;  // [B, L] each
+  if (!split) {
+    lse = at::logsumexp(logits, {-1});
+    target_logit = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+    argmax = logits.argmax(-1);
+  } else {
+    const int64_t n = logits.size(-1);
+    const at::Tensor local_max = std::get<0>(logits.detach().max(-1));
+    const at::Tensor m = partition.max(local_max);
+    lse = m + at::log(partition.sum(at::exp(logits - m.unsqueeze(-1)).sum(-1)));
+    const at::Tensor local = targets - partition.offset;
+    const at::Tensor mine = at::logical_and(local >= 0, local < n);
+    target_logit = partition.sum(
+        logits.gather(-1, local.clamp(0, n - 1).unsqueeze(-1)).squeeze(-1) * mine.to(logits.dtype()));
+    // The first index holding the global maximum (argmax's tie rule): each
+    // piece offers its first maximal index, or vocab when it has none; the
+    // smallest wins (a minimum as the negated maximum).
+    const at::Tensor local_arg = logits.detach().argmax(-1) + partition.offset;
+    const at::Tensor offer = at::where(local_max == m, local_arg, at::full_like(local_arg, vocab));
+    argmax = -partition.max(-offer.to(at::kDouble));
+    argmax = argmax.to(at::kLong);
+  }
   at::Tensor ce;
   if (label_smoothing > 0.0) {
     const double confidence = 1.0 - label_smoothing;
@@ -116,7 +137,7 @@ LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
           static_cast<double>(vocab - 1) * low * std::log(low + 1e-20));
     // -sum_v q_v (logit_v - lse) = lse - low*sum_v logit_v
     //                              - (confidence - low) * logit_target
-    at::Tensor sum_logits = logits.sum({-1});
+    at::Tensor sum_logits = split ? partition.sum(logits.sum({-1})) : logits.sum({-1});
     ce = lse - low * sum_logits - (confidence - low) * target_logit -
          normalizing_constant;
   } else {
@@ -134,7 +155,7 @@ LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
   out.cross_ent_loss = (out.loss - out.z_loss).detach();
   out.weight_sum = weight_sum.detach();
   out.correct =
-      ((logits.argmax(-1) == targets).to(at::kFloat) * weights).sum().detach();
+      ((argmax == targets).to(at::kFloat) * weights).sum().detach();
   out.per_token_loss = per_token.detach();
   return out;
 }

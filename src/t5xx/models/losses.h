@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -58,18 +60,40 @@ NormalizedLossWeights GetLossNormalizingFactorAndWeights(
     const LossNormalizingFactor& factor, const at::Tensor& targets,
     const at::Tensor& weights, const at::Tensor& segment_ids = at::Tensor());
 
+// How the vocabulary dimension of the logits is split (vocabulary-parallel
+// cross-entropy, Megatron-LM's VocabParallelCrossEntropy): these logits hold
+// columns [offset, offset + logits.size(-1)) of `vocab_size`, and the two
+// reductions complete a per-token partial [B, L] over every piece. Unset
+// (vocab_size 0): the logits hold the whole vocabulary.
+struct VocabPartition {
+  int64_t offset = 0;
+  int64_t vocab_size = 0;
+  // The sum over the pieces; differentiable, with the gradient passed
+  // through unchanged (every piece's holder computes the same loss).
+  std::function<at::Tensor(const at::Tensor&)> sum;
+  // The elementwise maximum over the pieces; no gradient.
+  std::function<at::Tensor(const at::Tensor&)> max;
+  bool split() const { return vocab_size > 0; }
+};
+
 // logits: float32 [B, L, V]; targets: int64 [B, L]; weights: float32 [B, L]
 // (0 for padding). Per token: loss = -sum_v soft_target_v * log_softmax_v -
 // normalizing_constant + z_loss * logsumexp^2, where soft targets put
 // 1 - label_smoothing on the target and label_smoothing / (V - 1) elsewhere
 // and normalizing_constant is the soft targets' entropy term (t5x's
 // compute_weighted_cross_entropy). Differentiable in logits.
-// The loss is divided by `normalizing_factor` (> 0).
+// The loss is divided by `normalizing_factor` (> 0). With a split
+// `partition`, logits are this process's vocabulary columns and the result
+// is the whole vocabulary's (the same on every piece's holder): logsumexp as
+// max + log(sum(exp(logits - max))) with the max and the sum completed over
+// the pieces, the target logit and the logits' sum completed by sums, and
+// argmax as the first index of the global maximum.
 LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
                                        const at::Tensor& targets,
                                        const at::Tensor& weights,
                                        double label_smoothing, double z_loss,
-                                       double normalizing_factor);
+                                       double normalizing_factor,
+                                       const VocabPartition& partition = {});
 
 // The same after GetLossNormalizingFactorAndWeights(factor, targets, weights)
 // (an unpacked batch: kAveragePerSequence normalises per row).

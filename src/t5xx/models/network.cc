@@ -68,13 +68,13 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
   // (combine_biases); attention casts the sum to its logits' dtype.
   at::Tensor bias =
       MaskToBias(mask, dt) +
-      RelativePositionBias(p.Get("encoder.relpos_bias.rel_embedding"), len, len,
+      RelativePositionBias(p.hooks().Weight(p.GetParam("encoder.relpos_bias.rel_embedding")), len, len,
                            /*bidirectional=*/true,
                            c.relative_attention_num_buckets,
                            c.relative_attention_max_distance, dt);
   // Embed(dtype): jnp.asarray(embedding, dtype)[tokens] (one-hot matmul in
   // t5x), the same values as casting the looked-up rows.
-  at::Tensor x = at::embedding(p.Get("token_embedder.embedding"), tokens).to(dt);
+  at::Tensor x = p.hooks().Embed(p.GetParam("token_embedder.embedding"), tokens).to(dt);
   x = Dropout(x, c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_encoder_layers; ++i) {
     const std::string pre = "encoder.layers_" + std::to_string(i);
@@ -87,7 +87,7 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
     };
     x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
   }
-  x = RmsNorm(x, p.Get("encoder.encoder_norm.scale"), kEps, dt);
+  x = RmsNorm(x, p.hooks().Weight(p.GetParam("encoder.encoder_norm.scale")), kEps, dt);
   return Dropout(x, c.dropout_rate, train, rng, /*broadcast_over_length=*/false);  // t5x: no broadcast_dims here
 }
 
@@ -117,13 +117,13 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
   }
   at::Tensor self_bias =
       MaskToBias(self_mask, dt) +
-      RelativePositionBias(p.Get("decoder.relpos_bias.rel_embedding"), len, len,
+      RelativePositionBias(p.hooks().Weight(p.GetParam("decoder.relpos_bias.rel_embedding")), len, len,
                            /*bidirectional=*/false,
                            c.relative_attention_num_buckets,
                            c.relative_attention_max_distance, dt);
   at::Tensor cross_bias = MaskToBias(cross_mask, dt);
   at::Tensor x =
-      at::embedding(p.Get("token_embedder.embedding"), decoder_input_tokens).to(dt);
+      p.hooks().Embed(p.GetParam("token_embedder.embedding"), decoder_input_tokens).to(dt);
   x = Dropout(x, c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
@@ -139,7 +139,7 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
     const std::vector<at::Tensor> inputs = {x, encoded, self_bias, cross_bias};
     x = c.remat_policy == "full" ? Remat(layer, inputs, rng) : layer(inputs);
   }
-  x = RmsNorm(x, p.Get("decoder.decoder_norm.scale"), kEps, dt);
+  x = RmsNorm(x, p.hooks().Weight(p.GetParam("decoder.decoder_norm.scale")), kEps, dt);
   x = Dropout(x, c.dropout_rate, train, rng);
   // Logits are float32 in any dtype: t5x's logits_dense is
   // DenseGeneral(dtype=jnp.float32) (casts its input up), and Embed.attend
@@ -149,10 +149,10 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
   if (c.logits_via_embedding) {
     // T5.1.0's tied logits: attend to the shared embedding, scaled by
     // 1/sqrt(emb_dim) as t5x's Decoder does.
-    return at::matmul(x, p.Get("token_embedder.embedding").t()) /
+    return p.hooks().Attend(x, p.GetParam("token_embedder.embedding")) /
            std::sqrt(static_cast<double>(c.emb_dim));
   }
-  return at::matmul(x, p.Get("decoder.logits_dense.kernel"));
+  return p.hooks().Dense(x, p.GetParam("decoder.logits_dense.kernel"), at::kFloat);
 }
 
 at::Tensor Transformer::operator()(const ParamStore& params,

@@ -90,21 +90,33 @@ at::Tensor AttentionBlock(const ParamStore& p, const std::string& prefix, const 
                           const at::Tensor& kv_in, int64_t num_heads, const at::Tensor& bias,
                           double dropout_rate, bool train, at::Generator* rng,
                           at::ScalarType dtype, bool float32_logits) {
-  return MultiHeadDotProductAttention(
-      q_in, kv_in, p.Get(prefix + ".query.kernel"), p.Get(prefix + ".key.kernel"),
-      p.Get(prefix + ".value.kernel"), p.Get(prefix + ".out.kernel"), num_heads, bias,
+  // MultiHeadDotProductAttention with each kernel applied through the
+  // parameters' hooks: a process holding some of the heads computes those.
+  const ShardingHooks& h = p.hooks();
+  const Param& query = p.GetParam(prefix + ".query.kernel");
+  const int64_t head_dim = h.GlobalShape(query)[1] / num_heads;
+  const at::Tensor q = h.Dense(q_in, query, dtype);
+  const at::Tensor out = AttentionHeads(
+      q, h.Dense(kv_in, p.GetParam(prefix + ".key.kernel"), dtype),
+      h.Dense(kv_in, p.GetParam(prefix + ".value.kernel"), dtype), q.size(-1) / head_dim, bias,
       dropout_rate, train, rng, dtype, float32_logits);
+  return h.Dense(out, p.GetParam(prefix + ".out.kernel"), dtype);
 }
 
 at::Tensor MlpBlockAt(const ParamStore& p, const std::string& prefix, const at::Tensor& x,
                       const std::vector<std::string>& activations, double dropout_rate,
                       bool train, at::Generator* rng, at::ScalarType dtype) {
-  std::vector<at::Tensor> wi;
+  // MlpBlock with each kernel applied through the parameters' hooks.
+  const ShardingHooks& h = p.hooks();
+  const at::Tensor xd = x.to(dtype);
+  at::Tensor hidden;
   for (size_t i = 0; i < activations.size(); ++i) {
-    wi.push_back(p.Get(prefix + "." + WiName(i, activations.size()) + ".kernel"));
+    const Param& wi = p.GetParam(prefix + "." + WiName(i, activations.size()) + ".kernel");
+    at::Tensor a = MlpActivation(h.Dense(xd, wi, dtype), activations[i]);
+    hidden = hidden.defined() ? hidden * a : a;
   }
-  return MlpBlock(x, wi, p.Get(prefix + ".wo.kernel"), activations, dropout_rate, train, rng,
-                  dtype);
+  hidden = Dropout(hidden, dropout_rate, train, rng);
+  return h.Dense(hidden, p.GetParam(prefix + ".wo.kernel"), dtype);
 }
 
 void ParamInitializer::AttentionSublayer(const std::string& norm_scale, const std::string& prefix,
@@ -124,7 +136,7 @@ at::Tensor AttentionSublayer(const ParamStore& p, const std::string& norm_scale,
                              const at::Tensor& kv, const at::Tensor& bias,
                              const SublayerSettings& s) {
   constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
-  at::Tensor y = RmsNorm(h, p.Get(norm_scale), kEps, s.dtype);
+  at::Tensor y = RmsNorm(h, p.hooks().Weight(p.GetParam(norm_scale)), kEps, s.dtype);
   y = AttentionBlock(p, prefix, y, kv.defined() ? kv : y, s.num_heads, bias, s.dropout_rate,
                      s.train, s.rng, s.dtype, s.float32_attention_logits);
   return h + Dropout(y, s.dropout_rate, s.train, s.rng);
@@ -134,7 +146,7 @@ at::Tensor MlpSublayer(const ParamStore& p, const std::string& norm_scale,
                        const std::string& prefix, const at::Tensor& h,
                        const SublayerSettings& s) {
   constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
-  at::Tensor y = RmsNorm(h, p.Get(norm_scale), kEps, s.dtype);
+  at::Tensor y = RmsNorm(h, p.hooks().Weight(p.GetParam(norm_scale)), kEps, s.dtype);
   y = MlpBlockAt(p, prefix, y, *s.mlp_activations, s.dropout_rate, s.train, s.rng, s.dtype);
   return h + Dropout(y, s.dropout_rate, s.train, s.rng);
 }

@@ -9,8 +9,11 @@
 
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "t5xx/models/sharding_hooks.h"
 
 namespace t5xx::models {
 
@@ -36,8 +39,15 @@ class ParamStore {
   void SetRequiresGrad(bool requires_grad);
   void ZeroGrad();
 
+  // How model code uses these parameters (sharding_hooks.h): single-device
+  // math unless a partitioner installed its own hooks on a sharded store
+  // (its tensors are then this process's pieces).
+  const ShardingHooks& hooks() const { return hooks_ ? *hooks_ : SingleDeviceHooks(); }
+  void set_hooks(std::shared_ptr<const ShardingHooks> hooks) { hooks_ = std::move(hooks); }
+
  private:
   std::vector<Param> params_;
+  std::shared_ptr<const ShardingHooks> hooks_;
 };
 
 }  // namespace t5xx::models

@@ -32,15 +32,28 @@ std::vector<std::string> SlotAxes(const std::vector<int64_t>& shape,
 
 }  // namespace
 
-std::vector<VariableInfo> DescribeVariables(
-    const models::ParamStore& params, const LogicalAxisRules& rules,
-    const std::vector<std::pair<std::string, std::vector<int64_t>>>& slots) {
+int64_t VariableInfo::BytesPerProcess() const {
+  int64_t n = itemsize;
+  for (int64_t d : box.shape) n *= d;
+  return n;
+}
+
+std::vector<VariableInfo> DescribeVariables(const models::ParamStore& params,
+                                            const LogicalAxisRules& rules,
+                                            const std::vector<SlotShape>& slots,
+                                            const Mesh& mesh, const MeshCoordinates& coords) {
   std::vector<VariableInfo> rows;
+  auto finish = [&](VariableInfo& row, const std::vector<int64_t>& local_shape) {
+    row.shape = GlobalShapeOf(local_shape, row.mesh_axes, mesh);
+    row.box = LocalShardBox(row.shape, row.mesh_axes, mesh, coords, row.name);
+    row.primary = IsPrimaryReplica(row.mesh_axes, mesh, coords);
+  };
   for (const auto& p : params.params()) {
-    rows.push_back({"target/" + p.name, p.value.sizes().vec(), p.axes,
-                    LogicalToMeshAxes(p.axes, rules)});
+    VariableInfo row{"target/" + p.name, {}, p.axes, LogicalToMeshAxes(p.axes, rules)};
+    finish(row, p.value.sizes().vec());
+    rows.push_back(std::move(row));
   }
-  for (const auto& [path, shape] : slots) {
+  for (const auto& [path, shape, itemsize] : slots) {
     const models::Param* owner = nullptr;
     for (const auto& p : params.params()) {
       if (path.find(p.name) != std::string::npos &&
@@ -48,13 +61,20 @@ std::vector<VariableInfo> DescribeVariables(
         owner = &p;
       }
     }
-    VariableInfo row{"state/" + path, shape, {}, {}};
+    VariableInfo row{"state/" + path, {}, {}, {}};
+    row.itemsize = itemsize;
     if (owner) row.logical_axes = SlotAxes(shape, owner->value.sizes().vec(), owner->axes);
     row.mesh_axes = row.logical_axes.empty() ? PartitionSpec(shape.size())
                                              : LogicalToMeshAxes(row.logical_axes, rules);
+    finish(row, shape);
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<VariableInfo> BasePartitioner::DescribeVariables(
+    const models::ParamStore& params, const std::vector<SlotShape>& slots) const {
+  return partitioning::DescribeVariables(params, rules(), slots, mesh(), coordinates());
 }
 
 std::string FormatVariableTable(const std::vector<VariableInfo>& rows) {
@@ -63,27 +83,37 @@ std::string FormatVariableTable(const std::vector<VariableInfo>& rows) {
     for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + str(items[i]);
     return s + (items.size() == 1 ? ",)" : ")");
   };
-  std::vector<std::vector<std::string>> cells = {{"Variable", "Shape", "Logical axes", "Mesh axes"}};
+  std::vector<std::vector<std::string>> cells = {
+      {"Variable", "Shape", "Logical axes", "Mesh axes", "Bytes per process"}};
+  int64_t total = 0, total_global = 0;
   for (const VariableInfo& r : rows) {
+    int64_t global = r.itemsize;
+    for (int64_t d : r.shape) global *= d;
+    total += r.BytesPerProcess();
+    total_global += global;
     cells.push_back(
         {r.name, join(r.shape, [](int64_t n) { return std::to_string(n); }),
          r.logical_axes.empty() ? "None"
                                 : join(r.logical_axes, [](const std::string& a) { return "'" + a + "'"; }),
          join(r.mesh_axes, [](const std::optional<std::string>& a) {
            return a ? "'" + *a + "'" : std::string("None");
-         })});
+         }),
+         std::to_string(r.BytesPerProcess())});
   }
-  std::vector<size_t> width(4, 0);
+  cells.push_back({"Total", "", "", "", std::to_string(total) + " of " +
+                                           std::to_string(total_global)});
+  std::vector<size_t> width(5, 0);
   for (const auto& row : cells) {
-    for (size_t i = 0; i < 4; ++i) width[i] = std::max(width[i], row[i].size());
+    for (size_t i = 0; i < 5; ++i) width[i] = std::max(width[i], row[i].size());
   }
   std::string out;
   for (const auto& row : cells) {
     std::string line;
-    for (size_t i = 0; i < 4; ++i) {
+    for (size_t i = 0; i < 5; ++i) {
       line += row[i];
-      if (i < 3) line += std::string(width[i] - row[i].size() + 2, ' ');
+      if (i < 4) line += std::string(width[i] - row[i].size() + 2, ' ');
     }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
   return out;

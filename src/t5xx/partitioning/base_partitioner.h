@@ -22,14 +22,39 @@
 #include "t5xx/partitioning/logical_axis_rules.h"
 #include "t5xx/partitioning/mesh.h"
 #include "t5xx/partitioning/reducer.h"
+#include "t5xx/partitioning/sharding.h"
 
 namespace t5xx::partitioning {
+
+// One row of the table t5x logs at start-up: a parameter or optimizer slot,
+// its global shape, logical axes and mesh axes, and the part of it this
+// process holds.
+struct VariableInfo {
+  std::string name;  // "target/encoder/..." for parameters, "state/..." for slots
+  std::vector<int64_t> shape;  // global
+  std::vector<std::string> logical_axes;  // empty: none (e.g. counts)
+  PartitionSpec mesh_axes;
+  ShardBox box;          // this process's piece (the whole shape when replicated)
+  bool primary = true;   // this process is the replica that writes `box`
+  int64_t itemsize = 4;  // bytes per element
+  // Bytes of this variable held by this process (box elements x itemsize).
+  int64_t BytesPerProcess() const;
+};
+
+// An optimizer state array as this process holds it.
+struct SlotShape {
+  std::string path;            // under optimizer.state, e.g. "param_states.<param>.v_row"
+  std::vector<int64_t> shape;  // local shape
+  int64_t itemsize = 4;
+};
 
 class BasePartitioner {
  public:
   virtual ~BasePartitioner() = default;
 
   virtual const Mesh& mesh() const = 0;
+  // This process's position on the mesh (sharding.h).
+  virtual MeshCoordinates coordinates() const { return {}; }
   virtual const LogicalAxisRules& rules() const = 0;
   virtual const Communicator& communicator() const = 0;
   // The reduction hook the optimizer's statistics go through
@@ -52,28 +77,29 @@ class BasePartitioner {
   // Mesh axes of every parameter, by t5x path (LogicalToMeshAxes of its
   // logical axes under rules()).
   std::map<std::string, PartitionSpec> ParamPartitionSpecs(const models::ParamStore& params) const;
-};
 
-// One row of the table t5x logs at start-up: a parameter or optimizer slot,
-// its global shape, logical axes and mesh axes.
-struct VariableInfo {
-  std::string name;  // "target/encoder/..." for parameters, "state/..." for slots
-  std::vector<int64_t> shape;
-  std::vector<std::string> logical_axes;  // empty: none (e.g. counts)
-  PartitionSpec mesh_axes;
+  // DescribeVariables (below) of this process's pieces on this mesh.
+  std::vector<VariableInfo> DescribeVariables(const models::ParamStore& params,
+                                                     const std::vector<SlotShape>& slots) const;
 };
 
 // The rows for `params` ("target/" + path), then for the optimizer state
-// arrays `slots` (path -> array; "state/" + path). A slot belongs to the
-// parameter whose t5x path is the longest one its path contains; its
-// logical axes are that parameter's, less the dims the slot does not have
-// (matched by size, in order: Adafactor's v_row/v_col), and none for arrays
-// of no parameter (counts) or of another rank. Mesh axes follow `rules`.
-std::vector<VariableInfo> DescribeVariables(
-    const models::ParamStore& params, const LogicalAxisRules& rules,
-    const std::vector<std::pair<std::string, std::vector<int64_t>>>& slots);
+// arrays `slots` ("state/" + path), from the pieces this process holds on
+// `mesh` at `coords` (the defaults: one process holding everything). A slot
+// belongs to the parameter whose t5x path is the longest one its path
+// contains; its logical axes are that parameter's, less the dims the slot
+// does not have (matched by size, in order: Adafactor's v_row/v_col), and
+// none for arrays of no parameter (counts) or of another rank. Mesh axes
+// follow `rules`; global shapes are the local ones times the mesh axis
+// sizes of their sharded dims.
+std::vector<VariableInfo> DescribeVariables(const models::ParamStore& params,
+                                            const LogicalAxisRules& rules,
+                                            const std::vector<SlotShape>& slots,
+                                            const Mesh& mesh = {},
+                                            const MeshCoordinates& coords = {});
 
-// The rows as an aligned text table: "name  shape  logical axes  mesh axes".
+// The rows as an aligned text table: "name  shape  logical axes  mesh axes
+// bytes per process", then a total line.
 std::string FormatVariableTable(const std::vector<VariableInfo>& rows);
 
 }  // namespace t5xx::partitioning

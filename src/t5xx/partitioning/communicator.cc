@@ -40,4 +40,25 @@ void Communicator::Barrier() const {
   AllReduceSum(one);
 }
 
+at::Tensor Communicator::AllReduceMax(const at::Tensor& t) const {
+  if (size() == 1) return t;
+  return std::get<0>(AllGather(t.detach().unsqueeze(0)).max(0));
+}
+
+std::shared_ptr<const Communicator> Communicator::Subgroup(const std::vector<int>& ranks) const {
+  if (ranks.size() == 1 && ranks[0] == rank()) return std::make_shared<LocalCommunicator>();
+  bool whole = static_cast<int>(ranks.size()) == size();
+  for (size_t i = 0; whole && i < ranks.size(); ++i) whole = ranks[i] == static_cast<int>(i);
+  T5XX_CHECK(!whole, "Subgroup of every process: use the communicator itself");
+  throw Error("this communicator cannot make process groups (a group of " +
+              std::to_string(ranks.size()) + " of its " + std::to_string(size()) +
+              " processes was asked for)");
+}
+
+std::shared_ptr<const Communicator> LocalCommunicator::Subgroup(const std::vector<int>& ranks) const {
+  T5XX_CHECK(ranks.size() == 1 && ranks[0] == 0,
+             "the one-process communicator has only rank 0");
+  return std::make_shared<LocalCommunicator>();
+}
+
 }  // namespace t5xx::partitioning

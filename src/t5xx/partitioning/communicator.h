@@ -6,6 +6,9 @@
 
 #include <ATen/ATen.h>
 
+#include <memory>
+#include <vector>
+
 namespace t5xx::partitioning {
 
 class Communicator {
@@ -35,6 +38,19 @@ class Communicator {
   virtual void Broadcast(at::Tensor& t, int root) const;
   // Returns once every process has called it.
   virtual void Barrier() const;
+  // The elementwise maximum over processes of `t` (no gradient); default:
+  // an AllGather and a local maximum.
+  virtual at::Tensor AllReduceMax(const at::Tensor& t) const;
+
+  // A communicator over the processes `ranks` (ranks of this one, in the
+  // order that gives the new ranks), of which this process must be one; the
+  // group's own rank is this process's position in `ranks`. Every member
+  // calls it with the same list, members of different groups may call it at
+  // once (a mesh axis's slices), and each process must create its groups in
+  // the same order as the others (all 'data' slices, then all 'model' ones).
+  // Throws t5xx::Error when this process is not in `ranks` or the backend
+  // cannot make groups.
+  virtual std::shared_ptr<const Communicator> Subgroup(const std::vector<int>& ranks) const;
 };
 
 // One process: rank 0 of 1; every collective is the identity.
@@ -47,6 +63,8 @@ class LocalCommunicator final : public Communicator {
   at::Tensor ReduceScatterSum(const at::Tensor& t) const override { return t; }
   void Broadcast(at::Tensor&, int) const override {}
   void Barrier() const override {}
+  at::Tensor AllReduceMax(const at::Tensor& t) const override { return t; }
+  std::shared_ptr<const Communicator> Subgroup(const std::vector<int>& ranks) const override;
 };
 
 }  // namespace t5xx::partitioning

@@ -49,9 +49,11 @@ void Collective(const char* what, int rank, F&& f) {
 struct GlooCommunicator::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> options;
+  std::vector<int> world_ranks;  // this communicator's ranks as ranks of the run
 };
 
-GlooCommunicator::GlooCommunicator(std::unique_ptr<Impl> impl, int rank, int size)
+GlooCommunicator::GlooCommunicator(std::shared_ptr<Impl> impl, int rank, int size)
     : impl_(std::move(impl)), rank_(rank), size_(size) {}
 
 GlooCommunicator::~GlooCommunicator() = default;
@@ -60,7 +62,8 @@ std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnviron
                                                             const ConnectOptions& options) {
   const auto deadline = Clock::now() + options.join_timeout;
   const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_shared<Impl>();
+  for (int r = 0; r < env.world_size; ++r) impl->world_ranks.push_back(r);
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(env.master_port);
   so.isServer = env.rank == 0;
@@ -138,6 +141,7 @@ std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnviron
   const bool loopback = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
   go->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
                                  : c10d::ProcessGroupGloo::createDefaultDevice());
+  impl->options = go;
   try {
     impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
         c10::make_intrusive<c10d::PrefixStore>("t5xx/gloo", impl->store), env.rank,
@@ -204,6 +208,35 @@ void GlooCommunicator::Broadcast(at::Tensor& t, int root) const {
 
 void GlooCommunicator::Barrier() const {
   Collective("barrier", rank_, [&] { impl_->pg->barrier()->wait(); });
+}
+
+std::shared_ptr<const Communicator> GlooCommunicator::Subgroup(const std::vector<int>& ranks) const {
+  int mine = -1;
+  std::string key = "t5xx/group";
+  auto impl = std::make_shared<Impl>();
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    T5XX_CHECK(ranks[i] >= 0 && ranks[i] < size_,
+               "Subgroup: rank " + std::to_string(ranks[i]) + " is not one of the " +
+                   std::to_string(size_) + " processes");
+    if (ranks[i] == rank_) mine = static_cast<int>(i);
+    const int world = impl_->world_ranks[static_cast<size_t>(ranks[i])];
+    impl->world_ranks.push_back(world);
+    key += "/" + std::to_string(world);
+  }
+  T5XX_CHECK(mine >= 0, "Subgroup: rank " + std::to_string(rank_) + " is not in the group");
+  if (ranks.size() == 1) return std::make_shared<LocalCommunicator>();
+  impl->store = impl_->store;
+  impl->options = impl_->options;
+  try {
+    impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        c10::make_intrusive<c10d::PrefixStore>(key, impl->store), mine,
+        static_cast<int>(ranks.size()), impl->options);
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(rank_) + " cannot set up the process group " + key +
+                ": " + e.what());
+  }
+  return std::shared_ptr<const Communicator>(
+      new GlooCommunicator(std::move(impl), mine, static_cast<int>(ranks.size())));
 }
 
 }  // namespace t5xx::partitioning

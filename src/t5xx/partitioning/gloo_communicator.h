@@ -42,11 +42,14 @@ class GlooCommunicator final : public Communicator {
   at::Tensor AllGather(const at::Tensor& t) const override;
   void Broadcast(at::Tensor& t, int root) const override;
   void Barrier() const override;
+  // A Gloo process group of the members `ranks` over the same store (a
+  // prefix per group), with this communicator's collective timeout.
+  std::shared_ptr<const Communicator> Subgroup(const std::vector<int>& ranks) const override;
 
  private:
   struct Impl;
-  GlooCommunicator(std::unique_ptr<Impl> impl, int rank, int size);
-  std::unique_ptr<Impl> impl_;
+  GlooCommunicator(std::shared_ptr<Impl> impl, int rank, int size);
+  std::shared_ptr<Impl> impl_;
   int rank_;
   int size_;
 };

@@ -45,12 +45,8 @@ partitioning::ConnectOptions ConnectOptionsFromEnvironment() {
 
 std::string VariableTable(const trainer::Trainer& trainer,
                           const partitioning::BasePartitioner& partitioner) {
-  std::vector<std::pair<std::string, std::vector<int64_t>>> slots;
-  for (const optim::StateArray& a : trainer.optimizer().StateArrays()) {
-    slots.emplace_back(a.path, a.value.sizes().vec());
-  }
-  return partitioning::FormatVariableTable(
-      partitioning::DescribeVariables(trainer.params(), partitioner.rules(), slots));
+  (void)partitioner;
+  return partitioning::FormatVariableTable(trainer.DescribeVariables());
 }
 
 PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run,

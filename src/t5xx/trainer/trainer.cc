@@ -100,8 +100,26 @@ Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore p
   if (!optimizer_->initialized()) optimizer_->Init(params_);
 }
 
+// The global batch's loss normalizing factor from this process's rows: the
+// additive factors (token counts, per-sequence weight sums) summed over the
+// data axis; a constant or None is the same everywhere.
+static double GlobalNormalizingFactor(const models::BaseTransformerModel& model,
+                               const models::FeatureBatch& local,
+                               const partitioning::BasePartitioner& partitioner) {
+  const models::NormalizedLossWeights w = model.LossWeights(local);
+  const auto kind = model.loss_normalizing_factor().kind;
+  using Kind = models::LossNormalizingFactor::Kind;
+  if (kind == Kind::kNone || kind == Kind::kConstant) return w.factor;
+  at::Tensor sum = at::tensor({w.factor}, at::kDouble);
+  partitioner.ReduceMetrics(sum);
+  return sum.item<double>();
+}
+
 StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
-  models::FeatureBatch batch = partitioner_.ShardBatch(global_batch);
+  return TrainStepOnLocalBatch(partitioner_.ShardBatch(global_batch));
+}
+
+StepMetrics Trainer::TrainStepOnLocalBatch(const models::FeatureBatch& batch) {
   const int64_t step = optimizer_->step();
   const int64_t k = num_microbatches_;
   const int64_t batch_size = batch.at("decoder_target_tokens").size(0);
@@ -111,7 +129,7 @@ StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
   // One normalizing factor for the whole global batch (see the header), so
   // that every data replica's loss and gradient are its share of the
   // global ones.
-  const double factor = model_.LossWeights(global_batch).factor;
+  const double factor = GlobalNormalizingFactor(model_, batch, partitioner_);
   params_.ZeroGrad();
   StepMetrics m;
   const int64_t mb = batch_size / k;
@@ -136,11 +154,23 @@ StepMetrics Trainer::TrainStep(const models::FeatureBatch& global_batch) {
   return m;
 }
 
+std::vector<partitioning::VariableInfo> Trainer::DescribeVariables() const {
+  std::vector<partitioning::SlotShape> slots;
+  for (const optim::StateArray& a : optimizer_->StateArrays()) {
+    slots.push_back({a.path, a.value.sizes().vec(), static_cast<int64_t>(a.value.element_size())});
+  }
+  return partitioner_.DescribeVariables(params_, slots);
+}
+
 StepMetrics Trainer::EvalStep(const models::FeatureBatch& global_batch) const {
+  return EvalStepOnLocalBatch(partitioner_.ShardBatch(global_batch));
+}
+
+StepMetrics Trainer::EvalStepOnLocalBatch(const models::FeatureBatch& batch) const {
   at::NoGradGuard no_grad;
-  models::FeatureBatch batch = partitioner_.ShardBatch(global_batch);
   StepMetrics m = ToMetrics(
-      model_.Loss(params_, batch, /*train=*/false, nullptr, model_.LossWeights(global_batch).factor),
+      model_.Loss(params_, batch, /*train=*/false, nullptr,
+                  GlobalNormalizingFactor(model_, batch, partitioner_)),
       batch);
   m.loss_per_nonpadding_target_token *= m.weight_sum;  // back to its numerator
   FinishMetrics(m, partitioner_);

@@ -62,16 +62,29 @@ class Trainer {
           const partitioning::BasePartitioner& partitioner,
           std::optional<int64_t> num_microbatches = std::nullopt, uint64_t random_seed = 0);
 
-  // One training step on a global batch; returns its metrics. Throws
-  // t5xx::Error when the batch size is not divisible by num_microbatches.
+  // One training step on a global batch (every process passes the same
+  // one; each keeps its data shard's rows, partitioner.ShardBatch); returns
+  // the global step's metrics. Throws t5xx::Error when the batch size is not
+  // divisible by num_microbatches.
   StepMetrics TrainStep(const models::FeatureBatch& batch);
-  // Teacher-forced loss/accuracy without updating (train=false: no dropout).
+  // The same on this process's own rows of the global batch (its data
+  // shard's batch, read with partitioner.data_shard_info(): global batch
+  // size / mesh().data rows). The loss normalizing factor is the global
+  // batch's: this process's share summed over the data axis.
+  StepMetrics TrainStepOnLocalBatch(const models::FeatureBatch& local_batch);
+  // Teacher-forced loss/accuracy without updating (train=false: no dropout),
+  // on a global batch / on this process's rows of it.
   StepMetrics EvalStep(const models::FeatureBatch& batch) const;
+  StepMetrics EvalStepOnLocalBatch(const models::FeatureBatch& local_batch) const;
 
   int64_t step() const { return optimizer_->step(); }
   const models::ParamStore& params() const { return params_; }
   const optim::Optimizer& optimizer() const { return *optimizer_; }
   int64_t num_microbatches() const { return num_microbatches_; }
+  // Every parameter and optimizer state array with its global shape, mesh
+  // axes and the box this process holds (the partitioner's
+  // DescribeVariables of the live train state).
+  std::vector<partitioning::VariableInfo> DescribeVariables() const;
 
  private:
   const models::BaseTransformerModel& model_;

@@ -1,0 +1,35 @@
+// Single-device ShardingHooks (see sharding_hooks.h).
+#include "t5xx/models/sharding_hooks.h"
+
+#include "t5xx/models/layers.h"
+#include "t5xx/models/param_store.h"
+
+namespace t5xx::models {
+
+at::Tensor ShardingHooks::Weight(const Param& p) const { return p.value; }
+
+at::Tensor ShardingHooks::Dense(const at::Tensor& x, const Param& kernel,
+                                at::ScalarType dtype) const {
+  return MatmulIn(x, kernel.value, dtype);
+}
+
+at::Tensor ShardingHooks::Embed(const Param& table, const at::Tensor& tokens) const {
+  return at::embedding(table.value, tokens);
+}
+
+at::Tensor ShardingHooks::Attend(const at::Tensor& x, const Param& table) const {
+  return at::matmul(x, table.value.t());
+}
+
+std::vector<int64_t> ShardingHooks::GlobalShape(const Param& p) const {
+  return p.value.sizes().vec();
+}
+
+VocabPartition ShardingHooks::VocabPartitionOf(const at::Tensor&) const { return {}; }
+
+const ShardingHooks& SingleDeviceHooks() {
+  static const ShardingHooks hooks;
+  return hooks;
+}
+
+}  // namespace t5xx::models

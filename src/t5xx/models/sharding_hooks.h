@@ -1,0 +1,64 @@
+// Where a parameter meets an activation: the few operations through which
+// model code uses its parameters, so that the partitioner -- not the model --
+// decides how sharded parameters compute and which collectives complete them.
+//
+// t5x's model code declares logical axes (param_with_axes) and constrains
+// activations (with_sharding_constraint); GSPMD then inserts the
+// communication. t5xx runs eagerly, so the same decision points are explicit
+// calls: a dense kernel applied to an activation, an embedding lookup, an
+// attention to the embedding, a parameter used elementwise, and the
+// cross-entropy over the vocabulary. ShardingHooks is single-device math;
+// the partitioner installs its own (partitioning/tensor_parallel_hooks.h) on
+// the ParamStore of a sharded run, and layers read as single-device code
+// either way. No collective is named here.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "t5xx/models/losses.h"
+
+namespace t5xx::models {
+
+struct Param;
+
+class ShardingHooks {
+ public:
+  virtual ~ShardingHooks() = default;
+
+  // The tensor to compute with when `p` is used elementwise or as a table
+  // (norm scales, the relative position table): whole, or split the way the
+  // activations it meets are split (e.g. the heads of a relative position
+  // table when attention heads are split).
+  virtual at::Tensor Weight(const Param& p) const;
+
+  // x @ kernel for a DenseGeneral kernel [in, out] (MatmulIn(x, kernel,
+  // dtype), layers.h). x: [..., in], or this process's slice of `in` when
+  // the activation is split along it. Returns [..., out], or a slice of
+  // `out` when the kernel's output dimension is split.
+  virtual at::Tensor Dense(const at::Tensor& x, const Param& kernel, at::ScalarType dtype) const;
+
+  // Rows of an embedding table [vocab, E] for int64 tokens [...]:
+  // at::embedding(table, tokens), float32 [..., E].
+  virtual at::Tensor Embed(const Param& table, const at::Tensor& tokens) const;
+
+  // x @ table^T for a table [vocab, E] (flax Embed.attend), float32 x
+  // [..., E] -> [..., vocab] or a slice of the vocabulary.
+  virtual at::Tensor Attend(const at::Tensor& x, const Param& table) const;
+
+  // The global shape of `p` (its local tensor may be a slice).
+  virtual std::vector<int64_t> GlobalShape(const Param& p) const;
+
+  // How the vocabulary dimension of `logits` [..., V_local] is split, for
+  // the loss (losses.h VocabPartition); a whole vocabulary (the default)
+  // gives an unset partition.
+  virtual VocabPartition VocabPartitionOf(const at::Tensor& logits) const;
+};
+
+// The single-device hooks every ParamStore starts with.
+const ShardingHooks& SingleDeviceHooks();
+
+}  // namespace t5xx::models

@@ -1,0 +1,69 @@
+// The ShardingHooks (models/sharding_hooks.h) of a ParamStore whose tensors
+// are this process's pieces under t5x's logical axis rules on a ('data',
+// 'model') mesh: how each use of a parameter computes and which collective
+// completes it (differentiable_collectives.h).
+//
+//  - Dimensions mapped to 'data' (parameter_partitioning_dims = 2: 'embed'
+//    -> 'data', ZeRO-3) are gathered just in time for the op that uses
+//    them; their gradients are reduce-scattered back (which also sums them
+//    over the data replicas).
+//  - A dense kernel whose output dimension is on 'model' is column-parallel
+//    (Megatron's f before it, its output a slice: the attention heads, the
+//    MLP hidden units, the vocabulary of the logits); one whose input
+//    dimension is on 'model' is row-parallel (its input sliced if whole,
+//    Megatron's g after it). An activation arriving split where the kernel
+//    wants it whole is gathered.
+//  - The embedding table split over the vocabulary looks up the rows it
+//    holds and sums the pieces; attending to it gives vocabulary-sliced
+//    logits, and the loss completes over the pieces (VocabPartitionOf).
+//  - A parameter used elementwise is gathered whole over 'model', except a
+//    'heads' dimension when the attention heads are split (the relative
+//    position table then holds the same heads as the queries).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "t5xx/models/param_store.h"
+#include "t5xx/models/sharding_hooks.h"
+#include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/logical_axis_rules.h"
+#include "t5xx/partitioning/sharding.h"
+
+namespace t5xx::partitioning {
+
+class PartitionedHooks final : public models::ShardingHooks {
+ public:
+  // For `params` (this process's pieces) with mesh axes `specs` by t5x
+  // path; data_group / model_group: this process's slice of each mesh axis.
+  PartitionedHooks(const models::ParamStore& params, std::map<std::string, PartitionSpec> specs,
+                   Mesh mesh, MeshCoordinates coords,
+                   std::shared_ptr<const Communicator> data_group,
+                   std::shared_ptr<const Communicator> model_group);
+
+  at::Tensor Weight(const models::Param& p) const override;
+  at::Tensor Dense(const at::Tensor& x, const models::Param& kernel,
+                   at::ScalarType dtype) const override;
+  at::Tensor Embed(const models::Param& table, const at::Tensor& tokens) const override;
+  at::Tensor Attend(const at::Tensor& x, const models::Param& table) const override;
+  std::vector<int64_t> GlobalShape(const models::Param& p) const override;
+  models::VocabPartition VocabPartitionOf(const at::Tensor& logits) const override;
+
+ private:
+  const PartitionSpec& SpecOf(const models::Param& p) const;
+  // The parameter with its 'data' dimensions gathered (ZeRO-3).
+  at::Tensor GatherData(const models::Param& p) const;
+  bool OnModel(const PartitionSpec& spec, size_t dim) const;
+
+  std::map<std::string, PartitionSpec> specs_;
+  Mesh mesh_;
+  MeshCoordinates coords_;
+  std::shared_ptr<const Communicator> data_group_;
+  std::shared_ptr<const Communicator> model_group_;
+  bool heads_split_ = false;  // attention's query kernels split their heads
+  int64_t vocab_size_ = 0;    // the global vocabulary (the embedding's rows)
+};
+
+}  // namespace t5xx::partitioning
