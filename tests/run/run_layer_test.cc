@@ -156,10 +156,10 @@ TEST_F(RunLayerTest, ModelDirMayHoldCheckpointsAndMustBeADirectory) {
 TEST_F(RunLayerTest, DatasetsReadThisProcessShard) {
   LoadedTrainConfig loaded = Load("four.txt");
   DatasetConfig d = loaded.setup.train_dataset;
-  d.batch_size = 1;
+  d.batch_size = 2;  // global: 1 example per shard and batch
   auto model = CreateModel(loaded.setup.model);
   // One file, two shards: every second example (seqio's fallback), so shard
-  // 1 of 2 reads "two" and "four".
+  // 1 of 2 reads "two" and "four", one a batch.
   trainer::BatchFn batches = GetBatches(d, "train", *model, /*num_epochs=*/1, 0, {1, 2});
   auto first = batches();
   ASSERT_TRUE(first.has_value());
@@ -173,6 +173,34 @@ TEST_F(RunLayerTest, DatasetsReadThisProcessShard) {
   EXPECT_EQ(row[4].item<int64_t>(), 0);
   ASSERT_TRUE(batches().has_value());
   EXPECT_FALSE(batches().has_value());
+}
+
+TEST_F(RunLayerTest, TrainingEvalBatchesAreStridedRowsOfTheGlobalBatch) {
+  LoadedTrainConfig loaded = Load("four.txt");
+  DatasetConfig d = loaded.setup.train_dataset;
+  d.batch_size = 2;
+  d.shuffle = false;
+  d.pack = false;  // one example a row
+  auto model = CreateModel(loaded.setup.model);
+  // t5x reads train-eval data whole and keeps rows r % 2 == 0 of the global
+  // batches ["one", "two"], ["three", "four"]: "one", then "three".
+  trainer::BatchFn rows = GetTrainingEvalBatches(d, *model, /*num_epochs=*/1, 0, {0, 2});
+  auto first = rows();
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->at("decoder_target_tokens").size(0), 1);
+  EXPECT_EQ(first->at("decoder_target_tokens")[0][0].item<int64_t>(), 'o' + 3);
+  auto second = rows();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->at("decoder_target_tokens")[0][0].item<int64_t>(), 't' + 3);
+  EXPECT_EQ(second->at("decoder_target_tokens")[0][1].item<int64_t>(), 'h' + 3);
+  EXPECT_FALSE(rows().has_value());
+  // A global batch that does not split over the shards.
+  d.batch_size = 3;
+  EXPECT_ERROR_CONTAINS(GetBatches(d, "train", *model, 1, 0, {0, 2}),
+                        "train/utils.DatasetConfig.batch_size = 3 does not divide by the data "
+                        "axis size 2");
+  EXPECT_ERROR_CONTAINS(GetTrainingEvalBatches(d, *model, 1, 0, {1, 2}),
+                        "train_eval/utils.DatasetConfig.batch_size = 3 does not divide");
 }
 
 TEST_F(RunLayerTest, CheckDatasetNamesTheSplitToSet) {

@@ -1,10 +1,13 @@
 // seqio's DataSource contract (seqio/dataset_providers.py): where a Task's raw
 // examples come from.
 //
-// A source lists its splits and yields a Dataset for one split, optionally
-// file-shuffled with a seed and restricted to one shard (ShardInfo: the
-// index-th of num_shards, file-level when there are enough files, else every
-// num_shards-th example). Framework-free: no libtorch.
+// A source lists its splits and its shards (seqio list_shards: files) and
+// yields a Dataset for one split, optionally file-shuffled with a seed and
+// restricted to one shard. Who applies a ShardInfo (the index-th of
+// num_shards) follows seqio's Task.get_dataset (task.h): the source, when it
+// has at least num_shards shards or supports_arbitrary_sharding(); else the
+// task reads the source unsharded and keeps every num_shards-th example.
+// Framework-free: no libtorch.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,15 @@ class DataSource {
   virtual DatasetPtr GetDataset(const std::string& split, bool shuffle,
                                 uint64_t seed,
                                 const ShardInfo& shard_info) const = 0;
+  // seqio list_shards: the units a ShardInfo splits at the source (a file
+  // source's sorted files). Default: one shard, the split itself.
+  virtual std::vector<std::string> ListShards(const std::string& split) const {
+    return {split};
+  }
+  // seqio supports_arbitrary_sharding: GetDataset takes any ShardInfo, even
+  // one of more shards than ListShards has (the task then never shards the
+  // examples itself). Default false.
+  virtual bool supports_arbitrary_sharding() const { return false; }
   // Bad records skipped so far by every dataset of this source when it was
   // built to skip them (BadRecordPolicy, file_data_source.h); 0 for sources
   // that never skip. `t5xx data stats` reports it as "skipped_records".

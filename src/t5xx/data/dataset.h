@@ -109,6 +109,12 @@ DatasetPtr Take(DatasetPtr input, int64_t n);
 // t5xx::Error if n < -1.
 DatasetPtr Skip(DatasetPtr input, int64_t n);
 
+// The examples of input at 0-based positions p with p % num_shards ==
+// index (tf.data shard; seqio's example-level sharding). num_shards == 1
+// returns input itself. Throws t5xx::Error unless num_shards >= 1 and
+// 0 <= index < num_shards.
+DatasetPtr Shard(DatasetPtr input, int num_shards, int index);
+
 // tf.data interleave over the datasets built by `factories` (in order):
 // up to cycle_length inputs are open at once, visited round-robin, and
 // block_length consecutive examples are taken from each before moving to the

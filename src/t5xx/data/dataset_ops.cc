@@ -162,6 +162,34 @@ class SkipDataset : public Dataset {
   bool skipped_ = false;
 };
 
+class ShardDataset : public Dataset {
+ public:
+  ShardDataset(DatasetPtr input, int num_shards, int index)
+      : input_(std::move(input)), num_shards_(num_shards), index_(index) {}
+  std::optional<Example> Next() override {
+    // Skips to the next position p with p % num_shards == index.
+    while (auto ex = input_->Next()) {
+      if (position_++ % num_shards_ == index_) return ex;
+    }
+    return std::nullopt;
+  }
+  json SaveState() const override {
+    return {{"position", position_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const json& state) override {
+    position_ = StateField(state, "position", "Shard").get<int64_t>();
+    T5XX_CHECK(position_ >= 0, "Shard: saved position " + std::to_string(position_) +
+                                   " is negative");
+    input_->RestoreState(StateField(state, "input", "Shard"));
+  }
+
+ private:
+  DatasetPtr input_;
+  int num_shards_;
+  int index_;
+  int64_t position_ = 0;  // examples pulled from the input so far
+};
+
 }  // namespace
 
 DatasetPtr Map(DatasetPtr input, std::function<Example(Example)> fn) {
@@ -196,6 +224,15 @@ DatasetPtr Skip(DatasetPtr input, int64_t n) {
   T5XX_CHECK(input != nullptr, "Skip: input dataset is null");
   T5XX_CHECK(n >= -1, "Skip: n must be -1 (all) or >= 0, got " + std::to_string(n));
   return std::make_unique<SkipDataset>(std::move(input), n);
+}
+
+DatasetPtr Shard(DatasetPtr input, int num_shards, int index) {
+  T5XX_CHECK(input != nullptr, "Shard: input dataset is null");
+  T5XX_CHECK(num_shards >= 1 && index >= 0 && index < num_shards,
+             "Shard: need num_shards >= 1 and 0 <= index < num_shards, got index " +
+                 std::to_string(index) + " of " + std::to_string(num_shards));
+  if (num_shards == 1) return input;
+  return std::make_unique<ShardDataset>(std::move(input), num_shards, index);
 }
 
 }  // namespace t5xx::seqio

@@ -78,7 +78,12 @@ class FileDataSource : public DataSource {
                         const ShardInfo& shard_info) const override;
   // The sorted, de-duplicated files of `split` (seqio list_shards). Throws
   // like GetDataset.
-  std::vector<std::string> ListShards(const std::string& split) const;
+  std::vector<std::string> ListShards(const std::string& split) const override;
+  // True: GetDataset applies seqio's whole rule itself (PlanFileRead: files
+  // when there are enough, else the examples of every file at every
+  // num_shards-th position -- the examples seqio's task-level ds.shard keeps,
+  // but only this shard's records are parsed).
+  bool supports_arbitrary_sharding() const override { return true; }
 
   // Bad records skipped so far by all datasets of this source (0 unless
   // bad_records.skip), including counts brought back by RestoreState.

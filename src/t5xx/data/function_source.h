@@ -38,8 +38,9 @@ class FunctionDataSource : public DataSource {
   DatasetPtr GetDataset(const std::string& split, bool shuffle, uint64_t seed,
                         const ShardInfo& shard_info) const override;
 
-  // seqio list_shards: the single shard is the split name itself.
-  std::vector<std::string> ListShards(const std::string& split) const;
+  // seqio list_shards: the single shard is the split name itself (so a
+  // Task reading shard i of n > 1 shards its examples instead).
+  std::vector<std::string> ListShards(const std::string& split) const override;
 
  private:
   void CheckSplit(const std::string& split) const;

@@ -147,13 +147,20 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
             std::to_string(shard_info.index) + " of " +
             std::to_string(shard_info.num_shards) + ")");
 
+  // seqio's Task.get_dataset: shard at the source when it has at least
+  // num_shards shards (files) or takes any ShardInfo; else read it whole and
+  // keep every num_shards-th example (ds.shard), before any preprocessor.
   DataSourcePtr source = source_;
+  const bool shard_at_source =
+      shard_info.num_shards == 1 || source->supports_arbitrary_sharding() ||
+      static_cast<int64_t>(source->ListShards(split).size()) >= shard_info.num_shards;
   DatasetPtr ds = RepeatIndexed(
-      [source, split, shuffle, seed, shard_info](int64_t e) {
-        return source->GetDataset(
-            split, shuffle,
-            HashSeed(seed, static_cast<uint64_t>(e), seed_purpose::kTaskEpoch),
-            shard_info);
+      [source, split, shuffle, seed, shard_info, shard_at_source](int64_t e) {
+        const uint64_t epoch_seed =
+            HashSeed(seed, static_cast<uint64_t>(e), seed_purpose::kTaskEpoch);
+        if (shard_at_source) return source->GetDataset(split, shuffle, epoch_seed, shard_info);
+        return Shard(source->GetDataset(split, shuffle, epoch_seed, ShardInfo{}),
+                     shard_info.num_shards, shard_info.index);
       },
       num_epochs);
 

@@ -58,7 +58,11 @@ class Task : public DatasetProvider, public std::enable_shared_from_this<Task> {
   const std::vector<MetricFn>& metric_fns() const { return metric_fns_; }
 
   // seqio Task.get_dataset, in this order:
-  //  1. source->GetDataset(split, shuffle, epoch seed, shard_info) per epoch,
+  //  1. source->GetDataset(split, shuffle, epoch seed, shard_info) per epoch
+  //     when the source has at least shard_info.num_shards shards
+  //     (ListShards) or supports_arbitrary_sharding(); else
+  //     source->GetDataset(..., ShardInfo{}) keeping every num_shards-th
+  //     example from shard_info.index (seqio's example-level fallback);
   //     repeated num_epochs times (-1 = forever; an epoch's source seed is
   //     HashSeed(seed, epoch)). Repeating before the preprocessors makes
   //     stochastic steps draw differently in each epoch (their per-example

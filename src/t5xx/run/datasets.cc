@@ -72,10 +72,20 @@ void BatchStream::RestoreState(const std::string& state, const std::string& sour
   }
 }
 
+void CheckBatchSplits(const DatasetConfig& d, const std::string& scope, int num_shards) {
+  T5XX_CHECK(num_shards >= 1 && d.batch_size % num_shards == 0,
+             scope + "/utils.DatasetConfig.batch_size = " + std::to_string(d.batch_size) +
+                 " does not divide by the data axis size " + std::to_string(num_shards) +
+                 " (each of the " + std::to_string(num_shards) +
+                 " data-parallel replicas reads batch_size / " + std::to_string(num_shards) +
+                 " examples, as in t5x); choose a multiple of " + std::to_string(num_shards));
+}
+
 std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::string& scope,
                                             const models::BaseTransformerModel& model,
                                             int num_epochs, uint64_t seed,
                                             const seqio::ShardInfo& shard) {
+  CheckBatchSplits(d, scope, shard.num_shards);
   const std::string what = Describe(d, scope);
   std::shared_ptr<seqio::FeatureConverter> converter =
       model.CreateFeatureConverter(d.pack, d.task_feature_lengths);
@@ -83,7 +93,7 @@ std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::s
   auto it = Reading(what, [&] {
     return std::make_shared<seqio::BatchIterator>(seqio::GetMixtureOrTaskDataset(
         d.mixture_or_task_name, lengths, *converter, d.split, d.shuffle, num_epochs, shard,
-        d.seed ? static_cast<uint64_t>(*d.seed) : seed, d.batch_size,
+        d.seed ? static_cast<uint64_t>(*d.seed) : seed, d.batch_size / shard.num_shards,
         seqio::TaskRegistry::Global(), seqio::MixtureRegistry::Global(),
         d.trim_output_features));
   });
@@ -95,6 +105,22 @@ trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
                             uint64_t seed, const seqio::ShardInfo& shard) {
   std::shared_ptr<BatchStream> stream = GetBatchStream(d, scope, model, num_epochs, seed, shard);
   return [stream]() { return stream->Next(); };
+}
+
+trainer::BatchFn GetTrainingEvalBatches(const DatasetConfig& d,
+                                        const models::BaseTransformerModel& model,
+                                        int num_epochs, uint64_t seed,
+                                        const seqio::ShardInfo& shard) {
+  CheckBatchSplits(d, "train_eval", shard.num_shards);
+  trainer::BatchFn global = GetBatches(d, "train_eval", model, num_epochs, seed, {});
+  if (shard.num_shards == 1) return global;
+  const at::Tensor rows = at::arange(shard.index, d.batch_size, shard.num_shards, at::kLong);
+  return [global, rows]() -> std::optional<models::FeatureBatch> {
+    std::optional<models::FeatureBatch> b = global();
+    if (!b) return std::nullopt;
+    for (auto& [name, t] : *b) t = t.index_select(0, rows);
+    return b;
+  };
 }
 
 seqio::OutputFeatures GetOutputFeatures(const std::string& name,

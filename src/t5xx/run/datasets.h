@@ -25,11 +25,15 @@ namespace t5xx::run {
 std::string Describe(const DatasetConfig& d, const std::string& scope);
 
 // t5x's utils.get_dataset: batches of d's task or mixture for `shard`
-// (shuffled with d.seed, else `seed`; num_epochs -1 = repeat forever),
-// converted by model.CreateFeatureConverter, as model tensors (int64 ids,
-// float32 loss weights; trainer/batch_conversion.h). A stream's errors are
-// prefixed with "while reading <what>: " (what = Describe(d, scope)).
-// Throws t5xx::Error likewise for an unknown task, bad lengths or split.
+// (seqio ShardInfo: files or examples, task.h; shuffled with d.seed, else
+// `seed`; num_epochs -1 = repeat forever), converted by
+// model.CreateFeatureConverter, of d.batch_size / shard.num_shards examples
+// each (this shard's part of the global batch, as t5x batches), as model
+// tensors (int64 ids, float32 loss weights; trainer/batch_conversion.h). A
+// stream's errors are prefixed with "while reading <what>: " (what =
+// Describe(d, scope)). Throws t5xx::Error likewise for an unknown task, bad
+// lengths or split, and when d.batch_size does not divide by
+// shard.num_shards (CheckBatchSplits says it first).
 trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
                             const models::BaseTransformerModel& model, int num_epochs,
                             uint64_t seed, const seqio::ShardInfo& shard);
@@ -60,6 +64,22 @@ class BatchStream {
   std::string what_;
   std::shared_ptr<const void> keep_alive_;
 };
+
+// t5x's get_training_eval_datasets for one config: the whole data (one
+// shard) batched by d.batch_size, the global batch, of which this process
+// keeps rows r with r % shard.num_shards == shard.index: d.batch_size /
+// shard.num_shards rows, and together the processes evaluate exactly the
+// global batches one process does (t5x: .unbatch().repeat().shard(n, i)
+// .batch(batch_size // n)). num_epochs as in GetBatches.
+trainer::BatchFn GetTrainingEvalBatches(const DatasetConfig& d,
+                                        const models::BaseTransformerModel& model,
+                                        int num_epochs, uint64_t seed,
+                                        const seqio::ShardInfo& shard);
+
+// t5x's check that a global batch splits over the data shards: throws
+// t5xx::Error naming <scope>/utils.DatasetConfig.batch_size and the data
+// axis size when d.batch_size does not divide by num_shards.
+void CheckBatchSplits(const DatasetConfig& d, const std::string& scope, int num_shards);
 
 // GetBatches as a BatchStream.
 std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::string& scope,
