@@ -11,6 +11,17 @@
 
 namespace t5xx::partitioning {
 
+// What a process sent through its collectives (its communicator and every
+// subgroup made from it), counted as the standard ring algorithms send for
+// a group of p processes: an all-reduce of n bytes 2(p-1)/p*n, an
+// all-gather of n bytes per process (p-1)*n, a broadcast n (bytes of the
+// tensor each call carries; Gloo's own algorithm choice may differ).
+struct CommunicationStats {
+  int64_t collectives = 0;
+  double payload_bytes = 0;  // bytes of the tensors handed to collectives
+  double sent_bytes = 0;     // ring-algorithm bytes sent by this process
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -51,6 +62,9 @@ class Communicator {
   // Throws t5xx::Error when this process is not in `ranks` or the backend
   // cannot make groups.
   virtual std::shared_ptr<const Communicator> Subgroup(const std::vector<int>& ranks) const;
+
+  // Totals since the start (zero for communicators that do not count).
+  virtual CommunicationStats stats() const { return {}; }
 };
 
 // One process: rank 0 of 1; every collective is the identity.

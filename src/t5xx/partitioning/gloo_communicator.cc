@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -46,7 +47,20 @@ void Collective(const char* what, int rank, F&& f) {
 
 }  // namespace
 
+// The counters of a run's communicator and its subgroups.
+struct StatsCounter {
+  std::mutex mu;
+  CommunicationStats stats;
+  void Add(double payload, double sent) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++stats.collectives;
+    stats.payload_bytes += payload;
+    stats.sent_bytes += sent;
+  }
+};
+
 struct GlooCommunicator::Impl {
+  std::shared_ptr<StatsCounter> counter = std::make_shared<StatsCounter>();
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
   c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> options;
@@ -166,7 +180,14 @@ void InPlace(at::Tensor& t, F&& f) {
 }
 }  // namespace
 
+CommunicationStats GlooCommunicator::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->counter->mu);
+  return impl_->counter->stats;
+}
+
 void GlooCommunicator::AllReduceSum(at::Tensor& t) const {
+  const double n = static_cast<double>(t.numel() * t.element_size());
+  impl_->counter->Add(n, 2.0 * (size_ - 1) / size_ * n);
   Collective("allreduce", rank_, [&] {
     InPlace(t, [&](std::vector<at::Tensor>& v) {
       c10d::AllreduceOptions o;
@@ -189,14 +210,48 @@ at::Tensor AllGatherList(c10d::ProcessGroupGloo& pg, const at::Tensor& t, int si
 
 at::Tensor GlooCommunicator::AllGather(const at::Tensor& t) const {
   T5XX_CHECK(t.dim() >= 1, "AllGather needs a tensor with a dim 0");
+  const double n = static_cast<double>(t.numel() * t.element_size());
+  impl_->counter->Add(n, (size_ - 1) * n);
   at::Tensor result;
   Collective("allgather", rank_, [&] { result = AllGatherList(*impl_->pg, t, size_); });
   return result;
 }
 
+at::Tensor GlooCommunicator::ReduceScatterSum(const at::Tensor& t) const {
+  T5XX_CHECK(t.dim() >= 1 && t.size(0) % size_ == 0,
+             "ReduceScatterSum: dim 0 of size " + std::to_string(t.dim() ? t.size(0) : 0) +
+                 " does not divide by the " + std::to_string(size_) + " processes");
+  if (size_ == 1) return t.clone();
+  const double n = static_cast<double>(t.numel() * t.element_size());
+  impl_->counter->Add(n, (size_ - 1) * n / size_);
+  // Block b ends, after size-1 steps, complete at rank b: at step s rank r
+  // sends its running sum of block (r - s - 1) mod size to r + 1 and adds
+  // the block (r - s - 2) mod size it receives from r - 1.
+  const int64_t rows = t.size(0) / size_;
+  const at::Tensor in = t.contiguous();
+  auto block = [&](int b) { return in.narrow(0, ((b % size_ + size_) % size_) * rows, rows); };
+  at::Tensor acc = block(rank_ - 1).clone();
+  const int next = (rank_ + 1) % size_, prev = (rank_ - 1 + size_) % size_;
+  Collective("reduce-scatter", rank_, [&] {
+    for (int s = 0; s < size_ - 1; ++s) {
+      std::vector<at::Tensor> out{acc};
+      at::Tensor incoming = at::empty_like(acc);
+      std::vector<at::Tensor> into{incoming};
+      auto send = impl_->pg->send(out, next, s);
+      auto recv = impl_->pg->recv(into, prev, s);
+      recv->wait();
+      send->wait();
+      acc = incoming + block(rank_ - s - 2);
+    }
+  });
+  return acc;
+}
+
 void GlooCommunicator::Broadcast(at::Tensor& t, int root) const {
   T5XX_CHECK(root >= 0 && root < size_, "Broadcast: root " + std::to_string(root) +
                                             " is not a rank of " + std::to_string(size_));
+  const double n = static_cast<double>(t.numel() * t.element_size());
+  impl_->counter->Add(n, n);
   Collective("broadcast", rank_, [&] {
     InPlace(t, [&](std::vector<at::Tensor>& v) {
       c10d::BroadcastOptions o;
@@ -227,6 +282,7 @@ std::shared_ptr<const Communicator> GlooCommunicator::Subgroup(const std::vector
   if (ranks.size() == 1) return std::make_shared<LocalCommunicator>();
   impl->store = impl_->store;
   impl->options = impl_->options;
+  impl->counter = impl_->counter;
   try {
     impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
         c10::make_intrusive<c10d::PrefixStore>(key, impl->store), mine,

@@ -34,17 +34,21 @@ class GlooCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  // Gloo's allreduce, allgather and broadcast; ReduceScatterSum is the
-  // base class's allreduce + slice (Gloo in libtorch 1.13 has no
-  // reduce-scatter). Errors (a peer that died, a timeout) become
+  // Gloo's allreduce, allgather and broadcast; ReduceScatterSum is a ring
+  // of Gloo sends and receives (Gloo in libtorch 1.13 has no
+  // reduce-scatter): size()-1 steps, each passing one block of n/size()
+  // elements to the next rank and adding the one received. Errors (a peer that died, a timeout) become
   // t5xx::Error naming the collective.
   void AllReduceSum(at::Tensor& t) const override;
   at::Tensor AllGather(const at::Tensor& t) const override;
+  at::Tensor ReduceScatterSum(const at::Tensor& t) const override;
   void Broadcast(at::Tensor& t, int root) const override;
   void Barrier() const override;
   // A Gloo process group of the members `ranks` over the same store (a
   // prefix per group), with this communicator's collective timeout.
   std::shared_ptr<const Communicator> Subgroup(const std::vector<int>& ranks) const override;
+  // Shared with every subgroup made from this communicator.
+  CommunicationStats stats() const override;
 
  private:
   struct Impl;

@@ -70,6 +70,16 @@ at::Tensor PartitionedHooks::Weight(const models::Param& p) const {
   return w;
 }
 
+at::Tensor PartitionedHooks::CopyToModelOnce(const at::Tensor& x) const {
+  if (last_copy_in_.defined() && last_copy_in_.is_same(x) &&
+      last_copy_in_._version() == x._version()) {
+    return last_copy_out_;
+  }
+  last_copy_in_ = x;
+  last_copy_out_ = CopyToGroup(x, *model_group_);
+  return last_copy_out_;
+}
+
 at::Tensor PartitionedHooks::Dense(const at::Tensor& x, const models::Param& kernel,
                                    at::ScalarType dtype) const {
   const PartitionSpec& spec = SpecOf(kernel);
@@ -82,7 +92,7 @@ at::Tensor PartitionedHooks::Dense(const at::Tensor& x, const models::Param& ker
   }
   const at::Tensor whole = x.size(-1) == w.size(0) ? x : GatherReplicated(x, -1, model);
   if (OnModel(spec, 1)) {  // column-parallel: the output is this process's slice
-    return models::MatmulIn(CopyToGroup(whole, model), w, dtype);
+    return models::MatmulIn(CopyToModelOnce(whole), w, dtype);
   }
   return models::MatmulIn(whole, w, dtype);
 }

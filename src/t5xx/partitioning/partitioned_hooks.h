@@ -56,12 +56,19 @@ class PartitionedHooks final : public models::ShardingHooks {
   // The parameter with its 'data' dimensions gathered (ZeRO-3).
   at::Tensor GatherData(const models::Param& p) const;
   bool OnModel(const PartitionSpec& spec, size_t dim) const;
+  // Megatron's f on `x`, once per activation: the query, key and value
+  // kernels (and the gated MLP's wi_0 and wi_1) read the same input, so
+  // their input gradients are summed locally and all-reduced once.
+  at::Tensor CopyToModelOnce(const at::Tensor& x) const;
 
   std::map<std::string, PartitionSpec> specs_;
   Mesh mesh_;
   MeshCoordinates coords_;
   std::shared_ptr<const Communicator> data_group_;
   std::shared_ptr<const Communicator> model_group_;
+  // The last CopyToModelOnce input (held, so its address cannot be reused)
+  // and output. A train step runs on one thread.
+  mutable at::Tensor last_copy_in_, last_copy_out_;
   bool heads_split_ = false;  // attention's query kernels split their heads
   int64_t vocab_size_ = 0;    // the global vocabulary (the embedding's rows)
 };

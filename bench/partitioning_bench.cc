@@ -1,0 +1,237 @@
+// Communication and step time of each partitioning layout, on processes of
+// this machine joined over Gloo (as `t5xx launch` starts them).
+//
+//   build/bin/t5xx_partitioning_bench [STEPS]
+//
+// For each layout (data x model; ZeRO-3 = t5x's parameter_partitioning_dims
+// = 2) it starts data*model copies of itself (torchrun's variables,
+// OMP_NUM_THREADS = cores / processes, at least 1), each training a small
+// T5.1.1 (emb 256, 4 heads x 64, mlp 1024 gated GELU, 2 + 2 layers, vocab
+// 4096; float32, Adafactor; global batch 8 x (64 inputs + 32 targets), random
+// tokens) for 2 warm-up and STEPS (default 5) timed steps, and reports from
+// rank 0:
+//   step_s        median wall time of a train step
+//   vs_1x1        step_s / the 1x1 layout's step_s
+//   sent_MB       megabytes (1e6) rank 0 sent per step in collectives, counted
+//                 as the ring algorithms send (partitioning/communicator.h
+//                 CommunicationStats)
+//   min_MB        the layout's theoretical minimum per process per step:
+//                 gradients 2(D-1)/D x P_m (an all-reduce, or ZeRO-3's
+//                 all-gather + reduce-scatter, of the P_m parameter bytes one
+//                 model shard holds), plus Megatron's activation all-reduces
+//                 2(M-1)/M x A for each: per sublayer one forward (g) and one
+//                 backward (f; cross-attention two: its queries and the
+//                 encoder output), one per embedding lookup and one for the
+//                 logits' input, A = 4 bytes x (B/D) x length x emb
+//   ratio         sent_MB / min_MB
+// On a machine with fewer cores than processes, step_s measures sharing,
+// not scaling: read the communication columns there.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "t5xx/models/encoder_decoder_model.h"
+#include "t5xx/optim/adafactor.h"
+#include "t5xx/optim/lr_schedule.h"
+#include "t5xx/partitioning/gloo_communicator.h"
+#include "t5xx/partitioning/pjit_partitioner.h"
+#include "t5xx/trainer/trainer.h"
+#include "t5xx/util/free_port.h"
+
+extern char** environ;
+
+namespace {
+
+constexpr int64_t kBatch = 8, kInputs = 64, kTargets = 32;
+
+t5xx::models::T5Config BenchConfig() {
+  t5xx::models::T5Config c;
+  c.vocab_size = 4096;
+  c.emb_dim = 256;
+  c.num_heads = 4;
+  c.head_dim = 64;
+  c.num_encoder_layers = 2;
+  c.num_decoder_layers = 2;
+  c.mlp_dim = 1024;
+  c.mlp_activations = {"gelu", "linear"};
+  c.dropout_rate = 0.0;
+  return c;
+}
+
+t5xx::models::FeatureBatch RandomBatch(int64_t seed) {
+  at::Generator g = at::detail::createCPUGenerator(static_cast<uint64_t>(seed));
+  at::Tensor in = at::randint(3, 4096, {kBatch, kInputs}, g, at::kLong);
+  at::Tensor tg = at::randint(3, 4096, {kBatch, kTargets}, g, at::kLong);
+  at::Tensor dec = at::cat({at::zeros({kBatch, 1}, at::kLong), tg.narrow(1, 0, kTargets - 1)}, 1);
+  return {{"encoder_input_tokens", in}, {"decoder_target_tokens", tg},
+          {"decoder_input_tokens", dec}, {"decoder_loss_weights", at::ones({kBatch, kTargets})}};
+}
+
+// The theoretical minimum (see the top) in bytes.
+double MinimumBytes(int64_t data, int64_t model, double param_bytes_per_model_shard) {
+  const t5xx::models::T5Config c = BenchConfig();
+  const double d = static_cast<double>(data), m = static_cast<double>(model);
+  double bytes = 2.0 * (d - 1) / d * param_bytes_per_model_shard;
+  const double rows = static_cast<double>(kBatch) / d, e = static_cast<double>(c.emb_dim);
+  const double enc = rows * kInputs * e * 4, dec = rows * kTargets * e * 4;
+  const double activations = c.num_encoder_layers * 2 * 2 * enc +
+                             c.num_decoder_layers * (2 * dec + (2 * dec + enc) + 2 * dec) +
+                             enc + dec +  // the embedding lookups
+                             dec;         // the logits' input
+  bytes += 2.0 * (m - 1) / m * activations;
+  return bytes;
+}
+
+int Worker(int64_t num_partitions, int param_dims, int steps) {
+  const auto env = t5xx::partitioning::DetectProcessEnvironment();
+  std::shared_ptr<const t5xx::partitioning::Communicator> comm =
+      std::make_shared<t5xx::partitioning::LocalCommunicator>();
+  if (env && env->world_size > 1) comm = t5xx::partitioning::GlooCommunicator::Connect(*env);
+  t5xx::models::EncoderDecoderModel model{t5xx::models::Transformer(BenchConfig()), 1e-4, 0.0, {}};
+  t5xx::partitioning::PjitPartitioner partitioner(
+      num_partitions, t5xx::partitioning::StandardLogicalAxisRules(1, param_dims), comm);
+  t5xx::optim::LearningRateSchedulerConfig lr;
+  lr.factors = "constant";
+  lr.base_learning_rate = 0.01;
+  t5xx::trainer::Trainer t(model, partitioner.ShardParams(model.InitParams(0)),
+                           t5xx::optim::Adafactor({}), t5xx::optim::LearningRateSchedule(lr),
+                           partitioner);
+  for (int i = 0; i < 2; ++i) t.TrainStep(RandomBatch(i));
+  const double sent0 = comm->stats().sent_bytes;
+  std::vector<double> times;
+  for (int i = 0; i < steps; ++i) {
+    comm->Barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    t.TrainStep(RandomBatch(100 + i));
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  // The barriers' own bytes are nil (Gloo's barrier carries no tensor).
+  const double sent = (comm->stats().sent_bytes - sent0) / steps;
+  std::sort(times.begin(), times.end());
+  // P_m: the bytes of the parameters one model shard holds (its pieces
+  // gathered over 'data').
+  double p_m = 0;
+  for (const auto& v : t.DescribeVariables()) {
+    if (v.name.rfind("target/", 0) != 0) continue;
+    double n = 4;
+    for (size_t i = 0; i < v.shape.size(); ++i) {
+      const bool on_model = v.mesh_axes[i] && *v.mesh_axes[i] == "model";
+      n *= static_cast<double>(on_model ? v.box.shape[i] : v.shape[i]);
+    }
+    p_m += n;
+  }
+  if (comm->rank() == 0) {
+    std::printf("RESULT %.6f %.1f %.1f\n", times[times.size() / 2], sent,
+                MinimumBytes(partitioner.mesh().data, partitioner.mesh().model, p_m));
+  }
+  return 0;
+}
+
+struct Result {
+  double step_s = 0, sent = 0, minimum = 0;
+};
+
+Result Launch(const std::string& self, int world, int64_t model, int param_dims, int steps) {
+  const int port = t5xx::FreeLocalPort();
+  const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / world);
+  const std::string out = "/tmp/t5xx_partitioning_bench_" + std::to_string(getpid());
+  std::vector<pid_t> pids;
+  for (int r = 0; r < world; ++r) {
+    std::vector<std::string> env = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(world),
+                                    "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
+                                    "OMP_NUM_THREADS=" + std::to_string(threads)};
+    std::vector<char*> envp;
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = {self, "--worker", std::to_string(model),
+                                     std::to_string(param_dims), std::to_string(steps)};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    const std::string file = out + "." + std::to_string(r);
+    posix_spawn_file_actions_addopen(&fa, 1, file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), envp.data()) != 0) {
+      std::perror("posix_spawn");
+      std::exit(1);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::cerr << "a worker failed" << std::endl;
+      std::exit(1);
+    }
+  }
+  Result res;
+  FILE* f = std::fopen((out + ".0").c_str(), "r");
+  if (!f || std::fscanf(f, "RESULT %lf %lf %lf", &res.step_s, &res.sent, &res.minimum) != 3) {
+    std::cerr << "no result from rank 0" << std::endl;
+    std::exit(1);
+  }
+  std::fclose(f);
+  for (int r = 0; r < world; ++r) std::remove((out + "." + std::to_string(r)).c_str());
+  return res;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 5 && std::string(argv[1]) == "--worker") {
+    try {
+      return Worker(std::atoll(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]));
+    } catch (const std::exception& e) {
+      std::cerr << e.what() << std::endl;
+      return 1;
+    }
+  }
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 5;
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return 1;
+  self[n] = '\0';
+  struct Layout {
+    const char* name;
+    int data, model, param_dims;
+  };
+  const std::vector<Layout> layouts = {{"1x1", 1, 1, 1},       {"2x1", 2, 1, 1},
+                                       {"4x1", 4, 1, 1},       {"1x2", 1, 2, 1},
+                                       {"1x4", 1, 4, 1},       {"2x2", 2, 2, 1},
+                                       {"2x1 ZeRO-3", 2, 1, 2}, {"4x1 ZeRO-3", 4, 1, 2},
+                                       {"2x2 ZeRO-3", 2, 2, 2}};
+  std::printf("cores %u; T5.1.1 emb 256, 2+2 layers, vocab 4096; batch %lld x (%lld + %lld); "
+              "%d timed steps\n",
+              std::thread::hardware_concurrency(), static_cast<long long>(kBatch),
+              static_cast<long long>(kInputs), static_cast<long long>(kTargets), steps);
+  std::printf("%-12s %8s %7s %9s %9s %6s\n", "layout", "step_s", "vs_1x1", "sent_MB", "min_MB",
+              "ratio");
+  double base = 0;
+  for (const Layout& l : layouts) {
+    const Result r = Launch(self, l.data * l.model, l.model, l.param_dims, steps);
+    if (base == 0) base = r.step_s;
+    std::printf("%-12s %8.3f %7.2f %9.2f %9.2f %6s\n", l.name, r.step_s, r.step_s / base,
+                r.sent / 1e6, r.minimum / 1e6,
+                r.minimum > 0 ? std::to_string(r.sent / r.minimum).substr(0, 5).c_str() : "-");
+    std::fflush(stdout);
+  }
+  return 0;
+}
