@@ -1,8 +1,10 @@
 // See train.h.
 #include "t5xx/run/train.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <utility>
 
@@ -41,11 +43,68 @@ partitioning::ConnectOptions ConnectOptionsFromEnvironment() {
   return o;
 }
 
+// The dataset state files a checkpoint holds: with all_processes, every
+// data shard's position (state of this process: `state`), gathered over
+// the communicator from the processes at model coordinate 0; else this
+// process's own only.
+std::vector<checkpoints::ExtraFile> DataStateFiles(const std::string& state,
+                                                   const seqio::ShardInfo& shard,
+                                                   const partitioning::BasePartitioner& p,
+                                                   bool all_processes) {
+  const partitioning::Communicator& comm = p.communicator();
+  if (!all_processes || comm.size() == 1) {
+    return {{checkpoints::DatasetStateFileName(shard.index, shard.num_shards), state}};
+  }
+  // Lengths first, then every state padded to the longest (bytes).
+  at::Tensor len = at::tensor({static_cast<int64_t>(state.size())}, at::kLong);
+  const at::Tensor lens = comm.AllGather(len);
+  const int64_t longest = std::max<int64_t>(1, lens.max().item<int64_t>());
+  at::Tensor bytes = at::zeros({longest}, at::kByte);
+  std::memcpy(bytes.data_ptr<uint8_t>(), state.data(), state.size());
+  const at::Tensor all = comm.AllGather(bytes).contiguous();
+  const int64_t model = p.mesh().model;
+  std::vector<checkpoints::ExtraFile> files;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (r % model != 0) continue;  // model coordinate 0 (model fastest)
+    const auto* at_r = all.data_ptr<uint8_t>() + r * longest;
+    files.push_back({checkpoints::DatasetStateFileName(static_cast<int>(r / model),
+                                                       static_cast<int>(p.mesh().data)),
+                     std::string(reinterpret_cast<const char*>(at_r),
+                                 static_cast<size_t>(lens[r].item<int64_t>()))});
+  }
+  return files;
+}
+
+// A local batch's counts summed over the data axis: the global batch's
+// (for the timing and data metrics).
+trainer::BatchCounts GlobalBatchCounts(const models::FeatureBatch& batch,
+                                       const partitioning::BasePartitioner& p) {
+  trainer::BatchCounts c = trainer::CountBatch(batch);
+  if (p.mesh().data == 1) return c;
+  std::vector<double> v = {static_cast<double>(c.examples), static_cast<double>(c.target_tokens)};
+  for (const auto& [name, f] : c.features) {
+    v.insert(v.end(), {static_cast<double>(f.non_padding), static_cast<double>(f.size),
+                       static_cast<double>(f.packed_examples)});
+  }
+  at::Tensor sums = at::tensor(v, at::kDouble);
+  p.ReduceMetrics(sums);
+  const double* x = sums.data_ptr<double>();
+  c.examples = static_cast<int64_t>(x[0]);
+  c.target_tokens = static_cast<int64_t>(x[1]);
+  size_t i = 2;
+  for (auto& [name, f] : c.features) {
+    f.non_padding = static_cast<int64_t>(x[i]);
+    f.size = static_cast<int64_t>(x[i + 1]);
+    f.packed_examples = static_cast<int64_t>(x[i + 2]);
+    i += 3;
+  }
+  return c;
+}
+
 }  // namespace
 
 std::string VariableTable(const trainer::Trainer& trainer,
                           const partitioning::BasePartitioner& partitioner) {
-  (void)partitioner;
   return partitioning::FormatVariableTable(trainer.DescribeVariables());
 }
 
@@ -68,14 +127,21 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   }
   out.partitioner = std::make_unique<partitioning::PjitPartitioner>(
       s.num_partitions, s.logical_axis_rules, comm);
-  T5XX_CHECK(s.train_dataset.batch_size % out.partitioner->mesh().data == 0,
-             "train/utils.DatasetConfig.batch_size = " +
-                 std::to_string(s.train_dataset.batch_size) + " does not divide by the " +
-                 std::to_string(out.partitioner->mesh().data) +
-                 " data-parallel processes; choose a multiple of " +
-                 std::to_string(out.partitioner->mesh().data));
-  models::ParamStore params = InitParams(*out.model, static_cast<uint64_t>(s.random_seed));
+  // t5x's get_dataset: each data replica reads batch_size / data-axis-size
+  // examples of every global batch (train and train-eval alike).
+  CheckBatchSplits(s.train_dataset, "train", static_cast<int>(out.partitioner->mesh().data));
+  if (s.train_eval_dataset) {
+    for (const DatasetConfig& cfg : run.eval_datasets) {
+      CheckBatchSplits(cfg, "train_eval", static_cast<int>(out.partitioner->mesh().data));
+    }
+  }
+  // Every process initialises the whole parameters from the seed (as t5x's
+  // jitted init) and keeps its pieces; the optimizer's state follows them,
+  // sized from the global shapes through the partitioner's reducer.
+  models::ParamStore params =
+      out.partitioner->ShardParams(InitParams(*out.model, static_cast<uint64_t>(s.random_seed)));
   std::unique_ptr<optim::Optimizer> optimizer = optim::MakeOptimizer(s.optimizer);
+  optimizer->set_reducer(out.partitioner->reducer());
   optimizer->Init(params);
   // t5x's restore order (run/restore.h): MODEL_DIR's latest checkpoint, else
   // utils.CheckpointConfig.restore; parameters and optimizer slots replace
@@ -85,9 +151,14 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   if (run.restore) {
     const auto t0 = std::chrono::steady_clock::now();
     const seqio::ShardInfo data_shard = out.partitioner->data_shard_info();
+    // Each process reads only the boxes it holds on this mesh, whatever mesh
+    // wrote the checkpoint.
+    trainer::RestoreOptions options = run.restore->options;
+    options.owned_slice = trainer::OwnedSlices(
+        out.partitioner->DescribeVariables(params, trainer::SlotShapes(*optimizer)));
     try {
       restored = trainer::RestoreTrainState(run.restore->checkpoint_dir, params, optimizer.get(),
-                                            run.restore->options, data_shard.index,
+                                            options, data_shard.index,
                                             data_shard.num_shards);
     } catch (const Error& e) {
       if (!run.restore->resuming ||
@@ -119,7 +190,8 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   {
     std::vector<std::vector<int64_t>> shapes;
     for (const auto& p : out.trainer->params().params()) shapes.push_back(p.value.sizes().vec());
-    const models::MemoryPlan plan = PlanMemory(s, *out.model, shapes);
+    const models::MemoryPlan plan =
+        PlanMemory(s, *out.model, shapes, out.partitioner->mesh().data);
     const int64_t available = models::AvailableHostMemoryBytes();
     log << "[setup] memory plan per process: " << plan.ToString();
     if (available > 0) {
@@ -168,7 +240,7 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
     for (const DatasetConfig& cfg : run.eval_datasets) {
       const models::BaseTransformerModel* model = out.model.get();
       auto make_eval = [cfg, model, seed, shard]() {
-        return GetBatches(cfg, "train_eval", *model, /*num_epochs=*/-1, seed, shard);
+        return GetTrainingEvalBatches(cfg, *model, /*num_epochs=*/-1, seed, shard);
       };
       T5XX_CHECK(make_eval()().has_value(),
                  Describe(cfg, "train_eval") + " yields no full batch of " +
@@ -180,9 +252,25 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   }
   out.loop = run.loop;
   out.loop.num_devices = out.partitioner->mesh().size();
-  out.loop.data_state = [train_stream]() { return train_stream->SaveState(); };
+  // Each data shard's position is saved with every checkpoint as
+  // DatasetStateFileName(shard index, shards), gathered to the chief, which
+  // writes them; of processes sharing a shard (model axis > 1) the one at
+  // model coordinate 0 provides it. Every process restores its shard's.
+  out.loop.data_state_files = [train_stream, shard, p = out.partitioner.get()](bool all) {
+    return DataStateFiles(train_stream->SaveState(), shard, *p, all);
+  };
   out.loop.process_index = shard.index;
   out.loop.process_count = shard.num_shards;
+  // Each process reads only its shard (global batch / data axis size rows)
+  // and the trainer completes the global step from it.
+  out.loop.local_batches = true;
+  out.loop.count_batch = [p = out.partitioner.get()](const models::FeatureBatch& b) {
+    return GlobalBatchCounts(b, *p);
+  };
+  log << "[setup] data: shard " << shard.index << " of " << shard.num_shards
+      << " (seqio ShardInfo; one per data-axis index): " << s.train_dataset.batch_size / shard.num_shards
+      << " examples per process of each global batch of " << s.train_dataset.batch_size
+      << std::endl;
 
   // Only now: MODEL_DIR and the operative config.
   const std::string operative = loaded.config->OperativeConfigString();
@@ -195,6 +283,7 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   }
   out.partitioner->communicator().Barrier();  // MODEL_DIR exists for every process
   out.loop.chief = chief;
+  out.loop.communicator = comm;  // several processes: each saves its part of a checkpoint
   const partitioning::Mesh& mesh = out.partitioner->mesh();
   log << "[setup] " << out.model->name() << ", " << out.trainer->params().NumElements()
       << " parameters; mesh (data=" << mesh.data << ", model=" << mesh.model << "); task "

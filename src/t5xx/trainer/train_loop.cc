@@ -45,12 +45,17 @@ std::string FormatDuration(double seconds) {
 
 }  // namespace
 
-MetricsAccumulator Evaluate(const Trainer& trainer, const BatchFn& next, int64_t max_batches) {
+MetricsAccumulator Evaluate(const Trainer& trainer, const BatchFn& next, int64_t max_batches,
+                            bool local_batches,
+                            const std::function<BatchCounts(const models::FeatureBatch&)>&
+                                count_batch) {
   MetricsAccumulator acc(/*train=*/false);
   while (max_batches < 0 || acc.steps() < max_batches) {
     std::optional<models::FeatureBatch> batch = next();
     if (!batch) break;
-    acc.Add(trainer.EvalStep(*batch), CountBatch(*batch));
+    const StepMetrics m =
+        local_batches ? trainer.EvalStepOnLocalBatch(*batch) : trainer.EvalStep(*batch);
+    acc.Add(m, count_batch ? count_batch(*batch) : CountBatch(*batch));
   }
   return acc;
 }
@@ -153,6 +158,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       checkpoints::RetentionPolicy{config.keep, config.keep_dataset_checkpoints,
                                    config.force_keep_period});
   std::optional<int64_t> last_saved_step;  // committed or being written
+  bool saving_after_error = false;  // save_after_error: no collectives
   // Reports saves the background writer finished.
   auto report_writes = [&](std::vector<checkpoints::WriteResult> done) {
     for (const checkpoints::WriteResult& w : done) {
@@ -180,6 +186,10 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
   auto save_checkpoint = [&]() {
     const int64_t step = trainer.step();
     if (last_saved_step == step) return;
+    // Every process takes part in gathering the data shards' positions
+    // (except when one saves after its own error); the chief writes them.
+    std::vector<checkpoints::ExtraFile> extra;
+    if (config.data_state_files) extra = config.data_state_files(!saving_after_error);
     if (!config.chief && !sharded_saves) {  // the chief saves the (replicated) state
       last_saved_step = step;
       result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, step);
@@ -192,12 +202,6 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
                    checkpoints::CheckpointDir(config.model_dir, step) +
                    " already exists and was not written by this run; move it out of MODEL_DIR");
     const auto t0 = Clock::now();
-    std::vector<checkpoints::ExtraFile> extra;
-    if (config.data_state) {
-      extra.push_back({checkpoints::DatasetStateFileName(config.process_index,
-                                                         config.process_count),
-                       config.data_state()});
-    }
     if (!config.chief) extra.clear();  // the chief writes the dataset states
     checkpoints::PendingCheckpoint snapshot =
         sharded_saves
@@ -245,6 +249,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
                " (a sharded save needs every process, so none is tried after an error) and " +
                last_checkpoint();
       }
+      saving_after_error = true;
       save_checkpoint();
       wait_for_saves();
       return "; training stopped at step " + std::to_string(trainer.step()) +
@@ -264,7 +269,8 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       const auto t0 = Clock::now();
       MetricsAccumulator acc(/*train=*/false);
       try {
-        acc = Evaluate(trainer, make(), config.eval_steps);
+        acc = Evaluate(trainer, make(), config.eval_steps, config.local_batches,
+                       config.count_batch);
       } catch (const Error& e) {
         throw Error(std::string(e.what()) + save_after_error());
       }
@@ -330,8 +336,10 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
         } catch (const Error& e) {
           throw Error(std::string(e.what()) + save_after_error());
         }
-        const BatchCounts counts = CountBatch(*batch);
-        const StepMetrics m = trainer.TrainStep(*batch);
+        const BatchCounts counts =
+            config.count_batch ? config.count_batch(*batch) : CountBatch(*batch);
+        const StepMetrics m = config.local_batches ? trainer.TrainStepOnLocalBatch(*batch)
+                                                   : trainer.TrainStep(*batch);
         if (config.stop_on_nan && !std::isfinite(m.loss)) {
           const std::string loss = std::isnan(m.loss) ? "nan" : m.loss > 0 ? "inf" : "-inf";
           nan_stop = true;  // the state is the fault: not saved

@@ -83,12 +83,27 @@ struct TrainLoopConfig {
   // Write checkpoints in the background (training blocks only while the
   // state is copied); false = block until each checkpoint is committed.
   bool async_checkpoints = true;
-  // The train data pipeline's state after the batches consumed so far (JSON
-  // text), saved with each checkpoint as this process's dataset state;
-  // empty = none saved.
-  std::function<std::string()> data_state;
-  int process_index = 0;  // names the dataset state file
+  // The train data pipeline's dataset state files to save with each
+  // checkpoint: checkpoints::DatasetStateFileName(data shard, shards) ->
+  // that shard's position after the batches consumed so far (JSON text).
+  // Called by every process at every save, with all_processes = true (it
+  // may gather every data shard's position to the chief: a collective),
+  // or false when one process saves after its own error (then only this
+  // process's shard, no collective). The chief writes what it returns.
+  // Empty = none saved.
+  std::function<std::vector<checkpoints::ExtraFile>(bool all_processes)> data_state_files;
+  // This process's data shard (names its dataset state file).
+  int process_index = 0;
   int process_count = 1;
+  // The batches are this process's data shard's (t5xx train: global batch /
+  // data axis size rows, Trainer::TrainStepOnLocalBatch and
+  // EvalStepOnLocalBatch) rather than the global batch every process is
+  // given (Trainer::TrainStep / EvalStep keep their rows).
+  bool local_batches = false;
+  // How a batch is counted for the timing and data metrics (seqs, tokens,
+  // padding); empty = CountBatch. With local_batches, one that sums the
+  // counts over the data axis makes them the global batch's.
+  std::function<BatchCounts(const models::FeatureBatch&)> count_batch;
   // Whether this process writes MODEL_DIR's summaries. False on every
   // process but rank 0. Without a `communicator` of several processes it
   // also decides who saves checkpoints (one copy of a replicated state).
@@ -164,6 +179,10 @@ void CheckTrainLoopConfig(const TrainLoopConfig& config,
 
 // Runs `max_batches` eval steps (fewer if the stream ends) on `next` and
 // returns their accumulated metrics (no steps if the stream was empty).
-MetricsAccumulator Evaluate(const Trainer& trainer, const BatchFn& next, int64_t max_batches);
+// local_batches, count_batch: as in TrainLoopConfig.
+MetricsAccumulator Evaluate(const Trainer& trainer, const BatchFn& next, int64_t max_batches,
+                            bool local_batches = false,
+                            const std::function<BatchCounts(const models::FeatureBatch&)>&
+                                count_batch = nullptr);
 
 }  // namespace t5xx::trainer
