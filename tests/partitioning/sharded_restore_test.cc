@@ -146,19 +146,14 @@ TEST(ShardedRestore, AZeRO3CheckpointSavedUnder2x2RestoresOnOneProcessWithItsEva
                  "2x2 ZeRO-3 -> 1 process");
 }
 
-// Adafactor's factored slots (v_row/v_col) across layouts. Disabled: it
-// fails today. partitioning::DescribeVariables gives a slot its
-// parameter's logical axes by matching the slot's *local* dims to the
-// parameter's local dims by size (SlotAxes, base_partitioner.cc), which is
-// ambiguous when a sharded parameter's local dims are equal: the
-// embedding [vocab 64, embed 32] on 2x2 is [32, 32] locally, and its
-// v_row [embed] is taken for 'vocab' -> 'model', so the 2x2 save writes
-// v_row with global shape [64] (a 1-process save: [32]) and a 2x2 restore
-// asks for the wrong box; likewise v_col [mlp] of mlp/wi [embed 32, mlp
-// 64] is taken for 'embed'. Enable once the optimizer says which
-// parameter dims each state array keeps (e.g. in optim::StateArray /
-// SlotShape) and DescribeVariables uses that.
-TEST(ShardedRestore, DISABLED_FactoredAdafactorSlotsRestoreAcross2x2AndOneProcess) {
+// Adafactor's factored slots (v_row/v_col) across layouts, with
+// min_dim_size_to_factor = 16 so that the tiny model's kernels factor. A
+// slot takes its logical axes from the parameter dims the optimizer says
+// it keeps (optim::StateArray::param_dims): matching local dims by size
+// (as DescribeVariables once did) is ambiguous when a sharded parameter's
+// local dims are equal (the embedding [vocab 64, embed 32] is [32, 32] on
+// 2x2), and gave v_row/v_col the wrong boxes.
+TEST(ShardedRestore, FactoredAdafactorSlotsRestoreAcross2x2AndOneProcess) {
   const testing::TempDir model_dir;
   const TinyEvals saved = SaveOn2x2(model_dir.path, 1, kFactorKernels);
   const std::string dir = checkpoints::CheckpointDir(model_dir.path, kSteps);

@@ -203,6 +203,7 @@ void Adafactor::Init(const models::ParamStore& params) {
   std::vector<std::string> order;
   for (const auto& p : params.params()) {
     AdafactorParamState s;
+    s.param_rank = p.value.dim();
     const std::vector<int64_t> local = p.value.sizes().vec();
     PlanFactoring(config_, p, reducer_->GlobalShape(p.name, p.value.sizes()), s);
     auto zeros = [](const std::vector<int64_t>& shape, at::ScalarType t = at::kFloat) {
@@ -352,10 +353,21 @@ std::vector<StateArray> Adafactor::StateArrays() const {
   for (const auto& name : order_) {
     const AdafactorParamState& s = state_.at(name);
     const std::string base = "param_states." + name + ".";
-    out.push_back({base + "v_row", s.v_row, true});
-    out.push_back({base + "v_col", s.v_col, true});
-    out.push_back({base + "v", s.v, s.v.dim() == 1 && s.v.size(0) == 1});
-    out.push_back({base + "m", s.m, !config_.beta1.has_value()});
+    std::vector<int64_t> all(static_cast<size_t>(s.param_rank));
+    for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
+    auto keep = [&](const std::vector<int64_t>& dropped) {
+      std::vector<int64_t> kept;
+      for (int64_t d : all) {
+        if (std::find(dropped.begin(), dropped.end(), d) == dropped.end()) kept.push_back(d);
+      }
+      return kept;
+    };
+    // Unused slots are (1,) placeholders of no parameter dims.
+    const std::vector<int64_t> none;
+    out.push_back({base + "v_row", s.v_row, true, s.is_factored ? keep(s.col_dims) : none});
+    out.push_back({base + "v_col", s.v_col, true, s.is_factored ? keep(s.row_dims) : none});
+    out.push_back({base + "v", s.v, s.v.dim() == 1 && s.v.size(0) == 1, s.is_factored ? none : all});
+    out.push_back({base + "m", s.m, !config_.beta1.has_value(), config_.beta1 ? all : none});
   }
   return out;
 }

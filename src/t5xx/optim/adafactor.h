@@ -109,6 +109,7 @@ struct AdafactorParamState {
   std::vector<int64_t> row_dims, col_dims;
   // Dims the RMS statistics average over (all but BATCH dims).
   std::vector<int64_t> averaging_dims;
+  int64_t param_rank = 0;  // the parameter's number of dims
 };
 
 class Adafactor : public Optimizer {

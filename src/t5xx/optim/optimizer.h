@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ struct StateArray {
   // of a zarr directory: Adafactor's v_row/v_col and unused (1,) slots,
   // optax's counts.
   bool store_inline = false;
+  // The dims of its parameter this array keeps, in order (Adafactor's v_row
+  // drops the column dims, v_col the row dims; a full slot keeps them all),
+  // so the partitioner shards it like those dims. Unset: matched by size.
+  // Set to another rank than the array's (a (1,) placeholder): no axes.
+  std::optional<std::vector<int64_t>> param_dims;
 };
 
 class Optimizer {

@@ -53,7 +53,7 @@ std::vector<VariableInfo> DescribeVariables(const models::ParamStore& params,
     finish(row, p.value.sizes().vec());
     rows.push_back(std::move(row));
   }
-  for (const auto& [path, shape, itemsize] : slots) {
+  for (const auto& [path, shape, itemsize, param_dims] : slots) {
     const models::Param* owner = nullptr;
     for (const auto& p : params.params()) {
       if (path.find(p.name) != std::string::npos &&
@@ -63,7 +63,13 @@ std::vector<VariableInfo> DescribeVariables(const models::ParamStore& params,
     }
     VariableInfo row{"state/" + path, {}, {}, {}};
     row.itemsize = itemsize;
-    if (owner) row.logical_axes = SlotAxes(shape, owner->value.sizes().vec(), owner->axes);
+    if (owner && param_dims) {
+      if (param_dims->size() == shape.size()) {
+        for (int64_t d : *param_dims) row.logical_axes.push_back(owner->axes.at(static_cast<size_t>(d)));
+      }
+    } else if (owner) {
+      row.logical_axes = SlotAxes(shape, owner->value.sizes().vec(), owner->axes);
+    }
     row.mesh_axes = row.logical_axes.empty() ? PartitionSpec(shape.size())
                                              : LogicalToMeshAxes(row.logical_axes, rules);
     finish(row, shape);

@@ -46,6 +46,9 @@ struct SlotShape {
   std::string path;            // under optimizer.state, e.g. "param_states.<param>.v_row"
   std::vector<int64_t> shape;  // local shape
   int64_t itemsize = 4;
+  // The dims of its parameter the array keeps, in order, as the optimizer
+  // declares them (optim::StateArray::param_dims); unset: matched by size.
+  std::optional<std::vector<int64_t>> param_dims;
 };
 
 class BasePartitioner {
@@ -67,6 +70,10 @@ class BasePartitioner {
   // This process's slice of a global batch along 'batch' -> 'data'. Throws
   // t5xx::Error when the batch does not divide by the data axis size.
   virtual models::FeatureBatch ShardBatch(const models::FeatureBatch& global) const = 0;
+  // This process's pieces of the whole parameters `whole` (copies), ready to
+  // train with (a sharding partitioner also installs its hooks on them,
+  // models/sharding_hooks.h). Default: a copy of everything.
+  virtual models::ParamStore ShardParams(const models::ParamStore& whole) { return whole; }
   // Completes gradients across the data axis (sum).
   virtual void ReduceGradients(models::ParamStore& params) const = 0;
   // Sums per-replica metric sums (a 1-D float64 tensor) across the data
@@ -87,9 +94,10 @@ class BasePartitioner {
 // arrays `slots` ("state/" + path), from the pieces this process holds on
 // `mesh` at `coords` (the defaults: one process holding everything). A slot
 // belongs to the parameter whose t5x path is the longest one its path
-// contains; its logical axes are that parameter's, less the dims the slot
-// does not have (matched by size, in order: Adafactor's v_row/v_col), and
-// none for arrays of no parameter (counts) or of another rank. Mesh axes
+// contains; its logical axes are that parameter's at the slot's
+// `param_dims` (Adafactor's v_row/v_col keep some of them), or, without
+// param_dims, the parameter dims matched by size in order; none for arrays
+// of no parameter (counts) or of another rank. Mesh axes
 // follow `rules`; global shapes are the local ones times the mesh axis
 // sizes of their sharded dims.
 std::vector<VariableInfo> DescribeVariables(const models::ParamStore& params,

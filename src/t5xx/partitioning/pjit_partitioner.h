@@ -66,7 +66,7 @@ class PjitPartitioner final : public BasePartitioner {
   // the hooks that compute with them; the partitioner remembers their
   // specs for its Reducer. Throws t5xx::Error naming a parameter whose
   // sharded dimension does not divide by its mesh axis.
-  models::ParamStore ShardParams(const models::ParamStore& whole);
+  models::ParamStore ShardParams(const models::ParamStore& whole) override;
   // Each parameter's mesh axes, set by ShardParams (or InstallHooks).
   const std::map<std::string, PartitionSpec>& specs() const { return specs_; }
   // Installs the hooks on `local` (pieces already, e.g. restored by box).

@@ -113,7 +113,7 @@ at::Tensor SimulatedShardsPartitioner::Shard(const std::string& param,
   return whole.narrow(it->second, rank_ * piece, piece).contiguous().clone();
 }
 
-models::ParamStore SimulatedShardsPartitioner::ShardParams(const models::ParamStore& whole) const {
+models::ParamStore SimulatedShardsPartitioner::ShardParams(const models::ParamStore& whole) {
   models::ParamStore out;
   for (const auto& p : whole.params()) out.Add(p.name, Shard(p.name, p.value.detach()), p.axes);
   return out;

@@ -57,7 +57,7 @@ class SimulatedShardsPartitioner final : public BasePartitioner {
                                                          int num_shards);
 
   // This shard's piece of `whole` (a copy), split along split_dims.
-  models::ParamStore ShardParams(const models::ParamStore& whole) const;
+  models::ParamStore ShardParams(const models::ParamStore& whole) override;
   // This shard's piece of one tensor of parameter `param`.
   at::Tensor Shard(const std::string& param, const at::Tensor& whole) const;
 

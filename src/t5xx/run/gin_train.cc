@@ -37,13 +37,31 @@ void ReadPartitioner(gin::Config& c, TrainSetup& s) {
   const std::string scope = gin::ExpectReference(c.Query(kTrain, "partitioner"), kPartitioner);
   const Value np = c.Query(kPartitioner, "num_partitions", scope);
   s.num_partitions = np.is_none() ? 1 : gin::AtLeast(np, 1);
-  gin::Refuse(s.num_partitions != 1, np,
-              "t5xx runs one process with one device for now; set num_partitions = 1");
   const Value sub = c.Query(kPartitioner, "model_parallel_submesh", scope);
-  gin::Refuse(!sub.is_none(), sub, "use num_partitions instead");
+  gin::Refuse(!sub.is_none(), sub,
+              "TPU submeshes have no meaning for processes; use num_partitions (the 'model' axis "
+              "size) instead");
   const Value rules = c.Query(kPartitioner, "logical_axis_rules", scope);
   if (rules.is_none()) {
     s.logical_axis_rules = partitioning::StandardLogicalAxisRules();
+  } else if (rules.kind() == Value::Kind::kList || rules.kind() == Value::Kind::kTuple) {
+    // A literal rule list, as t5x's docs write them:
+    // [('batch', 'data'), ('embed', None), ...].
+    s.logical_axis_rules.clear();
+    for (const Value& rule : rules.AsList()) {
+      const std::vector<Value>& pair = rule.AsList();
+      T5XX_CHECK(pair.size() == 2,
+                 rule.location().ToString() + ": a logical axis rule is a pair (logical axis, "
+                 "'data' / 'model' / None), got " + rule.ToGinString());
+      std::optional<std::string> mesh;
+      if (!pair[1].is_none()) {
+        mesh = pair[1].AsString();
+        T5XX_CHECK(*mesh == "data" || *mesh == "model",
+                   rule.location().ToString() + ": mesh axis '" + *mesh +
+                       "' in logical_axis_rules; the mesh axes are 'data' and 'model'");
+      }
+      s.logical_axis_rules.emplace_back(pair[0].AsString(), mesh);
+    }
   } else {
     const std::string rs = gin::ExpectReference(rules, kAxisRules, true, scope);
     s.logical_axis_rules = partitioning::StandardLogicalAxisRules(

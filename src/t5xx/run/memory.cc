@@ -1,13 +1,16 @@
 // See memory.h.
 #include "t5xx/run/memory.h"
 
+#include <algorithm>
+
 #include "t5xx/models/flops.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {
 
 models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformerModel& model,
-                              const std::vector<std::vector<int64_t>>& shapes) {
+                              const std::vector<std::vector<int64_t>>& shapes,
+                              int64_t data_parallel) {
   models::OptimizerSlots slots;
   if (s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor) {
     slots.factored = s.optimizer.adafactor.factored;
@@ -16,7 +19,8 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
   } else {
     slots.kind = models::OptimizerSlots::Kind::kAdamW;
   }
-  const int64_t batch = s.train_dataset.batch_size / s.num_microbatches.value_or(1);
+  const int64_t batch =
+      s.train_dataset.batch_size / std::max<int64_t>(1, data_parallel) / s.num_microbatches.value_or(1);
   const std::map<std::string, int64_t> lens =
       model.ModelFeatureLengths(s.train_dataset.task_feature_lengths);
   if (s.model.kind == ModelKind::kEncoderDecoder) {

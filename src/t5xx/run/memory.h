@@ -16,11 +16,15 @@
 namespace t5xx::run {
 
 // models::MemoryPlan for the configured model, optimizer, per-process batch
-// (divided by num_microbatches: one microbatch's activations are alive at a
-// time) and lengths (model.ModelFeatureLengths); `param_shapes` empty:
-// parameters, gradients and optimizer state count 0.
+// (the global batch over the `data_parallel` replicas, divided by
+// num_microbatches: one microbatch's activations are alive at a time) and
+// lengths (model.ModelFeatureLengths); `param_shapes` (this process's pieces
+// of the parameters) empty: parameters, gradients and optimizer state count
+// 0. Activations are counted at the model's full width, also when the
+// 'model' axis splits heads and MLP units (an upper bound there).
 models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformerModel& model,
-                              const std::vector<std::vector<int64_t>>& param_shapes);
+                              const std::vector<std::vector<int64_t>>& param_shapes,
+                              int64_t data_parallel = 1);
 
 // Throws t5xx::Error (with what to lower) unless plan.total() - allocated
 // fits in `available` bytes (< 0: unknown, no check).

@@ -141,7 +141,8 @@ std::function<checkpoints::Box(const std::string&, const std::vector<int64_t>&)>
 std::vector<partitioning::SlotShape> SlotShapes(const optim::Optimizer& optimizer) {
   std::vector<partitioning::SlotShape> slots;
   for (const optim::StateArray& a : optimizer.StateArrays()) {
-    slots.push_back({a.path, a.value.sizes().vec(), static_cast<int64_t>(a.value.element_size())});
+    slots.push_back({a.path, a.value.sizes().vec(), static_cast<int64_t>(a.value.element_size()),
+                     a.param_dims});
   }
   return slots;
 }

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "t5xx/trainer/checkpoint_restore.h"  // SlotShapes
 #include "t5xx/util/hash.h"  // HashSeed
 #include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
@@ -155,11 +156,7 @@ StepMetrics Trainer::TrainStepOnLocalBatch(const models::FeatureBatch& batch) {
 }
 
 std::vector<partitioning::VariableInfo> Trainer::DescribeVariables() const {
-  std::vector<partitioning::SlotShape> slots;
-  for (const optim::StateArray& a : optimizer_->StateArrays()) {
-    slots.push_back({a.path, a.value.sizes().vec(), static_cast<int64_t>(a.value.element_size())});
-  }
-  return partitioner_.DescribeVariables(params_, slots);
+  return partitioner_.DescribeVariables(params_, SlotShapes(*optimizer_));
 }
 
 StepMetrics Trainer::EvalStep(const models::FeatureBatch& global_batch) const {
