@@ -15,14 +15,10 @@
 //   sent_MB       megabytes (1e6) rank 0 sent per step in collectives, counted
 //                 as the ring algorithms send (partitioning/communicator.h
 //                 CommunicationStats)
-//   min_MB        the layout's theoretical minimum per process per step:
-//                 gradients 2(D-1)/D x P_m (an all-reduce, or ZeRO-3's
-//                 all-gather + reduce-scatter, of the P_m parameter bytes one
-//                 model shard holds), plus Megatron's activation all-reduces
-//                 2(M-1)/M x A for each: per sublayer one forward (g) and one
-//                 backward (f; cross-attention two: its queries and the
-//                 encoder output), one per embedding lookup and one for the
-//                 logits' input, A = 4 bytes x (B/D) x length x emb
+//   min_MB        the layout's theoretical minimum per process per step
+//                 (partitioning/communication_plan.h): gradients
+//                 2(D-1)/D x P_m, plus Megatron's activation all-reduces
+//                 2(M-1)/M x 4 bytes x A / D
 //   ratio         sent_MB / min_MB
 // On a machine with fewer cores than processes, step_s measures sharing,
 // not scaling: read the communication columns there.
@@ -46,6 +42,7 @@
 
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/optim/adafactor.h"
+#include "t5xx/partitioning/communication_plan.h"
 #include "t5xx/optim/lr_schedule.h"
 #include "t5xx/partitioning/gloo_communicator.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
@@ -81,21 +78,6 @@ t5xx::models::FeatureBatch RandomBatch(int64_t seed) {
           {"decoder_input_tokens", dec}, {"decoder_loss_weights", at::ones({kBatch, kTargets})}};
 }
 
-// The theoretical minimum (see the top) in bytes.
-double MinimumBytes(int64_t data, int64_t model, double param_bytes_per_model_shard) {
-  const t5xx::models::T5Config c = BenchConfig();
-  const double d = static_cast<double>(data), m = static_cast<double>(model);
-  double bytes = 2.0 * (d - 1) / d * param_bytes_per_model_shard;
-  const double rows = static_cast<double>(kBatch) / d, e = static_cast<double>(c.emb_dim);
-  const double enc = rows * kInputs * e * 4, dec = rows * kTargets * e * 4;
-  const double activations = c.num_encoder_layers * 2 * 2 * enc +
-                             c.num_decoder_layers * (2 * dec + (2 * dec + enc) + 2 * dec) +
-                             enc + dec +  // the embedding lookups
-                             dec;         // the logits' input
-  bytes += 2.0 * (m - 1) / m * activations;
-  return bytes;
-}
-
 int Worker(int64_t num_partitions, int param_dims, int steps) {
   const auto env = t5xx::partitioning::DetectProcessEnvironment();
   std::shared_ptr<const t5xx::partitioning::Communicator> comm =
@@ -122,21 +104,16 @@ int Worker(int64_t num_partitions, int param_dims, int steps) {
   // The barriers' own bytes are nil (Gloo's barrier carries no tensor).
   const double sent = (comm->stats().sent_bytes - sent0) / steps;
   std::sort(times.begin(), times.end());
-  // P_m: the bytes of the parameters one model shard holds (its pieces
-  // gathered over 'data').
-  double p_m = 0;
-  for (const auto& v : t.DescribeVariables()) {
-    if (v.name.rfind("target/", 0) != 0) continue;
-    double n = 4;
-    for (size_t i = 0; i < v.shape.size(); ++i) {
-      const bool on_model = v.mesh_axes[i] && *v.mesh_axes[i] == "model";
-      n *= static_cast<double>(on_model ? v.box.shape[i] : v.shape[i]);
-    }
-    p_m += n;
-  }
+  // The layout's least communication (partitioning/communication_plan.h).
+  const double minimum =
+      t5xx::partitioning::MinimumCommunicationPerStep(
+          partitioner.mesh(),
+          t5xx::partitioning::ParameterBytesPerModelShard(t.DescribeVariables()),
+          t5xx::partitioning::TensorParallelActivationElements(BenchConfig(), kBatch, kInputs,
+                                                               kTargets))
+          .total();
   if (comm->rank() == 0) {
-    std::printf("RESULT %.6f %.1f %.1f\n", times[times.size() / 2], sent,
-                MinimumBytes(partitioner.mesh().data, partitioner.mesh().model, p_m));
+    std::printf("RESULT %.6f %.1f %.1f\n", times[times.size() / 2], sent, minimum);
   }
   return 0;
 }

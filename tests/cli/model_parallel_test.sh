@@ -54,6 +54,14 @@ show="$work/mp.log" check "the variable table shows the query kernel's halved by
 show="$work/mp.log" check "the table's total is about half (parameters and optimizer state)" \
   bash -c 'grep -E "^Total " "$0" | head -1 | awk "{ if (\$2 / \$4 > 0.49 && \$2 / \$4 < 0.52) ok = 1 } END { exit !ok }"' "$work/mp.log"
 
+# Start-up names the layout's least communication per step, and the train
+# lines what was sent: within 10% of it (Adafactor's few statistics, the
+# metrics and the vocabulary-parallel loss add a little).
+show="$work/mp.log" check "1x2 sends within 10% of the least communication per step" \
+  bash -c 'least=$(grep -m1 "^\[setup\] communication per step, at least:" "$0" | sed -E "s/.*at least: ([0-9.e+-]+) MB.*/\1/");
+           sent=$(grep -m1 -E "^\[train\] step 3 of" "$0" | sed -E "s/.*\| sent ([0-9.e+-]+) MB\/step.*/\1/");
+           awk -v l="$least" -v s="$sent" "BEGIN { exit !(l > 0 && s >= l && s <= 1.1 * l) }"' "$work/mp.log"
+
 # The 1x2 run's checkpoint_6 resumes on one process (each process reads the
 # boxes it needs) and continues as the one-process run.
 timeout 300 "$T5XX" train "${args[@]}" --gin.TRAIN_STEPS=8 --gin.MODEL_DIR="$work/mp" >"$work/resume1.log" 2>&1

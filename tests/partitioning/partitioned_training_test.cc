@@ -6,8 +6,14 @@
 // rules, give the one-process run's loss at every step and its final
 // parameters within 1e-5 relative (sums run in other orders). The
 // one-process reference runs in this test. The bytes of parameters and
-// optimizer state each process holds shrink as each layout's specs say,
-// checked against counts worked out by hand below.
+// optimizer state each process holds shrink as each layout's specs say:
+// under t5x's standard rules (1 activation dim) every variable with a
+// 'vocab', 'mlp', 'heads' or 'joined_kv' axis is split over the 'model'
+// axis, and with parameter_partitioning_dims = 2 every variable with an
+// 'embed' axis also over 'data' (t5x/partitioning.py
+// standard_logical_axis_rules), so each process holds its global bytes
+// divided by those axes' sizes (ExpectedBytes, from the one-process run's
+// variables: global shapes and logical axes).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -37,6 +43,22 @@ void ExpectClose(double got, double want, const std::string& what) {
 }
 
 constexpr int kSteps = 20;
+
+int64_t ExpectedBytes(const std::vector<VariableInfo>& variables, int64_t data, int64_t model,
+                      int param_dims) {
+  int64_t total = 0;
+  for (const VariableInfo& v : variables) {
+    int64_t bytes = v.itemsize;
+    for (int64_t n : v.shape) bytes *= n;
+    bool on_model = false, on_data = false;
+    for (const std::string& a : v.logical_axes) {
+      on_model |= a == "vocab" || a == "mlp" || a == "heads" || a == "joined_kv";
+      on_data |= param_dims == 2 && a == "embed";
+    }
+    total += bytes / (on_model ? model : 1) / (on_data ? data : 1);
+  }
+  return total;
+}
 
 // Runs `c` on its processes; returns each rank's printed bytes.
 std::vector<int64_t> RunAndCompare(const Case& c, const testing::TinyTrainingResult& one) {
@@ -105,12 +127,20 @@ TEST_P(PartitionedTrainingTest, EveryLayoutTrainsAsOneProcess) {
                 "%lld)\n",
                 Name(c).c_str(), static_cast<long long>(bytes[0]),
                 static_cast<long long>(one.bytes_per_process));
-    // Data parallelism replicates everything; every other layout shrinks
-    // what rank 0 holds.
-    if (c.layout.num_partitions == 1 && c.layout.parameter_partitioning_dims == 1) {
-      EXPECT_EQ(bytes[0], one.bytes_per_process) << Name(c);
+    if (c.layout.activation_partitioning_dims == 1) {
+      const int64_t model_size = c.layout.num_partitions, data = c.world / model_size;
+      const int64_t want =
+          ExpectedBytes(one.variables, data, model_size, c.layout.parameter_partitioning_dims);
+      for (int r = 0; r < c.world; ++r) {
+        EXPECT_EQ(bytes[static_cast<size_t>(r)], want) << Name(c) << " rank " << r;
+      }
+      if (c.layout.num_partitions == 1 && c.layout.parameter_partitioning_dims == 1) {
+        EXPECT_EQ(want, one.bytes_per_process) << Name(c);  // data parallelism replicates
+      } else {
+        EXPECT_LT(want, one.bytes_per_process) << Name(c);
+      }
     } else {
-      EXPECT_LT(bytes[0], one.bytes_per_process) << Name(c);
+      EXPECT_LT(bytes[0], one.bytes_per_process) << Name(c);  // 2-D activation rules
     }
   }
 }

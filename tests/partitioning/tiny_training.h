@@ -34,6 +34,7 @@ struct TinyTrainingResult {
   // (gathered from the processes' pieces).
   std::vector<at::Tensor> params;
   int64_t bytes_per_process = 0;  // parameters + optimizer state held here
+  std::vector<partitioning::VariableInfo> variables;  // the variable table
 };
 
 // 4 heads of 8 (so that 4 model-axis processes hold one each), emb 32, mlp
@@ -88,7 +89,8 @@ inline TinyTrainingResult TrainTiny(std::shared_ptr<const partitioning::Communic
   for (int i = 0; i < steps; ++i) {
     r.losses.push_back(t.TrainStep(TinyLayoutBatch(layout.model, i)).loss);
   }
-  for (const auto& v : t.DescribeVariables()) r.bytes_per_process += v.BytesPerProcess();
+  r.variables = t.DescribeVariables();
+  for (const auto& v : r.variables) r.bytes_per_process += v.BytesPerProcess();
   for (const auto& p : t.params().params()) {
     at::Tensor whole = p.value.detach();
     const partitioning::PartitionSpec& spec = partitioner.specs().at(p.name);

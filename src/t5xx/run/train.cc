@@ -5,11 +5,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <utility>
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/models/memory_plan.h"
+#include "t5xx/partitioning/communication_plan.h"
 #include "t5xx/partitioning/gloo_communicator.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/partitioning/process_environment.h"
@@ -293,6 +295,27 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   log << "; model_dir " << s.model_dir << std::endl;
   log << "[setup] variables (t5x's partitioning table):\n"
       << VariableTable(*out.trainer, *out.partitioner);
+  {
+    // What this layout must communicate per step at least; the [train]
+    // lines report what was sent (timing/communication_bytes_per_step).
+    const std::map<std::string, int64_t> lens =
+        out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths);
+    const int64_t b = s.train_dataset.batch_size;
+    const double activations =
+        s.model.kind == ModelKind::kEncoderDecoder
+            ? partitioning::TensorParallelActivationElements(
+                  s.model.t5_config, b, lens.at("encoder_input_tokens"),
+                  lens.at("decoder_target_tokens"))
+            : partitioning::TensorParallelActivationElements(s.model.decoder_only_config, b,
+                                                             lens.at("decoder_target_tokens"));
+    const partitioning::CommunicationPlan plan = partitioning::MinimumCommunicationPerStep(
+        mesh, partitioning::ParameterBytesPerModelShard(out.trainer->DescribeVariables()),
+        activations);
+    log << "[setup] communication per step, at least: " << plan.total() / 1e6
+        << " MB sent per process (gradients " << plan.gradient_bytes / 1e6
+        << " MB over 'data', activations " << plan.activation_bytes / 1e6
+        << " MB over 'model'; partitioning/communication_plan.h)" << std::endl;
+  }
   if (s.relative_steps) {
     log << "[setup] train.relative_steps = " << *s.relative_steps << ": training to step "
         << out.trainer->step() + *s.relative_steps << " (train.total_steps = " << s.total_steps

@@ -324,6 +324,8 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       }
       const int64_t inner = std::min(epoch_end - host_step, stats_period);
       MetricsAccumulator acc(/*train=*/true);
+      const bool counts_bytes = config.communicator && config.communicator->size() > 1;
+      const double sent0 = counts_bytes ? config.communicator->stats().sent_bytes : 0.0;
       const auto t0 = Clock::now();
       for (int64_t i = 0; i < inner; ++i) {
         std::optional<models::FeatureBatch> batch;
@@ -366,6 +368,12 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
       Summary s = acc.Compute(seconds, config.num_devices, config.train_flops_per_step,
                               config.peak_flops_per_second);
       s["timing/uptime"] = Seconds(loop_start, Clock::now());
+      if (counts_bytes && inner > 0) {
+        // What this process sent in collectives per step (ring-algorithm
+        // bytes, partitioning/communicator.h), checkpoint gathers included.
+        s["timing/communication_bytes_per_step"] =
+            (config.communicator->stats().sent_bytes - sent0) / static_cast<double>(inner);
+      }
       write_scalars(host_step, s);
       if (first_summary) result.first_loss_per_token = s["loss_per_nonpadding_target_token"];
       first_summary = false;
@@ -379,6 +387,10 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
              << FormatMetric(s["timing/steps_per_second"]) << " steps/s | "
              << FormatMetric(s["timing/target_tokens_per_second"]) << " target tokens/s";
         if (s.count("timing/mfu")) line << " | mfu " << FormatMetric(s["timing/mfu"]);
+        if (s.count("timing/communication_bytes_per_step")) {
+          line << " | sent " << FormatMetric(s["timing/communication_bytes_per_step"] / 1e6)
+               << " MB/step";
+        }
         line << " | ETA "
              << FormatDuration(static_cast<double>(total - host_step) /
                                std::max(s["timing/steps_per_second"], 1e-12));
