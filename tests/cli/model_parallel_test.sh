@@ -93,5 +93,21 @@ launch 2 --gin.TRAIN_STEPS=2 --gin.MODEL_DIR="$work/badheads" --gin.network.T5Co
 show="$work/badheads.log" check "3 heads over a 'model' axis of 2 are refused, naming the parameter" \
   grep -q "relpos_bias.rel_embedding: dimension 0 of size 3 is sharded over mesh axis 'model' of size 2" "$work/badheads.log"
 
+# Rank 0 (which also serves the rendezvous store) killed mid-run under a
+# plain torchrun-style start: rank 1 ends with an error naming rank 0.
+p="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+for r in 0 1; do
+  RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p timeout 300 "$T5XX" train "${args[@]}" \
+    --gin.TRAIN_STEPS=100000 --gin.utils.SaveCheckpointConfig.period=None \
+    --gin.partitioning.PjitPartitioner.num_partitions=2 \
+    --gin.MODEL_DIR="$work/dead" >"$work/dead$r.log" 2>&1 &
+done
+pid0=$(jobs -p | tail -2 | head -1)
+for ((i = 0; i < 600; i++)); do grep -q '^\[train\] step 2 ' "$work/dead0.log" 2>/dev/null && break; sleep 0.1; done
+pkill -9 -P "$pid0" 2>/dev/null; kill -9 "$pid0" 2>/dev/null
+wait
+show="$work/dead1.log" check "a dead rank 0 ends rank 1 with rank 0 named" \
+  grep -q "rank 0 of the run stopped" "$work/dead1.log"
+
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <atomic>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -33,17 +34,13 @@ std::string Seconds(std::chrono::milliseconds ms) {
 // verdict (which names the missing ranks), so that they report it too.
 constexpr std::chrono::seconds kVerdictGrace{10};
 
-// Runs a c10d call, turning its errors into a t5xx::Error naming `what`.
-template <typename F>
-void Collective(const char* what, int rank, F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    throw Error(std::string("the ") + what + " collective failed on rank " + std::to_string(rank) +
-                ": " + e.what() +
-                " (another process may have stopped or died; see its log)");
-  }
-}
+// How often each process bumps its heartbeat counter in the store, and how
+// long a failed collective watches the counters before naming the ranks
+// whose counters stood still.
+constexpr std::chrono::milliseconds kHeartbeatPeriod{250};
+constexpr std::chrono::milliseconds kHeartbeatWatch{2000};
+
+std::string AliveKey(int world_rank) { return "t5xx/alive/" + std::to_string(world_rank); }
 
 }  // namespace
 
@@ -59,8 +56,23 @@ struct StatsCounter {
   }
 };
 
+// Each process's heartbeat: a counter in the store it bumps every
+// kHeartbeatPeriod from its own thread, so that when a collective fails the
+// survivors can tell which processes stopped (t5x and c10d only report the
+// broken connection).
+struct Heartbeat {
+  std::atomic<bool> stop{false};
+  std::thread thread;
+  ~Heartbeat() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+  }
+};
+
 struct GlooCommunicator::Impl {
   std::shared_ptr<StatsCounter> counter = std::make_shared<StatsCounter>();
+  std::shared_ptr<Heartbeat> heartbeat;  // the run's, shared with subgroups
+  int world_size = 1;
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
   c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> options;
@@ -71,6 +83,47 @@ GlooCommunicator::GlooCommunicator(std::shared_ptr<Impl> impl, int rank, int siz
     : impl_(std::move(impl)), rank_(rank), size_(size) {}
 
 GlooCommunicator::~GlooCommunicator() = default;
+
+std::string GlooCommunicator::StoppedRanks() const {
+  const int n = impl_->world_size;
+  auto read = [&]() {
+    std::vector<int64_t> counts(static_cast<size_t>(n), -1);
+    for (int r = 0; r < n; ++r) counts[static_cast<size_t>(r)] = impl_->store->add(AliveKey(r), 0);
+    return counts;
+  };
+  try {
+    const std::vector<int64_t> before = read();
+    std::this_thread::sleep_for(kHeartbeatWatch);
+    const std::vector<int64_t> after = read();
+    std::string stopped;
+    int count = 0;
+    const int me = impl_->world_ranks[static_cast<size_t>(rank_)];
+    for (int r = 0; r < n; ++r) {
+      if (r != me && after[static_cast<size_t>(r)] == before[static_cast<size_t>(r)]) {
+        stopped += (count++ ? ", " : "") + std::to_string(r);
+      }
+    }
+    if (count == 0) return "";
+    return "rank" + std::string(count == 1 ? " " : "s ") + stopped + " of the run stopped (no " +
+           "heartbeat for " + std::to_string(kHeartbeatWatch.count() / 1000) + " s; see " +
+           (count == 1 ? "its" : "their") + " log)";
+  } catch (const std::exception&) {
+    return "rank 0 of the run stopped (its rendezvous store no longer answers; see its log)";
+  }
+}
+
+template <typename F>
+void GlooCommunicator::Collective(const char* what, F&& f) const {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    const std::string stopped = StoppedRanks();
+    throw Error(std::string("the ") + what + " collective failed on rank " +
+                std::to_string(impl_->world_ranks[static_cast<size_t>(rank_)]) + ": " + e.what() +
+                (stopped.empty() ? " (another process may have stopped or died; see its log)"
+                                 : ": " + stopped));
+  }
+}
 
 std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnvironment& env,
                                                             const ConnectOptions& options) {
@@ -164,6 +217,23 @@ std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnviron
     throw Error("rank " + std::to_string(env.rank) + " cannot set up Gloo with the other " +
                 std::to_string(env.world_size - 1) + " processes: " + e.what());
   }
+  impl->world_size = env.world_size;
+  impl->heartbeat = std::make_shared<Heartbeat>();
+  {
+    c10::intrusive_ptr<c10d::Store> store = impl->store;
+    Heartbeat* hb = impl->heartbeat.get();
+    const std::string key = AliveKey(env.rank);
+    hb->thread = std::thread([store, hb, key] {
+      while (!hb->stop) {
+        try {
+          store->add(key, 1);
+        } catch (const std::exception&) {
+          return;  // the store (rank 0) is gone; the collectives will say so
+        }
+        std::this_thread::sleep_for(kHeartbeatPeriod);
+      }
+    });
+  }
   return std::unique_ptr<GlooCommunicator>(
       new GlooCommunicator(std::move(impl), env.rank, env.world_size));
 }
@@ -188,7 +258,7 @@ CommunicationStats GlooCommunicator::stats() const {
 void GlooCommunicator::AllReduceSum(at::Tensor& t) const {
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, 2.0 * (size_ - 1) / size_ * n);
-  Collective("allreduce", rank_, [&] {
+  Collective("allreduce", [&] {
     InPlace(t, [&](std::vector<at::Tensor>& v) {
       c10d::AllreduceOptions o;
       o.reduceOp = c10d::ReduceOp::SUM;
@@ -213,7 +283,7 @@ at::Tensor GlooCommunicator::AllGather(const at::Tensor& t) const {
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, (size_ - 1) * n);
   at::Tensor result;
-  Collective("allgather", rank_, [&] { result = AllGatherList(*impl_->pg, t, size_); });
+  Collective("allgather", [&] { result = AllGatherList(*impl_->pg, t, size_); });
   return result;
 }
 
@@ -232,7 +302,7 @@ at::Tensor GlooCommunicator::ReduceScatterSum(const at::Tensor& t) const {
   auto block = [&](int b) { return in.narrow(0, ((b % size_ + size_) % size_) * rows, rows); };
   at::Tensor acc = block(rank_ - 1).clone();
   const int next = (rank_ + 1) % size_, prev = (rank_ - 1 + size_) % size_;
-  Collective("reduce-scatter", rank_, [&] {
+  Collective("reduce-scatter", [&] {
     for (int s = 0; s < size_ - 1; ++s) {
       std::vector<at::Tensor> out{acc};
       at::Tensor incoming = at::empty_like(acc);
@@ -252,7 +322,7 @@ void GlooCommunicator::Broadcast(at::Tensor& t, int root) const {
                                             " is not a rank of " + std::to_string(size_));
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, n);
-  Collective("broadcast", rank_, [&] {
+  Collective("broadcast", [&] {
     InPlace(t, [&](std::vector<at::Tensor>& v) {
       c10d::BroadcastOptions o;
       o.rootRank = root;
@@ -262,7 +332,7 @@ void GlooCommunicator::Broadcast(at::Tensor& t, int root) const {
 }
 
 void GlooCommunicator::Barrier() const {
-  Collective("barrier", rank_, [&] { impl_->pg->barrier()->wait(); });
+  Collective("barrier", [&] { impl_->pg->barrier()->wait(); });
 }
 
 std::shared_ptr<const Communicator> GlooCommunicator::Subgroup(const std::vector<int>& ranks) const {
@@ -283,6 +353,8 @@ std::shared_ptr<const Communicator> GlooCommunicator::Subgroup(const std::vector
   impl->store = impl_->store;
   impl->options = impl_->options;
   impl->counter = impl_->counter;
+  impl->heartbeat = impl_->heartbeat;
+  impl->world_size = impl_->world_size;
   try {
     impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
         c10::make_intrusive<c10d::PrefixStore>(key, impl->store), mine,

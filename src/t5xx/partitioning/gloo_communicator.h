@@ -3,11 +3,15 @@
 // MASTER_ADDR:MASTER_PORT (process_environment.h), then every collective is
 // a Gloo collective. Joining waits at most `join_timeout`; a process that
 // never joins makes every other one fail with the missing ranks named
-// (t5x hangs there). libtorch 1.13 / 2.x differences stay in the .cc.
+// (t5x hangs there). Every process bumps a heartbeat counter in the store
+// four times a second; when a collective fails (a peer died and its
+// connections broke, or the collective timeout passed), the survivors
+// watch the counters for 2 s and name the ranks that stopped. libtorch 1.13 / 2.x differences stay in the .cc.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "t5xx/partitioning/communicator.h"
 #include "t5xx/partitioning/process_environment.h"
@@ -53,6 +57,13 @@ class GlooCommunicator final : public Communicator {
  private:
   struct Impl;
   GlooCommunicator(std::shared_ptr<Impl> impl, int rank, int size);
+  // Runs a c10d call; its error becomes a t5xx::Error naming the
+  // collective, this rank and the ranks that stopped (StoppedRanks).
+  template <typename F>
+  void Collective(const char* what, F&& f) const;
+  // The run's ranks whose heartbeats stood still while watched (about 2 s),
+  // as a sentence; "" when all are alive.
+  std::string StoppedRanks() const;
   std::shared_ptr<Impl> impl_;
   int rank_;
   int size_;
