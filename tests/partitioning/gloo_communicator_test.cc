@@ -69,6 +69,13 @@ TEST(ProcessEnvironmentTest, ReadsTorchrunSlurmAndOpenMpi) {
   EXPECT_EQ(t->local_world_size, 2);
   EXPECT_EQ(t->master_addr, "node0");
   EXPECT_EQ(t->master_port, 1234);
+  EXPECT_FALSE(t->agent_store);
+  // torchrun >= 2.x serves the store from its agent and says so.
+  auto agent = from({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                     {"TORCHELASTIC_RESTART_COUNT", "2"}});
+  ASSERT_TRUE(agent);
+  EXPECT_TRUE(agent->agent_store);
+  EXPECT_EQ(agent->restart_count, 2);
   auto s = from({{"SLURM_PROCID", "5"}, {"SLURM_STEP_NUM_TASKS", "6"}, {"SLURM_LOCALID", "2"},
                  {"SLURM_LAUNCH_NODE_IPADDR", "10.0.0.7"}});
   ASSERT_TRUE(s);

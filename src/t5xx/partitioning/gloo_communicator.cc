@@ -133,7 +133,7 @@ std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnviron
   for (int r = 0; r < env.world_size; ++r) impl->world_ranks.push_back(r);
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(env.master_port);
-  so.isServer = env.rank == 0;
+  so.isServer = env.rank == 0 && !env.agent_store;
   so.waitWorkers = false;  // t5xx checks who joined itself, to name the missing
   so.timeout = options.join_timeout;
   try {
@@ -145,6 +145,11 @@ std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnviron
                     : "rank " + std::to_string(env.rank) + " cannot reach rank 0's rendezvous at " +
                           where + " within " + Seconds(options.join_timeout) + ": " + e.what() +
                           " (is rank 0 running, and are MASTER_ADDR and MASTER_PORT right?)");
+  }
+  if (env.agent_store || env.restart_count > 0) {
+    // torchrun's agent store outlives restarts: one key space per attempt.
+    impl->store = c10::make_intrusive<c10d::PrefixStore>(
+        "t5xx/attempt_" + std::to_string(env.restart_count), impl->store);
   }
   c10d::Store& store = *impl->store;
   store.set(JoinedKey(env.rank), std::vector<uint8_t>{1});

@@ -77,6 +77,11 @@ std::optional<ProcessEnvironment> DetectProcessEnvironment(const Get& get_in) {
                   "MASTER_ADDR=<rank 0's host> (and MASTER_PORT)");
     }
     if (addr) e.master_addr = *addr;
+    if (e.launcher == "torchrun") {
+      const std::optional<std::string> agent = Str(get, "TORCHELASTIC_USE_AGENT_STORE");
+      e.agent_store = agent && (*agent == "True" || *agent == "true" || *agent == "1");
+      e.restart_count = Int(get, "TORCHELASTIC_RESTART_COUNT", n.launcher).value_or(0);
+    }
     if (const std::optional<int> port = Int(get, "MASTER_PORT", n.launcher)) {
       T5XX_CHECK(*port >= 1 && *port <= 65535,
                  "environment variable MASTER_PORT = " + std::to_string(*port) +

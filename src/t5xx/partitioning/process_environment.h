@@ -23,6 +23,13 @@ struct ProcessEnvironment {
   std::string master_addr = "127.0.0.1";  // where rank 0 serves the rendezvous
   int master_port = 29500;
   std::string launcher;  // "torchrun", "slurm", "openmpi" or "single process"
+  // torchrun's agent already serves the store at MASTER_ADDR:MASTER_PORT
+  // (TORCHELASTIC_USE_AGENT_STORE=True): every rank, rank 0 included,
+  // joins it as a client.
+  bool agent_store = false;
+  // torchrun's TORCHELASTIC_RESTART_COUNT: the rendezvous keys of each
+  // attempt are kept apart in a long-lived agent store.
+  int restart_count = 0;
 };
 
 // Reads the environment through `get` (std::getenv by default). Returns
