@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
 #include "partitioning/multiprocess.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "test_util.h"
@@ -29,6 +31,29 @@ TEST(GlooCommunicatorTest, CollectivesAcrossTwoAndFourProcesses) {
           << "world " << world << " rank " << r << ": " << run.errors[static_cast<size_t>(r)];
     }
   }
+}
+
+// torchrun >= 2.x serves the store from its agent and sets
+// TORCHELASTIC_USE_AGENT_STORE=True: every rank, rank 0 included, must join
+// that store as a client (a second server on MASTER_PORT would fail to
+// bind). Here the test process plays the agent.
+TEST(GlooCommunicatorTest, RanksJoinTorchrunsAgentStore) {
+  const int port = FreeLocalPort();
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<std::uint16_t>(port);
+  so.isServer = true;
+  so.waitWorkers = false;
+  auto agent = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
+  const Outcome run = Launch(T5XX_GLOO_WORKER, 2, {0, 1}, {"collectives"},
+                             {"TORCHELASTIC_USE_AGENT_STORE=True",
+                              "TORCHELASTIC_RESTART_COUNT=1"},
+                             port);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(run.exit_codes[static_cast<size_t>(r)], 0)
+        << "rank " << r << ": " << run.errors[static_cast<size_t>(r)];
+  }
+  // The ranks' keys live under the attempt's prefix in the agent's store.
+  EXPECT_TRUE(agent->check({"t5xx/attempt_1/t5xx/ready"}));
 }
 
 TEST(GlooCommunicatorTest, ARankThatNeverJoinsIsNamedByEveryOther) {

@@ -25,11 +25,13 @@ struct Outcome {
 };
 
 // Starts `worker` for `ranks` of a world of `world` processes, with
-// torchrun's variables, on a free port; waits for them all; returns each
-// one's exit code and stderr.
+// torchrun's variables, on a free port (or `port`), plus `extra_env`
+// ("NAME=value"); waits for them all; returns each one's exit code and
+// stderr.
 inline Outcome Launch(const std::string& worker, int world, const std::vector<int>& ranks,
-                      const std::vector<std::string>& args) {
-  const int port = FreeLocalPort();
+                      const std::vector<std::string>& args,
+                      const std::vector<std::string>& extra_env = {}, int port = 0) {
+  if (port == 0) port = FreeLocalPort();
   const testing::TempDir dir;
   std::vector<pid_t> pids;
   for (int r : ranks) {
@@ -37,6 +39,7 @@ inline Outcome Launch(const std::string& worker, int world, const std::vector<in
                                     "WORLD_SIZE=" + std::to_string(world),
                                     "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
                                     "OMP_NUM_THREADS=1"};
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
