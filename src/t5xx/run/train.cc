@@ -156,8 +156,10 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
     // Each process reads only the boxes it holds on this mesh, whatever mesh
     // wrote the checkpoint.
     trainer::RestoreOptions options = run.restore->options;
-    options.owned_slice = trainer::OwnedSlices(
-        out.partitioner->DescribeVariables(params, trainer::SlotShapes(*optimizer)));
+    if (out.partitioner->mesh().size() > 1) {
+      options.owned_slice = trainer::OwnedSlices(
+          out.partitioner->DescribeVariables(params, trainer::SlotShapes(*optimizer)));
+    }
     try {
       restored = trainer::RestoreTrainState(run.restore->checkpoint_dir, params, optimizer.get(),
                                             options, data_shard.index,
