@@ -91,7 +91,7 @@ show="$work/bad3.log" check "num_partitions = 3 over 2 processes is refused" \
 launch 2 --gin.TRAIN_STEPS=2 --gin.MODEL_DIR="$work/badheads" --gin.network.T5Config.num_heads=3 \
   --gin.partitioning.PjitPartitioner.num_partitions=2 >"$work/badheads.log" 2>&1
 show="$work/badheads.log" check "3 heads over a 'model' axis of 2 are refused, naming the parameter" \
-  grep -q "relpos_bias.rel_embedding: dimension 0 of size 3 is sharded over mesh axis 'model' of size 2" "$work/badheads.log"
+  grep -q "parameter encoder.relpos_bias.rel_embedding: dimension 0 ('heads') of size 3 (set by the network config's num_heads) does not divide by the 'model' mesh axis of size 2" "$work/badheads.log"
 
 # Rank 0 (which also serves the rendezvous store) killed mid-run under a
 # plain torchrun-style start: rank 1 ends with an error naming rank 0.
@@ -105,7 +105,7 @@ done
 pid0=$(jobs -p | tail -2 | head -1)
 for ((i = 0; i < 600; i++)); do grep -q '^\[train\] step 2 ' "$work/dead0.log" 2>/dev/null && break; sleep 0.1; done
 pkill -9 -P "$pid0" 2>/dev/null; kill -9 "$pid0" 2>/dev/null
-wait
+wait 2>/dev/null
 show="$work/dead1.log" check "a dead rank 0 ends rank 1 with rank 0 named" \
   grep -q "rank 0 of the run stopped" "$work/dead1.log"
 

@@ -2,8 +2,8 @@
 // and label smoothing on) and a tiny decoder-only model (logits through the
 // embedding) trained 20 steps on real processes joined over Gloo, under data
 // (2x1, 4x1), data x model (2x2), model (1x2, 1x4), ZeRO-3
-// (parameter_partitioning_dims = 2 on 2x1, 4x1 and 2x2) and 2-D activation
-// rules, give the one-process run's loss at every step and its final
+// (parameter_partitioning_dims = 2 on 2x1, 4x1 and 2x2), 2-D activation
+// rules and 4x1 with 2 microbatches, give the one-process run's loss at every step and its final
 // parameters within 1e-5 relative (sums run in other orders). The
 // one-process reference runs in this test. The bytes of parameters and
 // optimizer state each process holds shrink as each layout's specs say:
@@ -35,7 +35,10 @@ std::string Name(const Case& c) {
   const int64_t model = c.layout.num_partitions;
   return c.layout.model + " " + std::to_string(c.world / model) + "x" + std::to_string(model) +
          " param_dims " + std::to_string(c.layout.parameter_partitioning_dims) + " act_dims " +
-         std::to_string(c.layout.activation_partitioning_dims);
+         std::to_string(c.layout.activation_partitioning_dims) +
+         (c.layout.num_microbatches > 1
+              ? " microbatches " + std::to_string(c.layout.num_microbatches)
+              : std::string());
 }
 
 void ExpectClose(double got, double want, const std::string& what) {
@@ -70,7 +73,8 @@ std::vector<int64_t> RunAndCompare(const Case& c, const testing::TinyTrainingRes
       T5XX_PARTITIONED_TRAINING_WORKER, c.world, ranks,
       {c.layout.model, std::to_string(c.layout.num_partitions),
        std::to_string(c.layout.parameter_partitioning_dims),
-       std::to_string(c.layout.activation_partitioning_dims), std::to_string(kSteps), file});
+       std::to_string(c.layout.activation_partitioning_dims),
+       std::to_string(c.layout.num_microbatches), std::to_string(kSteps), file});
   std::vector<int64_t> bytes;
   for (int r = 0; r < c.world; ++r) {
     const size_t ri = static_cast<size_t>(r);
@@ -119,6 +123,8 @@ TEST_P(PartitionedTrainingTest, EveryLayoutTrainsAsOneProcess) {
       {2, {model, 1, 2, 1}}, {4, {model, 1, 2, 1}},  // ZeRO-3
       {4, {model, 2, 2, 1}},                         // ZeRO-3 x model
       {2, {model, 2, 1, 2}}, {4, {model, 2, 2, 2}},  // 2-D activation rules
+      {4, {model, 1, 1, 1, 2}},  // 4x1 with 2 microbatches: the bucketed all-reduce
+                                 // started in the backward pass carries the step's totals
   };
   for (const Case& c : cases) {
     const std::vector<int64_t> bytes = RunAndCompare(c, one);

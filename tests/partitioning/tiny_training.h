@@ -26,6 +26,7 @@ struct TinyLayout {
   int64_t num_partitions = 1;
   int parameter_partitioning_dims = 1;
   int activation_partitioning_dims = 1;
+  int64_t num_microbatches = 1;  // trainer.Trainer.num_microbatches
 };
 
 struct TinyTrainingResult {
@@ -84,7 +85,7 @@ inline TinyTrainingResult TrainTiny(std::shared_ptr<const partitioning::Communic
   lr.factors = "constant";
   lr.base_learning_rate = 0.05;
   trainer::Trainer t(*model, partitioner.ShardParams(model->InitParams(0)), optim::Adafactor({}),
-                     optim::LearningRateSchedule(lr), partitioner);
+                     optim::LearningRateSchedule(lr), partitioner, layout.num_microbatches);
   TinyTrainingResult r;
   for (int i = 0; i < steps; ++i) {
     r.losses.push_back(t.TrainStep(TinyLayoutBatch(layout.model, i)).loss);

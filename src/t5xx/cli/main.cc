@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "t5xx/cli/commands.h"
+#include "t5xx/partitioning/process_environment.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/utf8.h"
 
@@ -74,9 +75,21 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   // libtorch defaults to one intra-op thread per physical core as it counts
-  // them; use every core the process may run on unless OMP_NUM_THREADS says.
+  // them; use every core the process may run on unless OMP_NUM_THREADS says,
+  // shared out among the processes a launcher started on this host (more
+  // threads than cores makes every process wait on the others; torchrun
+  // sets OMP_NUM_THREADS=1 for the same reason).
   if (!std::getenv("OMP_NUM_THREADS")) {
-    at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    int per_host = 1;
+    try {
+      if (const auto env = t5xx::partitioning::DetectProcessEnvironment()) {
+        per_host = std::max(1, env->local_world_size);
+      }
+    } catch (const std::exception&) {
+      // A malformed launcher environment: `train` reports it.
+    }
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    at::set_num_threads(std::max(1, cores / per_host));
   }
   const std::string command = args[0];
   args.erase(args.begin());

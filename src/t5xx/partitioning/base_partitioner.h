@@ -74,6 +74,14 @@ class BasePartitioner {
   // train with (a sharding partitioner also installs its hooks on them,
   // models/sharding_hooks.h). Default: a copy of everything.
   virtual models::ParamStore ShardParams(const models::ParamStore& whole) { return whole; }
+  // Called before each backward pass of a train step (`last_microbatch`
+  // for its last): a partitioner may start reducing gradients while the
+  // backward pass still produces them; ReduceGradients completes it.
+  // Default: nothing.
+  virtual void BeforeBackward(models::ParamStore& params, bool last_microbatch) const {
+    (void)params;
+    (void)last_microbatch;
+  }
   // Completes gradients across the data axis (sum).
   virtual void ReduceGradients(models::ParamStore& params) const = 0;
   // Sums per-replica metric sums (a 1-D float64 tensor) across the data

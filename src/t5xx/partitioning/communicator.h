@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -62,6 +63,15 @@ class Communicator {
   // Throws t5xx::Error when this process is not in `ranks` or the backend
   // cannot make groups.
   virtual std::shared_ptr<const Communicator> Subgroup(const std::vector<int>& ranks) const;
+
+  // Starts AllReduceSum of `t` in place and returns the function that waits
+  // for it (t must stay alive and untouched until then); collectives on
+  // this communicator started meanwhile run after it, in call order.
+  // Default: synchronous.
+  virtual std::function<void()> StartAllReduceSum(at::Tensor& t) const {
+    AllReduceSum(t);
+    return [] {};
+  }
 
   // Totals since the start (zero for communicators that do not count).
   virtual CommunicationStats stats() const { return {}; }

@@ -30,44 +30,26 @@ at::Tensor ReduceScatterAlong(const at::Tensor& x, int64_t dim, const Communicat
   return group.ReduceScatterSum(moved).movedim(0, dim).contiguous();
 }
 
-struct GatherShardsFn : public torch::autograd::Function<GatherShardsFn> {
+// An op along `dim` over a group: `Forward` in the forward pass, `Backward`
+// on the gradient.
+using AlongDim = at::Tensor (*)(const at::Tensor&, int64_t, const Communicator&);
+template <AlongDim Forward, AlongDim Backward>
+struct AlongDimFn : public torch::autograd::Function<AlongDimFn<Forward, Backward>> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t dim,
                             int64_t group) {
     const Communicator& g = *reinterpret_cast<const Communicator*>(group);
     SaveGroup(ctx, g, dim);
-    return AllGatherAlong(x, dim, g);
+    return Forward(x, dim, g);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     const int64_t dim = ctx->saved_data["dim"].toInt();
-    return {ReduceScatterAlong(grad[0], dim, GroupOf(ctx)), at::Tensor(), at::Tensor()};
+    return {Backward(grad[0], dim, GroupOf(ctx)), at::Tensor(), at::Tensor()};
   }
 };
 
-struct GatherReplicatedFn : public torch::autograd::Function<GatherReplicatedFn> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t dim,
-                            int64_t group) {
-    const Communicator& g = *reinterpret_cast<const Communicator*>(group);
-    SaveGroup(ctx, g, dim);
-    return AllGatherAlong(x, dim, g);
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list grad) {
-    const int64_t dim = ctx->saved_data["dim"].toInt();
-    return {Piece(grad[0], dim, GroupOf(ctx)), at::Tensor(), at::Tensor()};
-  }
-};
-
-struct ScatterReplicatedFn : public torch::autograd::Function<ScatterReplicatedFn> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t dim,
-                            int64_t group) {
-    const Communicator& g = *reinterpret_cast<const Communicator*>(group);
-    SaveGroup(ctx, g, dim);
-    return Piece(x, dim, g);
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list grad) {
-    const int64_t dim = ctx->saved_data["dim"].toInt();
-    return {AllGatherAlong(grad[0], dim, GroupOf(ctx)), at::Tensor(), at::Tensor()};
-  }
-};
+using GatherShardsFn = AlongDimFn<AllGatherAlong, ReduceScatterAlong>;
+using GatherReplicatedFn = AlongDimFn<AllGatherAlong, Piece>;
+using ScatterReplicatedFn = AlongDimFn<Piece, AllGatherAlong>;
 
 struct CopyToGroupFn : public torch::autograd::Function<CopyToGroupFn> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t group) {

@@ -272,6 +272,22 @@ void GlooCommunicator::AllReduceSum(at::Tensor& t) const {
   });
 }
 
+std::function<void()> GlooCommunicator::StartAllReduceSum(at::Tensor& t) const {
+  T5XX_CHECK(t.is_contiguous(), "StartAllReduceSum needs a contiguous tensor");
+  const double n = static_cast<double>(t.numel() * t.element_size());
+  impl_->counter->Add(n, 2.0 * (size_ - 1) / size_ * n);
+  // (The Work type is ProcessGroup::Work in libtorch 1.13, c10d::Work in 2.x.)
+  auto start = [&] {
+    std::vector<at::Tensor> v{t};
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::SUM;
+    return impl_->pg->allreduce(v, o);
+  };
+  decltype(start()) work;
+  Collective("allreduce", [&] { work = start(); });
+  return [this, work] { Collective("allreduce", [&] { work->wait(); }); };
+}
+
 namespace {
 at::Tensor AllGatherList(c10d::ProcessGroupGloo& pg, const at::Tensor& t, int size) {
   std::vector<at::Tensor> parts;

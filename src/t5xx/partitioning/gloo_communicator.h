@@ -44,6 +44,9 @@ class GlooCommunicator final : public Communicator {
   // elements to the next rank and adding the one received. Errors (a peer that died, a timeout) become
   // t5xx::Error naming the collective.
   void AllReduceSum(at::Tensor& t) const override;
+  // Gloo's allreduce on its worker threads; the waiter turns errors into
+  // t5xx::Error as AllReduceSum does.
+  std::function<void()> StartAllReduceSum(at::Tensor& t) const override;
   at::Tensor AllGather(const at::Tensor& t) const override;
   at::Tensor ReduceScatterSum(const at::Tensor& t) const override;
   void Broadcast(at::Tensor& t, int root) const override;

@@ -2,9 +2,12 @@
 #include "t5xx/partitioning/pjit_partitioner.h"
 
 #include <algorithm>
+#include <functional>
+#include <set>
 
 #include "t5xx/partitioning/partitioned_hooks.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/error_list.h"
 
 namespace t5xx::partitioning {
 namespace {
@@ -54,8 +57,9 @@ PjitPartitioner::PjitPartitioner(int64_t num_partitions, LogicalAxisRules rules,
         "partitioning.PjitPartitioner.num_partitions = " +
             std::to_string(num_partitions) + " does not divide the " +
             std::to_string(num_devices) +
-            " available device(s); t5xx runs one process with one device for "
-            "now, so set num_partitions = 1");
+            " process(es) of the run (one device each); start a multiple of " +
+            std::to_string(num_partitions) + " processes, or choose a num_partitions that divides " +
+            std::to_string(num_devices));
   mesh_.model = num_partitions;
   mesh_.data = num_devices / num_partitions;
   reducer_ = std::make_shared<MeshReducer>(this);
@@ -89,14 +93,61 @@ PjitPartitioner::PjitPartitioner(int64_t num_partitions, LogicalAxisRules rules,
   }
 }
 
+namespace {
+
+// The model setting that sizes a dimension of this logical axis, for the
+// message when it does not divide.
+std::string SettingOf(const std::string& logical_axis) {
+  if (logical_axis == "heads") return " (set by the network config's num_heads)";
+  if (logical_axis == "joined_kv") return " (num_heads x head_dim of the network config)";
+  if (logical_axis == "vocab") return " (the network config's vocab_size)";
+  if (logical_axis == "mlp") return " (the network config's mlp_dim)";
+  if (logical_axis == "embed") return " (the network config's emb_dim)";
+  return "";
+}
+
+}  // namespace
+
 models::ParamStore PjitPartitioner::ShardParams(const models::ParamStore& whole) {
-  models::ParamStore local;
+  // Every parameter is checked before any is split, and every problem is
+  // reported at once (a missing rule is named once, however many
+  // parameters it concerns).
+  std::vector<std::string> errors;
+  std::vector<std::pair<PartitionSpec, ShardBox>> layout;
   for (const models::Param& p : whole.params()) {
-    const PartitionSpec spec = LogicalToMeshAxes(p.axes, rules_);
-    const ShardBox box = LocalShardBox(p.value.sizes().vec(), spec, mesh_, coords_, p.name);
+    PartitionSpec spec;
+    try {
+      spec = LogicalToMeshAxes(p.axes, rules_);
+    } catch (const Error& e) {
+      if (std::find(errors.begin(), errors.end(), e.what()) == errors.end()) errors.push_back(e.what());
+      layout.emplace_back();
+      continue;
+    }
+    for (size_t d = 0; d < spec.size(); ++d) {
+      if (!spec[d]) continue;
+      const int64_t n = mesh_.AxisSize(*spec[d]);
+      if (p.value.size(static_cast<int64_t>(d)) % n != 0) {
+        errors.push_back("parameter " + p.name + ": dimension " + std::to_string(d) + " ('" +
+                         p.axes[d] + "') of size " + std::to_string(p.value.size(static_cast<int64_t>(d))) +
+                         SettingOf(p.axes[d]) + " does not divide by the '" + *spec[d] +
+                         "' mesh axis of size " + std::to_string(n) +
+                         "; choose a size that divides, another num_partitions / process count, or "
+                         "map '" + p.axes[d] + "' to None in logical_axis_rules");
+      }
+    }
+    layout.emplace_back(spec, ShardBox{});
+  }
+  ThrowIfAny(errors, "the partitioning of the model's parameters over the mesh (data=" +
+                         std::to_string(mesh_.data) + ", model=" + std::to_string(mesh_.model) +
+                         ")");
+  models::ParamStore local;
+  for (size_t i = 0; i < whole.params().size(); ++i) {
+    const models::Param& p = whole.params()[i];
+    const ShardBox box =
+        LocalShardBox(p.value.sizes().vec(), layout[i].first, mesh_, coords_, p.name);
     at::Tensor piece = p.value.detach();
-    for (size_t i = 0; i < box.shape.size(); ++i) {
-      piece = piece.narrow(static_cast<int64_t>(i), box.origin[i], box.shape[i]);
+    for (size_t d = 0; d < box.shape.size(); ++d) {
+      piece = piece.narrow(static_cast<int64_t>(d), box.origin[d], box.shape[d]);
     }
     local.Add(p.name, piece.contiguous().clone(), p.axes);
   }
@@ -132,12 +183,80 @@ models::FeatureBatch PjitPartitioner::ShardBatch(
   return local;
 }
 
+struct PjitPartitioner::PendingGradients {
+  struct Bucket {
+    std::vector<models::Param*> params;
+    std::vector<at::Tensor> grads;  // flattened totals, in arrival order
+    int64_t bytes = 0;
+    at::Tensor flat;
+    std::function<void()> wait;  // set once started
+  };
+  std::vector<std::pair<models::Param*, unsigned>> hooks;
+  std::map<const models::Param*, int> arrivals;
+  std::vector<Bucket> buckets{1};
+  bool split_arrival = false;  // a gradient came in two parts
+
+  void Start(Bucket& b, const Communicator& group) {
+    b.flat = at::cat(b.grads);
+    b.wait = group.StartAllReduceSum(b.flat);
+  }
+};
+
+void PjitPartitioner::BeforeBackward(models::ParamStore& params, bool last_microbatch) const {
+  if (!last_microbatch || mesh_.data == 1) return;
+  auto pending = std::make_shared<PendingGradients>();
+  const Communicator* group = data_group_.get();
+  for (models::Param& p : params.params()) {
+    auto it = specs_.find(p.name);
+    if ((it != specs_.end() && UsesAxis(it->second, "data")) || !p.value.requires_grad()) continue;
+    models::Param* param = &p;
+    PendingGradients* state = pending.get();
+    const unsigned index = p.value.register_hook([state, param, group](const at::Tensor& grad) {
+      if (++state->arrivals[param] > 1) {
+        state->split_arrival = true;  // ReduceGradients falls back to the flat path
+        return;
+      }
+      // The step's whole gradient: earlier microbatches' .grad plus this.
+      const at::Tensor& before = param->value.grad();
+      const at::Tensor total = before.defined() ? before + grad : grad.clone();
+      PendingGradients::Bucket& b = state->buckets.back();
+      b.params.push_back(param);
+      b.grads.push_back(total.reshape({-1}));
+      b.bytes += total.numel() * total.element_size();
+      if (b.bytes >= kGradientBucketBytes) {
+        state->Start(b, *group);
+        state->buckets.emplace_back();
+      }
+    });
+    pending->hooks.emplace_back(param, index);
+  }
+  pending_ = std::move(pending);
+}
+
 void PjitPartitioner::ReduceGradients(models::ParamStore& params) const {
   if (mesh_.data == 1) return;  // single replica: gradients are complete
-  // One flat buffer, one all-reduce over the data group: fewer, larger
-  // messages than one per parameter (bucketing as DDP does, with a single
-  // bucket). Parameters split over 'data' (ZeRO-3) are left out: their
-  // reduce-scatter in the backward pass already summed them.
+  std::set<const models::Param*> done;
+  if (std::shared_ptr<PendingGradients> pending = std::move(pending_)) {
+    for (auto& [param, index] : pending->hooks) param->value.remove_hook(index);
+    PendingGradients::Bucket& last = pending->buckets.back();
+    if (!last.grads.empty()) pending->Start(last, *data_group_);
+    for (PendingGradients::Bucket& b : pending->buckets) {
+      if (b.wait) b.wait();  // every process waits for every bucket it started
+    }
+    if (!pending->split_arrival) {
+      for (PendingGradients::Bucket& b : pending->buckets) {
+        int64_t offset = 0;
+        for (models::Param* p : b.params) {
+          at::Tensor g = p->value.mutable_grad();
+          const int64_t n = g.numel();
+          g.copy_(b.flat.narrow(0, offset, n).view(g.sizes()));
+          offset += n;
+          done.insert(p);
+        }
+      }
+    }
+  }
+  // One flat buffer, one all-reduce over the data group for the rest.
   std::vector<models::Param*> reduced;
   std::vector<at::Tensor> grads;
   for (auto& p : params.params()) {
@@ -145,6 +264,7 @@ void PjitPartitioner::ReduceGradients(models::ParamStore& params) const {
     T5XX_CHECK(g.defined(), "ReduceGradients: parameter " + p.name + " has no gradient");
     auto it = specs_.find(p.name);
     if (it != specs_.end() && UsesAxis(it->second, "data")) continue;
+    if (done.count(&p)) continue;
     reduced.push_back(&p);
     grads.push_back(g.reshape({-1}));
   }
@@ -153,8 +273,7 @@ void PjitPartitioner::ReduceGradients(models::ParamStore& params) const {
   data_group_->AllReduceSum(flat);
   int64_t offset = 0;
   for (models::Param* pp : reduced) {
-    models::Param& p = *pp;
-    at::Tensor g = p.value.mutable_grad();
+    at::Tensor g = pp->value.mutable_grad();
     const int64_t n = g.numel();
     g.copy_(flat.narrow(0, offset, n).view(g.sizes()));
     offset += n;

@@ -59,6 +59,18 @@ class PjitPartitioner final : public BasePartitioner {
   models::FeatureBatch ShardBatch(const models::FeatureBatch& global) const override;
   // All-reduce (sum) of every gradient across the data axis; identity for
   // data = 1.
+  // Before the last microbatch's backward pass (data axis > 1): a hook on
+  // each parameter not split over 'data' collects its gradient as the
+  // backward pass produces it, in buckets of about kGradientBucketBytes
+  // whose all-reduce over the data group starts at once and runs beside
+  // the rest of the backward pass (DDP's bucketing).
+  void BeforeBackward(models::ParamStore& params, bool last_microbatch) const override;
+  static constexpr int64_t kGradientBucketBytes = 4 << 20;
+  // Waits for the started buckets and writes their sums into .grad; what no
+  // bucket carried (no hook, or a parameter whose gradient arrived in two
+  // parts, e.g. under remat) goes through one flat all-reduce over the data
+  // group. Parameters split over 'data' (ZeRO-3) are left out: their
+  // reduce-scatter in the backward pass already summed them.
   void ReduceGradients(models::ParamStore& params) const override;
   void ReduceMetrics(at::Tensor& sums) const override;
 
@@ -85,6 +97,8 @@ class PjitPartitioner final : public BasePartitioner {
   MeshCoordinates coords_;
   int64_t data_index_ = 0;
   std::map<std::string, PartitionSpec> specs_;
+  struct PendingGradients;  // the buckets of the current step
+  mutable std::shared_ptr<PendingGradients> pending_;  // a train step runs on one thread
 };
 
 }  // namespace t5xx::partitioning

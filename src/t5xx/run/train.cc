@@ -225,7 +225,9 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
                      " does not exist (the checkpoint holds no data position); set "
                      "restore_dataset = False to start the data from its beginning");
       log << "[restore] " << file << " does not exist: the train data starts from its "
-          << "beginning (t5x does the same without a dataset checkpoint)" << std::endl;
+          << "beginning (t5x does the same without a dataset checkpoint; the data position "
+          << "is saved per data shard, so it carries over only to a run with the same "
+          << "data-axis size, here " << shard.num_shards << ")" << std::endl;
     }
   }
   // Peek (the read-ahead batch is part of the saved position).
@@ -289,14 +291,25 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   out.loop.chief = chief;
   out.loop.communicator = comm;  // several processes: each saves its part of a checkpoint
   const partitioning::Mesh& mesh = out.partitioner->mesh();
-  log << "[setup] " << out.model->name() << ", " << out.trainer->params().NumElements()
+  int64_t num_parameters = 0;  // the whole model's, whatever this process holds
+  for (const partitioning::VariableInfo& v : out.trainer->DescribeVariables()) {
+    if (v.name.rfind("target/", 0) != 0) continue;
+    int64_t n = 1;
+    for (int64_t d : v.shape) n *= d;
+    num_parameters += n;
+  }
+  log << "[setup] " << out.model->name() << ", " << num_parameters
       << " parameters; mesh (data=" << mesh.data << ", model=" << mesh.model << "); task "
       << s.train_dataset.mixture_or_task_name << "; batch " << s.train_dataset.batch_size
       << "; lengths";
   for (const auto& [k, v] : s.train_dataset.task_feature_lengths) log << " " << k << "=" << v;
   log << "; model_dir " << s.model_dir << std::endl;
-  log << "[setup] variables (t5x's partitioning table):\n"
-      << VariableTable(*out.trainer, *out.partitioner);
+  // The table is rank 0's (t5x logs it once too); every process's bytes
+  // follow its specs the same way.
+  if (chief) {
+    log << "[setup] variables (t5x's partitioning table; bytes of process 0):\n"
+        << VariableTable(*out.trainer, *out.partitioner);
+  }
   {
     // What this layout must communicate per step at least; the [train]
     // lines report what was sent (timing/communication_bytes_per_step).
@@ -326,12 +339,15 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   out.loop.operative_config = operative;
   out.loop.train_flops_per_step = out.model->TrainFlops(
       s.train_dataset.batch_size, out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths));
-  // The MFU denominator: the best of five float32 1024x1024 matmuls here.
-  out.loop.peak_flops_per_second = trainer::MeasureMatmulPeakFlops(1024, 5);
+  // The MFU denominator: the best of five float32 1024x1024 matmuls here,
+  // times the processes (each measures its own share of the machine; the
+  // model FLOPs are the global batch's).
+  const double process_peak = trainer::MeasureMatmulPeakFlops(1024, 5);
+  out.loop.peak_flops_per_second = process_peak * static_cast<double>(mesh.size());
   log << "[setup] model FLOPs per train step " << out.loop.train_flops_per_step
-      << " (models/flops.h); measured float32 matmul peak "
-      << out.loop.peak_flops_per_second / 1e9 << " GFLOP/s (timing/mfu = model FLOP/s / peak)"
-      << std::endl;
+      << " (models/flops.h); measured float32 matmul peak " << process_peak / 1e9
+      << " GFLOP/s" << (mesh.size() > 1 ? " per process, x" + std::to_string(mesh.size()) : "")
+      << " (timing/mfu = model FLOP/s / peak)" << std::endl;
   return out;
 }
 

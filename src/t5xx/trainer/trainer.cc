@@ -145,6 +145,7 @@ StepMetrics Trainer::TrainStepOnLocalBatch(const models::FeatureBatch& batch) {
         random_seed_, static_cast<uint64_t>(step) * static_cast<uint64_t>(k) + i,
         kDropoutPurpose));
     models::LossOutput out = model_.Loss(params_, micro, /*train=*/true, &rng, factor);
+    partitioner_.BeforeBackward(params_, i == k - 1);
     out.loss.backward();  // accumulates into .grad across microbatches
     Accumulate(m, ToMetrics(out, micro));
   }
