@@ -33,3 +33,13 @@ check() {
     failures=$((failures + 1))
   fi
 }
+
+# demo_corpus_or_exit: builds the small demo corpus the multi-step scripts
+# train on under $work/data (3,000 documents, a 1,000-piece vocabulary), or
+# prints the log and exits with one failure.
+demo_corpus_or_exit() {
+  if ! "$T5XX" build_corpus --data_dir="$work/data" --max_documents=3000 --vocab_size=1000 \
+       >"$work/corpus.log" 2>&1; then
+    echo "FAIL build_corpus:"; cat "$work/corpus.log"; echo "0 passed, 1 failed"; exit 1
+  fi
+}

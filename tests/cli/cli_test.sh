@@ -31,7 +31,7 @@ expect_error no_gin_file "no --gin_file given" -- "$T5XX" train
 expect_error macro_typo "macro BATCH_SIZ is never used (did you mean 'BATCH_SIZE'?)" -- \
   "$T5XX" train "${demo[@]}" --gin.BATCH_SIZ=8
 expect_error zero_steps "must be >= 1, got 0" -- "$T5XX" train "${demo[@]}" --gin.TRAIN_STEPS=0
-expect_error two_partitions "set num_partitions = 1" -- \
+expect_error two_partitions "start a multiple of 2 processes" -- \
   "$T5XX" train "${demo[@]}" --gin.partitioning.PjitPartitioner.num_partitions=2
 # train's loop settings (t5x's train.py rules) are checked before any work.
 expect_error periods_not_multiples "must be multiples of each other" -- \
