@@ -33,6 +33,12 @@ expect_error macro_typo "macro BATCH_SIZ is never used (did you mean 'BATCH_SIZE
 expect_error zero_steps "must be >= 1, got 0" -- "$T5XX" train "${demo[@]}" --gin.TRAIN_STEPS=0
 expect_error two_partitions "start a multiple of 2 processes" -- \
   "$T5XX" train "${demo[@]}" --gin.partitioning.PjitPartitioner.num_partitions=2
+# A literal logical_axis_rules list: a bad mesh axis is named where it
+# stands; missing rules are all listed in one error.
+expect_error rules_mesh_axis_typo "flag, column 12: mesh axis 'dta' in logical_axis_rules" -- \
+  "$T5XX" train "${demo[@]}" "--gin.partitioning.PjitPartitioner.logical_axis_rules=[('batch', 'dta')]"
+expect_error rules_missing "5 errors in the partitioning of the model's parameters" -- \
+  "$T5XX" train "${demo[@]}" "--gin.partitioning.PjitPartitioner.logical_axis_rules=[('batch', 'data')]"
 # train's loop settings (t5x's train.py rules) are checked before any work.
 expect_error periods_not_multiples "must be multiples of each other" -- \
   "$T5XX" train "${demo[@]}" --gin.EVAL_PERIOD=2 --gin.utils.SaveCheckpointConfig.period=3 \

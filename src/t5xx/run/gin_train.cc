@@ -57,7 +57,7 @@ void ReadPartitioner(gin::Config& c, TrainSetup& s) {
       if (!pair[1].is_none()) {
         mesh = pair[1].AsString();
         T5XX_CHECK(*mesh == "data" || *mesh == "model",
-                   rule.location().ToString() + ": mesh axis '" + *mesh +
+                   pair[1].location().ToString() + ": mesh axis '" + *mesh +
                        "' in logical_axis_rules; the mesh axes are 'data' and 'model'");
       }
       s.logical_axis_rules.emplace_back(pair[0].AsString(), mesh);
