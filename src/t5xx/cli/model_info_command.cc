@@ -30,7 +30,7 @@ int ModelInfoCommand(const std::vector<std::string>& args) {
   std::cout << model->name() << ", " << trainer.params().NumElements()
             << " parameters; optimizer " << trainer.optimizer().gin_name() << "; mesh (data="
             << mesh.data << ", model=" << mesh.model << ")\n"
-            << run::VariableTable(trainer, partitioner);
+            << partitioning::FormatVariableTable(trainer.DescribeVariables());
   return 0;
 }
 

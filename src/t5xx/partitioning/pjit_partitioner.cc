@@ -41,6 +41,18 @@ class MeshReducer final : public Reducer {
   const PjitPartitioner* owner_;
 };
 
+// Writes consecutive pieces of `flat` (the parameters' gradients
+// concatenated in this order) into their .grad.
+void CopyIntoGrads(const at::Tensor& flat, const std::vector<models::Param*>& params) {
+  int64_t offset = 0;
+  for (models::Param* p : params) {
+    at::Tensor g = p->value.mutable_grad();
+    const int64_t n = g.numel();
+    g.copy_(flat.narrow(0, offset, n).view(g.sizes()));
+    offset += n;
+  }
+}
+
 bool UsesAxis(const PartitionSpec& spec, const std::string& axis) {
   return std::any_of(spec.begin(), spec.end(), [&](const auto& a) { return a && *a == axis; });
 }
@@ -245,14 +257,9 @@ void PjitPartitioner::ReduceGradients(models::ParamStore& params) const {
     }
     if (!pending->split_arrival) {
       for (PendingGradients::Bucket& b : pending->buckets) {
-        int64_t offset = 0;
-        for (models::Param* p : b.params) {
-          at::Tensor g = p->value.mutable_grad();
-          const int64_t n = g.numel();
-          g.copy_(b.flat.narrow(0, offset, n).view(g.sizes()));
-          offset += n;
-          done.insert(p);
-        }
+        if (!b.flat.defined()) continue;  // the empty last bucket
+        CopyIntoGrads(b.flat, b.params);
+        done.insert(b.params.begin(), b.params.end());
       }
     }
   }
@@ -271,13 +278,7 @@ void PjitPartitioner::ReduceGradients(models::ParamStore& params) const {
   if (grads.empty()) return;
   at::Tensor flat = at::cat(grads);
   data_group_->AllReduceSum(flat);
-  int64_t offset = 0;
-  for (models::Param* pp : reduced) {
-    at::Tensor g = pp->value.mutable_grad();
-    const int64_t n = g.numel();
-    g.copy_(flat.narrow(0, offset, n).view(g.sizes()));
-    offset += n;
-  }
+  CopyIntoGrads(flat, reduced);
 }
 
 void PjitPartitioner::ReduceMetrics(at::Tensor& sums) const {

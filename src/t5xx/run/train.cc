@@ -105,11 +105,6 @@ trainer::BatchCounts GlobalBatchCounts(const models::FeatureBatch& batch,
 
 }  // namespace
 
-std::string VariableTable(const trainer::Trainer& trainer,
-                          const partitioning::BasePartitioner& partitioner) {
-  return partitioning::FormatVariableTable(trainer.DescribeVariables());
-}
-
 PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run,
                                  std::ostream& log) {
   const TrainSetup& s = loaded.setup;
@@ -291,8 +286,11 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   out.loop.chief = chief;
   out.loop.communicator = comm;  // several processes: each saves its part of a checkpoint
   const partitioning::Mesh& mesh = out.partitioner->mesh();
+  // Every variable's global shape and this process's box, once for the
+  // lines below.
+  const std::vector<partitioning::VariableInfo> variables = out.trainer->DescribeVariables();
   int64_t num_parameters = 0;  // the whole model's, whatever this process holds
-  for (const partitioning::VariableInfo& v : out.trainer->DescribeVariables()) {
+  for (const partitioning::VariableInfo& v : variables) {
     if (v.name.rfind("target/", 0) != 0) continue;
     int64_t n = 1;
     for (int64_t d : v.shape) n *= d;
@@ -308,7 +306,7 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   // follow its specs the same way.
   if (chief) {
     log << "[setup] variables (t5x's partitioning table; bytes of process 0):\n"
-        << VariableTable(*out.trainer, *out.partitioner);
+        << partitioning::FormatVariableTable(variables);
   }
   {
     // What this layout must communicate per step at least; the [train]
@@ -324,7 +322,7 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
             : partitioning::TensorParallelActivationElements(s.model.decoder_only_config, b,
                                                              lens.at("decoder_target_tokens"));
     const partitioning::CommunicationPlan plan = partitioning::MinimumCommunicationPerStep(
-        mesh, partitioning::ParameterBytesPerModelShard(out.trainer->DescribeVariables()),
+        mesh, partitioning::ParameterBytesPerModelShard(variables),
         activations);
     log << "[setup] communication per step, at least: " << plan.total() / 1e6
         << " MB sent per process (gradients " << plan.gradient_bytes / 1e6

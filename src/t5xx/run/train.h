@@ -37,10 +37,4 @@ struct PreparedTrainRun {
 PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run,
                                  std::ostream& log);
 
-// The table t5x logs at start-up: every parameter and optimizer state array
-// with its shape, logical axes and mesh axes (partitioning::
-// FormatVariableTable).
-std::string VariableTable(const trainer::Trainer& trainer,
-                          const partitioning::BasePartitioner& partitioner);
-
 }  // namespace t5xx::run

@@ -72,8 +72,9 @@ struct RestoreReport {
 std::function<checkpoints::Box(const std::string& key, const std::vector<int64_t>& shape)>
 OwnedSlices(const std::vector<partitioning::VariableInfo>& layout);
 
-// The optimizer's state arrays as DescribeVariables takes them (local
-// shapes and item sizes).
+// The optimizer's state arrays as DescribeVariables takes them: local
+// shapes, item sizes, and the parameter dims each keeps
+// (optim::StateArray::param_dims).
 std::vector<partitioning::SlotShape> SlotShapes(const optim::Optimizer& optimizer);
 
 // Whether the optimizer's step comes from the checkpoint: false when the
