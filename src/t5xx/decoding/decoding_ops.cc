@@ -1,0 +1,77 @@
+// The implementation of decoding_ops.h.
+#include "t5xx/decoding/decoding_ops.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace t5xx::decoding {
+
+at::Tensor ExpandRows(const at::Tensor& x, int64_t n) {
+  if (n == 1) return x;
+  return x.repeat_interleave(n, 0);
+}
+
+void ExpandCache(Cache& cache, int64_t n, int64_t batch) {
+  for (auto& [name, t] : cache) {
+    if (!t.defined() || t.dim() == 0) continue;
+    if (t.size(0) != batch) {
+      throw std::invalid_argument("decoding cache tensor '" + name + "' has dim 0 of size " +
+                                  std::to_string(t.size(0)) + ", not the batch size " +
+                                  std::to_string(batch) +
+                                  " (every cache tensor with dims is per example)");
+    }
+    t = ExpandRows(t, n);
+  }
+}
+
+void GatherCache(Cache& cache, const at::Tensor& rows) {
+  for (auto& [name, t] : cache) {
+    if (!t.defined() || t.dim() == 0) continue;
+    t = t.index_select(0, rows.device() == t.device() ? rows : rows.to(t.device()));
+  }
+}
+
+namespace {
+
+// Full stable sort: descending values, equal values by ascending index.
+std::pair<at::Tensor, at::Tensor> SortedTopK(const at::Tensor& x, int64_t k) {
+  auto [values, indices] = x.sort(/*stable=*/true, /*dim=*/1, /*descending=*/true);
+  return {values.narrow(1, 0, k), indices.narrow(1, 0, k)};
+}
+
+}  // namespace
+
+std::pair<at::Tensor, at::Tensor> StableTopK(const at::Tensor& x, int64_t k) {
+  const int64_t n = x.size(1);
+  // Small rows (the finished/live selections over 2k or 3k beams): sort.
+  if (n <= 4 * k || n <= 256) return SortedTopK(x, k);
+  auto [values, indices] = at::topk(x, k, /*dim=*/1, /*largest=*/true, /*sorted=*/true);
+  // More entries equal to the k-th value than places left for them: which
+  // ones at::topk kept is unspecified; the full sort keeps the lowest indices.
+  at::Tensor kth = values.narrow(1, k - 1, 1);
+  if ((x >= kth).sum(1).gt(k).any().item<bool>()) return SortedTopK(x, k);
+  // The right set; order ties by index: sort by index, then stably by value.
+  auto [by_index, perm] = indices.sort(1);
+  at::Tensor v = values.gather(1, perm);
+  auto [sorted_values, perm2] = v.sort(/*stable=*/true, /*dim=*/1, /*descending=*/true);
+  return {sorted_values, by_index.gather(1, perm2)};
+}
+
+at::Tensor TopKMask(const at::Tensor& x, int64_t k, double replace_val) {
+  const int64_t vocab = x.size(-1);
+  if (k >= vocab) return x;
+  at::Tensor kth = std::get<0>(at::topk(x, k, -1, true, true)).narrow(-1, k - 1, 1);
+  return at::where(x >= kth, x, at::full({}, replace_val, x.options()));
+}
+
+at::Tensor TopPMask(const at::Tensor& logits, double p, double replace_val) {
+  at::Tensor probs = at::softmax(logits, -1);
+  at::Tensor sorted = std::get<0>(probs.sort(-1, /*descending=*/true));
+  at::Tensor cumulative = sorted.cumsum(-1);
+  // The first index whose cumulative mass reaches p (the last when none does).
+  at::Tensor first = (cumulative < p).sum(-1, /*keepdim=*/true).clamp_max(logits.size(-1) - 1);
+  at::Tensor threshold = sorted.gather(-1, first);
+  return at::where(probs >= threshold, logits, at::full({}, replace_val, logits.options()));
+}
+
+}  // namespace t5xx::decoding

@@ -1,0 +1,194 @@
+// TemperatureSample -- t5x decoding.temperature_sample and
+// _temperature_sample_single_trial, step for step, over libtorch tensors.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "t5xx/decoding/decoding.h"
+#include "t5xx/decoding/decoding_ops.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::decoding {
+namespace {
+
+// t5x's MIN_TEMPERATURE: at or below it the argmax is taken.
+constexpr double kMinTemperature = 1e-4;
+// t5x appends two positions to the sequences: the one after the last real
+// position, and a garbage slot that rows already at their end overwrite.
+constexpr int64_t kExtraInputTokens = 2;
+
+// Gumbel noise for categorical sampling (jax.random.categorical is
+// argmax(logits + gumbel)), drawn from rng on the rng's device and moved to
+// `like`'s device (so a CPU generator gives the same samples on any device).
+at::Tensor GumbelNoise(const at::Tensor& like, at::Generator* rng) {
+  const double tiny = std::numeric_limits<float>::min();
+  at::Tensor u;
+  if (rng != nullptr) {
+    u = at::empty(like.sizes(), like.options().dtype(at::kFloat).device(rng->device()));
+    u.uniform_(tiny, 1.0, *rng);
+    if (u.device() != like.device()) u = u.to(like.device());
+  } else {
+    u = at::empty(like.sizes(), like.options().dtype(at::kFloat));
+    u.uniform_(tiny, 1.0);
+  }
+  return -at::log(-at::log(u));
+}
+
+// The log-probability of each row's `token` under log_softmax(logits).
+at::Tensor LogProbOf(const at::Tensor& logits, const at::Tensor& token) {
+  return at::log_softmax(logits, -1).gather(1, token.unsqueeze(1)).squeeze(1);
+}
+
+// t5x's sample_logits_with_nonzero_temperature. temperature: a scalar or a
+// [rows, 1] tensor.
+std::pair<at::Tensor, at::Tensor> SampleNonzero(const at::Tensor& logits,
+                                                const at::Tensor& temperature,
+                                                const TemperatureSampleOptions& o,
+                                                at::Generator* rng) {
+  at::Tensor scaled = logits / at::clamp_min(temperature, kMinTemperature);
+  if (o.topk > 0) scaled = TopKMask(scaled, o.topk, kNegInf);
+  if (o.topp != 0.0) scaled = TopPMask(scaled, o.topp, kNegInf);
+  at::Tensor token = (scaled + GumbelNoise(scaled, rng)).argmax(-1);
+  at::Tensor log_prob = LogProbOf(o.rescale_log_probs ? scaled : logits, token);
+  return {token, log_prob};
+}
+
+// t5x's sample_logits_with_zero_temperature: greedy whatever topk and topp.
+std::pair<at::Tensor, at::Tensor> SampleZero(const at::Tensor& logits,
+                                             const TemperatureSampleOptions& o) {
+  at::Tensor token = logits.argmax(-1);
+  at::Tensor log_prob =
+      o.rescale_log_probs ? at::zeros({logits.size(0)}, logits.options()) : LogProbOf(logits, token);
+  return {token, log_prob};
+}
+
+// One step's tokens and their log-probabilities for logits [rows, vocab].
+// temperatures: float [rows] (per example, already expanded), or undefined
+// for options.temperature.
+std::pair<at::Tensor, at::Tensor> SampleLogits(const at::Tensor& logits,
+                                               const at::Tensor& temperatures,
+                                               const TemperatureSampleOptions& o,
+                                               at::Generator* rng) {
+  if (!temperatures.defined()) {
+    if (o.temperature > kMinTemperature) {
+      return SampleNonzero(logits, at::scalar_tensor(o.temperature, logits.options()), o, rng);
+    }
+    return SampleZero(logits, o);
+  }
+  // Per example (t5x's vmapped lax.cond): each row by its own temperature.
+  at::Tensor hot = temperatures > kMinTemperature;
+  const bool any_hot = hot.any().item<bool>();
+  const bool all_hot = hot.all().item<bool>();
+  if (all_hot) return SampleNonzero(logits, temperatures.unsqueeze(1), o, rng);
+  if (!any_hot) return SampleZero(logits, o);
+  auto [hot_token, hot_log_prob] = SampleNonzero(logits, temperatures.unsqueeze(1), o, rng);
+  auto [cold_token, cold_log_prob] = SampleZero(logits, o);
+  return {at::where(hot, hot_token, cold_token), at::where(hot, hot_log_prob, cold_log_prob)};
+}
+
+}  // namespace
+
+DecodeResult TemperatureSample(const at::Tensor& inputs, Cache cache,
+                               const TokensToLogits& tokens_to_logits, int64_t eos_id,
+                               const TemperatureSampleOptions& options, at::Generator* rng) {
+  T5XX_CHECK(inputs.dim() == 2, "temperature_sample: inputs must be [batch, length], got " +
+                                    std::to_string(inputs.dim()) + " dims");
+  T5XX_CHECK(options.num_decodes >= 1, "temperature_sample: num_decodes must be >= 1, got " +
+                                           std::to_string(options.num_decodes));
+  T5XX_CHECK(!(options.topk != 0 && options.topp != 0.0),
+             "temperature_sample: at most one of topk and topp may be nonzero (got topk=" +
+                 std::to_string(options.topk) + ", topp=" + std::to_string(options.topp) +
+                 "); set topk=0 to use topp");
+  const int64_t batch = inputs.size(0);
+  const int64_t length = inputs.size(1);
+  const int64_t n = options.num_decodes;
+  const at::TensorOptions long_options = inputs.options().dtype(at::kLong);
+  if (options.temperatures.defined()) {
+    T5XX_CHECK(options.temperatures.numel() == batch,
+               "temperature_sample: temperatures has " +
+                   std::to_string(options.temperatures.numel()) +
+                   " entries, the batch has " + std::to_string(batch) + " examples");
+  }
+  if (options.max_decode_steps) {
+    T5XX_CHECK(*options.max_decode_steps <= length,
+               "temperature_sample: cannot decode more steps (max_decode_steps=" +
+                   std::to_string(*options.max_decode_steps) + ") than the sequence length " +
+                   std::to_string(length));
+  }
+  if (options.initial_index.defined()) {
+    T5XX_CHECK(options.initial_index.numel() == batch,
+               "temperature_sample: initial_index has " +
+                   std::to_string(options.initial_index.numel()) + " entries, the batch has " +
+                   std::to_string(batch) + " examples");
+  }
+
+  // [batch, length] -> [batch * n, length]: b0, b0, b1, b1, ...
+  at::Tensor expanded = ExpandRows(inputs.to(at::kLong), n);
+  ExpandCache(cache, n, batch);
+  const int64_t rows = batch * n;
+  at::Tensor temperatures;
+  if (options.temperatures.defined()) {
+    temperatures = ExpandRows(
+        options.temperatures.reshape({batch}).to(inputs.device(), at::kFloat), n);
+  }
+
+  // The per-row last position (t5x's max_decode_len, a vector only with
+  // max_decode_steps: prompt tokens plus the steps, capped at length).
+  at::Tensor max_len;
+  if (options.max_decode_steps) {
+    max_len = at::clamp_max((expanded != 0).sum(1) + *options.max_decode_steps, length);
+  } else {
+    max_len = at::full({rows}, length, long_options);
+  }
+
+  at::Tensor sequences =
+      at::cat({expanded, at::zeros({rows, kExtraInputTokens}, long_options)}, 1);
+  at::Tensor index;  // the loop index i: the position of `token` in sequences
+  at::Tensor token;
+  if (options.initial_index.defined()) {
+    index = ExpandRows(options.initial_index.reshape({batch}).to(inputs.device(), at::kLong), n);
+    token = sequences.gather(1, index.unsqueeze(1)).squeeze(1);
+  } else {
+    index = at::zeros({rows}, long_options);
+    token = at::zeros({rows}, long_options);
+  }
+  at::Tensor ended = at::zeros({rows}, long_options.dtype(at::kBool));
+  at::Tensor log_prob = at::zeros({rows}, long_options.dtype(at::kFloat));
+  // Sequences end at an EOS beyond those already in the prompt (t5x counts).
+  const at::Tensor initial_eos_count = (sequences == eos_id).sum(1);
+  at::Tensor eos_count = initial_eos_count.clone();
+
+  while (!ended.all().item<bool>()) {
+    DecodingState state{index, sequences.narrow(1, 0, length), token, &cache};
+    at::Tensor logits = tokens_to_logits(state).to(at::kFloat);
+    auto [next_token, next_log_prob] = SampleLogits(logits, temperatures, options, rng);
+
+    // Rows past their end keep writing the garbage slot (t5x's clamp).
+    at::Tensor i = at::minimum(index, max_len);
+    at::Tensor target = (i + 1).unsqueeze(1);
+    // Teacher forcing: a nonzero input at the next position wins.
+    at::Tensor next_input_token = sequences.gather(1, target).squeeze(1);
+    at::Tensor out_of_prompt = next_input_token == 0;
+    next_token = at::where(out_of_prompt, next_token, next_input_token);
+    // Only sampled positions of live rows add to the log-probability.
+    log_prob = log_prob + at::where(out_of_prompt & ~ended, next_log_prob, at::zeros_like(next_log_prob));
+    at::Tensor written = at::where(ended, at::zeros_like(next_token), next_token);
+    sequences.scatter_(1, target, written.unsqueeze(1));
+    // t5x recounts EOS over the row; only the written slot changed.
+    eos_count = eos_count + (written == eos_id).to(at::kLong) - (next_input_token == eos_id).to(at::kLong);
+    ended = ended | (eos_count > initial_eos_count) | (i >= max_len - 1);
+    index = i + 1;
+    token = written;
+  }
+
+  // Drop the BOS position and the two extra ones; sort each example's
+  // decodes by log-probability, ascending (jnp.argsort is stable).
+  at::Tensor decodes = sequences.narrow(1, 1, length).reshape({batch, n, length});
+  at::Tensor scores = log_prob.reshape({batch, n});
+  at::Tensor order = std::get<1>(scores.sort(/*stable=*/true, /*dim=*/1, /*descending=*/false));
+  return {decodes.gather(1, order.unsqueeze(2).expand({batch, n, length})),
+          scores.gather(1, order)};
+}
+
+}  // namespace t5xx::decoding
