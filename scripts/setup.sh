@@ -17,7 +17,7 @@ packages=(
   nlohmann-json3-dev libmsgpack-cxx-dev libboost-dev
   zlib1g-dev libzstd-dev libdeflate-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
-  fortunes fortunes-min dict-gcide
+  fortunes fortunes-min dict-gcide dict-freedict-eng-deu
 )
 
 missing=()

@@ -28,6 +28,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -36,6 +37,7 @@
 
 #include "t5xx/data/file_utils.h"
 #include "t5xx/data/sentencepiece_module.h"
+#include "t5xx/demo/build_marker.h"
 #include "t5xx/demo/corpus_sources.h"
 #include "t5xx/demo/corpus_spm.h"
 #include "t5xx/demo/corpus_text.h"
@@ -215,41 +217,18 @@ CorpusInfo BuildCorpus(const CorpusOptions& o) {
 
   // Idempotency: a complete, intact corpus built with the same options is
   // reused; one built with other options is replaced only with `overwrite`.
-  if (FileExists(info_path)) {
-    json j;
+  if (std::optional<json> j = ReadBuildMarker(info_path, dir, CorpusInfo::kFormatVersion,
+                                              options_json, o.overwrite, "corpus")) {
     try {
-      j = json::parse(ReadFileToString(info_path));
-    } catch (const json::exception&) {
-      j = json();  // unreadable marker: the corpus is incomplete, rebuild
-    }
-    if (j.is_object() && j.value("format_version", 0) == CorpusInfo::kFormatVersion &&
-        j.contains("options")) {
-      if (j.at("options") != options_json) {
-        if (!o.overwrite) {
-          std::string differ;
-          for (const auto& [k, v] : options_json.items()) {
-            if (!j.at("options").contains(k) || j.at("options").at(k) != v) {
-              differ += (differ.empty() ? "" : ", ") + k + ": " +
-                        (j.at("options").contains(k) ? DumpJson(j.at("options").at(k)) : "unset") +
-                        " -> " + DumpJson(v);
-            }
-          }
-          throw Error(dir + " already holds a complete corpus built with other options (" +
-                      differ + "); pass --overwrite to replace it, or choose another --data_dir");
-        }
-      } else {
-        try {
-          CorpusInfo info = InfoFromJson(j, dir);
-          if (CorpusIsIntact(info)) {
-            info.reused = true;
-            return info;
-          }
-        } catch (const json::exception&) {
-        } catch (const Error&) {
-        }
-        // Missing or damaged files: rebuild below.
+      CorpusInfo info = InfoFromJson(*j, dir);
+      if (CorpusIsIntact(info)) {
+        info.reused = true;
+        return info;
       }
+    } catch (const json::exception&) {
+    } catch (const Error&) {
     }
+    // Missing or damaged files: rebuild below.
   }
 
   // Validate sources before touching the output directory.

@@ -1,10 +1,20 @@
-// The demo pretraining task over the corpus that `t5xx build_corpus` makes
-// (C4's format, English text from Debian packages).
+// The demo tasks over the data that `t5xx build_corpus` makes: pretraining
+// over the corpus (C4's format, English text from Debian packages) and
+// English->German translation over FreeDict's dictionary pairs.
 //
 // "c4_demo_span_corruption" mirrors t5's c4_v220_span_corruption: JSON-lines
 // source -> rekey {inputs: "", targets: "text"} -> tokenize -> span_corruption
 // (noise density 0.15, mean span length 3) -> append_eos_after_trim, with the
 // corpus's SentencePiece model plus 100 extra ids as vocabulary.
+//
+// "freedict_en_de_translate" is shaped as t5's wmt translation tasks
+// (t5/data/tasks.py, e.g. wmt_t2t_ende_v003): source {"en", "de"} JSON lines
+// (freedict_builder.h) -> t5.data.preprocessors.translate("en", "de"):
+// {inputs: "translate English to German: <en>", targets: "<de>"} ->
+// seqio.preprocessors.tokenize (keeping inputs_pretokenized and
+// targets_pretokenized) -> seqio.preprocessors.append_eos_after_trim; the
+// same vocabulary (German umlauts and ß go through its byte-fallback pieces,
+// corpus_spm.cc); metric_fns sequence_accuracy (t5's wmt tasks use bleu).
 #pragma once
 
 #include <optional>
@@ -21,26 +31,37 @@ inline constexpr char kDemoTaskName[] = "c4_demo_span_corruption";
 // sequence_length["targets"] pieces); output feature "targets" only. For
 // decoder-only models with LMFeatureConverter.
 inline constexpr char kDemoLmTaskName[] = "c4_demo_full_lm";
+// The English->German demo task (the finetuning demo).
+inline constexpr char kFreedictTaskName[] = "freedict_en_de_translate";
 inline constexpr int32_t kDemoExtraIds = 100;
 
-// The names of the demo tasks, {kDemoTaskName, kDemoLmTaskName}.
-inline std::vector<std::string> DemoTaskNames() { return {kDemoTaskName, kDemoLmTaskName}; }
+// The names of the demo tasks, {kDemoTaskName, kDemoLmTaskName,
+// kFreedictTaskName}.
+inline std::vector<std::string> DemoTaskNames() {
+  return {kDemoTaskName, kDemoLmTaskName, kFreedictTaskName};
+}
 
 // Whether `name` is one of DemoTaskNames().
 inline bool IsDemoTaskName(const std::string& name) {
-  return name == kDemoTaskName || name == kDemoLmTaskName;
+  return name == kDemoTaskName || name == kDemoLmTaskName || name == kFreedictTaskName;
 }
 
 // <data_dir>/c4_demo: where build_corpus writes the demo corpus.
 std::string DemoCorpusDir(const std::string& data_dir);
+// <data_dir>/freedict_en_de: where build_corpus writes the translation data.
+std::string FreedictDataDir(const std::string& data_dir);
 
-// Registers the demo tasks (kDemoTaskName, kDemoLmTaskName) when the corpus
-// under data_dir is complete.
-// Returns std::nullopt on success, else the reason it was not registered
+// Registers the demo tasks when the corpus under data_dir is complete (all
+// three use its vocabulary).
+// Returns std::nullopt on success, else the reason they were not registered
 // (corpus or vocabulary missing, with the command that builds it); the
-// caller raises it when the demo task is requested. skip_bad_records: the
-// JSON-lines source skips and counts malformed lines (BadRecordPolicy)
-// instead of failing on the first one.
+// caller raises it when a demo task is requested. When the corpus is there
+// but the translation data is not (no FreedictDataDir(data_dir)/
+// freedict_info.json), kFreedictTaskName is still registered, and reading it
+// throws t5xx::Error naming the missing file, the command that builds it and
+// the Debian package dict-freedict-eng-deu (as TFDS refuses a dataset that
+// was not prepared). skip_bad_records: the JSON-lines sources skip and count
+// malformed lines (BadRecordPolicy) instead of failing on the first one.
 std::optional<std::string> RegisterDemoTasks(
     const std::string& data_dir, TaskRegistry& registry = TaskRegistry::Global(),
     bool skip_bad_records = false);
