@@ -6,7 +6,7 @@
 
 namespace t5xx::decoding {
 
-at::Tensor ExpandRows(const at::Tensor& x, int64_t n) {
+at::Tensor FlatBatchBeamExpand(const at::Tensor& x, int64_t n) {
   if (n == 1) return x;
   return x.repeat_interleave(n, 0);
 }
@@ -20,7 +20,7 @@ void ExpandCache(Cache& cache, int64_t n, int64_t batch) {
                                   std::to_string(batch) +
                                   " (every cache tensor with dims is per example)");
     }
-    t = ExpandRows(t, n);
+    t = FlatBatchBeamExpand(t, n);
   }
 }
 

@@ -17,11 +17,7 @@ namespace t5xx::decoding {
 // beams (finite, so that arithmetic on it stays finite).
 inline constexpr double kNegInf = -1.0e7;
 
-// Repeats every row of x (dim 0) n times in place of it: b0, b0, b1, b1, ...
-// (t5x's flat_batch_beam_expand). n == 1 returns x.
-at::Tensor ExpandRows(const at::Tensor& x, int64_t n);
-
-// ExpandRows on every cache tensor with >= 1 dims; 0-dim tensors are left
+// FlatBatchBeamExpand (decoding.h) on every cache tensor with >= 1 dims; 0-dim tensors are left
 // as they are. Throws std::invalid_argument when such a tensor's dim 0 is
 // not `batch` (the cache contract in decoding.h).
 void ExpandCache(Cache& cache, int64_t n, int64_t batch);

@@ -63,28 +63,32 @@ std::pair<at::Tensor, at::Tensor> SampleZero(const at::Tensor& logits,
   return {token, log_prob};
 }
 
+// The temperatures of the rows: one for all, or one per row (already
+// expanded), split by which side of kMinTemperature they fall (computed
+// once, not per step).
+struct RowTemperatures {
+  at::Tensor per_row;  // float [rows], or undefined: `scalar` for all rows
+  at::Tensor hot;      // bool [rows]: per_row > kMinTemperature
+  bool any_hot = false;
+  bool all_hot = false;
+};
+
 // One step's tokens and their log-probabilities for logits [rows, vocab].
-// temperatures: float [rows] (per example, already expanded), or undefined
-// for options.temperature.
-std::pair<at::Tensor, at::Tensor> SampleLogits(const at::Tensor& logits,
-                                               const at::Tensor& temperatures,
+std::pair<at::Tensor, at::Tensor> SampleLogits(const at::Tensor& logits, const RowTemperatures& t,
                                                const TemperatureSampleOptions& o,
                                                at::Generator* rng) {
-  if (!temperatures.defined()) {
+  if (!t.per_row.defined()) {
     if (o.temperature > kMinTemperature) {
       return SampleNonzero(logits, at::scalar_tensor(o.temperature, logits.options()), o, rng);
     }
     return SampleZero(logits, o);
   }
   // Per example (t5x's vmapped lax.cond): each row by its own temperature.
-  at::Tensor hot = temperatures > kMinTemperature;
-  const bool any_hot = hot.any().item<bool>();
-  const bool all_hot = hot.all().item<bool>();
-  if (all_hot) return SampleNonzero(logits, temperatures.unsqueeze(1), o, rng);
-  if (!any_hot) return SampleZero(logits, o);
-  auto [hot_token, hot_log_prob] = SampleNonzero(logits, temperatures.unsqueeze(1), o, rng);
+  if (t.all_hot) return SampleNonzero(logits, t.per_row.unsqueeze(1), o, rng);
+  if (!t.any_hot) return SampleZero(logits, o);
+  auto [hot_token, hot_log_prob] = SampleNonzero(logits, t.per_row.unsqueeze(1), o, rng);
   auto [cold_token, cold_log_prob] = SampleZero(logits, o);
-  return {at::where(hot, hot_token, cold_token), at::where(hot, hot_log_prob, cold_log_prob)};
+  return {at::where(t.hot, hot_token, cold_token), at::where(t.hot, hot_log_prob, cold_log_prob)};
 }
 
 }  // namespace
@@ -124,13 +128,16 @@ DecodeResult TemperatureSample(const at::Tensor& inputs, Cache cache,
   }
 
   // [batch, length] -> [batch * n, length]: b0, b0, b1, b1, ...
-  at::Tensor expanded = ExpandRows(inputs.to(at::kLong), n);
+  at::Tensor expanded = FlatBatchBeamExpand(inputs.to(at::kLong), n);
   ExpandCache(cache, n, batch);
   const int64_t rows = batch * n;
-  at::Tensor temperatures;
+  RowTemperatures temperatures;
   if (options.temperatures.defined()) {
-    temperatures = ExpandRows(
+    temperatures.per_row = FlatBatchBeamExpand(
         options.temperatures.reshape({batch}).to(inputs.device(), at::kFloat), n);
+    temperatures.hot = temperatures.per_row > kMinTemperature;
+    temperatures.any_hot = temperatures.hot.any().item<bool>();
+    temperatures.all_hot = temperatures.hot.all().item<bool>();
   }
 
   // The per-row last position (t5x's max_decode_len, a vector only with
@@ -147,7 +154,7 @@ DecodeResult TemperatureSample(const at::Tensor& inputs, Cache cache,
   at::Tensor index;  // the loop index i: the position of `token` in sequences
   at::Tensor token;
   if (options.initial_index.defined()) {
-    index = ExpandRows(options.initial_index.reshape({batch}).to(inputs.device(), at::kLong), n);
+    index = FlatBatchBeamExpand(options.initial_index.reshape({batch}).to(inputs.device(), at::kLong), n);
     token = sequences.gather(1, index.unsqueeze(1)).squeeze(1);
   } else {
     index = at::zeros({rows}, long_options);
