@@ -1,5 +1,5 @@
-// The model interface the trainer drives -- the implementation of
-// base_model.h.
+// The model interface the trainer and inference drive -- the implementation
+// of base_model.h.
 #include "t5xx/models/base_model.h"
 
 #include <stdexcept>
@@ -40,6 +40,31 @@ LossOutput BaseTransformerModel::Loss(const ParamStore& params, const FeatureBat
                                      label_smoothing_, z_loss_,
                                      normalizing_factor.value_or(w.factor),
                                      params.hooks().VocabPartitionOf(logits));
+}
+
+ScoreBatchOutput BaseTransformerModel::ScoreBatch(const ParamStore& params,
+                                                  const FeatureBatch& batch,
+                                                  bool return_intermediates) const {
+  const at::Tensor& targets = RequireFeature(batch, "decoder_target_tokens");
+  const at::Tensor& weights = RequireFeature(batch, "decoder_loss_weights");
+  const at::NoGradGuard no_grad;
+  const at::Tensor logits = ComputeLogits(params, batch, /*train=*/false, nullptr);
+  // t5x: -cross_entropy_with_logits(logits, onehot(targets), z_loss=0) *
+  // weights, i.e. log_softmax(logits)[target] * weights (the loss's
+  // per-token cross-entropy without label smoothing or z-loss, which also
+  // handles a vocabulary split over processes).
+  const LossOutput ce = ComputeWeightedCrossEntropy(
+      logits, targets, weights.to(at::kFloat), /*label_smoothing=*/0.0, /*z_loss=*/0.0,
+      /*normalizing_factor=*/1.0, params.hooks().VocabPartitionOf(logits));
+  const at::Tensor token_scores = -ce.per_token_loss * weights.to(at::kFloat);
+  ScoreBatchOutput out;
+  out.sequence_scores = token_scores.sum(-1);
+  if (return_intermediates) {
+    out.intermediates["decoder.target_tokens"] = targets;
+    out.intermediates["decoder.loss_weights"] = weights;
+    out.intermediates["decoder.token_scores"] = token_scores;
+  }
+  return out;
 }
 
 }  // namespace t5xx::models

@@ -1,6 +1,8 @@
-// The model interface the trainer drives: t5x.models.BaseTransformerModel
-// (t5x/models.py) — parameters, the teacher-forced loss of a batch of model
-// features, and the FLOPs of a training step for MFU. EncoderDecoderModel and
+// The model interface the trainer and inference drive:
+// t5x.models.BaseTransformerModel (t5x/models.py) — parameters, the
+// teacher-forced loss of a batch of model features, the FLOPs of a training
+// step for MFU, and inference: predict_batch(_with_aux) (decoding with the
+// model's decode_fn) and score_batch. EncoderDecoderModel and
 // DecoderOnlyModel implement it.
 #pragma once
 
@@ -11,8 +13,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "t5xx/data/feature_converters.h"
+#include "t5xx/decoding/decoding.h"
 #include "t5xx/models/losses.h"
 #include "t5xx/models/param_store.h"
 
@@ -32,6 +36,28 @@ at::Tensor OptionalFeature(const FeatureBatch& batch, const std::string& key);
 // task_feature_lengths[feature], 0 when absent.
 int64_t TaskLength(const std::map<std::string, int64_t>& task_feature_lengths,
                    const std::string& feature);
+
+// t5x's predict_batch_with_aux result (predictions, aux).
+struct PredictionsWithAux {
+  // int64: the best decode [B, L], or every decode [B, num_decodes, L]
+  // ascending by score (best last) with return_all_decodes; 0 after EOS.
+  at::Tensor predictions;
+  // "scores": float32 [B] or [B, num_decodes], the decodes' scores
+  // (decoding.h DecodeResult::scores).
+  std::map<std::string, at::Tensor> aux;
+};
+
+// t5x's score_batch result.
+struct ScoreBatchOutput {
+  // float32 [B]: sum over positions of log p(decoder_target_tokens) *
+  // decoder_loss_weights.
+  at::Tensor sequence_scores;
+  // return_intermediates only (t5x's intermediates['decoder'][...]):
+  // "decoder.target_tokens", "decoder.loss_weights" (the batch's) and
+  // "decoder.token_scores" (float32 [B, L], the weighted per-token
+  // log-likelihoods that sequence_scores sums).
+  std::map<std::string, at::Tensor> intermediates;
+};
 
 class BaseTransformerModel {
  public:
@@ -86,6 +112,51 @@ class BaseTransformerModel {
   // The normalizing factor and weights of a batch (see Loss).
   NormalizedLossWeights LossWeights(const FeatureBatch& batch) const;
 
+  // t5x's predict_batch: PredictBatchWithAux's predictions.
+  at::Tensor PredictBatch(const ParamStore& params, const FeatureBatch& batch,
+                          at::Generator* rng = nullptr) const {
+    return PredictBatchWithAux(params, batch, rng).predictions;
+  }
+
+  // t5x's predict_batch_with_aux: decodes the batch with decode_fn() and
+  // eos_id() (t5x's output_vocabulary.eos_id), drawing samples from rng
+  // (null: libtorch's default generator; t5x's decode_rng). num_decodes:
+  // beams or samples per example; return_all_decodes: return them all
+  // rather than the best; unset: the model's defaults (t5x: False and 1, or
+  // EncoderDecoderModel's default_decoder_params). prompt_with_targets:
+  // EncoderDecoderModel only (see there). Inference only: no gradients,
+  // no dropout. Throws std::invalid_argument naming a missing feature and
+  // t5xx::Error for bad arguments.
+  virtual PredictionsWithAux PredictBatchWithAux(
+      const ParamStore& params, const FeatureBatch& batch, at::Generator* rng = nullptr,
+      std::optional<bool> return_all_decodes = std::nullopt,
+      std::optional<int64_t> num_decodes = std::nullopt,
+      bool prompt_with_targets = false) const = 0;
+
+  // t5x's score_batch: the log-likelihood of decoder_target_tokens under the
+  // model (teacher-forced, no dropout, no z-loss, no label smoothing),
+  // weighted by decoder_loss_weights (required, as in t5x) and summed per
+  // sequence. Throws std::invalid_argument naming a missing feature.
+  ScoreBatchOutput ScoreBatch(const ParamStore& params, const FeatureBatch& batch,
+                              bool return_intermediates = false) const;
+
+  // The decoding function with its arguments (t5x's decode_fn; gin binds it
+  // as e.g. `EncoderDecoderModel.decode_fn = @decoding.beam_search`). The
+  // default is t5x's: beam_search for EncoderDecoderModel,
+  // temperature_sample (greedy with its defaults) for DecoderOnlyModel.
+  const decoding::DecodeFnConfig& decode_fn() const { return decode_fn_; }
+  void set_decode_fn(decoding::DecodeFnConfig decode_fn) { decode_fn_ = std::move(decode_fn); }
+  // The end-of-sequence id decoding stops at (t5x: the output vocabulary's
+  // eos_id, 1 for T5's vocabularies; the run layer sets it from the
+  // vocabulary).
+  int64_t eos_id() const { return eos_id_; }
+  void set_eos_id(int64_t eos_id) { eos_id_ = eos_id; }
+  // Whether decoding keeps attention keys and values in a cache (default;
+  // one position per step) or reruns the decoder over the whole prefix at
+  // every step (t5xx only; the same tokens, for tests and benchmarks).
+  bool use_decode_cache() const { return use_decode_cache_; }
+  void set_use_decode_cache(bool use) { use_decode_cache_ = use; }
+
   double z_loss() const { return z_loss_; }
   double label_smoothing() const { return label_smoothing_; }
   const LossNormalizingFactor& loss_normalizing_factor() const {
@@ -96,6 +167,9 @@ class BaseTransformerModel {
   double z_loss_;
   double label_smoothing_;
   LossNormalizingFactor loss_normalizing_factor_;
+  decoding::DecodeFnConfig decode_fn_;
+  int64_t eos_id_ = 1;
+  bool use_decode_cache_ = true;
 };
 
 }  // namespace t5xx::models

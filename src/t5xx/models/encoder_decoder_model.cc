@@ -1,6 +1,7 @@
 // EncoderDecoderModel -- the implementation of encoder_decoder_model.h.
 #include "t5xx/models/encoder_decoder_model.h"
 
+#include "t5xx/models/encoder_decoder_decoding.h"
 #include "t5xx/models/flops.h"
 #include "t5xx/util/error.h"
 
@@ -10,7 +11,44 @@ EncoderDecoderModel::EncoderDecoderModel(Transformer module, double z_loss,
                                          double label_smoothing,
                                          LossNormalizingFactor loss_normalizing_factor)
     : BaseTransformerModel(z_loss, label_smoothing, loss_normalizing_factor),
-      module_(std::move(module)) {}
+      module_(std::move(module)) {
+  decoding::DecodeFnConfig beam_search;  // t5x's default decode_fn
+  beam_search.kind = decoding::DecodeFnConfig::Kind::kBeamSearch;
+  set_decode_fn(beam_search);
+}
+
+PredictionsWithAux EncoderDecoderModel::PredictBatchWithAux(
+    const ParamStore& params, const FeatureBatch& batch, at::Generator* rng,
+    std::optional<bool> return_all_decodes, std::optional<int64_t> num_decodes,
+    bool prompt_with_targets) const {
+  const bool all = return_all_decodes.value_or(default_decoder_params_.return_all_decodes);
+  const int64_t decodes = num_decodes.value_or(default_decoder_params_.num_decodes);
+  T5XX_CHECK(decodes >= 1, "predict_batch_with_aux needs num_decodes >= 1, got " +
+                               std::to_string(decodes));
+  const at::Tensor encoder_tokens = RequireFeature(batch, "encoder_input_tokens").to(at::kLong);
+  const at::Tensor decoder_tokens = RequireFeature(batch, "decoder_input_tokens").to(at::kLong);
+  T5XX_CHECK(encoder_tokens.dim() == 2 && decoder_tokens.dim() == 2 &&
+                 encoder_tokens.size(0) == decoder_tokens.size(0),
+             "encoder_input_tokens and decoder_input_tokens must be [batch, length] of one batch");
+  const at::NoGradGuard no_grad;
+  // t5x: the prompt is decoder_input_tokens with the EOS stripped, so that
+  // decoding does not stop after it.
+  const at::Tensor prompt = prompt_with_targets
+                                ? decoder_tokens * (decoder_tokens != eos_id())
+                                : at::zeros_like(decoder_tokens);
+  const at::Tensor encoded =
+      module_.Encode(params, encoder_tokens, at::Tensor(), /*train=*/false, nullptr);
+  decoding::Cache cache = InitEncoderDecoderCache(module_, params, encoded, encoder_tokens,
+                                                  decoder_tokens.size(1), use_decode_cache());
+  const decoding::TokensToLogits step = [&](decoding::DecodingState& state) {
+    return EncoderDecoderDecodeStep(module_, params, state.cur_token, *state.cache);
+  };
+  const decoding::DecodeResult r =
+      decoding::Decode(decode_fn(), prompt, std::move(cache), step, eos_id(), decodes, rng);
+  // The decodes are ascending by score: the best is the last.
+  if (all) return {r.sequences, {{"scores", r.scores}}};
+  return {r.sequences.select(1, -1), {{"scores", r.scores.select(1, -1)}}};
+}
 
 double EncoderDecoderModel::TrainFlops(int64_t batch_size,
                                        const std::map<std::string, int64_t>& lengths) const {

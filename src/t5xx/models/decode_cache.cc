@@ -1,0 +1,184 @@
+// The attention key/value cache of autoregressive decoding -- the
+// implementation of decode_cache.h.
+#include "t5xx/models/decode_cache.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "t5xx/models/layers.h"
+
+namespace t5xx::models {
+namespace {
+constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
+}  // namespace
+
+std::string CachedKeyName(const std::string& attention_prefix) {
+  return attention_prefix + ".cached_key";
+}
+std::string CachedValueName(const std::string& attention_prefix) {
+  return attention_prefix + ".cached_value";
+}
+
+int64_t CacheBytes(const decoding::Cache& cache) {
+  int64_t bytes = 0;
+  for (const auto& [name, t] : cache) {
+    if (t.defined()) bytes += static_cast<int64_t>(t.nbytes());
+  }
+  return bytes;
+}
+
+at::Tensor& CacheEntry(decoding::Cache& cache, const std::string& name) {
+  auto it = cache.find(name);
+  if (it == cache.end() || !it->second.defined()) {
+    throw std::invalid_argument("decoding cache has no '" + name +
+                                "' (was it made by this model's decoding setup?)");
+  }
+  return it->second;
+}
+
+at::Tensor& WritableCacheEntry(decoding::Cache& cache, const std::string& name) {
+  at::Tensor& t = CacheEntry(cache, name);
+  if (!t.is_contiguous()) t = t.contiguous();
+  return t;
+}
+
+at::Tensor DecodeSelfAttentionBias(const at::Tensor& rel_embedding,
+                                   const at::Tensor& cache_index, int64_t n,
+                                   int64_t cache_length, int64_t num_buckets,
+                                   int64_t max_distance, bool clamp_past_end,
+                                   at::ScalarType dtype) {
+  const int64_t rows = cache_index.size(0);
+  const int64_t heads = rel_embedding.size(0);
+  const at::Tensor index = cache_index.to(at::kLong).unsqueeze(1);  // [B', 1]
+  const at::Tensor keys = at::arange(n, index.options()).unsqueeze(0);  // [1, n]
+  // The row cache_index[b] of the causal relative position bias.
+  const at::Tensor query = clamp_past_end ? at::clamp_max(index, cache_length - 1) : index;
+  const at::Tensor buckets =
+      RelativePositionBucket(keys - query, /*bidirectional=*/false, num_buckets, max_distance);
+  at::Tensor rel = rel_embedding.index_select(1, buckets.reshape({-1}))
+                       .reshape({heads, rows, n})
+                       .transpose(0, 1)
+                       .unsqueeze(2)
+                       .to(dtype);  // [B', H, 1, n]
+  if (!clamp_past_end) {
+    const at::Tensor in_range = (index < cache_length).view({rows, 1, 1, 1});
+    rel = at::where(in_range, rel, at::zeros({}, rel.options()));
+  }
+  // t5x: arange(length) <= cur_index, every key for a row past the end.
+  const at::Tensor mask = at::le(keys, index).view({rows, 1, 1, n});
+  // combine_biases: the mask bias and the relative position bias add in dtype.
+  return MaskToBias(mask, dtype) + rel;
+}
+
+at::Tensor CausalSelfAttentionBias(const at::Tensor& rel_embedding, int64_t length,
+                                   const at::Tensor& bidirectional, int64_t num_buckets,
+                                   int64_t max_distance, at::ScalarType dtype) {
+  at::Tensor mask = MakeCausalMask(length, rel_embedding.device());
+  if (bidirectional.defined()) {
+    const at::Tensor b = bidirectional > 0;
+    mask = at::logical_or(mask, MakeAttentionMask(b, b));
+  }
+  return MaskToBias(mask, dtype) + RelativePositionBias(rel_embedding, length, length,
+                                                        /*bidirectional=*/false, num_buckets,
+                                                        max_distance, dtype);
+}
+
+at::Tensor DecodeCrossAttentionBias(const at::Tensor& encoder_mask, at::ScalarType dtype) {
+  return MaskToBias(encoder_mask.unsqueeze(1).unsqueeze(1), dtype);
+}
+
+at::Tensor CachedSelfAttentionSublayer(const ParamStore& p, const std::string& norm_scale,
+                                       const std::string& prefix, const at::Tensor& h,
+                                       const at::Tensor& positions, at::Tensor& cached_key,
+                                       at::Tensor& cached_value, int64_t cache_length,
+                                       int64_t n, const at::Tensor& bias,
+                                       const SublayerSettings& s) {
+  const ShardingHooks& hooks = p.hooks();
+  const at::Tensor y = RmsNorm(h, hooks.Weight(p.GetParam(norm_scale)), kEps, s.dtype);
+  const Param& query = p.GetParam(prefix + ".query.kernel");
+  const int64_t head_dim = hooks.GlobalShape(query)[1] / s.num_heads;
+  const at::Tensor q = hooks.Dense(y, query, s.dtype);
+  const at::Tensor k = hooks.Dense(y, p.GetParam(prefix + ".key.kernel"), s.dtype);
+  const at::Tensor v = hooks.Dense(y, p.GetParam(prefix + ".value.kernel"), s.dtype);
+  const int64_t rows = h.size(0), lq = h.size(1);
+  if (!cached_key.defined()) {
+    cached_key = at::zeros({rows, cache_length, k.size(-1)}, k.options());
+    cached_value = at::zeros({rows, cache_length, v.size(-1)}, v.options());
+  }
+  // t5x's one-hot update writes nothing for a position past the cache.
+  const at::Tensor row_ids =
+      at::arange(rows, positions.options()).unsqueeze(1).expand({rows, lq});
+  const at::Tensor written = positions < cache_length;
+  if (written.all().item<bool>()) {
+    cached_key.index_put_({row_ids, positions}, k);
+    cached_value.index_put_({row_ids, positions}, v);
+  } else {
+    const at::Tensor r = row_ids.masked_select(written), c = positions.masked_select(written);
+    cached_key.index_put_({r, c}, k.index({written}));
+    cached_value.index_put_({r, c}, v.index({written}));
+  }
+  const at::Tensor out =
+      AttentionHeads(q, cached_key.narrow(1, 0, n), cached_value.narrow(1, 0, n),
+                     q.size(-1) / head_dim, bias, /*dropout_rate=*/0.0, /*train=*/false,
+                     nullptr, s.dtype, s.float32_attention_logits);
+  return h + hooks.Dense(out, p.GetParam(prefix + ".out.kernel"), s.dtype);
+}
+
+std::pair<at::Tensor, at::Tensor> CrossAttentionKeysValues(const ParamStore& p,
+                                                           const std::string& prefix,
+                                                           const at::Tensor& encoded,
+                                                           at::ScalarType dtype) {
+  const ShardingHooks& hooks = p.hooks();
+  return {hooks.Dense(encoded, p.GetParam(prefix + ".key.kernel"), dtype),
+          hooks.Dense(encoded, p.GetParam(prefix + ".value.kernel"), dtype)};
+}
+
+at::Tensor CachedCrossAttentionSublayer(const ParamStore& p, const std::string& norm_scale,
+                                        const std::string& prefix, const at::Tensor& h,
+                                        const at::Tensor& key, const at::Tensor& value,
+                                        const at::Tensor& bias, const SublayerSettings& s) {
+  const ShardingHooks& hooks = p.hooks();
+  const at::Tensor y = RmsNorm(h, hooks.Weight(p.GetParam(norm_scale)), kEps, s.dtype);
+  const Param& query = p.GetParam(prefix + ".query.kernel");
+  const int64_t head_dim = hooks.GlobalShape(query)[1] / s.num_heads;
+  const at::Tensor q = hooks.Dense(y, query, s.dtype);
+  const at::Tensor out = AttentionHeads(q, key, value, q.size(-1) / head_dim, bias,
+                                        /*dropout_rate=*/0.0, /*train=*/false, nullptr,
+                                        s.dtype, s.float32_attention_logits);
+  return h + hooks.Dense(out, p.GetParam(prefix + ".out.kernel"), s.dtype);
+}
+
+at::Tensor DecoderLogits(const ParamStore& p, const at::Tensor& x,
+                         const std::string& norm_scale, const std::string& logits_kernel,
+                         const std::string& embedding, at::ScalarType dtype) {
+  // float32 logits as the networks' training path (network.cc): the normed
+  // activations are cast up before logits_dense / the embedding's attend.
+  const at::Tensor y =
+      RmsNorm(x, p.hooks().Weight(p.GetParam(norm_scale)), kEps, dtype).to(at::kFloat);
+  if (logits_kernel.empty()) {
+    return p.hooks().Attend(y, p.GetParam(embedding)) /
+           std::sqrt(static_cast<double>(y.size(-1)));
+  }
+  return p.hooks().Dense(y, p.GetParam(logits_kernel), at::kFloat);
+}
+
+void WriteCurrentToken(at::Tensor& tokens, const at::Tensor& index, const at::Tensor& cur_token) {
+  const at::Tensor written = index < tokens.size(1);
+  const at::Tensor rows = at::arange(tokens.size(0), index.options());
+  tokens.index_put_({rows.masked_select(written), index.masked_select(written)},
+                    cur_token.reshape({-1}).to(at::kLong).masked_select(written));
+}
+
+int64_t AttendLength(const at::Tensor& index, int64_t cache_length) {
+  return std::min(index.max().item<int64_t>() + 1, cache_length);
+}
+
+at::Tensor LogitsAt(const at::Tensor& logits, const at::Tensor& index) {
+  const int64_t n = logits.size(1);
+  const at::Tensor pos = at::clamp_max(index.to(at::kLong), n - 1);
+  const at::Tensor rows = at::arange(logits.size(0), pos.options());
+  return logits.index({rows, pos});
+}
+
+}  // namespace t5xx::models

@@ -1,0 +1,159 @@
+// Autoregressive decoding of the T5 encoder-decoder network -- the
+// implementation of encoder_decoder_decoding.h.
+#include "t5xx/models/encoder_decoder_decoding.h"
+
+#include <algorithm>
+#include <string>
+
+#include "t5xx/models/decode_cache.h"
+#include "t5xx/models/layers.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::models {
+namespace {
+
+// The no-cache entries.
+constexpr char kTokens[] = "decoder_input_tokens";
+constexpr char kEncoded[] = "encoded";
+constexpr char kEncoderTokens[] = "encoder_input_tokens";
+constexpr char kRelEmbedding[] = "decoder.relpos_bias.rel_embedding";
+
+std::string LayerPrefix(int64_t i) { return "decoder.layers_" + std::to_string(i); }
+
+// The decoder over the key/value cache: tokens int64 [R, Lq] enter at
+// `positions` [R, Lq] (their keys and values are written there), attending
+// over cached positions [0, n) with self_bias; returns float32 logits
+// [R, Lq, vocab].
+at::Tensor CachedDecoder(const Transformer& net, const ParamStore& p, const at::Tensor& tokens,
+                         const at::Tensor& positions, int64_t n, const at::Tensor& self_bias,
+                         decoding::Cache& cache) {
+  const T5Config& c = net.config();
+  const at::ScalarType dt = ActivationDtype(c.dtype);
+  const SublayerSettings s{c.num_heads, &c.mlp_activations, 0.0, c.float32_attention_logits,
+                           dt, /*train=*/false, nullptr};
+  const int64_t length = CacheEntry(cache, CachedKeyName(LayerPrefix(0) + ".self_attention")).size(1);
+  const at::Tensor cross_bias =
+      DecodeCrossAttentionBias(CacheEntry(cache, kEncoderDecoderMask), dt);
+  at::Tensor x = p.hooks().Embed(p.GetParam("token_embedder.embedding"), tokens).to(dt);
+  for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
+    const std::string pre = LayerPrefix(i);
+    const std::string self = pre + ".self_attention", cross = pre + ".encoder_decoder_attention";
+    x = CachedSelfAttentionSublayer(p, pre + ".pre_self_attention_layer_norm.scale", self, x,
+                                    positions, WritableCacheEntry(cache, CachedKeyName(self)),
+                                    WritableCacheEntry(cache, CachedValueName(self)), length, n,
+                                    self_bias, s);
+    x = CachedCrossAttentionSublayer(p, pre + ".pre_cross_attention_layer_norm.scale", cross, x,
+                                     CacheEntry(cache, CachedKeyName(cross)),
+                                     CacheEntry(cache, CachedValueName(cross)), cross_bias, s);
+    x = MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", x, s);
+  }
+  return DecoderLogits(p, x, "decoder.decoder_norm.scale",
+                       c.logits_via_embedding ? "" : "decoder.logits_dense.kernel",
+                       "token_embedder.embedding", dt);
+}
+
+at::Tensor StepWithCache(const Transformer& net, const ParamStore& p,
+                         const at::Tensor& cur_token, decoding::Cache& cache) {
+  const T5Config& c = net.config();
+  at::Tensor& index = CacheEntry(cache, kCacheIndex);
+  const int64_t length = CacheEntry(cache, CachedKeyName(LayerPrefix(0) + ".self_attention")).size(1);
+  const int64_t n = AttendLength(index, length);
+  const at::Tensor self_bias = DecodeSelfAttentionBias(
+      p.hooks().Weight(p.GetParam(kRelEmbedding)), index, n, length,
+      c.relative_attention_num_buckets, c.relative_attention_max_distance,
+      /*clamp_past_end=*/true, ActivationDtype(c.dtype));
+  at::Tensor logits =
+      CachedDecoder(net, p, cur_token.reshape({-1, 1}), index.unsqueeze(1), n, self_bias, cache);
+  index = index + 1;
+  return logits.squeeze(1);
+}
+
+// The cached path's logits for rows that ran past the last position (only
+// beam_search.max_decode_len > L makes them): the cache those rows would
+// hold, filled by one pass over their L tokens, then the cached step.
+at::Tensor PastEndLogits(const Transformer& net, const ParamStore& p, const at::Tensor& rows,
+                         const at::Tensor& cur_token, decoding::Cache& history) {
+  const T5Config& c = net.config();
+  const at::Tensor tokens = CacheEntry(history, kTokens).index_select(0, rows);
+  const int64_t length = tokens.size(1);
+  decoding::Cache cache = InitEncoderDecoderCache(
+      net, p, CacheEntry(history, kEncoded).index_select(0, rows),
+      CacheEntry(history, kEncoderTokens).index_select(0, rows), length, /*use_cache=*/true);
+  const at::Tensor bias = CausalSelfAttentionBias(
+      p.hooks().Weight(p.GetParam(kRelEmbedding)), length, at::Tensor(),
+      c.relative_attention_num_buckets, c.relative_attention_max_distance,
+      ActivationDtype(c.dtype));
+  const at::Tensor positions =
+      at::arange(length, tokens.options()).unsqueeze(0).expand(tokens.sizes());
+  CachedDecoder(net, p, tokens, positions, length, bias, cache);
+  cache[kCacheIndex] = CacheEntry(history, kCacheIndex).index_select(0, rows);
+  return StepWithCache(net, p, cur_token.reshape({-1}).index_select(0, rows), cache);
+}
+
+at::Tensor StepWithoutCache(const Transformer& net, const ParamStore& p,
+                            const at::Tensor& cur_token, decoding::Cache& cache) {
+  at::Tensor& index = CacheEntry(cache, kCacheIndex);
+  at::Tensor& tokens = WritableCacheEntry(cache, kTokens);
+  WriteCurrentToken(tokens, index, cur_token);
+  const int64_t n = AttendLength(index, tokens.size(1));
+  const at::Tensor prefix = tokens.narrow(1, 0, n);
+  // t5x's decode=True masks: no padding mask on the decoder side (all
+  // targets count as present), the encoder's padding on the cross side.
+  const at::Tensor logits =
+      net.Decode(p, CacheEntry(cache, kEncoded), CacheEntry(cache, kEncoderTokens), prefix,
+                 at::ones_like(prefix), at::Tensor(), at::Tensor(), /*train=*/false);
+  at::Tensor out = LogitsAt(logits, index);
+  const at::Tensor past = (index >= tokens.size(1)).nonzero().squeeze(1);
+  if (past.numel() > 0) out.index_put_({past}, PastEndLogits(net, p, past, cur_token, cache));
+  index = index + 1;
+  return out;
+}
+
+}  // namespace
+
+decoding::Cache InitEncoderDecoderCache(const Transformer& net, const ParamStore& p,
+                                        const at::Tensor& encoded,
+                                        const at::Tensor& encoder_input_tokens,
+                                        int64_t max_decode_length, bool use_cache) {
+  T5XX_CHECK(max_decode_length >= 1, "decoding needs a decoder length of at least 1 (the "
+                                     "batch's decoder_input_tokens have " +
+                                         std::to_string(max_decode_length) + " columns)");
+  T5XX_CHECK(encoded.dim() == 3 && encoder_input_tokens.dim() == 2 &&
+                 encoded.size(0) == encoder_input_tokens.size(0) &&
+                 encoded.size(1) == encoder_input_tokens.size(1),
+             "the encoder output and encoder_input_tokens must be [B, Le, E] and [B, Le] "
+             "of the same batch");
+  const int64_t batch = encoder_input_tokens.size(0);
+  decoding::Cache cache;
+  cache[kCacheIndex] = at::zeros({batch}, encoder_input_tokens.options().dtype(at::kLong));
+  if (!use_cache) {
+    cache[kTokens] = at::zeros({batch, max_decode_length}, cache[kCacheIndex].options());
+    cache[kEncoded] = encoded;
+    cache[kEncoderTokens] = encoder_input_tokens;
+    return cache;
+  }
+  const T5Config& c = net.config();
+  const at::ScalarType dt = ActivationDtype(c.dtype);
+  cache[kEncoderDecoderMask] = encoder_input_tokens > 0;
+  for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
+    const std::string cross = LayerPrefix(i) + ".encoder_decoder_attention";
+    auto [key, value] = CrossAttentionKeysValues(p, cross, encoded, dt);
+    // Self-attention: this process's heads, the cross-attention's layout.
+    const std::string self = LayerPrefix(i) + ".self_attention";
+    cache[CachedKeyName(self)] = at::zeros({batch, max_decode_length, key.size(-1)}, key.options());
+    cache[CachedValueName(self)] =
+        at::zeros({batch, max_decode_length, value.size(-1)}, value.options());
+    cache[CachedKeyName(cross)] = key;
+    cache[CachedValueName(cross)] = value;
+  }
+  return cache;
+}
+
+at::Tensor EncoderDecoderDecodeStep(const Transformer& net, const ParamStore& p,
+                                    const at::Tensor& cur_token, decoding::Cache& cache) {
+  const at::NoGradGuard no_grad;
+  return cache.count(kTokens) ? StepWithoutCache(net, p, cur_token, cache)
+                              : StepWithCache(net, p, cur_token, cache);
+}
+
+}  // namespace t5xx::models
