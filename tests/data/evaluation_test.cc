@@ -91,6 +91,54 @@ TEST(MetricFnsTest, F1AndMeanMulticlassOnClassIds) {
   EXPECT_NEAR(m.at("mean_3class_f1"), 500.0 / 9, 1e-12);
 }
 
+TEST(MetricFnsTest, TextMetricsOnStrings) {
+  // bleu: identical text -> 100; t5's lists of references when the first
+  // target is a list.
+  auto m = metric_fns::bleu()({V("a b c d e")}, {V("a b c d e")});
+  EXPECT_NEAR(m.at("bleu"), 100.0, 1e-9);
+  m = metric_fns::bleu("13a")({V(std::vector<std::string>{"a b c d", "q"})}, {V("a b c d")});
+  EXPECT_NEAR(m.at("bleu"), 100.0, 1e-9);
+  // rouge and rouge_mean agree (t5xx's rouge is the mean); keys as given.
+  m = metric_fns::rouge({"rouge1", "rougeL"})({V("a b"), V("c d")}, {V("a x"), V("c d")});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.at("rouge1"), 75.0);  // (1/2 + 1) / 2
+  EXPECT_EQ(m, metric_fns::rouge_mean({"rouge1", "rougeL"})({V("a b"), V("c d")},
+                                                           {V("a x"), V("c d")}));
+  m = metric_fns::edit_distance(false)({V("A b")}, {V("a b")});
+  EXPECT_EQ(m.at("sum_edit"), 1.0);
+  m = metric_fns::trivia_qa()({V(std::vector<std::string>{"The Answer"})}, {V("answer")});
+  EXPECT_DOUBLE_EQ(m.at("em"), 100.0);
+}
+
+TEST(MetricFnsTest, CorrelationsOnNumbers) {
+  // Ints and floats mix (string_to_float gives floats, labels ints).
+  auto m = metric_fns::pearson_corrcoef()({V(int64_t{0}), V(2.0)}, {V(0.0), V(int64_t{1})});
+  EXPECT_DOUBLE_EQ(m.at("pearson_corrcoef"), 100.0);
+  m = metric_fns::spearman_corrcoef()({V(0.0), V(2.0), V(1.0)}, {V(0.0), V(1.0), V(2.0)});
+  EXPECT_NEAR(m.at("spearman_corrcoef"), 50.0, 1e-12);
+}
+
+TEST(MetricFnsTest, NewMetricsCheckKindsAndArguments) {
+  EXPECT_ERROR_CONTAINS(metric_fns::pearson_corrcoef()({V("0.5")}, {V(0.5)}),
+                        "metrics.pearson_corrcoef: target 0 is a string '0.5' but the metric "
+                        "needs numbers (postprocess_fn=@t5.data.postprocessors.string_to_float)");
+  EXPECT_ERROR_CONTAINS(metric_fns::rouge()({V("a")}, {V(int64_t{3})}),
+                        "metrics.rouge: prediction 0 is a int 3");
+  EXPECT_ERROR_CONTAINS(metric_fns::bleu()({V("a")}, {V(std::vector<std::string>{"a"})}),
+                        "metrics.bleu: prediction 0 is a list");
+  EXPECT_ERROR_CONTAINS(metric_fns::bleu()({V(std::vector<std::string>{"a"}), V("b")},
+                                           {V("a"), V("b")}),
+                        "metrics.bleu: target 1 is a string 'b'");
+  EXPECT_ERROR_CONTAINS(metric_fns::edit_distance()({V(1.5)}, {V("x")}),
+                        "metrics.edit_distance: target 0 is a float");
+  EXPECT_ERROR_CONTAINS(metric_fns::trivia_qa()({V("x")}, {V("x")}), "postprocessors.qa");
+  // Arguments fail when the MetricFn is made.
+  EXPECT_ERROR_CONTAINS(metric_fns::bleu("zh"), "metrics.bleu: sacrebleu: unknown tokenizer 'zh'");
+  EXPECT_ERROR_CONTAINS(metric_fns::rouge({"rouge1", "rougeLs"}),
+                        "metrics.rouge: invalid rouge type 'rougeLs'");
+  EXPECT_ERROR_CONTAINS(metric_fns::rouge_mean({}), "metrics.rouge: no rouge types");
+}
+
 // A task over the byte vocabulary whose targets are labels.
 TaskPtr LabelTask(PostprocessFn post, std::vector<MetricFn> metric_fns) {
   auto source = std::make_shared<FunctionDataSource>(

@@ -6,6 +6,8 @@
 #include <optional>
 #include <utility>
 
+#include "t5xx/data/rouge_scorer.h"
+#include "t5xx/data/sacrebleu_tokenizers.h"
 #include "t5xx/data/task.h"
 #include "t5xx/util/error.h"
 
@@ -69,6 +71,48 @@ std::optional<std::vector<double>> Numbers(const std::string& metric, const char
   return out;
 }
 
+// Targets that are lists of reference strings (postprocessors.qa).
+std::vector<std::vector<std::string>> AnswerLists(const std::string& metric,
+                                                  const std::vector<PostprocessedValue>& xs) {
+  std::vector<std::vector<std::string>> out;
+  out.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (const auto* l = std::get_if<std::vector<std::string>>(&xs[i])) {
+      out.push_back(*l);
+    } else {
+      WrongKind(metric, i, "target", xs[i],
+                "lists of reference answers (postprocess_fn=@t5.data.postprocessors.qa)");
+    }
+  }
+  return out;
+}
+
+// Numbers (integers or floats) as doubles.
+std::vector<double> Floats(const std::string& metric, const char* role,
+                           const std::vector<PostprocessedValue>& xs) {
+  std::vector<double> out;
+  out.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (const auto* n = std::get_if<int64_t>(&xs[i])) {
+      out.push_back(static_cast<double>(*n));
+    } else if (const auto* d = std::get_if<double>(&xs[i])) {
+      out.push_back(*d);
+    } else {
+      WrongKind(metric, i, role, xs[i],
+                "numbers (postprocess_fn=@t5.data.postprocessors.string_to_float)");
+    }
+  }
+  return out;
+}
+
+void CheckRougeKeys(const std::vector<std::string>& score_keys) {
+  try {
+    rouge_scorer::RougeScorer check(score_keys);
+  } catch (const Error& e) {
+    throw Error(std::string("metrics.") + e.what());
+  }
+}
+
 }  // namespace
 
 namespace metric_fns {
@@ -116,16 +160,69 @@ MetricFn mean_multiclass_f1(int num_classes) {
 
 MetricFn squad() {
   return [](const std::vector<PostprocessedValue>& t, const std::vector<PostprocessedValue>& p) {
-    std::vector<std::vector<std::string>> refs;
-    for (size_t i = 0; i < t.size(); ++i) {
-      if (const auto* l = std::get_if<std::vector<std::string>>(&t[i])) {
-        refs.push_back(*l);
-      } else {
-        WrongKind("squad", i, "target", t[i],
-                  "lists of reference answers (postprocess_fn=@t5.data.postprocessors.qa)");
-      }
+    return metrics::squad(AnswerLists("squad", t), Strings("squad", "prediction", p));
+  };
+}
+
+MetricFn trivia_qa() {
+  return [](const std::vector<PostprocessedValue>& t, const std::vector<PostprocessedValue>& p) {
+    return metrics::trivia_qa(AnswerLists("trivia_qa", t), Strings("trivia_qa", "prediction", p));
+  };
+}
+
+MetricFn bleu(const std::string& tokenizer) {
+  try {
+    sacrebleu::TokenizerFromName(tokenizer);
+  } catch (const Error& e) {
+    throw Error(std::string("metrics.bleu: ") + e.what());
+  }
+  return [tokenizer](const std::vector<PostprocessedValue>& t,
+                     const std::vector<PostprocessedValue>& p) {
+    const auto preds = Strings("bleu", "prediction", p);
+    if (!t.empty() && std::holds_alternative<std::vector<std::string>>(t[0])) {
+      return metrics::bleu(AnswerLists("bleu", t), preds, tokenizer);
     }
-    return metrics::squad(refs, Strings("squad", "prediction", p));
+    return metrics::bleu(Strings("bleu", "target", t), preds, tokenizer);
+  };
+}
+
+MetricFn rouge(const std::vector<std::string>& score_keys, bool use_stemmer) {
+  CheckRougeKeys(score_keys);
+  return [score_keys, use_stemmer](const std::vector<PostprocessedValue>& t,
+                                   const std::vector<PostprocessedValue>& p) {
+    auto ts = Strings("rouge", "target", t);
+    return metrics::rouge(ts, Strings("rouge", "prediction", p), score_keys, use_stemmer);
+  };
+}
+
+MetricFn rouge_mean(const std::vector<std::string>& score_keys, bool use_stemmer) {
+  CheckRougeKeys(score_keys);
+  return [score_keys, use_stemmer](const std::vector<PostprocessedValue>& t,
+                                   const std::vector<PostprocessedValue>& p) {
+    auto ts = Strings("rouge", "target", t);
+    return metrics::rouge_mean(ts, Strings("rouge", "prediction", p), score_keys, use_stemmer);
+  };
+}
+
+MetricFn pearson_corrcoef() {
+  return [](const std::vector<PostprocessedValue>& t, const std::vector<PostprocessedValue>& p) {
+    auto td = Floats("pearson_corrcoef", "target", t);
+    return metrics::pearson_corrcoef(td, Floats("pearson_corrcoef", "prediction", p));
+  };
+}
+
+MetricFn spearman_corrcoef() {
+  return [](const std::vector<PostprocessedValue>& t, const std::vector<PostprocessedValue>& p) {
+    auto td = Floats("spearman_corrcoef", "target", t);
+    return metrics::spearman_corrcoef(td, Floats("spearman_corrcoef", "prediction", p));
+  };
+}
+
+MetricFn edit_distance(bool lower) {
+  return [lower](const std::vector<PostprocessedValue>& t,
+                 const std::vector<PostprocessedValue>& p) {
+    auto ts = Strings("edit_distance", "target", t);
+    return metrics::edit_distance(ts, Strings("edit_distance", "prediction", p), lower);
   };
 }
 

@@ -30,15 +30,33 @@ using MetricFn = std::function<metrics::Metrics(
 //  sequence_accuracy     strings
 //  f1_score_with_invalid integers (floats with integral values accepted)
 //  mean_multiclass_f1    integers; num_classes >= 1
-//  squad                 targets: lists of answers; predictions: strings
+//  squad, trivia_qa      targets: lists of answers; predictions: strings
+//  bleu                  predictions: strings; targets: strings, or lists of
+//                        strings when the first target is a list (t5's test)
+//  rouge, rouge_mean     strings
+//  pearson_corrcoef,     numbers (postprocess_fn=@t5.data.postprocessors.
+//  spearman_corrcoef       string_to_float)
+//  edit_distance         strings
 // A value of another kind is an error naming the metric, the example index,
 // the value and the postprocess_fn that would produce the right kind.
+// Arguments are checked when the MetricFn is made (a bad tokenizer or rouge
+// type is a t5xx::Error then, not at the first evaluation).
 namespace metric_fns {
 MetricFn accuracy();
 MetricFn sequence_accuracy();
 MetricFn f1_score_with_invalid();
 MetricFn mean_multiclass_f1(int num_classes);
 MetricFn squad();
+MetricFn trivia_qa();
+MetricFn bleu(const std::string& tokenizer = "intl");
+MetricFn rouge(const std::vector<std::string>& score_keys = {"rouge1", "rouge2", "rougeLsum"},
+               bool use_stemmer = false);
+MetricFn rouge_mean(const std::vector<std::string>& score_keys = {"rouge1", "rouge2",
+                                                                  "rougeLsum"},
+                    bool use_stemmer = false);
+MetricFn pearson_corrcoef();
+MetricFn spearman_corrcoef();
+MetricFn edit_distance(bool lower = true);
 }  // namespace metric_fns
 
 // The decoded target of a task example: "targets_pretokenized" when present

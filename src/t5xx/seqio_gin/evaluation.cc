@@ -24,6 +24,13 @@ constexpr char kSequenceAccuracy[] = "t5.evaluation.metrics.sequence_accuracy";
 constexpr char kF1Invalid[] = "t5.evaluation.metrics.f1_score_with_invalid";
 constexpr char kMeanF1[] = "t5.evaluation.metrics.mean_multiclass_f1";
 constexpr char kSquad[] = "t5.evaluation.metrics.squad";
+constexpr char kTriviaQa[] = "t5.evaluation.metrics.trivia_qa";
+constexpr char kBleu[] = "t5.evaluation.metrics.bleu";
+constexpr char kRouge[] = "t5.evaluation.metrics.rouge";
+constexpr char kRougeMean[] = "t5.evaluation.metrics.rouge_mean";
+constexpr char kPearson[] = "t5.evaluation.metrics.pearson_corrcoef";
+constexpr char kSpearman[] = "t5.evaluation.metrics.spearman_corrcoef";
+constexpr char kEditDistance[] = "t5.evaluation.metrics.edit_distance";
 
 }  // namespace
 
@@ -47,14 +54,41 @@ seqio::PostprocessFn BuildPostprocessor(BuildContext& ctx, const Value& v,
 
 seqio::MetricFn BuildMetric(BuildContext& ctx, const Value& v, const std::string& outer) {
   const std::string& kind = gin::ExpectOneOf(
-      v, {kAccuracy, kSequenceAccuracy, kF1Invalid, kMeanF1, kSquad}, "a metric_fn");
+      v,
+      {kAccuracy, kSequenceAccuracy, kF1Invalid, kMeanF1, kSquad, kTriviaQa, kBleu, kRouge,
+       kRougeMean, kPearson, kSpearman, kEditDistance},
+      "a metric_fn");
+  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  gin::Config& c = ctx.config;
+  // A bad bound argument is reported at its binding, a default's at `v`.
+  auto at_argument = [&](const Value& arg, auto build) {
+    return At(arg.location().ToString().empty() ? v : arg, build);
+  };
+  if (kind == kBleu) {
+    const Value& tokenizer = c.Query(kind, "tokenizer", s);
+    return at_argument(tokenizer, [&] { return seqio::metric_fns::bleu(tokenizer.AsString()); });
+  }
+  if (kind == kRouge || kind == kRougeMean) {
+    const Value& keys = c.Query(kind, "score_keys", s);
+    const bool stem = c.Query(kind, "use_stemmer", s).AsBool();
+    if (kind == kRougeMean) {
+      return at_argument(keys, [&] { return seqio::metric_fns::rouge_mean(gin::StringList(keys), stem); });
+    }
+    c.Query(kind, "verbose", s).AsBool();  // t5: logging only
+    return at_argument(keys, [&] { return seqio::metric_fns::rouge(gin::StringList(keys), stem); });
+  }
   return At(v, [&]() -> seqio::MetricFn {
     if (kind == kAccuracy) return seqio::metric_fns::accuracy();
     if (kind == kSequenceAccuracy) return seqio::metric_fns::sequence_accuracy();
     if (kind == kF1Invalid) return seqio::metric_fns::f1_score_with_invalid();
     if (kind == kSquad) return seqio::metric_fns::squad();
-    const int64_t n = gin::Int32(
-        ctx.config.Query(kind, "num_classes", gin::NestedScope(outer, v.reference_scope())), 1);
+    if (kind == kTriviaQa) return seqio::metric_fns::trivia_qa();
+    if (kind == kPearson) return seqio::metric_fns::pearson_corrcoef();
+    if (kind == kSpearman) return seqio::metric_fns::spearman_corrcoef();
+    if (kind == kEditDistance) {
+      return seqio::metric_fns::edit_distance(c.Query(kind, "lower", s).AsBool());
+    }
+    const int64_t n = gin::Int32(c.Query(kind, "num_classes", s), 1);
     return seqio::metric_fns::mean_multiclass_f1(static_cast<int>(n));
   });
 }
@@ -70,11 +104,31 @@ void RegisterEvaluationConfigurables(gin::Registry& r) {
                Optional("default", T::kInt, I(-1), "Returned for an unknown label.")},
               "Maps the decoded label text to its class id."});
   r.Register({kQa, {}, "Targets become the example's 'answers'; predictions stay text."});
-  for (const char* m : {"accuracy", "sequence_accuracy", "f1_score_with_invalid", "squad"}) {
+  for (const char* m : {"accuracy", "sequence_accuracy", "f1_score_with_invalid", "squad",
+                        "trivia_qa", "pearson_corrcoef", "spearman_corrcoef"}) {
     r.Register({std::string(kMetrics) + m, {}, "A t5 evaluation metric."});
   }
   r.Register({kMeanF1, {Required("num_classes", T::kInt)},
               "Macro-averaged F1 over num_classes labels."});
+  r.Register({kBleu,
+              {Optional("tokenizer", T::kString, S("intl"),
+                        "sacrebleu tokenizer: 'intl' (t5's default), '13a' or 'none'.")},
+              "sacrebleu corpus BLEU as t5 computes it."});
+  const Value rouge_keys = Value::List({S("rouge1"), S("rouge2"), S("rougeLsum")});
+  r.Register({kRouge,
+              {Optional("score_keys", T::kList, rouge_keys, "rouge1..rouge9, rougeL, rougeLsum."),
+               Optional("verbose", T::kBool, B(true), "t5 logs the bootstrap interval; unused."),
+               Optional("use_stemmer", T::kBool, B(false),
+                        "rouge-score's Porter stemmer (a RougeScorer keyword).")},
+              "ROUGE F-measure ×100, the mean over examples (t5's bootstrap mid estimates it)."});
+  r.Register({kRougeMean,
+              {Optional("score_keys", T::kList, rouge_keys, "rouge1..rouge9, rougeL, rougeLsum."),
+               Optional("use_stemmer", T::kBool, B(false),
+                        "rouge-score's Porter stemmer (a RougeScorer keyword).")},
+              "ROUGE F-measure ×100, the mean over examples."});
+  r.Register({kEditDistance,
+              {Optional("lower", T::kBool, B(true), "Lowercase both sides first.")},
+              "Word-level edit distance: min/max/mean/median/sum."});
 }
 
 }  // namespace t5xx::seqio_gin
