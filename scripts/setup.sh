@@ -52,9 +52,12 @@ if [ "${1:-}" = "--test" ]; then
   if [ ! -x "$venv/bin/python3" ]; then
     python3 -m venv "$venv"
   fi
-  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard' 2>/dev/null; then
+  # sacrebleu, rouge-score (with nltk), scipy, editdistance: the reference
+  # metric libraries (tests/data/metrics_live_test.py).
+  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard, sacrebleu, rouge_score, nltk, scipy, editdistance' 2>/dev/null; then
     echo "[setup] installing test-only Python packages into $venv"
-    "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore tensorboard
+    "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore tensorboard \
+      sacrebleu rouge-score nltk scipy editdistance
   fi
 fi
 
