@@ -131,6 +131,11 @@ def main():
     print(f"{len(failures)} mismatches:")
     for f in failures[:40]:
       print("  " + f)
+    if any("unicode_ranges" in f or "python_lower" in f for f in failures):
+      print("Unicode tables differ: after a Python or `regex` upgrade, regenerate "
+            "src/t5xx/data/unicode_tables.inc with make_unicode_tables.py (its header "
+            "names the versions it was made with) and the goldens with "
+            "make_metrics_goldens.py.")
     return 1
   print("OK: t5xx equals the reference libraries")
   return 0
