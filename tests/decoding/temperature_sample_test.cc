@@ -49,9 +49,13 @@ Draw DrawOneToken(TemperatureSampleOptions o, int64_t samples, uint64_t seed) {
     const int64_t token = r.sequences[0][j][0].item<int64_t>();
     const double score = r.scores[0][j].item<double>();
     ++d.counts[token];
-    if (d.score_of.count(token)) EXPECT_NEAR(d.score_of[token], score, 1e-5);
+    if (d.score_of.count(token)) {
+      EXPECT_NEAR(d.score_of[token], score, 1e-5);
+    }
     d.score_of[token] = score;
-    if (j > 0) EXPECT_LE(r.scores[0][j - 1].item<double>(), score) << "not ascending";
+    if (j > 0) {
+      EXPECT_LE(r.scores[0][j - 1].item<double>(), score) << "not ascending";
+    }
   }
   return d;
 }
@@ -222,6 +226,55 @@ TEST(TemperatureSample, ToppKeepsTheSmallestSetReachingP) {
   d = DrawOneToken(o, n, 3);
   EXPECT_EQ(d.counts.size(), 1u);
   EXPECT_NEAR(d.score_of[1], 0.0, 1e-6);
+}
+
+TEST(TemperatureSample, TopkKeepsTiesAtTheCut) {
+  // P = [.3, .3, .3, .1]: the 2nd largest ties with the 3rd, so t5x's
+  // topk_mask keeps three tokens (each 1/3), not two.
+  std::vector<double> p = {0.3, 0.3, 0.3, 0.1};
+  MarkovModel model({p, p, p, p});
+  TemperatureSampleOptions o;
+  o.topk = 2;
+  o.num_decodes = 3000;
+  at::Generator gen = compat::MakeCpuGenerator(4);
+  DecodeResult r = TemperatureSample(at::zeros({1, 1}, at::kLong), model.MakeCache(1, 1),
+                                     model.Fn(), 99, o, &gen);
+  for (int64_t t = 0; t < 3; ++t) {
+    EXPECT_NEAR(r.sequences.eq(t).sum().item<double>() / 3000, 1.0 / 3, 0.04) << t;
+  }
+  EXPECT_EQ(r.sequences.eq(3).sum().item<int64_t>(), 0);
+  EXPECT_TRUE(r.scores.sub(std::log(1.0 / 3)).abs().lt(1e-5).all().item<bool>());
+}
+
+TEST(TemperatureSample, ToppOverALargeVocabulary) {
+  // Vocab 300 (more than the 256-token prefix the cut looks at first):
+  // tokens 5, 7, 9 have .5, .2, .2; the other 297 share .1 by distinct
+  // weights. topp .85 is reached at token 9 -> {5, 7, 9}; topp .999 needs
+  // more than 256 tokens -> nearly all tokens can appear.
+  std::vector<double> p(300);
+  double rest = 0;
+  for (int i = 0; i < 300; ++i) rest += (i == 5 || i == 7 || i == 9) ? 0 : 1 + 0.01 * i;
+  for (int i = 0; i < 300; ++i) p[i] = 0.1 * (1 + 0.01 * i) / rest;
+  p[5] = 0.5;
+  p[7] = 0.2;
+  p[9] = 0.2;
+  MarkovModel model(std::vector<std::vector<double>>(300, p));
+  TemperatureSampleOptions o;
+  o.topk = 0;
+  o.topp = 0.85;
+  o.num_decodes = 4000;
+  at::Generator gen = compat::MakeCpuGenerator(8);
+  DecodeResult r = TemperatureSample(at::zeros({1, 1}, at::kLong), model.MakeCache(1, 1),
+                                     model.Fn(), 999, o, &gen);
+  EXPECT_EQ(r.sequences.eq(5).sum().item<int64_t>() + r.sequences.eq(7).sum().item<int64_t>() +
+                r.sequences.eq(9).sum().item<int64_t>(),
+            4000);
+  EXPECT_NEAR(r.sequences.eq(5).sum().item<double>() / 4000, 0.5 / 0.9, 0.03);
+  o.topp = 0.999;
+  o.num_decodes = 20000;
+  r = TemperatureSample(at::zeros({1, 1}, at::kLong), model.MakeCache(1, 1), model.Fn(), 999, o,
+                        &gen);
+  EXPECT_GT(std::get<0>(at::_unique(r.sequences)).numel(), 256);
 }
 
 TEST(TemperatureSample, FullDistributionAndTemperature) {

@@ -35,10 +35,22 @@ std::pair<at::Tensor, at::Tensor> StableTopK(const at::Tensor& x, int64_t k);
 // become replace_val (ties with the k-th are kept). k >= vocab keeps all.
 at::Tensor TopKMask(const at::Tensor& x, int64_t k, double replace_val);
 
-// t5x binary_search.topp_mask: keeps the logits whose softmax probability is
-// at least that of the smallest set (taken from the most probable down) with
-// total probability >= p; the others become replace_val. When no prefix
-// reaches p (rounding), all are kept.
+// The cut of t5x binary_search.topp_mask for probabilities probs [R, V]:
+// threshold [R, 1] is the probability of the first token (most probable
+// first) at which the running total reaches p; tokens with probs >=
+// threshold are kept. When no prefix reaches p (rounding, p > 1), the
+// threshold is the smallest probability: all are kept. values/indices: the
+// descending prefix the threshold came from (the top 256 when they reach p
+// in every row, else the whole sorted row).
+struct TopPCut {
+  at::Tensor threshold;
+  at::Tensor values;
+  at::Tensor indices;
+};
+TopPCut TopPThreshold(const at::Tensor& probs, double p);
+
+// t5x binary_search.topp_mask: logits whose softmax probability is below
+// TopPThreshold's become replace_val.
 at::Tensor TopPMask(const at::Tensor& logits, double p, double replace_val);
 
 }  // namespace t5xx::decoding

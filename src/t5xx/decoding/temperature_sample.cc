@@ -40,15 +40,57 @@ at::Tensor LogProbOf(const at::Tensor& logits, const at::Tensor& token) {
   return at::log_softmax(logits, -1).gather(1, token.unsqueeze(1)).squeeze(1);
 }
 
+// Draws one token per row among candidates: cand [R, c] the scaled logits
+// of the only tokens that can be drawn (others of them masked to kNegInf),
+// index [R, c] their vocabulary ids. The same draw as over the whole masked
+// row: there every other entry is kNegInf, which exp() turns into exactly 0
+// in the log-softmax and which no Gumbel noise (< 17) lifts past a kept
+// logit. One candidate needs no noise.
+std::pair<at::Tensor, at::Tensor> DrawAmong(const at::Tensor& cand, const at::Tensor& index,
+                                            const at::Tensor& logits,
+                                            const TemperatureSampleOptions& o,
+                                            at::Generator* rng) {
+  at::Tensor pick = cand.size(1) == 1 ? at::zeros({cand.size(0), 1}, index.options())
+                                      : (cand + GumbelNoise(cand, rng)).argmax(-1, true);
+  at::Tensor token = index.gather(1, pick).squeeze(1);
+  at::Tensor log_prob = o.rescale_log_probs
+                            ? at::log_softmax(cand, -1).gather(1, pick).squeeze(1)
+                            : LogProbOf(logits, token);
+  return {token, log_prob};
+}
+
 // t5x's sample_logits_with_nonzero_temperature. temperature: a scalar or a
-// [rows, 1] tensor.
+// [rows, 1] tensor. Draws among the topk (or top-p) candidates only when
+// they are exactly the tokens t5x's masks keep; else over the masked row.
 std::pair<at::Tensor, at::Tensor> SampleNonzero(const at::Tensor& logits,
                                                 const at::Tensor& temperature,
                                                 const TemperatureSampleOptions& o,
                                                 at::Generator* rng) {
   at::Tensor scaled = logits / at::clamp_min(temperature, kMinTemperature);
-  if (o.topk > 0) scaled = TopKMask(scaled, o.topk, kNegInf);
-  if (o.topp != 0.0) scaled = TopPMask(scaled, o.topp, kNegInf);
+  const int64_t vocab = scaled.size(-1);
+  if (o.topk > 0 && o.topk < vocab) {
+    const int64_t k = o.topk;
+    // k + 1 values: a (k+1)-th equal to the k-th means more than k tokens
+    // tie at the cut, all of which t5x's topk_mask keeps.
+    auto [values, indices] = at::topk(scaled, k + 1, -1, true, true);
+    if (!values.select(1, k).eq(values.select(1, k - 1)).any().item<bool>()) {
+      return DrawAmong(values.narrow(1, 0, k), indices.narrow(1, 0, k), logits, o, rng);
+    }
+    scaled = TopKMask(scaled, k, kNegInf);
+  }
+  if (o.topp != 0.0) {
+    at::Tensor probs = at::softmax(scaled, -1);
+    TopPCut cut = TopPThreshold(probs, o.topp);
+    const int64_t c = cut.values.size(-1);
+    // Every kept token is in the prefix when its last entry is below the
+    // threshold in every row.
+    if (c < vocab && (cut.values.narrow(-1, c - 1, 1) < cut.threshold).all().item<bool>()) {
+      at::Tensor cand = at::where(cut.values >= cut.threshold, scaled.gather(-1, cut.indices),
+                                  at::full({}, kNegInf, scaled.options()));
+      return DrawAmong(cand, cut.indices, logits, o, rng);
+    }
+    scaled = at::where(probs >= cut.threshold, scaled, at::full({}, kNegInf, scaled.options()));
+  }
   at::Tensor token = (scaled + GumbelNoise(scaled, rng)).argmax(-1);
   at::Tensor log_prob = LogProbOf(o.rescale_log_probs ? scaled : logits, token);
   return {token, log_prob};
