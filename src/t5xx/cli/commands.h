@@ -16,6 +16,8 @@ std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& ar
                                               const std::string& command);
 
 int TrainCommand(const std::vector<std::string>& args);
+int InferCommand(const std::vector<std::string>& args);
+int EvalCommand(const std::vector<std::string>& args);
 int ConfigCommand(const std::vector<std::string>& args);
 int ModelInfoCommand(const std::vector<std::string>& args);
 int DataCommand(const std::vector<std::string>& args);

@@ -29,6 +29,18 @@ constexpr char kUsage[] =
     "                    [--gin.NAME=VALUE] [--gin_bindings='fn.p = v']\n"
     "                    [--gin_search_paths=a,b] [--data_dir=DIR]\n"
     "                    [--skip_bad_records=true]\n"
+    "  infer         decode or score a task with a checkpoint, as t5x's infer.py\n"
+    "                (runs/infer.gin: infer.mode = 'predict' | 'score' |\n"
+    "                'predict_with_aux'); writes <task>-<mode>.jsonl-NNNNN-of-NNNNN\n"
+    "                in resumable chunks; takes train's gin flags:\n"
+    "                  t5xx infer --gin_file=MODEL.gin --gin_file=runs/infer.gin\n"
+    "                    --gin.CHECKPOINT_PATH=\"'DIR/checkpoint_N'\"\n"
+    "                    --gin.INFER_OUTPUT_DIR=\"'OUT'\" --gin.MIXTURE_OR_TASK_NAME=...\n"
+    "  eval          decode a task's split and compute its metric_fns, as t5x's\n"
+    "                eval.py (runs/eval.gin; seqio's Evaluator): one checkpoint,\n"
+    "                or every checkpoint of a directory with\n"
+    "                utils.RestoreCheckpointConfig.mode = 'all' (done ones skipped);\n"
+    "                writes EVAL_OUTPUT_DIR/<task>-metrics.jsonl and TensorBoard\n"
     "  config        validate a train configuration without running it and\n"
     "                print the operative config (what train writes to\n"
     "                MODEL_DIR/config.gin); takes train's gin flags\n"
@@ -96,12 +108,14 @@ int main(int argc, char** argv) {
   try {
     if (command == "train") return t5xx::cli::TrainCommand(args);
     if (command == "config") return t5xx::cli::ConfigCommand(args);
+    if (command == "infer") return t5xx::cli::InferCommand(args);
+    if (command == "eval") return t5xx::cli::EvalCommand(args);
     if (command == "model_info") return t5xx::cli::ModelInfoCommand(args);
     if (command == "data") return t5xx::cli::DataCommand(args);
     if (command == "build_corpus") return t5xx::cli::BuildCorpusCommand(args);
     if (command == "launch") return t5xx::cli::LaunchCommand(args);
     throw t5xx::Error("unknown command '" + command +
-                      "' (commands: train, config, model_info, data, build_corpus, launch; see "
+                      "' (commands: train, infer, eval, config, model_info, data, build_corpus, launch; see "
                       "t5xx --help)");
   } catch (const t5xx::Error& e) {
     // Bytes that are not UTF-8 (from a flag, a file name, a gin file) are

@@ -14,9 +14,16 @@ run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& 
                                                 const std::string& command) {
   bool has_gin_file = false;
   for (const auto& a : args) has_gin_file = has_gin_file || a.rfind("--gin_file", 0) == 0;
-  T5XX_CHECK(has_gin_file, "t5xx " + command + ": no --gin_file given; e.g. t5xx " + command +
-                               " --gin_file=examples/t5_1_1_tiny_demo.gin "
-                               "--gin.MODEL_DIR=/tmp/run");
+  const std::string example =
+      command == "infer"
+          ? " --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/infer.gin "
+            "--gin.CHECKPOINT_PATH=\"'/tmp/run/checkpoint_300'\" ..."
+      : command == "eval"
+          ? " --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/eval.gin "
+            "--gin.CHECKPOINT_PATH=\"'/tmp/run/checkpoint_300'\" ..."
+          : " --gin_file=examples/t5_1_1_tiny_demo.gin --gin.MODEL_DIR=/tmp/run";
+  T5XX_CHECK(has_gin_file,
+             "t5xx " + command + ": no --gin_file given; e.g. t5xx " + command + example);
   run::LoadedTrainConfig loaded = run::NewTrainConfig();
   const std::vector<std::string> rest = gin::ParseGinFlags(args, *loaded.config);
   std::map<std::string, std::string> flags =

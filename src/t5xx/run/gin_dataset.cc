@@ -9,13 +9,25 @@ namespace t5xx::run {
 
 const char kDatasetConfig[] = "t5x.utils.DatasetConfig";
 
-DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope) {
+DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope,
+                                bool allow_none_lengths) {
   DatasetConfig d;
   auto q = [&](const char* p) { return c.Query(kDatasetConfig, p, scope); };
   d.mixture_or_task_name = q("mixture_or_task_name").AsString();
   const gin::Value lengths = q("task_feature_lengths");  // outlives the loop
-  for (const auto& [k, v] : lengths.AsDict()) {
-    d.task_feature_lengths[k.AsString()] = v.AsInt();
+  if (lengths.is_none()) {
+    T5XX_CHECK(allow_none_lengths,
+               gin::Where(lengths) + " is None: only evaluation datasets (eval, "
+               "infer_eval_dataset_cfg) measure their longest examples; give the lengths, "
+               "e.g. {'inputs': 512, 'targets': 114}");
+    d.lengths_from_data = true;
+  } else {
+    T5XX_CHECK(lengths.kind() == gin::Value::Kind::kDict,
+               gin::Where(lengths) + " = " + lengths.ToGinString() +
+                   ": expected a dict of lengths, e.g. {'inputs': 512, 'targets': 114}");
+    for (const auto& [k, v] : lengths.AsDict()) {
+      d.task_feature_lengths[k.AsString()] = v.AsInt();
+    }
   }
   d.split = q("split").AsString();
   d.batch_size = gin::AtLeast(q("batch_size"), 1);
@@ -43,7 +55,7 @@ void RegisterDatasetConfigurables(gin::Registry& r) {
   using namespace gin::spec;
   r.Register({kDatasetConfig,
               {Required("mixture_or_task_name", T::kString),
-               Required("task_feature_lengths", T::kDict),
+               Required("task_feature_lengths", T::kOptionalDict),
                Required("split", T::kString),
                Required("batch_size", T::kInt),
                Required("shuffle", T::kBool),

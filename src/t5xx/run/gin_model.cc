@@ -35,11 +35,22 @@ void RegisterModelConfigurables(gin::Registry& r) {
               {Required("module", T::kReference, "The flax network (network.Transformer)."),
                Required("input_vocabulary", T::kReference),
                Required("output_vocabulary", T::kReference),
-               Required("optimizer_def", T::kReference), z_loss, label_smoothing, lnf},
+               Required("optimizer_def", T::kReference),
+               Optional("decode_fn", T::kReference,
+                        Value::Reference(kDefaultEncoderDecoderDecodeFn, "", false),
+                        "@decoding.beam_search or @decoding.temperature_sample."),
+               Optional("default_decoder_params", T::kOptionalReference, None(),
+                        "@models.DecoderParams(): num_decodes and return_all_decodes."),
+               z_loss, label_smoothing, lnf},
               "Encoder-decoder model: loss, scoring and decoding around a network."});
   r.Register({kDecoderOnlyModel,
               {Required("module", T::kReference, "The flax network (network.DecoderWrapper)."),
                Required("vocabulary", T::kReference), Required("optimizer_def", T::kReference),
+               Optional("decode_fn", T::kReference,
+                        Value::Reference(kDefaultDecoderOnlyDecodeFn, "", false),
+                        "@decoding.temperature_sample or @decoding.beam_search."),
+               Optional("default_decoder_params", T::kOptionalReference, None(),
+                        "@models.DecoderParams(): num_decodes and return_all_decodes."),
                Optional("inputs_bidirectional_attention", T::kBool, B(false),
                         "Prefix LM: the inputs attend to each other bidirectionally."),
                z_loss, label_smoothing, lnf},
@@ -82,9 +93,10 @@ void RegisterModelConfigurables(gin::Registry& r) {
               "Hyperparameters of the decoder-only network."});
 }
 
-ModelConfig ReadModel(gin::Config& c, std::string* model_name_out, std::string* model_scope_out) {
+ModelConfig ReadModel(gin::Config& c, const std::string& root, std::string* model_name_out,
+                      std::string* model_scope_out) {
   ModelConfig m;
-  const Value model_ref = c.Query("__main__.train", "model");
+  const Value model_ref = c.Query(root, "model");
   T5XX_CHECK(model_ref.kind() == Value::Kind::kReference &&
                  (model_ref.reference_name() == kEncoderDecoderModel ||
                   model_ref.reference_name() == kDecoderOnlyModel),
@@ -173,6 +185,7 @@ ModelConfig ReadModel(gin::Config& c, std::string* model_name_out, std::string* 
         c.Query(kVocab, "sentencepiece_model_file", vs).AsString();
     m.output_vocabulary.extra_ids = c.Query(kVocab, "extra_ids", vs).AsInt();
   }
+  ReadDecodeFn(c, model_name, model_scope, m);
   *model_name_out = model_name;
   *model_scope_out = model_scope;
   return m;

@@ -20,9 +20,20 @@ namespace t5xx::run {
 // t5x.models.{EncoderDecoderModel, DecoderOnlyModel} and their networks'
 // Transformer/T5Config and DecoderWrapper/TransformerConfig.
 void RegisterModelConfigurables(gin::Registry& registry);
-// Reads train.model (MODEL). `model_name`/`model_scope` receive the model's
+// Reads <root>.model (MODEL; root "__main__.train", "__main__.infer" or
+// "__main__.evaluate"). `model_name`/`model_scope` receive the model's
 // configurable and scope (the optimizer is read from them).
-ModelConfig ReadModel(gin::Config& config, std::string* model_name, std::string* model_scope);
+ModelConfig ReadModel(gin::Config& config, const std::string& root, std::string* model_name,
+                      std::string* model_scope);
+
+// t5x.decoding.{temperature_sample, beam_search} and models.DecoderParams
+// (gin_decoding.cc).
+void RegisterDecodingConfigurables(gin::Registry& registry);
+// Reads the model's decode_fn and default_decoder_params into `m`.
+void ReadDecodeFn(gin::Config& config, const std::string& model_name,
+                  const std::string& model_scope, ModelConfig& m);
+extern const char kDefaultEncoderDecoderDecodeFn[];  // "t5x.decoding.beam_search"
+extern const char kDefaultDecoderOnlyDecodeFn[];     // "t5x.decoding.temperature_sample"
 
 // t5x.adafactor.*, t5x.optimizers.{adamw, chain}, optax.{adamw,
 // clip_by_global_norm, clip} and utils.create_learning_rate_scheduler.
@@ -37,12 +48,34 @@ extern const char kLearningRateScheduler[];  // "t5x.utils.create_learning_rate_
 
 // t5x.utils.DatasetConfig.
 void RegisterDatasetConfigurables(gin::Registry& registry);
-DatasetConfig ReadDatasetConfig(gin::Config& config, const std::string& scope);
+// allow_none_lengths: task_feature_lengths = None is accepted (eval and
+// infer_eval: the evaluator measures the longest examples); otherwise a
+// dict is required.
+DatasetConfig ReadDatasetConfig(gin::Config& config, const std::string& scope,
+                                bool allow_none_lengths = false);
 extern const char kDatasetConfig[];  // "t5x.utils.DatasetConfig"
 
 // __main__.train, t5x.trainer.{Trainer, EarlyStoppingAction,
 // TerminateOnNanAction}, t5x.partitioning.*, t5x.utils.{CheckpointConfig,
 // SaveCheckpointConfig}, t5x.gin_utils.summarize_gin_config.
 void RegisterTrainConfigurables(gin::Registry& registry);
+
+// <root>.partitioner (partitioning.PjitPartitioner): num_partitions and the
+// logical axis rules.
+void ReadPartitioner(gin::Config& config, const std::string& root, int64_t* num_partitions,
+                     partitioning::LogicalAxisRules* rules);
+// utils.RestoreCheckpointConfig in scope `scope`; mode 'all' is accepted
+// only when allow_all (eval).
+RestoreCheckpointConfig ReadRestoreConfig(gin::Config& config, const std::string& scope,
+                                          bool allow_all);
+extern const char kRestoreConfig[];  // "t5x.utils.RestoreCheckpointConfig"
+
+// __main__.infer, __main__.evaluate, seqio.Evaluator and its loggers
+// (gin_infer_eval.cc).
+void RegisterInferEvalConfigurables(gin::Registry& registry);
+// seqio.Evaluator as <root>.inference_evaluator_cls references it.
+EvaluatorConfig ReadEvaluatorConfig(gin::Config& config, const gin::Value& evaluator_cls);
+InferSetup ReadInferSetup(gin::Config& config);
+EvalSetup ReadEvalSetup(gin::Config& config);
 
 }  // namespace t5xx::run

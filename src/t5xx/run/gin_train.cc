@@ -26,28 +26,32 @@ constexpr char kPartitioner[] = "t5x.partitioning.PjitPartitioner";
 constexpr char kAxisRules[] = "t5x.partitioning.standard_logical_axis_rules";
 constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
 constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
-constexpr char kRestoreConfig[] = "t5x.utils.RestoreCheckpointConfig";
 constexpr char kCheckpointer[] = "t5x.checkpoints.Checkpointer";
 constexpr char kSummarize[] = "t5x.gin_utils.summarize_gin_config";
 constexpr char kEarlyStopping[] = "t5x.trainer.EarlyStoppingAction";
 constexpr char kTerminateOnNan[] = "t5x.trainer.TerminateOnNanAction";
 
-// The partitioner's mesh options, read into `s`.
-void ReadPartitioner(gin::Config& c, TrainSetup& s) {
-  const std::string scope = gin::ExpectReference(c.Query(kTrain, "partitioner"), kPartitioner);
+}  // namespace
+
+const char kRestoreConfig[] = "t5x.utils.RestoreCheckpointConfig";
+
+void ReadPartitioner(gin::Config& c, const std::string& root, int64_t* num_partitions,
+                     partitioning::LogicalAxisRules* out_rules) {
+  const std::string scope = gin::ExpectReference(c.Query(root, "partitioner"), kPartitioner);
   const Value np = c.Query(kPartitioner, "num_partitions", scope);
-  s.num_partitions = np.is_none() ? 1 : gin::AtLeast(np, 1);
+  *num_partitions = np.is_none() ? 1 : gin::AtLeast(np, 1);
+  partitioning::LogicalAxisRules& rules_out = *out_rules;
   const Value sub = c.Query(kPartitioner, "model_parallel_submesh", scope);
   gin::Refuse(!sub.is_none(), sub,
               "TPU submeshes have no meaning for processes; use num_partitions (the 'model' axis "
               "size) instead");
   const Value rules = c.Query(kPartitioner, "logical_axis_rules", scope);
   if (rules.is_none()) {
-    s.logical_axis_rules = partitioning::StandardLogicalAxisRules();
+    rules_out = partitioning::StandardLogicalAxisRules();
   } else if (rules.kind() == Value::Kind::kList || rules.kind() == Value::Kind::kTuple) {
     // A literal rule list, as t5x's docs write them:
     // [('batch', 'data'), ('embed', None), ...].
-    s.logical_axis_rules.clear();
+    rules_out.clear();
     for (const Value& rule : rules.AsList()) {
       const std::vector<Value>& pair = rule.AsList();
       T5XX_CHECK(pair.size() == 2,
@@ -60,15 +64,17 @@ void ReadPartitioner(gin::Config& c, TrainSetup& s) {
                    pair[1].location().ToString() + ": mesh axis '" + *mesh +
                        "' in logical_axis_rules; the mesh axes are 'data' and 'model'");
       }
-      s.logical_axis_rules.emplace_back(pair[0].AsString(), mesh);
+      rules_out.emplace_back(pair[0].AsString(), mesh);
     }
   } else {
     const std::string rs = gin::ExpectReference(rules, kAxisRules, true, scope);
-    s.logical_axis_rules = partitioning::StandardLogicalAxisRules(
+    rules_out = partitioning::StandardLogicalAxisRules(
         static_cast<int>(c.Query(kAxisRules, "activation_partitioning_dims", rs).AsInt()),
         static_cast<int>(c.Query(kAxisRules, "parameter_partitioning_dims", rs).AsInt()));
   }
 }
+
+namespace {
 
 // The checkpointer class of a Save/RestoreCheckpointConfig: only t5x's
 // legacy checkpoints.Checkpointer (the format t5xx writes); returns its
@@ -80,8 +86,10 @@ std::string ReadCheckpointerCls(gin::Config& c, const char* configurable,
   return gin::ExpectReference(cls, kCheckpointer, /*evaluated=*/false, scope);
 }
 
-// utils.RestoreCheckpointConfig (as t5x's runs/finetune.gin binds it).
-RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs) {
+}  // namespace
+
+RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs,
+                                          bool allow_all) {
   auto q = [&](const char* p) { return c.Query(kRestoreConfig, p, rs); };
   RestoreCheckpointConfig r;
   const Value path = q("path");
@@ -104,11 +112,11 @@ RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs)
   T5XX_CHECK(r.mode == "specific" || r.mode == "latest" || r.mode == "all",
              gin::Where(mode) + " = " + mode.ToGinString() +
                  ": must be 'specific', 'latest' or 'all' (t5x raises ValueError)");
-  gin::Refuse(r.mode == "all", mode,
+  gin::Refuse(r.mode == "all" && !allow_all, mode,
               "'all' restores every checkpoint in turn, which t5x does for eval only; use "
               "'specific' or 'latest'");
-  gin::Refuse(r.mode == "specific" && r.paths.size() > 1, path,
-              "train restores one checkpoint; give one path");
+  gin::Refuse(r.mode == "specific" && r.paths.size() > 1 && !allow_all, path,
+              "train and infer restore one checkpoint; give one path");
   const Value dtype = q("dtype");
   if (!dtype.is_none()) {
     const std::string d = dtype.AsString();
@@ -145,12 +153,15 @@ RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs)
   return r;
 }
 
+namespace {
+
 // utils.CheckpointConfig, read into `s`.
 void ReadCheckpointConfig(gin::Config& c, TrainSetup& s) {
   const std::string cs = gin::ExpectReference(c.Query(kTrain, "checkpoint_cfg"), kCheckpointConfig);
   const Value restore = c.Query(kCheckpointConfig, "restore", cs);
   if (!restore.is_none()) {
-    s.restore = ReadRestoreConfig(c, gin::ExpectReference(restore, kRestoreConfig, true, cs));
+    s.restore = ReadRestoreConfig(c, gin::ExpectReference(restore, kRestoreConfig, true, cs),
+                                  /*allow_all=*/false);
   }
   const Value save = c.Query(kCheckpointConfig, "save", cs);
   s.save_checkpoints = !save.is_none();
@@ -235,7 +246,8 @@ void ReadActions(gin::Config& c, TrainSetup& s) {
                  gin::Where(actions) + ": actions keys must be one of 'TRAIN', 'TRAIN_EVAL' "
                                        "(t5x's ActionMode), got '" + mode + "'");
       gin::Refuse(mode == "INFER_EVAL", actions,
-                  "t5xx has no inference evaluation yet; use 'TRAIN_EVAL' (teacher-forced)");
+                  "t5xx runs actions on train and train-eval summaries; use 'TRAIN' or "
+                  "'TRAIN_EVAL'");
       for (const Value& a : list.AsList()) {
         T5XX_CHECK(a.kind() == Value::Kind::kReference && a.reference_evaluated() &&
                        (a.reference_name() == kEarlyStopping ||
@@ -327,6 +339,11 @@ void RegisterTrainConfigurables(gin::Registry& r) {
                Required("model_dir", T::kString),
                Required("train_dataset_cfg", T::kReference),
                Optional("train_eval_dataset_cfg", T::kOptionalReference, None()),
+               Optional("infer_eval_dataset_cfg", T::kOptionalReference, None(),
+                        "Decode this dataset and score it with its tasks' metric_fns every "
+                        "eval_period (seqio.Evaluator)."),
+               Optional("inference_evaluator_cls", T::kReference,
+                        Value::Reference("seqio.Evaluator", "", false)),
                Required("checkpoint_cfg", T::kReference),
                Required("partitioner", T::kReference),
                Required("trainer_cls", T::kReference),
@@ -366,6 +383,8 @@ void RegisterConfigurables(gin::Registry& registry) {
   RegisterOptimizerConfigurables(registry);
   RegisterDatasetConfigurables(registry);
   RegisterTrainConfigurables(registry);
+  RegisterDecodingConfigurables(registry);
+  RegisterInferEvalConfigurables(registry);
   seqio_gin::RegisterSeqioConfigurables(registry);
 }
 
@@ -375,7 +394,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   T5XX_CHECK(!s.model_dir.empty(),
              "train.model_dir (MODEL_DIR) is empty; pass --gin.MODEL_DIR=/path");
   std::string model_name, model_scope;
-  s.model = ReadModel(c, &model_name, &model_scope);
+  s.model = ReadModel(c, kTrain, &model_name, &model_scope);
   s.optimizer = ReadOptimizer(c, model_name, model_scope);
 
   // trainer.Trainer and its schedule.
@@ -387,7 +406,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
       c, gin::ExpectReference(c.Query(kTrainer, "learning_rate_fn", trainer_scope),
                               kLearningRateScheduler, true, trainer_scope));
 
-  ReadPartitioner(c, s);
+  ReadPartitioner(c, kTrain, &s.num_partitions, &s.logical_axis_rules);
 
   s.train_dataset = ReadDatasetConfig(
       c, gin::ExpectReference(c.Query(kTrain, "train_dataset_cfg"), kDatasetConfig));
@@ -400,6 +419,12 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   const Value ev = c.Query(kTrain, "train_eval_dataset_cfg");
   if (!ev.is_none()) {
     s.train_eval_dataset = ReadDatasetConfig(c, gin::ExpectReference(ev, kDatasetConfig));
+  }
+  const Value ie = c.Query(kTrain, "infer_eval_dataset_cfg");
+  if (!ie.is_none()) {
+    s.infer_eval_dataset =
+        ReadDatasetConfig(c, gin::ExpectReference(ie, kDatasetConfig), /*allow_none_lengths=*/true);
+    s.evaluator = ReadEvaluatorConfig(c, c.Query(kTrain, "inference_evaluator_cls"));
   }
 
   ReadCheckpointConfig(c, s);

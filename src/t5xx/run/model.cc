@@ -11,13 +11,17 @@
 namespace t5xx::run {
 
 std::unique_ptr<models::BaseTransformerModel> CreateModel(const ModelConfig& m) {
+  std::unique_ptr<models::BaseTransformerModel> model;
   if (m.kind == ModelKind::kEncoderDecoder) {
-    return std::make_unique<models::EncoderDecoderModel>(
+    model = std::make_unique<models::EncoderDecoderModel>(
         models::Transformer(m.t5_config), m.z_loss, m.label_smoothing, m.loss_normalizing_factor);
+  } else {
+    model = std::make_unique<models::DecoderOnlyModel>(
+        models::DecoderOnlyTransformer(m.decoder_only_config), m.inputs_bidirectional_attention,
+        m.z_loss, m.label_smoothing, m.loss_normalizing_factor);
   }
-  return std::make_unique<models::DecoderOnlyModel>(
-      models::DecoderOnlyTransformer(m.decoder_only_config), m.inputs_bidirectional_attention,
-      m.z_loss, m.label_smoothing, m.loss_normalizing_factor);
+  model->set_decode_fn(m.decode_fn);
+  return model;
 }
 
 models::ParamStore InitParams(const models::BaseTransformerModel& model, uint64_t seed) {

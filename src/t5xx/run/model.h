@@ -11,7 +11,8 @@
 namespace t5xx::run {
 
 // models::EncoderDecoderModel(network.Transformer(T5Config)) or
-// DecoderOnlyModel(DecoderWrapper(TransformerConfig)) with the loss options.
+// DecoderOnlyModel(DecoderWrapper(TransformerConfig)) with the loss options
+// and decode_fn (the EOS id stays 1 until the caller sets the vocabulary's).
 // Cheap: no parameters are allocated. Throws t5xx::Error for an invalid
 // network config.
 std::unique_ptr<models::BaseTransformerModel> CreateModel(const ModelConfig& config);

@@ -16,6 +16,8 @@
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
+#include "t5xx/run/evaluator.h"
+#include "t5xx/run/inference.h"
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
@@ -251,7 +253,29 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
       out.eval_datasets.emplace_back(cfg.mixture_or_task_name, make_eval);
     }
   }
+  // t5x's inference evaluation: seqio's Evaluator over infer_eval_dataset_cfg,
+  // its examples read now (so a bad task or split fails before anything is
+  // written), decoded with the trainer's parameters after each train-eval;
+  // logs under MODEL_DIR/inference_eval/ (rank 0 writes them).
+  std::shared_ptr<InferenceEvaluator> infer_evaluator;
+  if (s.infer_eval_dataset) {
+    out.model->set_eos_id(TargetsVocabulary(s.infer_eval_dataset->mixture_or_task_name)->eos_id());
+    infer_evaluator = std::make_shared<InferenceEvaluator>(
+        *s.infer_eval_dataset, "infer_eval", s.evaluator, s.model_dir + "/inference_eval",
+        out.partitioner->communicator().rank() == 0);
+    for (const std::string& task : infer_evaluator->task_names()) {
+      log << "[setup] inference evaluation of " << task << ": "
+          << infer_evaluator->num_examples(task) << " examples of split '"
+          << s.infer_eval_dataset->split << "', decoded every eval_period" << std::endl;
+    }
+  }
   out.loop = run.loop;
+  if (infer_evaluator) {
+    out.loop.infer_eval = [infer_evaluator, model = out.model.get(), trainer = out.trainer.get(),
+                           model_config = s.model, console = &log](int64_t step) {
+      infer_evaluator->Evaluate(step, *model, trainer->params(), model_config, *console);
+    };
+  }
   out.loop.num_devices = out.partitioner->mesh().size();
   // Each data shard's position is saved with every checkpoint as
   // DatasetStateFileName(shard index, shards), gathered to the chief, which

@@ -33,7 +33,8 @@ struct PreparedTrainRun {
 // variable table, FLOPs and the measured peak) to `log`. Throws t5xx::Error
 // when the memory plan does not fit, a parameter cannot be allocated, a
 // dataset yields no full batch, or MODEL_DIR cannot be written; nothing is
-// written before the last of those checks.
+// written before the last of those checks. `log` must outlive the run: the
+// inference evaluation (infer_eval_dataset_cfg) prints to it.
 PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run,
                                  std::ostream& log);
 

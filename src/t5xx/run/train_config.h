@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "t5xx/decoding/decoding.h"
 #include "t5xx/models/decoder_only_network.h"
 #include "t5xx/models/losses.h"
 #include "t5xx/models/t5_config.h"
@@ -32,6 +33,9 @@ struct DatasetConfig {
   std::optional<int64_t> seed;
   bool pack = false;
   bool trim_output_features = true;
+  // task_feature_lengths = None (t5x's eval.gin and infer_eval configs): the
+  // evaluator uses each feature's longest example (seqio.Evaluator).
+  bool lengths_from_data = false;
 };
 
 // seqio.SentencePieceVocabulary as bound for the model (used for decoding;
@@ -56,6 +60,13 @@ struct ModelConfig {
   double label_smoothing = 0;
   models::LossNormalizingFactor loss_normalizing_factor;
   VocabularyConfig output_vocabulary;
+  // decode_fn with its gin arguments (EncoderDecoderModel's default
+  // decoding.beam_search, DecoderOnlyModel's decoding.temperature_sample),
+  // and default_decoder_params (models.DecoderParams: num_decodes,
+  // return_all_decodes), as predict_batch_with_aux takes them.
+  decoding::DecodeFnConfig decode_fn;
+  int64_t num_decodes = 1;
+  bool return_all_decodes = false;
   int64_t vocab_size() const {
     return kind == ModelKind::kEncoderDecoder ? t5_config.vocab_size
                                               : decoder_only_config.vocab_size;
@@ -77,6 +88,16 @@ struct RestoreCheckpointConfig {
   std::string where;               // the gin location, for messages
 };
 
+// seqio.Evaluator's options and loggers (t5x's runs/eval.gin and
+// finetune.gin bind them).
+struct EvaluatorConfig {
+  std::optional<int64_t> num_examples;  // None: every example of the split
+  bool json_logger = true;              // seqio.JSONLogger in logger_cls
+  bool tensorboard_logger = true;       // seqio.TensorBoardLogger
+  bool console_logger = true;           // seqio.PyLoggingLogger
+  std::optional<int64_t> json_write_n_results;  // JSONLogger.write_n_results
+};
+
 struct TrainSetup {
   std::string model_dir;
   ModelConfig model;
@@ -87,6 +108,10 @@ struct TrainSetup {
   partitioning::LogicalAxisRules logical_axis_rules;
   DatasetConfig train_dataset;
   std::optional<DatasetConfig> train_eval_dataset;
+  // train.infer_eval_dataset_cfg: seqio.Evaluator's dataset (decoding and
+  // the tasks' metric_fns) every eval_period, and its options.
+  std::optional<DatasetConfig> infer_eval_dataset;
+  EvaluatorConfig evaluator;
   // utils.CheckpointConfig.save: set (save_checkpoints) or None; its period
   // and keep.
   bool save_checkpoints = true;
@@ -109,6 +134,32 @@ struct TrainSetup {
   std::vector<trainer::ActionConfig> train_actions;
   std::vector<trainer::ActionConfig> train_eval_actions;
   int64_t random_seed = 0;
+};
+
+// What `t5xx infer` runs (t5x/infer.py's infer()).
+struct InferSetup {
+  std::string mode;  // 'predict', 'score' or 'predict_with_aux'
+  ModelConfig model;
+  std::string output_dir;
+  DatasetConfig dataset;
+  RestoreCheckpointConfig restore;
+  int64_t num_partitions = 1;
+  int64_t checkpoint_period = 100;  // batches per chunk
+  int64_t shard_id = 0;
+  int64_t num_shards = 1;
+  bool merge_chunked_results = true;
+  bool output_ids = false;  // write_inferences_to_file's output_ids
+  std::string file_extension = "jsonl";
+};
+
+// What `t5xx eval` runs (t5x/eval.py's evaluate()).
+struct EvalSetup {
+  ModelConfig model;
+  DatasetConfig dataset;
+  RestoreCheckpointConfig restore;  // mode 'specific', 'latest' or 'all'
+  int64_t num_partitions = 1;
+  std::string output_dir;
+  EvaluatorConfig evaluator;
 };
 
 }  // namespace t5xx::run

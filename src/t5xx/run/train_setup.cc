@@ -2,6 +2,7 @@
 #include "t5xx/run/train_setup.h"
 
 #include "t5xx/config/reading.h"
+#include "t5xx/run/gin_readers.h"
 #include "t5xx/demo/demo_tasks.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
 
@@ -33,9 +34,18 @@ void LoadTrainConfig(LoadedTrainConfig& loaded, RunOptions options, const std::s
                      std::ostream& notes) {
   loaded.options = std::move(options);
   const RunOptions& o = loaded.options;
-  // What train calls: t5x's train() and the gin-defined tasks and mixtures.
-  loaded.config->Finalize({"__main__.train", "t5xx.seqio.register"});
-  loaded.setup = ReadTrainSetup(*loaded.config);
+  // What the command calls: t5x's train() (infer(), evaluate()) and the
+  // gin-defined tasks and mixtures.
+  if (command == "infer") {
+    loaded.config->Finalize({"__main__.infer", "t5xx.seqio.register"});
+    loaded.infer = ReadInferSetup(*loaded.config);
+  } else if (command == "eval") {
+    loaded.config->Finalize({"__main__.evaluate", "t5xx.seqio.register"});
+    loaded.eval = ReadEvalSetup(*loaded.config);
+  } else {
+    loaded.config->Finalize({"__main__.train", "t5xx.seqio.register"});
+    loaded.setup = ReadTrainSetup(*loaded.config);
+  }
   loaded.demo_problem = RegisterTasks(loaded.config.get(), o);
   gin::RequireAllBindingsRead(*loaded.config, command, notes);
 }

@@ -39,7 +39,9 @@ struct RunOptions {
 struct LoadedTrainConfig {
   std::unique_ptr<gin::Registry> registry;
   std::unique_ptr<gin::Config> config;  // points into *registry
-  TrainSetup setup;
+  TrainSetup setup;    // command train, config, model_info
+  InferSetup infer;    // command infer
+  EvalSetup eval;      // command eval
   RunOptions options;
   // Why the demo task is not registered (its corpus is missing), else empty.
   std::optional<std::string> demo_problem;
@@ -56,8 +58,10 @@ std::optional<std::string> RegisterTasks(gin::Config* config, const RunOptions& 
 // to parse gin files and bindings into.
 LoadedTrainConfig NewTrainConfig();
 
-// Finalizes `loaded.config` for train (the roots __main__.train and
-// t5xx.seqio.register), reads the setup, registers the demo tasks and the
+// Finalizes `loaded.config` for the command's entry point (the roots
+// __main__.train -- or __main__.infer for command "infer", __main__.evaluate
+// for "eval" -- and t5xx.seqio.register), reads its setup (setup, infer or
+// eval), registers the demo tasks and the
 // gin-defined tasks into seqio's global registries, and refuses bindings
 // nothing read (RequireAllBindingsRead; the note about ignored ones goes to
 // `notes`). `command` names the t5xx command in messages. Throws

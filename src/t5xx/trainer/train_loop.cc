@@ -85,7 +85,8 @@ void CheckTrainLoopConfig(const TrainLoopConfig& config,
             std::to_string(config.checkpoint_period.value_or(0)));
   T5XX_CHECK(config.keep.value_or(1) >= 1, "utils.SaveCheckpointConfig.keep must be None or >= 1, got " +
                                           std::to_string(config.keep.value_or(0)));
-  const int64_t eval_period = eval_task_names.empty() ? 0 : config.eval_period.value_or(0);
+  const int64_t eval_period =
+      eval_task_names.empty() && !config.infer_eval ? 0 : config.eval_period.value_or(0);
   const int64_t checkpoint_period =
       config.save_checkpoints ? config.checkpoint_period.value_or(0) : 0;
   if (eval_period && checkpoint_period) {
@@ -113,7 +114,7 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
   CheckTrainLoopConfig(config, eval_names, start);
   const int64_t total =
       config.relative_steps ? start + *config.relative_steps : config.total_steps;
-  const bool eval_enabled = !eval_datasets.empty();
+  const bool eval_enabled = !eval_datasets.empty() || static_cast<bool>(config.infer_eval);
   const int64_t eval_period = eval_enabled ? config.eval_period.value_or(0) : 0;
   const int64_t checkpoint_period =
       config.save_checkpoints ? config.checkpoint_period.value_or(0) : 0;
@@ -291,6 +292,13 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
     }
     if (!by_task.empty() && RunActions(eval_actions, by_task, step, console, &nan_stop)) {
       stop_training = true;
+    }
+    if (config.infer_eval) {
+      try {
+        config.infer_eval(step);
+      } catch (const Error& e) {
+        throw Error(std::string(e.what()) + save_after_error());
+      }
     }
   };
 

@@ -118,6 +118,11 @@ struct TrainLoopConfig {
   int64_t eval_steps = 10;               // batches per train-eval dataset
   std::optional<int64_t> eval_period;    // None = evaluate only at the end
   bool run_eval_before_training = false;
+  // t5x's inference evaluation (train.infer_eval_dataset_cfg): called with
+  // the step whenever the train-eval runs (every eval_period, at the end,
+  // and before training with run_eval_before_training), after it; unset =
+  // none. Its errors end the run like a train-eval error.
+  std::function<void(int64_t step)> infer_eval;
   std::vector<ActionConfig> train_actions;       // actions['TRAIN']
   std::vector<ActionConfig> train_eval_actions;  // actions['TRAIN_EVAL']
   // Throw t5xx::Error when a train step's loss is NaN or infinite (false

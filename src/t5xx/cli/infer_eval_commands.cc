@@ -1,0 +1,38 @@
+// `t5xx infer` and `t5xx eval`: t5x's infer.py and eval.py. Both read train's
+// gin flags (train_flags.h) with the roots __main__.infer / __main__.evaluate
+// and print what run/infer.h and run/eval.h do.
+#include <iostream>
+
+#include "t5xx/cli/commands.h"
+#include "t5xx/cli/train_flags.h"
+#include "t5xx/run/eval.h"
+#include "t5xx/run/infer.h"
+
+namespace t5xx::cli {
+
+int InferCommand(const std::vector<std::string>& args) {
+  const run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "infer");
+  const run::InferResult r = run::RunInfer(loaded, std::cout);
+  std::cout << "[done] " << r.examples << " examples inferred";
+  if (r.chunks_skipped) std::cout << ", " << r.chunks_skipped << " completed chunks skipped";
+  for (const std::string& f : r.files) std::cout << "; " << f;
+  std::cout << std::endl;
+  return 0;
+}
+
+int EvalCommand(const std::vector<std::string>& args) {
+  const run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "eval");
+  const run::EvalResult r = run::RunEval(loaded, std::cout);
+  std::cout << "[done] " << r.evaluated.size() << " checkpoint(s) evaluated";
+  if (!r.skipped.empty()) std::cout << ", " << r.skipped.size() << " skipped (done before)";
+  for (const auto& [step, tasks] : r.evaluated) {
+    for (const auto& [task, metrics] : tasks) {
+      std::cout << "; step " << step << " " << task;
+      for (const auto& [k, v] : metrics) std::cout << " " << k << "=" << v;
+    }
+  }
+  std::cout << std::endl;
+  return 0;
+}
+
+}  // namespace t5xx::cli

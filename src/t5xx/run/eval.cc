@@ -1,0 +1,69 @@
+// See eval.h.
+#include "t5xx/run/eval.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/run/datasets.h"
+#include "t5xx/run/evaluator.h"
+#include "t5xx/run/inference.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::run {
+
+EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
+  const EvalSetup& s = loaded.eval;
+  const std::optional<partitioning::ProcessEnvironment> env =
+      partitioning::DetectProcessEnvironment();
+  T5XX_CHECK(!env || env->world_size == 1,
+             "t5xx eval runs in one process (launched with " +
+                 std::to_string(env ? env->world_size : 1) + ")");
+  T5XX_CHECK(s.num_partitions == 1,
+             "t5xx eval runs in one process: set partitioning.PjitPartitioner.num_partitions "
+             "= 1 (got " + std::to_string(s.num_partitions) + ")");
+  GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem);  // known task?
+  std::vector<std::string> dirs = CheckpointsToRestore(s.restore);
+  EvalResult result;
+  const std::string done_path =
+      s.output_dir + "/eval." + s.dataset.mixture_or_task_name + ".ckpt";
+  std::set<std::string> done;
+  if (s.restore.mode == "all") {
+    std::ifstream f(done_path);
+    for (std::string p; f >> p;) done.insert(p);
+    std::vector<std::string> todo;
+    for (const std::string& d : dirs) {
+      if (done.count(d)) {
+        result.skipped.push_back(d);
+      } else {
+        todo.push_back(d);
+      }
+    }
+    for (const std::string& d : result.skipped) {
+      log << "[eval] " << d << " was evaluated before (" << done_path << "); skipping it"
+          << std::endl;
+    }
+    dirs = todo;
+  }
+  std::filesystem::create_directories(s.output_dir);
+  InferenceEvaluator evaluator(s.dataset, "eval", s.evaluator, s.output_dir, /*write_logs=*/true);
+  for (const std::string& task : evaluator.task_names()) {
+    log << "[eval] task " << task << ": " << evaluator.num_examples(task) << " examples of split '"
+        << s.dataset.split << "'" << std::endl;
+  }
+  const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
+  for (const std::string& dir : dirs) {
+    InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dir, s.restore.options, log);
+    result.evaluated.emplace_back(m.step, evaluator.Evaluate(m.step, *m.model, m.params, s.model, log));
+    if (s.restore.mode == "all") {
+      std::ofstream f(done_path, std::ios::app);
+      f << dir << "\n";
+      T5XX_CHECK(f.good(), "cannot append to " + done_path);
+    }
+  }
+  return result;
+}
+
+}  // namespace t5xx::run

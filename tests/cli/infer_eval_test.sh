@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Issue 13 through the binary: `t5xx infer` (predict, score,
+# predict_with_aux with all beams; resumable chunks; shard_id/num_shards),
+# `t5xx eval` (one checkpoint; mode 'all' skipping done ones; metrics JSON and
+# TensorBoard), inference evaluation during `t5xx train` (runs/finetune.gin's
+# infer_eval_dataset_cfg), and the errors of bad decoding/infer settings. The
+# model is T5.1.1 tiny trained for a few steps on the demo translation task
+# (freedict_en_de_translate), so its outputs are poor but deterministic.
+# Usage: infer_eval_test.sh /path/to/t5xx PYTHON3
+set -u
+T5XX="$1"
+PY="${2:-python3}"
+work="$(mktemp -d)"
+cleanup() { if [ -n "${KEEP_WORK:-}" ]; then echo "(work files kept in $work)"; else rm -rf "$work"; fi; }
+trap cleanup EXIT
+. "$(dirname "$0")/cli_lib.sh"
+t5xx() { timeout -k 5 300 "$T5XX" "$@"; }
+t0=$SECONDS
+
+demo_corpus_or_exit
+if [ ! -s "$work/data/freedict_en_de/validation.jsonl" ] &&
+   ! compgen -G "$work/data/freedict_en_de/*validation*" >/dev/null; then
+  echo "SKIP: the demo translation data was not built (dict-freedict-eng-deu missing?)"
+  cat "$work/corpus.log"; exit 77
+fi
+D=(--data_dir="$work/data")
+TASK=freedict_en_de_translate
+LENS="{'inputs': 24, 'targets': 12}"
+model=(--gin_file=models/t5_1_1/tiny.gin --gin.network.T5Config.vocab_size=1152
+       "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'"
+       --gin.seqio.SentencePieceVocabulary.extra_ids=100)
+
+# --- train 6 steps (checkpoints at 0, 3, 6), with inference evaluation
+# every 3 steps on 8 validation examples (runs/finetune.gin from scratch:
+# no INITIAL_CHECKPOINT_PATH restore).
+run="$work/run"
+t5xx train "${model[@]}" --gin_file=runs/finetune.gin "${D[@]}" --gin.MODEL_DIR="'$run'" \
+  --gin.MIXTURE_OR_TASK_NAME="'$TASK'" "--gin.TASK_FEATURE_LENGTHS=$LENS" --gin.TRAIN_STEPS=6 \
+  --gin.BATCH_SIZE=4 --gin.EVAL_PERIOD=3 --gin.EVAL_STEPS=1 --gin.USE_CACHED_TASKS=False \
+  --gin.INITIAL_CHECKPOINT_PATH=None --gin.utils.CheckpointConfig.restore=None \
+  --gin.utils.SaveCheckpointConfig.period=3 --gin.EVALUATOR_NUM_EXAMPLES=8 --gin.RANDOM_SEED=1 \
+  --gin.DROPOUT_RATE=0.0 >"$work/train.log" 2>&1
+check "train with infer_eval exits 0" test $? = 0
+show="$work/train.log"
+check "infer_eval logged at steps 3 and 6" grep -q "^\[infer_eval $TASK\] step 6 .*sequence_accuracy" "$work/train.log"
+ie="$run/inference_eval"
+check "inference_eval metrics jsonl has steps 0?,3,6" \
+  "$PY" -c "
+import json,sys
+rows=[json.loads(l) for l in open('$ie/$TASK-metrics.jsonl')]
+steps=[r['step'] for r in rows]
+assert steps[-2:]==[3,6], steps
+assert all('sequence_accuracy' in r and 0<=r['sequence_accuracy']<=100 for r in rows), rows
+"
+check "inference_eval per-step inferences" "$PY" -c "
+import json
+rows=[json.loads(l) for l in open('$ie/$TASK-000006.jsonl')]
+assert len(rows)==8, len(rows)
+for r in rows:
+  assert set(r)=={'input','target','output','prediction'}, r.keys()
+  assert r['input']['inputs_pretokenized'].startswith('translate English to German: '), r
+  assert r['target']==r['input']['targets_pretokenized'], r
+"
+check "inference_eval TensorBoard events" compgen -G "$ie/$TASK/events.out.tfevents.*"
+show=""
+
+ckpt="$run/checkpoint_6"
+infer=(--gin_file=runs/infer.gin "${D[@]}" --gin.CHECKPOINT_PATH="'$ckpt'"
+       --gin.MIXTURE_OR_TASK_NAME="'$TASK'" "--gin.TASK_FEATURE_LENGTHS=$LENS"
+       --gin.utils.DatasetConfig.split="'validation'" --gin.utils.DatasetConfig.batch_size=4
+       --gin.models.EncoderDecoderModel.decode_fn=@decoding.temperature_sample)
+nval="$("$PY" -c "print(sum(1 for _ in open('$(compgen -G "$work/data/freedict_en_de/*validation*" | head -1)')))")"
+
+# --- infer: predict, greedy
+out="$work/infer"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out'" >"$work/infer.log" 2>&1
+check "infer predict exits 0" test $? = 0
+pred="$out/$TASK-predict.jsonl-00000-of-00001"
+show="$work/infer.log"
+check "predict file and COMPLETED, tmp dir gone" test -s "$pred" -a -e "$pred.COMPLETED" -a ! -d "$out/tmp-$TASK-00000-of-00001"
+check "predict: one line per validation example, t5x's fields" "$PY" -c "
+import json
+rows=[json.loads(l) for l in open('$pred')]
+assert len(rows)==$nval, (len(rows), $nval)
+for r in rows:
+  assert set(r)=={'inputs','prediction'}, r.keys()
+  assert set(r['inputs'])=={'inputs_pretokenized','targets_pretokenized'}, r['inputs'].keys()
+  assert isinstance(r['prediction'], str)
+"
+show=""
+
+# --- resume by chunk: 2-batch chunks, chunk files kept (no merge); one
+# chunk's marker removed; the rerun recomputes that chunk only and the merged
+# file equals the one-shot run's.
+out2="$work/infer_chunks"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out2'" --gin.infer.checkpoint_period=2 \
+  --gin.infer.merge_chunked_results=False >"$work/chunks1.log" 2>&1
+tmp="$out2/tmp-$TASK-00000-of-00001"
+nchunks=$(ls "$tmp"/*-chunk?????.COMPLETED 2>/dev/null | wc -l)
+check "chunks written ($nchunks)" test "$nchunks" -ge 2
+rm -f "$tmp/$TASK-predict.jsonl-00000-of-00001-chunk00001.COMPLETED"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out2'" --gin.infer.checkpoint_period=2 \
+  >"$work/chunks2.log" 2>&1
+show="$work/chunks2.log"
+check "rerun skipped the completed chunks" grep -q "$((nchunks - 1)) completed chunks skipped" "$work/chunks2.log"
+check "rerun recomputed chunk 1 only" test "$(grep -c '^\[infer\] task .* chunk [0-9]*: ' "$work/chunks2.log")" = 1
+check "merged chunks equal the one-shot output" cmp "$pred" "$out2/$TASK-predict.jsonl-00000-of-00001"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out2'" >"$work/chunks3.log" 2>&1
+check "a COMPLETED task is skipped" grep -q "is complete; skipping task" "$work/chunks3.log"
+show=""
+
+# --- shard_id / num_shards: two jobs together infer every example once.
+for s in 0 1; do
+  t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/shards'" \
+    --gin.infer.shard_id=$s --gin.infer.num_shards=2 >"$work/shard$s.log" 2>&1
+  check "shard $s exits 0" test $? = 0
+done
+check "the two shards hold the examples of the one-shot run" "$PY" -c "
+import json
+one=sorted(l for l in open('$pred'))
+two=sorted(l for s in (0,1) for l in open('$work/shards/$TASK-predict.jsonl-0000%d-of-00002'%s))
+assert one==two, (len(one), len(two))
+"
+
+# --- score: the sum of the target tokens' log-likelihoods (<= 0).
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/score'" --gin.infer.mode="'score'" \
+  >"$work/score.log" 2>&1
+check "score mode" "$PY" -c "
+import json
+rows=[json.loads(l) for l in open('$work/score/$TASK-score.jsonl-00000-of-00001')]
+assert len(rows)==$nval and all(set(r)=={'inputs','score'} and r['score']<0 for r in rows), rows[:2]
+"
+
+# --- predict_with_aux with beam search, 3 beams, all returned.
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/aux'" --gin.infer.mode="'predict_with_aux'" \
+  --gin.models.EncoderDecoderModel.decode_fn=@decoding.beam_search \
+  --gin.models.EncoderDecoderModel.default_decoder_params=@models.DecoderParams\(\) \
+  --gin.models.DecoderParams.num_decodes=3 --gin.models.DecoderParams.return_all_decodes=True \
+  --gin.write_inferences_to_file.output_ids=True >"$work/aux.log" 2>&1
+show="$work/aux.log"
+check "predict_with_aux: 3 ascending beam scores, tokens" "$PY" -c "
+import json
+rows=[json.loads(l) for l in open('$work/aux/$TASK-predict_with_aux.jsonl-00000-of-00001')]
+assert len(rows)==$nval
+for r in rows:
+  s=r['aux']['scores']
+  assert len(s)==3 and s==sorted(s), s
+  assert isinstance(r['prediction_tokens'], list) and 0 not in r['prediction_tokens'], r
+"
+show=""
+
+# --- eval: one checkpoint, then every checkpoint ('all'), then again (all skipped).
+ev=(--gin_file=runs/eval.gin "${D[@]}" --gin.MIXTURE_OR_TASK_NAME="'$TASK'"
+    --gin.utils.DatasetConfig.split="'validation'" --gin.utils.DatasetConfig.batch_size=8
+    --gin.seqio.Evaluator.num_examples=8)
+t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$ckpt'" --gin.EVAL_OUTPUT_DIR="'$work/eval1'" \
+  >"$work/eval1.log" 2>&1
+check "eval exits 0" test $? = 0
+show="$work/eval1.log"
+check "eval metrics: bleu and sequence_accuracy at step 6" "$PY" -c "
+import json
+rows=[json.loads(l) for l in open('$work/eval1/$TASK-metrics.jsonl')]
+assert [r['step'] for r in rows]==[6], rows
+assert {'bleu','sequence_accuracy'} <= set(rows[0]), rows
+"
+check "eval TensorBoard eval/ tags" compgen -G "$work/eval1/$TASK/events.out.tfevents.*"
+t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$run'" --gin.EVAL_OUTPUT_DIR="'$work/eval_all'" \
+  --gin.utils.RestoreCheckpointConfig.mode="'all'" >"$work/eval_all.log" 2>&1
+show="$work/eval_all.log"
+check "mode 'all' evaluates checkpoints 0, 3, 6 in order" "$PY" -c "
+import json
+rows=[json.loads(l) for l in open('$work/eval_all/$TASK-metrics.jsonl')]
+assert [r['step'] for r in rows]==[0,3,6], rows
+"
+t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$run'" --gin.EVAL_OUTPUT_DIR="'$work/eval_all'" \
+  --gin.utils.RestoreCheckpointConfig.mode="'all'" >"$work/eval_all2.log" 2>&1
+show="$work/eval_all2.log"
+check "a rerun skips the 3 evaluated checkpoints" grep -q "0 checkpoint(s) evaluated, 3 skipped" "$work/eval_all2.log"
+show=""
+
+# --- errors
+expect_error "bad infer mode" "infer.mode" -- t5xx infer "${model[@]}" "${infer[@]}" \
+  --gin.INFER_OUTPUT_DIR="'$work/x'" --gin.infer.mode="'decode'"
+expect_error "topk and topp" "topk and topp cannot both be set" -- t5xx infer "${model[@]}" "${infer[@]}" \
+  --gin.INFER_OUTPUT_DIR="'$work/x'" --gin.decoding.temperature_sample.topk=4 \
+  --gin.decoding.temperature_sample.topp=0.9
+expect_error "missing checkpoint" "is not a checkpoint" -- t5xx infer "${model[@]}" "${infer[@]}" \
+  --gin.INFER_OUTPUT_DIR="'$work/x'" --gin.CHECKPOINT_PATH="'$work/nowhere'"
+expect_error "shard_id >= num_shards" "must be below" -- t5xx infer "${model[@]}" "${infer[@]}" \
+  --gin.INFER_OUTPUT_DIR="'$work/x'" --gin.infer.shard_id=2 --gin.infer.num_shards=2
+expect_error "decode_fn called" "without the parentheses" -- t5xx infer "${model[@]}" "${infer[@]}" \
+  --gin.INFER_OUTPUT_DIR="'$work/x'" --gin.models.EncoderDecoderModel.decode_fn=@decoding.beam_search\(\)
+
+echo "$pass passed, $failures failed ($((SECONDS - t0)) s)"
+[ "$failures" = 0 ]
