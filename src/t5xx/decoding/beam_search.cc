@@ -5,7 +5,8 @@
 #include <string>
 
 #include "t5xx/decoding/decoding.h"
-#include "t5xx/decoding/decoding_ops.h"
+#include "t5xx/decoding/cache_ops.h"
+#include "t5xx/decoding/selection.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::decoding {

@@ -1,7 +1,6 @@
-// Tensor helpers shared by temperature_sample.cc and beam_search.cc: the
-// cache's beam expansion and reordering (t5x's flat_batch_beam_expand and
-// cache_gather_beams), lax.top_k's tie order, and t5x's binary_search
-// masks (topk_mask, topp_mask). Internal to t5xx_decoding (and its tests).
+// Selecting tokens and beams as t5x does: lax.top_k's tie order and t5x's
+// binary_search masks (topk_mask, topp_mask). Internal to t5xx_decoding
+// (and its tests).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -9,22 +8,11 @@
 #include <cstdint>
 #include <utility>
 
-#include "t5xx/decoding/decoding.h"
-
 namespace t5xx::decoding {
 
 // t5x's NEG_INF: the "effective negative infinity" of masked logits and dead
 // beams (finite, so that arithmetic on it stays finite).
 inline constexpr double kNegInf = -1.0e7;
-
-// FlatBatchBeamExpand (decoding.h) on every cache tensor with >= 1 dims; 0-dim tensors are left
-// as they are. Throws std::invalid_argument when such a tensor's dim 0 is
-// not `batch` (the cache contract in decoding.h).
-void ExpandCache(Cache& cache, int64_t n, int64_t batch);
-
-// cache[k] = cache[k].index_select(0, rows) for every tensor with >= 1 dims
-// (t5x's cache_gather_beams on the flattened batch * beams axis).
-void GatherCache(Cache& cache, const at::Tensor& rows);
 
 // The k largest entries of x [R, N] along dim 1 and their indices, in
 // descending order, equal values by ascending index -- lax.top_k's order,

@@ -1,11 +1,12 @@
-// decoding_ops.h: lax.top_k's tie order, t5x's topk/topp masks, and the
+// selection.h and cache_ops.h: lax.top_k's tie order, t5x's topk/topp masks, and the
 // cache's expansion and reordering.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <vector>
 
-#include "t5xx/decoding/decoding_ops.h"
+#include "t5xx/decoding/cache_ops.h"
+#include "t5xx/decoding/selection.h"
 #include "t5xx/util/torch_compat.h"
 
 namespace t5xx::decoding {
