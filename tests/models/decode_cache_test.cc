@@ -14,6 +14,7 @@
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_decoding.h"
 #include "t5xx/models/encoder_decoder_model.h"
+#include "t5xx/models/layers.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
 
@@ -292,6 +293,37 @@ TEST(DecodeCacheTest, DecoderOnlyBfloat16DecodesTheSameTokens) {
   DecoderOnlyModel model(DecoderOnlyTransformer(DecoderConfig("bfloat16")), true, 0, 0, {});
   const ParamStore p = model.InitParams(13);
   ExpectSameDecodes(model, p, PrefixLmBatch(14), Greedy(), 1, 0.1);
+}
+
+TEST(DecodeCacheTest, OneQueryBiasIsARowOfTheTrainingBias) {
+  const at::Tensor rel = at::randn({3, 32}, compat::MakeCpuGenerator(2));
+  const int64_t length = 6;
+  // The training path's causal bias [1, 3, 6, 6] (mask and position bias).
+  const at::Tensor full = CausalSelfAttentionBias(rel, length, at::Tensor(), 32, 128, at::kFloat);
+  const at::Tensor index = at::tensor({0, 4, 5, 6, 9}, at::kLong);
+  for (bool clamp : {true, false}) {
+    const at::Tensor b = DecodeSelfAttentionBias(rel, index, length, length, 32, 128, clamp,
+                                                 at::kFloat);
+    ASSERT_EQ(b.sizes(), (std::vector<int64_t>{5, 3, 1, 6}));
+    for (int64_t r = 0; r < 3; ++r) {
+      const int64_t i = index[r].item<int64_t>();
+      EXPECT_TRUE(at::equal(b[r].squeeze(1), full[0].select(1, i))) << "row " << i;
+    }
+    // Past the end: every key visible; the last row's position bias
+    // (clamped, t5x's enc-dec dynamic_slice) or none (decoder-only one-hot).
+    for (int64_t r = 3; r < 5; ++r) {
+      const at::Tensor want = clamp ? RelativePositionBias(rel, length, length, false, 32, 128)
+                                          [0].select(1, length - 1)
+                                    : at::zeros({3, length});
+      EXPECT_TRUE(at::equal(b[r].squeeze(1), want)) << "clamp " << clamp << " row " << r;
+    }
+  }
+  // Prefix LM: the prompt (first 3 positions) attends to itself both ways.
+  const at::Tensor prompt = at::tensor({1, 1, 1, 0, 0, 0}, at::kLong).unsqueeze(0);
+  const at::Tensor prefix = CausalSelfAttentionBias(rel, length, prompt, 32, 128, at::kFloat);
+  EXPECT_GT(prefix[0][0][0][2].item<float>(), -1e9);  // position 0 sees position 2
+  EXPECT_LT(prefix[0][0][0][3].item<float>(), -1e9);  // but not 3
+  EXPECT_LT(prefix[0][0][3][4].item<float>(), -1e9);  // causal after the prompt
 }
 
 TEST(DecodeCacheTest, RemovePrefixAsT5x) {
