@@ -188,6 +188,11 @@ TEST(DecodeCacheTest, EncoderDecoderDecodesTheSameTokensWithAndWithoutTheCache) 
   ExpectSameDecodes(model, p, batch, Greedy(), 1, 1e-4);
   ExpectSameDecodes(model, p, batch, Sampled(), 3, 1e-4);
   ExpectSameDecodes(model, p, batch, Beam(), 4, 1e-4);
+  // A beam search longer than the decoder input runs rows past the cache's
+  // last position (t5x then attends to every cached key).
+  decoding::DecodeFnConfig longer = Beam();
+  longer.beam_search.max_decode_len = 15;
+  ExpectSameDecodes(model, p, batch, longer, 2, 1e-4);
 }
 
 TEST(DecodeCacheTest, EncoderDecoderBfloat16DecodesTheSameTokens) {
