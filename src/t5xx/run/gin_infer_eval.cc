@@ -111,6 +111,9 @@ InferSetup ReadInferSetup(gin::Config& c) {
   s.mode = c.Query(kInfer, "mode").AsString();
   std::string model_name, model_scope;
   s.model = ReadModel(c, kInfer, &model_name, &model_scope);
+  // Read (and so checked) as t5x builds the model with it, though inference
+  // never uses the optimizer.
+  ReadOptimizer(c, model_name, model_scope);
   s.output_dir = c.Query(kInfer, "output_dir").AsString();
   T5XX_CHECK(!s.output_dir.empty(),
              "infer.output_dir (INFER_OUTPUT_DIR) is empty; pass --gin.INFER_OUTPUT_DIR=\"'/path'\"");
@@ -149,6 +152,7 @@ EvalSetup ReadEvalSetup(gin::Config& c) {
   EvalSetup s;
   std::string model_name, model_scope;
   s.model = ReadModel(c, kEvaluate, &model_name, &model_scope);
+  ReadOptimizer(c, model_name, model_scope);  // checked, unused (as infer)
   s.output_dir = c.Query(kEvaluate, "output_dir").AsString();
   T5XX_CHECK(!s.output_dir.empty(),
              "evaluate.output_dir (EVAL_OUTPUT_DIR) is empty; pass "
