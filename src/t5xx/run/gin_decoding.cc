@@ -40,7 +40,11 @@ void RegisterDecodingConfigurables(gin::Registry& r) {
               {Optional("alpha", T::kFloat, F(0.6),
                         "Brevity penalty exponent: scores are divided by ((5 + len) / 6)^alpha."),
                Optional("max_decode_len", T::kOptionalInt, None(),
-                        "The decode length; None: the targets' length.")},
+                        "The decode length; None: the targets' length."),
+               Optional("max_decode_step", T::kInt, I(-1),
+                        "Stop after this many steps (-1: no limit)."),
+               Optional("min_log_prob", T::kFloat, F(-1.0e7),
+                        "Beams below this log-probability are not kept.")},
               "Beam search (t5x/decoding.py beam_search)."});
   r.Register({kDecoderParams,
               {Optional("return_all_decodes", T::kBool, B(false)),
@@ -85,6 +89,11 @@ void ReadDecodeFn(gin::Config& c, const std::string& model_name, const std::stri
     T5XX_CHECK(o.alpha >= 0,
                gin::Where(alpha) + " = " + alpha.ToGinString() + " must be >= 0");
     o.max_decode_len = gin::NoneOrAtLeast(c.Query(kind, "max_decode_len", s), 1).value_or(0);
+    const Value step = c.Query(kind, "max_decode_step", s);
+    o.max_decode_step = step.AsInt();
+    T5XX_CHECK(o.max_decode_step == -1 || o.max_decode_step >= 1,
+               gin::Where(step) + " = " + step.ToGinString() + " must be -1 (no limit) or >= 1");
+    o.min_log_prob = c.Query(kind, "min_log_prob", s).AsFloat();
   }
   const Value params = c.Query(model_name, "default_decoder_params", model_scope);
   if (!params.is_none()) {
