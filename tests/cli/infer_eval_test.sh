@@ -178,6 +178,24 @@ show="$work/eval_all2.log"
 check "a rerun skips the 3 evaluated checkpoints" grep -q "0 checkpoint(s) evaluated, 3 skipped" "$work/eval_all2.log"
 show=""
 
+# --- inference evaluation under tensor parallelism (2 processes, 'model'
+# axis 2, vocabulary-parallel logits): its decodes at step 4 equal those
+# `t5xx eval` makes in one process from the checkpoint of that step.
+tp="$work/tp"
+timeout -k 5 300 "$T5XX" launch --nproc_per_node=2 -- "$T5XX" train "${model[@]}" --gin_file=runs/finetune.gin \
+  "${D[@]}" --gin.MODEL_DIR="'$tp'" --gin.MIXTURE_OR_TASK_NAME="'$TASK'" "--gin.TASK_FEATURE_LENGTHS=$LENS" \
+  --gin.TRAIN_STEPS=4 --gin.BATCH_SIZE=4 --gin.EVAL_PERIOD=4 --gin.EVAL_STEPS=1 --gin.USE_CACHED_TASKS=False \
+  --gin.INITIAL_CHECKPOINT_PATH=None --gin.utils.CheckpointConfig.restore=None \
+  --gin.EVALUATOR_NUM_EXAMPLES=8 --gin.DROPOUT_RATE=0.0 \
+  --gin.partitioning.PjitPartitioner.num_partitions=2 >"$work/tp.log" 2>&1
+check "tensor-parallel train with infer_eval exits 0" test $? = 0
+t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$tp/checkpoint_4'" --gin.EVAL_OUTPUT_DIR="'$work/eval_tp'" \
+  --gin.utils.DatasetConfig.batch_size=4 >"$work/eval_tp.log" 2>&1
+show="$work/tp.log $work/eval_tp.log"
+check "tensor-parallel decodes equal one process's" \
+  cmp "$tp/inference_eval/$TASK-000004.jsonl" "$work/eval_tp/$TASK-000004.jsonl"
+show=""
+
 # --- errors
 expect_error "bad infer mode" "infer.mode" -- t5xx infer "${model[@]}" "${infer[@]}" \
   --gin.INFER_OUTPUT_DIR="'$work/x'" --gin.infer.mode="'decode'"

@@ -156,11 +156,20 @@ at::Tensor DecoderLogits(const ParamStore& p, const at::Tensor& x,
   // activations are cast up before logits_dense / the embedding's attend.
   const at::Tensor y =
       RmsNorm(x, p.hooks().Weight(p.GetParam(norm_scale)), kEps, dtype).to(at::kFloat);
-  if (logits_kernel.empty()) {
-    return p.hooks().Attend(y, p.GetParam(embedding)) /
-           std::sqrt(static_cast<double>(y.size(-1)));
-  }
-  return p.hooks().Dense(y, p.GetParam(logits_kernel), at::kFloat);
+  const at::Tensor logits =
+      logits_kernel.empty()
+          ? p.hooks().Attend(y, p.GetParam(embedding)) / std::sqrt(static_cast<double>(y.size(-1)))
+          : p.hooks().Dense(y, p.GetParam(logits_kernel), at::kFloat);
+  // Decoding picks tokens from the whole vocabulary: when the partitioner
+  // splits it (vocabulary-parallel logits), each process's columns go to
+  // their place in zeros of the whole width and the pieces are summed.
+  const VocabPartition part = p.hooks().VocabPartitionOf(logits);
+  if (!part.split()) return logits;
+  std::vector<int64_t> shape = logits.sizes().vec();
+  shape.back() = part.vocab_size;
+  at::Tensor whole = at::zeros(shape, logits.options());
+  whole.narrow(-1, part.offset, logits.size(-1)).copy_(logits);
+  return part.sum(whole);
 }
 
 void WriteCurrentToken(at::Tensor& tokens, const at::Tensor& index, const at::Tensor& cur_token) {
