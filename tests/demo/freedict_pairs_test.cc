@@ -1,6 +1,6 @@
 // Tests for the FreeDict eng-deu parser and selection on a hand-written dictd
 // database in FreeDict's format (tests/demo/testdata/freedict-sample.dict and
-// its .index: five dictfmt header entries, 20 entries, an alphabet entry at
+// its .index: five dictfmt header entries, 24 entries, an alphabet entry at
 // the end as the real database has), plus a check on the installed Debian
 // database when it is there.
 #include "t5xx/demo/freedict_pairs.h"
@@ -52,6 +52,10 @@ const std::vector<TranslationPair> kSamplePairs = {
     {"earnings compensation", "Verdienstausfallentschädigungsanspruch"},
     {"mountain", "Berg"},
     {"snow", "Schnee"},
+    {"semantic", "semantisch"},
+    {"data migration", "Datenmigration"},
+    {"piranhas", "Piranhas"},
+    {"rhodium", "Rhodium"},             // abbreviation "Rh" with its " /../"
 };
 
 void WriteGzip(const std::string& path, const std::string& bytes) {
@@ -72,7 +76,7 @@ TEST(FreedictPairsTest, IndexPathFollowsDictdNaming) {
 
 TEST(FreedictPairsTest, ReadsBase64IndexNumbers) {
   const std::vector<DictdIndexEntry> index = ReadDictdIndex(DictdIndexPath(kSample));
-  ASSERT_EQ(index.size(), 28u);
+  ASSERT_EQ(index.size(), 32u);
   // "apple\tDY\tBJ": D=3, Y=24 -> 3*64+24 = 216; B=1, J=9 -> 73.
   EXPECT_EQ(index[7].headword, "apple");
   EXPECT_EQ(index[7].offset, 216u);
@@ -81,8 +85,8 @@ TEST(FreedictPairsTest, ReadsBase64IndexNumbers) {
   EXPECT_EQ(db.substr(216, 73),
             "apple /ˈapəl/\nApfel <masc> [cook.]\n   Synonym: {pome}\n\n see: {apples}\n\n");
   // "pome" names the same entry.
-  EXPECT_EQ(index[19].headword, "pome");
-  EXPECT_EQ(index[19].offset, 216u);
+  EXPECT_EQ(index[21].headword, "pome");
+  EXPECT_EQ(index[21].offset, 216u);
 }
 
 TEST(FreedictPairsTest, MalformedIndexLinesAreNamed) {
@@ -120,6 +124,9 @@ TEST(FreedictPairsTest, GermanTranslationsLoseAnnotations) {
   // Glued abbreviations and pronunciation-only pieces.
   EXPECT_EQ(FreedictGermanTranslations("Abfahrt <fem>Abf.,  /ˈabf/ , Abflug <masc> [transp.]"),
             (V{"Abfahrt", "Abflug"}));
+  EXPECT_EQ(FreedictGermanTranslations("Rhodium <neut> [chem.] Rh,  /ˌɑːɹˈeɪtʃ/"), V{"Rhodium"});
+  EXPECT_EQ(FreedictGermanTranslations("Bundesrepublik BRD,  /bˈeː/ , BRD,  /bˈeː/ , Staat"),
+            (V{"Bundesrepublik", "Staat"}));
   // Optional words in () and [] and a leading label.
   EXPECT_EQ(FreedictGermanTranslations(" [Kindersprache] (sich) [ganz] klein machen <v>"),
             V{"klein machen"});
@@ -180,8 +187,22 @@ TEST(FreedictPairsTest, PlainPhrases) {
   EXPECT_FALSE(IsPlainPhrase("\xC3"));  // a cut UTF-8 sequence
 }
 
+TEST(FreedictPairsTest, SpellingSimilarity) {
+  EXPECT_DOUBLE_EQ(SpellingSimilarity("piranhas", "Piranhas"), 1.0);
+  EXPECT_DOUBLE_EQ(SpellingSimilarity("ÄPFEL", "äpfel"), 1.0);  // Latin-1 lowercased
+  // semantic -> semantisch: insert s and h, 2 edits of 10 code points.
+  EXPECT_DOUBLE_EQ(SpellingSimilarity("semantic", "semantisch"), 0.8);
+  // street -> straße: e->a, e->ß, t->e; code points, not bytes.
+  EXPECT_DOUBLE_EQ(SpellingSimilarity("street", "Straße"), 0.5);
+  EXPECT_DOUBLE_EQ(SpellingSimilarity("mountain", "Berg"), 0.0);
+  EXPECT_DOUBLE_EQ(SpellingSimilarity("", ""), 1.0);
+  EXPECT_DOUBLE_EQ(SpellingSimilarity("a", ""), 0.0);
+}
+
 TEST(FreedictPairsTest, SelectsUnambiguousShortPlainPairs) {
-  const std::vector<TranslationPair> kept = SelectFreedictPairs(kSamplePairs, {});
+  FreedictSelection any_spelling;
+  any_spelling.min_spelling_similarity = 0;
+  const std::vector<TranslationPair> kept = SelectFreedictPairs(kSamplePairs, any_spelling);
   // Out: bench, open sth., department, weather forecast (several
   // translations); ellipsis ('…'); a bird in the hand (5 words); earnings
   // compensation (38 code points in German).
@@ -189,9 +210,21 @@ TEST(FreedictPairsTest, SelectsUnambiguousShortPlainPairs) {
       {"apple", "Apfel"},   {"apples", "Äpfel"},        {"street", "Straße"},
       {"tomato", "Tomate"}, {"tummy", "Bäuchlein"},      {"get annoyed", "ärgern"},
       {"every day", "jedem Tag"}, {"twelve", "zwölf"},  {"shipping note", "Versandanzeige"},
-      {"mountain", "Berg"}, {"snow", "Schnee"}};
+      {"mountain", "Berg"}, {"snow", "Schnee"},        {"semantic", "semantisch"},
+      {"data migration", "Datenmigration"},           {"piranhas", "Piranhas"},
+      {"rhodium", "Rhodium"}};
   EXPECT_EQ(kept, expected);
-  FreedictSelection one_word;
+  // The default keeps the pairs spelled alike (similarity >= 0.5): street
+  // 0.5, tomato 0.83, semantic 0.8, data migration 0.86, piranhas and
+  // rhodium 1; apple -> Apfel is 0.4.
+  EXPECT_EQ(SelectFreedictPairs(kSamplePairs, {}),
+            (std::vector<TranslationPair>{{"street", "Straße"},
+                                          {"tomato", "Tomate"},
+                                          {"semantic", "semantisch"},
+                                          {"data migration", "Datenmigration"},
+                                          {"piranhas", "Piranhas"},
+                                          {"rhodium", "Rhodium"}}));
+  FreedictSelection one_word = any_spelling;
   one_word.max_words = 1;
   one_word.max_characters = 6;  // code points: "Straße" is 6 (7 bytes)
   EXPECT_EQ(SelectFreedictPairs(kSamplePairs, one_word),
@@ -205,6 +238,11 @@ TEST(FreedictPairsTest, SelectsUnambiguousShortPlainPairs) {
   EXPECT_NE(ErrorOf([&] { SelectFreedictPairs(kSamplePairs, one_word); })
                 .find("max_words and max_characters must be >= 1"),
             std::string::npos);
+  one_word.max_words = 1;
+  one_word.min_spelling_similarity = 1.5;
+  EXPECT_NE(ErrorOf([&] { SelectFreedictPairs(kSamplePairs, one_word); })
+                .find("min_spelling_similarity must be in [0, 1], got 1.5"),
+            std::string::npos);
 }
 
 // The installed Debian database (dict-freedict-eng-deu 2022.04.15 holds
@@ -215,17 +253,25 @@ TEST(FreedictPairsTest, InstalledDatabase) {
   }
   const std::vector<TranslationPair> all = ReadFreedictPairs(kDefaultFreedictDictionary);
   EXPECT_GT(all.size(), 600000u);
-  const std::vector<TranslationPair> kept = SelectFreedictPairs(all, {});
-  EXPECT_GT(kept.size(), 150000u);
-  EXPECT_LT(kept.size(), 250000u);
-  auto has = [&](const TranslationPair& p) {
-    return std::find(kept.begin(), kept.end(), p) != kept.end();
+  FreedictSelection any_spelling;
+  any_spelling.min_spelling_similarity = 0;
+  const std::vector<TranslationPair> unambiguous = SelectFreedictPairs(all, any_spelling);
+  EXPECT_GT(unambiguous.size(), 150000u);
+  EXPECT_LT(unambiguous.size(), 250000u);
+  auto in = [](const std::vector<TranslationPair>& v, const TranslationPair& p) {
+    return std::find(v.begin(), v.end(), p) != v.end();
   };
-  EXPECT_TRUE(has({"dune formation", "Dünenbildung"}));
-  EXPECT_TRUE(has({"bed of nails", "Nagelbrett"}));
-  EXPECT_TRUE(has({"propositional logic", "Aussagenlogik"}));
+  EXPECT_TRUE(in(unambiguous, {"dune formation", "Dünenbildung"}));
+  EXPECT_TRUE(in(unambiguous, {"bed of nails", "Nagelbrett"}));
   // Two entries, two translations (Bodenanalyse, Bodenuntersuchung): out.
-  EXPECT_FALSE(has({"soil analysis", "Bodenanalyse"}));
+  EXPECT_FALSE(in(unambiguous, {"soil analysis", "Bodenanalyse"}));
+  // The default: spelled alike, about a fifth of them.
+  const std::vector<TranslationPair> kept = SelectFreedictPairs(all, {});
+  EXPECT_GT(kept.size(), unambiguous.size() / 6);
+  EXPECT_LT(kept.size(), unambiguous.size() / 4);
+  EXPECT_TRUE(in(kept, {"data migration", "Datenmigration"}));
+  EXPECT_TRUE(in(kept, {"rhodium", "Rhodium"}));  // not "Rhodium Rh"
+  EXPECT_FALSE(in(kept, {"bed of nails", "Nagelbrett"}));
   for (const TranslationPair& p : kept) {
     ASSERT_TRUE(IsPlainPhrase(p.english) && IsPlainPhrase(p.german))
         << p.english << " -> " << p.german;

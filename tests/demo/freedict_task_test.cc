@@ -1,6 +1,7 @@
 // Tests for the translation demo's data build (freedict_builder.h) and the
 // task freedict_en_de_translate (demo_tasks.h), on the hand-written sample
-// database tests/demo/testdata/freedict-sample.dict (11 pairs selected) and
+// database tests/demo/testdata/freedict-sample.dict (15 pairs selected with
+// any spelling similarity) and
 // a small demo corpus whose SentencePiece model saw English text only.
 #include "t5xx/demo/freedict_builder.h"
 
@@ -31,7 +32,9 @@ using t5xx::testing::ErrorOf;
 using t5xx::testing::TempDir;
 
 const std::string kSample = std::string(T5XX_SOURCE_DIR) + "/tests/demo/testdata/freedict-sample.dict";
-constexpr int64_t kSelected = 11;  // SelectFreedictPairs on the sample (freedict_pairs_test)
+// SelectFreedictPairs on the sample with min_spelling_similarity 0
+// (freedict_pairs_test).
+constexpr int64_t kSelected = 15;
 
 std::vector<TranslationPair> ReadJsonLines(const std::string& path) {
   std::vector<TranslationPair> out;
@@ -49,6 +52,7 @@ FreedictOptions Options(const std::string& out) {
   FreedictOptions o;
   o.output_dir = out;
   o.dictionary = kSample;
+  o.selection.min_spelling_similarity = 0;
   o.validation_fraction = 0.5;
   o.max_validation_examples = 100;
   return o;
@@ -64,20 +68,31 @@ TEST(FreedictBuilderTest, WritesTheSelectedPairsSplitByPhraseHash) {
   TempDir tmp;
   const FreedictInfo info = BuildFreedictData(Options(tmp.path + "/out"));
   EXPECT_FALSE(info.reused);
-  EXPECT_EQ(info.dictionary_pairs, 23);
+  EXPECT_EQ(info.dictionary_pairs, 27);
   EXPECT_EQ(info.train_examples + info.validation_examples, kSelected);
   const std::vector<TranslationPair> train = ReadJsonLines(info.train_file);
   const std::vector<TranslationPair> validation = ReadJsonLines(info.validation_file);
   // u = splitmix64(fnv1a64(english) ^ splitmix64(0)) >> 11 over 2^53, worked
-  // out separately (in Python) for the 11 phrases: apple 0.013, shipping
-  // note 0.046, tomato 0.194, tummy 0.343, street 0.394, twelve 0.474 are
-  // below 0.5, in that order; get annoyed 0.767 ... mountain 0.997 are not.
-  EXPECT_EQ(validation, (std::vector<TranslationPair>{{"apple", "Apfel"},
+  // out separately (in Python) for the 15 phrases: data migration 0.00023,
+  // piranhas 0.00026, semantic 0.0004, rhodium 0.0005, apple 0.013,
+  // shipping note 0.046, tomato 0.194, tummy 0.343, street 0.394, twelve
+  // 0.474 are below 0.5, in that order; get annoyed 0.767 ... mountain 0.997
+  // are not, and train is in order of splitmix64(h ^ "train").
+  EXPECT_EQ(validation, (std::vector<TranslationPair>{{"data migration", "Datenmigration"},
+                                                      {"piranhas", "Piranhas"},
+                                                      {"semantic", "semantisch"},
+                                                      {"rhodium", "Rhodium"},
+                                                      {"apple", "Apfel"},
                                                       {"shipping note", "Versandanzeige"},
                                                       {"tomato", "Tomate"},
                                                       {"tummy", "Bäuchlein"},
                                                       {"street", "Straße"},
                                                       {"twelve", "zwölf"}}));
+  EXPECT_EQ(train, (std::vector<TranslationPair>{{"mountain", "Berg"},
+                                                 {"apples", "Äpfel"},
+                                                 {"get annoyed", "ärgern"},
+                                                 {"every day", "jedem Tag"},
+                                                 {"snow", "Schnee"}}));
   EXPECT_EQ(static_cast<int64_t>(train.size()), info.train_examples);
   EXPECT_EQ(static_cast<int64_t>(validation.size()), info.validation_examples);
   // Together exactly the selected pairs; no phrase in both splits.
@@ -92,10 +107,9 @@ TEST(FreedictBuilderTest, WritesTheSelectedPairsSplitByPhraseHash) {
       "apple=Apfel",       "apples=Äpfel",        "street=Straße",
       "tomato=Tomate",     "tummy=Bäuchlein",     "get annoyed=ärgern",
       "every day=jedem Tag", "twelve=zwölf",      "shipping note=Versandanzeige",
-      "mountain=Berg",     "snow=Schnee"};
+      "mountain=Berg",     "snow=Schnee",         "semantic=semantisch",
+      "data migration=Datenmigration", "piranhas=Piranhas", "rhodium=Rhodium"};
   EXPECT_EQ(all, expected);
-  // The train file is not in dictionary order.
-  EXPECT_NE(train.front().english, "apple");
 
   // The cap keeps the validation phrases of smallest hash (the file's
   // first lines) and sends the rest to train.
@@ -121,7 +135,7 @@ TEST(FreedictBuilderTest, WritesTheSelectedPairsSplitByPhraseHash) {
   const FreedictInfo again = ReadFreedictInfo(tmp.path + "/out");
   EXPECT_EQ(again.train_examples, info.train_examples);
   EXPECT_EQ(again.train_file, info.train_file);
-  EXPECT_EQ(again.dictionary_pairs, 23);
+  EXPECT_EQ(again.dictionary_pairs, 27);
 }
 
 TEST(FreedictBuilderTest, SameOptionsGiveIdenticalBytes) {
@@ -161,7 +175,7 @@ TEST(FreedictBuilderTest, IsIdempotentRebuildsDamageAndReplacesOnlyWithOverwrite
   // Other options: refused, nothing touched, unless overwrite.
   o.selection.max_words = 1;
   const std::string msg = ErrorOf([&] { BuildFreedictData(o); });
-  EXPECT_NE(msg.find(o.output_dir + " already holds a complete freedict translation data "
+  EXPECT_NE(msg.find(o.output_dir + " already holds a complete freedict translation data set "
                                     "built with other options (max_words: 3 -> 1)"),
             std::string::npos) << msg;
   EXPECT_EQ(ReadFileToString(first.train_file), train_bytes);
@@ -169,8 +183,8 @@ TEST(FreedictBuilderTest, IsIdempotentRebuildsDamageAndReplacesOnlyWithOverwrite
   const FreedictInfo fourth = BuildFreedictData(o);
   EXPECT_FALSE(fourth.reused);
   // One word a side: apple, apples, street, tomato, tummy, twelve,
-  // mountain, snow.
-  EXPECT_EQ(fourth.train_examples + fourth.validation_examples, 8);
+  // mountain, snow, semantic, piranhas, rhodium.
+  EXPECT_EQ(fourth.train_examples + fourth.validation_examples, 11);
 }
 
 TEST(FreedictBuilderTest, RefusesBadInputBeforeWriting) {
@@ -185,7 +199,7 @@ TEST(FreedictBuilderTest, RefusesBadInputBeforeWriting) {
 
   o = Options(tmp.path + "/empty");
   o.selection.max_characters = 2;  // no pair is that short
-  EXPECT_NE(ErrorOf([&] { BuildFreedictData(o); }).find("no pair of '" + kSample + "' (23 pairs)"),
+  EXPECT_NE(ErrorOf([&] { BuildFreedictData(o); }).find("no pair of '" + kSample + "' (27 pairs)"),
             std::string::npos);
   EXPECT_FALSE(FileExists(o.output_dir));
 
@@ -274,13 +288,27 @@ TEST_F(FreedictTaskTest, TaskReadsTranslatePrefixedExamples) {
   ASSERT_EQ(static_cast<int64_t>(examples.size()), info.validation_examples);
   ASSERT_GE(examples.size(), 2u);
 
-  // Its metrics: exact predictions score 100; one wrong of n, 100 (n-1)/n.
+  // Its metrics, bleu and sequence_accuracy. Exact predictions: sequence
+  // accuracy 100, but BLEU 0, as sacrebleu's corpus BLEU with t5's arguments
+  // (no effective order) gives when the references hold no 4-gram at all,
+  // which these one- and two-word phrases do not.
   metrics::Metrics m = EvaluatePredictions(*task, examples, targets);
+  EXPECT_EQ(m.size(), 2u);
   EXPECT_DOUBLE_EQ(m.at("sequence_accuracy"), 100.0);
-  targets[0] = "falsch";
-  m = EvaluatePredictions(*task, examples, targets);
+  EXPECT_DOUBLE_EQ(m.at("bleu"), 0.0);
+  // One wrong of n: sequence accuracy 100 (n-1)/n.
+  std::vector<std::string> wrong = targets;
+  wrong[0] = "falsch";
+  m = EvaluatePredictions(*task, examples, wrong);
   const double n = static_cast<double>(examples.size());
   EXPECT_DOUBLE_EQ(m.at("sequence_accuracy"), 100.0 * (n - 1) / n);
+  // Targets of 4 tokens and more: BLEU 100 for exact predictions.
+  const std::vector<Example> longer = {
+      {{"targets_pretokenized", std::string("ein Spatz in der Hand")}},
+      {{"targets_pretokenized", std::string("etw. in Brand setzen")}}};  // etw . in Brand setzen
+  m = EvaluatePredictions(*task, longer, {"ein Spatz in der Hand", "etw. in Brand setzen"});
+  EXPECT_NEAR(m.at("bleu"), 100.0, 1e-9);
+  EXPECT_DOUBLE_EQ(m.at("sequence_accuracy"), 100.0);
 
   // Train holds the rest.
   int64_t train = 0;

@@ -33,7 +33,7 @@ std::optional<nlohmann::json> ReadBuildMarker(const std::string& path, const std
     }
   }
   throw Error(dir + " already holds a complete " + what + " built with other options (" +
-              differ + "); pass --overwrite to replace it, or choose another --data_dir");
+              differ + "); pass --overwrite=true to replace it, or choose another --data_dir");
 }
 
 }  // namespace t5xx::seqio

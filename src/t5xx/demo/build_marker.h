@@ -22,7 +22,7 @@ namespace t5xx::seqio {
 //  * std::nullopt when the options differ and `overwrite` is set: rebuilt.
 // Throws t5xx::Error when the options differ and `overwrite` is not set:
 // "<dir> already holds a complete <what> built with other options (<key>:
-// <old> -> <new>, ...); pass --overwrite to replace it, or choose another
+// <old> -> <new>, ...); pass --overwrite=true to replace it, or choose another
 // --data_dir". Nothing is deleted.
 std::optional<nlohmann::json> ReadBuildMarker(const std::string& path, const std::string& dir,
                                               int format_version,

@@ -14,7 +14,8 @@
 // seqio.preprocessors.tokenize (keeping inputs_pretokenized and
 // targets_pretokenized) -> seqio.preprocessors.append_eos_after_trim; the
 // same vocabulary (German umlauts and ß go through its byte-fallback pieces,
-// corpus_spm.cc); metric_fns sequence_accuracy (t5's wmt tasks use bleu).
+// corpus_spm.cc); metric_fns t5.evaluation.metrics.bleu (sacrebleu's
+// corpus BLEU, 'intl' tokenizer, as t5's wmt tasks) and sequence_accuracy.
 #pragma once
 
 #include <optional>

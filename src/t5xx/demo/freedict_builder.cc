@@ -43,6 +43,7 @@ json OptionsJson(const FreedictOptions& o) {
   return json{{"dictionary", o.dictionary},
               {"max_words", o.selection.max_words},
               {"max_characters", o.selection.max_characters},
+              {"min_spelling_similarity", o.selection.min_spelling_similarity},
               {"validation_fraction", o.validation_fraction},
               {"max_validation_examples", o.max_validation_examples},
               {"seed", o.seed}};
@@ -122,7 +123,7 @@ FreedictInfo BuildFreedictData(const FreedictOptions& o) {
   const json options_json = OptionsJson(o);
   if (std::optional<json> j = ReadBuildMarker(info_path, dir, FreedictInfo::kFormatVersion,
                                               options_json, o.overwrite,
-                                              "freedict translation data")) {
+                                              "freedict translation data set")) {
     try {
       FreedictInfo info = InfoFromJson(*j, dir);
       if (FilesAreIntact(info)) {

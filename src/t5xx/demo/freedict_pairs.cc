@@ -94,6 +94,25 @@ std::vector<std::string> SplitTopLevel(const std::string& line) {
   return out;
 }
 
+// Whether a raw piece is only a pronunciation ("  /ˈabf/ ").
+bool IsPronunciation(const std::string& piece) {
+  const std::string t = Trim(piece);
+  return t.size() >= 2 && t.front() == '/' && t.back() == '/' &&
+         t.find('/', 1) == t.size() - 1;
+}
+
+// A raw piece without the abbreviation at its end that the next piece's
+// pronunciation belongs to ("Rhodium <neut> [chem.] Rh" -> "Rhodium <neut>
+// [chem.]"): the text after its last bracket group, or, with no group, its
+// last word ("" when it is one word: the abbreviation alone).
+std::string DropTrailingAbbreviation(const std::string& piece) {
+  const size_t close = piece.find_last_of(">])}");
+  if (close != std::string::npos) return piece.substr(0, close + 1);
+  const std::string t = Trim(piece);
+  const size_t space = t.rfind(' ');
+  return space == std::string::npos ? std::string() : t.substr(0, space);
+}
+
 // One translation cleaned as FreedictGermanTranslations says, or "" when it
 // is dropped.
 std::string CleanTranslation(const std::string& piece) {
@@ -135,10 +154,7 @@ std::string CleanTranslation(const std::string& piece) {
     }
     text += c;
   }
-  text = CollapseSpaces(Trim(text));
-  // Only a pronunciation (an abbreviation's, "/ˈabf/"): no translation.
-  if (text.size() >= 2 && text.front() == '/' && text.back() == '/') return "";
-  return text;
+  return CollapseSpaces(Trim(text));
 }
 
 }  // namespace
@@ -187,8 +203,11 @@ std::string FreedictEnglish(const std::string& headword_line) {
 
 std::vector<std::string> FreedictGermanTranslations(const std::string& translation_line) {
   std::vector<std::string> out;
-  for (const std::string& piece : SplitTopLevel(translation_line)) {
-    std::string t = CleanTranslation(piece);
+  const std::vector<std::string> pieces = SplitTopLevel(translation_line);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (IsPronunciation(pieces[i])) continue;
+    const bool abbreviated = i + 1 < pieces.size() && IsPronunciation(pieces[i + 1]);
+    std::string t = CleanTranslation(abbreviated ? DropTrailingAbbreviation(pieces[i]) : pieces[i]);
     if (!t.empty()) out.push_back(std::move(t));
   }
   return out;
@@ -262,12 +281,55 @@ bool IsPlainPhrase(const std::string& text) {
   return letter;
 }
 
+namespace {
+// The code points of `s` lowercased (ASCII; Latin-1 U+00C0..U+00DE but
+// U+00D7); other bytes of multi-byte sequences as they are, one unit each.
+std::vector<uint32_t> LowerCodePoints(const std::string& s) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out.push_back(c >= 'A' && c <= 'Z' ? c + 32u : c);
+    } else if ((c & 0xE0) == 0xC0 && i + 1 < s.size()) {
+      uint32_t cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
+      if (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) cp += 0x20;
+      out.push_back(cp);
+      ++i;
+    } else if ((c & 0xC0) != 0x80) {
+      out.push_back(0x110000u + c);  // the lead byte of a longer sequence
+    }
+  }
+  return out;
+}
+}  // namespace
+
+double SpellingSimilarity(const std::string& a, const std::string& b) {
+  const std::vector<uint32_t> x = LowerCodePoints(a), y = LowerCodePoints(b);
+  const size_t longer = std::max(x.size(), y.size());
+  if (longer == 0) return 1.0;
+  std::vector<size_t> row(y.size() + 1);
+  for (size_t j = 0; j <= y.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= x.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= y.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (x[i - 1] != y[j - 1])});
+      diagonal = up;
+    }
+  }
+  return 1.0 - static_cast<double>(row[y.size()]) / static_cast<double>(longer);
+}
+
 std::vector<TranslationPair> SelectFreedictPairs(const std::vector<TranslationPair>& pairs,
                                                  const FreedictSelection& selection) {
   T5XX_CHECK(selection.max_words >= 1 && selection.max_characters >= 1,
              "SelectFreedictPairs: max_words and max_characters must be >= 1, got " +
                  std::to_string(selection.max_words) + " and " +
                  std::to_string(selection.max_characters));
+  T5XX_CHECK(selection.min_spelling_similarity >= 0 && selection.min_spelling_similarity <= 1,
+             "SelectFreedictPairs: min_spelling_similarity must be in [0, 1], got " +
+                 std::to_string(selection.min_spelling_similarity));
   // English phrase -> its German texts (distinct), to find ambiguous ones.
   std::unordered_map<std::string, std::unordered_set<std::string>> translations;
   for (const TranslationPair& p : pairs) translations[p.english].insert(p.german);
@@ -282,6 +344,10 @@ std::vector<TranslationPair> SelectFreedictPairs(const std::vector<TranslationPa
   for (const TranslationPair& p : pairs) {
     if (translations.at(p.english).size() != 1) continue;
     if (!fits(p.english) || !fits(p.german)) continue;
+    if (selection.min_spelling_similarity > 0 &&
+        SpellingSimilarity(p.english, p.german) < selection.min_spelling_similarity) {
+      continue;
+    }
     if (kept.insert(p.english).second) out.push_back(p);
   }
   return out;

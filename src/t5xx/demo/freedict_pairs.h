@@ -69,9 +69,10 @@ std::string FreedictEnglish(const std::string& headword_line);
 // or rare usage ([veraltet], [selten], [obs.], ...) is dropped, so a phrase
 // keeps its standard-German translations; from the rest every <..>, [..],
 // (..) and {..} group is removed (grammar, labels, optional words: "(sich)
-// ärgern" -> "ärgern"), as is an abbreviation glued to a grammar group
-// ("Abfahrt <fem>Abf." -> "Abfahrt"); a translation that is only a
-// pronunciation ("/ˈabf/", the abbreviation's) is dropped; spaces are
+// ärgern" -> "ärgern"); an abbreviation given with its pronunciation is
+// dropped with it: glued to a grammar group ("Abfahrt <fem>Abf.,  /ˈabf/"
+// -> "Abfahrt") or after the last group ("Rhodium <neut> [chem.] Rh,
+// /ˌɑːɹˈeɪtʃ/" -> "Rhodium"; with no group, the last word); spaces are
 // collapsed and empty results dropped.
 std::vector<std::string> FreedictGermanTranslations(const std::string& translation_line);
 
@@ -92,7 +93,20 @@ struct FreedictSelection {
   int max_words = 3;
   // Unicode code points per side, at most this many.
   int max_characters = 30;
+  // SpellingSimilarity(english, german) at least this (0: any pair). 0.5
+  // keeps cognates, loanwords and compounds of them ("data migration" ->
+  // "Datenmigration", "semantic" -> "semantisch"): about a fifth of the
+  // pairs, those whose German a tiny model can learn to spell from the
+  // English in a few hundred steps; the rest are word pairs to memorise
+  // (measured in configs/examples/t5_1_1_tiny_finetune_en_de.gin).
+  double min_spelling_similarity = 0.5;
 };
+
+// 1 - Levenshtein distance / length of the longer, over the code points of
+// both texts lowercased (ASCII and Latin-1 letters): 1 for "Piranhas" and
+// "piranhas", 0.8 for "semantic" and "semantisch", 0 for texts that share
+// nothing in place; 1 for two empty texts.
+double SpellingSimilarity(const std::string& a, const std::string& b);
 
 // True when `text` is made of letters (ASCII and Latin-1, U+00C0–U+00FF but
 // × and ÷), digits, spaces, '-', '\'' and '.', and holds a letter. Rejects
@@ -104,8 +118,9 @@ bool IsPlainPhrase(const std::string& text);
 // when all its pairs in `pairs` have the same German text (it is
 // unambiguous: with several translations the reference for one input would
 // be arbitrary and the target a coin toss the model cannot learn), and that
-// pair passes IsPlainPhrase and the bounds of `selection` on both sides.
-// Throws t5xx::Error when max_words or max_characters < 1.
+// pair passes IsPlainPhrase and the bounds of `selection` on both sides and
+// min_spelling_similarity. Throws t5xx::Error when max_words or
+// max_characters < 1 or min_spelling_similarity is outside [0, 1].
 std::vector<TranslationPair> SelectFreedictPairs(const std::vector<TranslationPair>& pairs,
                                                  const FreedictSelection& selection);
 
