@@ -160,6 +160,10 @@ at::Tensor DecoderLogits(const ParamStore& p, const at::Tensor& x,
       logits_kernel.empty()
           ? p.hooks().Attend(y, p.GetParam(embedding)) / std::sqrt(static_cast<double>(y.size(-1)))
           : p.hooks().Dense(y, p.GetParam(logits_kernel), at::kFloat);
+  return WholeVocabularyLogits(p, logits);
+}
+
+at::Tensor WholeVocabularyLogits(const ParamStore& p, const at::Tensor& logits) {
   // Decoding picks tokens from the whole vocabulary: when the partitioner
   // splits it (vocabulary-parallel logits), each process's columns go to
   // their place in zeros of the whole width and the pieces are summed.

@@ -122,7 +122,8 @@ at::Tensor CachedCrossAttentionSublayer(const ParamStore& params, const std::str
 // through `logits_kernel` (DenseGeneral(dtype=float32)) or, when
 // logits_kernel is empty, the embedding table `embedding`'s transpose
 // divided by sqrt(emb_dim) (t5x's logits_via_embedding). x: [..., E] in
-// dtype; returns float32 [..., vocab].
+// dtype; returns float32 [..., vocab] over the whole vocabulary
+// (WholeVocabularyLogits).
 at::Tensor DecoderLogits(const ParamStore& params, const at::Tensor& x,
                          const std::string& norm_scale, const std::string& logits_kernel,
                          const std::string& embedding, at::ScalarType dtype);
@@ -135,6 +136,12 @@ void WriteCurrentToken(at::Tensor& tokens, const at::Tensor& index, const at::Te
 // The number of positions a decode step attends over: every row's
 // [0, index[b]], at most cache_length.
 int64_t AttendLength(const at::Tensor& index, int64_t cache_length);
+
+// Logits over the whole vocabulary: `logits` [..., V_local] as they are
+// when the parameters' hooks do not split the vocabulary, else this
+// process's columns completed with the other processes' through the hooks'
+// VocabPartition (a sum of zero-padded pieces). Float32 [..., vocab].
+at::Tensor WholeVocabularyLogits(const ParamStore& params, const at::Tensor& logits);
 
 // Logits at each row's position: logits [B', n, V] -> [B', V] taking
 // position min(index[b], n - 1) of row b.

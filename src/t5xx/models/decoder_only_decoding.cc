@@ -116,7 +116,7 @@ at::Tensor StepWithoutCache(const DecoderOnlyTransformer& net, const ParamStore&
   if (auto it = cache.find(kCausalAttention); it != cache.end()) {
     batch["decoder_causal_attention"] = it->second.narrow(1, 0, n);
   }
-  at::Tensor out = LogitsAt(net(p, batch, /*train=*/false), index);
+  at::Tensor out = WholeVocabularyLogits(p, LogitsAt(net(p, batch, /*train=*/false), index));
   const at::Tensor past = (index >= tokens.size(1)).nonzero().squeeze(1);
   if (past.numel() > 0) out.index_put_({past}, PastEndLogits(net, p, past, cur_token, cache));
   index = index + 1;

@@ -102,7 +102,7 @@ at::Tensor StepWithoutCache(const Transformer& net, const ParamStore& p,
   const at::Tensor logits =
       net.Decode(p, CacheEntry(cache, kEncoded), CacheEntry(cache, kEncoderTokens), prefix,
                  at::ones_like(prefix), at::Tensor(), at::Tensor(), /*train=*/false);
-  at::Tensor out = LogitsAt(logits, index);
+  at::Tensor out = WholeVocabularyLogits(p, LogitsAt(logits, index));
   const at::Tensor past = (index >= tokens.size(1)).nonzero().squeeze(1);
   if (past.numel() > 0) out.index_put_({past}, PastEndLogits(net, p, past, cur_token, cache));
   index = index + 1;
