@@ -83,7 +83,8 @@ std::string ReadAll(const std::string& path) {
 InferenceEvaluator::InferenceEvaluator(const DatasetConfig& d, const std::string& scope,
                                        const EvaluatorConfig& config, std::string log_dir,
                                        bool write_logs)
-    : batch_size_(d.batch_size),
+    : scope_(scope),
+      batch_size_(d.batch_size),
       config_(config),
       log_dir_(std::move(log_dir)),
       write_logs_(write_logs) {
@@ -154,7 +155,7 @@ std::map<std::string, seqio::metrics::Metrics> InferenceEvaluator::Evaluate(
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (config_.console_logger) {
-      console << "[infer_eval " << t.task->name() << "] step " << step;
+      console << "[" << scope_ << " " << t.task->name() << "] step " << step;
       for (const auto& [k, v] : metrics) console << " | " << k << " " << v;
       console << " | " << t.examples.size() << " examples decoded in " << std::fixed
               << std::setprecision(1) << seconds << " s" << std::defaultfloat

@@ -5,7 +5,7 @@
 // feature's longest example), decoded with the model's predict_batch_with_aux
 // (decode_fn, no packing), postprocessed and scored by the task's
 // metric_fns (data/evaluation.h), and logged:
-//   console       "[infer_eval <task>] step N | <metric> <value> | ..."
+//   console       "[<scope> <task>] step N | <metric> <value> | ..."
 //                 (PyLoggingLogger)
 //   TensorBoard   <log_dir>/<task>/ events, tags eval/<metric> (TensorBoardLogger)
 //   JSON          <log_dir>/<task>-metrics.jsonl, one {"step": N, <metric>:
@@ -70,6 +70,7 @@ class InferenceEvaluator {
   void Log(int64_t step, const TaskData& t, const seqio::metrics::Metrics& metrics,
            const std::vector<std::string>& outputs);
 
+  std::string scope_;  // "infer_eval", "eval": messages and console lines
   std::vector<TaskData> tasks_;
   int64_t batch_size_;
   EvaluatorConfig config_;
