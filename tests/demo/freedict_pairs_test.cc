@@ -23,7 +23,8 @@ namespace {
 using t5xx::testing::ErrorOf;
 using t5xx::testing::TempDir;
 
-const std::string kSample = std::string(T5XX_SOURCE_DIR) + "/tests/demo/testdata/freedict-sample.dict";
+const std::string kSample =
+    std::string(T5XX_SOURCE_DIR) + "/tests/demo/testdata/freedict-sample.dict";
 
 // Every pair of the sample, in database order, derived by hand from the
 // rules in freedict_pairs.h (the entry each comes from in the comment).
@@ -124,7 +125,8 @@ TEST(FreedictPairsTest, GermanTranslationsLoseAnnotations) {
   // Glued abbreviations and pronunciation-only pieces.
   EXPECT_EQ(FreedictGermanTranslations("Abfahrt <fem>Abf.,  /ˈabf/ , Abflug <masc> [transp.]"),
             (V{"Abfahrt", "Abflug"}));
-  EXPECT_EQ(FreedictGermanTranslations("Rhodium <neut> [chem.] Rh,  /ˌɑːɹˈeɪtʃ/"), V{"Rhodium"});
+  EXPECT_EQ(FreedictGermanTranslations("Rhodium <neut> [chem.] Rh,  /ˌɑːɹˈeɪtʃ/"),
+            V{"Rhodium"});
   EXPECT_EQ(FreedictGermanTranslations("Bundesrepublik BRD,  /bˈeː/ , BRD,  /bˈeː/ , Staat"),
             (V{"Bundesrepublik", "Staat"}));
   // Optional words in () and [] and a leading label.

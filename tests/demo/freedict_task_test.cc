@@ -31,7 +31,8 @@ namespace {
 using t5xx::testing::ErrorOf;
 using t5xx::testing::TempDir;
 
-const std::string kSample = std::string(T5XX_SOURCE_DIR) + "/tests/demo/testdata/freedict-sample.dict";
+const std::string kSample =
+    std::string(T5XX_SOURCE_DIR) + "/tests/demo/testdata/freedict-sample.dict";
 // SelectFreedictPairs on the sample with min_spelling_similarity 0
 // (freedict_pairs_test).
 constexpr int64_t kSelected = 15;

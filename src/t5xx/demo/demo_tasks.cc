@@ -132,7 +132,8 @@ std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
     };
     registry.Add(std::make_shared<Task>(
         kFreedictTaskName, FreedictSource(data_dir, skip_bad_records), std::move(translate),
-        features, 1000, nullptr, std::vector<MetricFn>{metric_fns::bleu(), metric_fns::sequence_accuracy()},
+        features, 1000, nullptr,
+        std::vector<MetricFn>{metric_fns::bleu(), metric_fns::sequence_accuracy()},
         std::vector<std::string>{"t5.data.preprocessors.translate",
                                  "seqio.preprocessors.tokenize",
                                  "seqio.preprocessors.append_eos_after_trim"}));

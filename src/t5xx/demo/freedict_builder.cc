@@ -3,7 +3,17 @@
 //
 // Measured with the default options on Debian's dict-freedict-eng-deu
 // 2022.04.15 (freedict-eng-deu.dict.dz 15.3 MB, 79.6 MB text, 460,315
-// entries), 2 shared cores, Release build: see BUILD FIGURES below.
+// entries), 2 shared cores, Release build:
+//   pairs         741,527 in the dictionary; 178,309 of unambiguous English
+//                 phrases of 1-3 words and <= 30 code points in plain
+//                 letters; 35,615 of them spelled alike (similarity >= 0.5)
+//   splits        35,115 train (1.6 MB) / 500 validation (the cap; 2%
+//                 would be ~710)
+//   time          4.8 s wall, 4.6 s CPU;
+//                 peak RSS 300 MB (the whole text in memory)
+//   re-run        reused: freedict_info.json found, its files' lines
+//                 counted, nothing rebuilt (build_corpus: 1 s with the C4
+//                 part's check)
 #include "t5xx/demo/freedict_builder.h"
 
 #include <algorithm>
@@ -151,7 +161,9 @@ FreedictInfo BuildFreedictData(const FreedictOptions& o) {
   // order of a second hash.
   std::vector<std::pair<uint64_t, size_t>> by_hash;
   by_hash.reserve(kept.size());
-  for (size_t i = 0; i < kept.size(); ++i) by_hash.push_back({PhraseHash(kept[i].english, o.seed), i});
+  for (size_t i = 0; i < kept.size(); ++i) {
+    by_hash.push_back({PhraseHash(kept[i].english, o.seed), i});
+  }
   std::sort(by_hash.begin(), by_hash.end());
   std::vector<TranslationPair> validation, train;
   std::vector<std::pair<uint64_t, size_t>> train_order;

@@ -58,7 +58,7 @@ struct FreedictInfo {
 // Idempotent as BuildCorpus: complete files built with the same options are
 // returned (reused = true) untouched; a missing or damaged file (line count
 // not the marker's) makes a rebuild; other options need `overwrite`.
-// Real database: ~9 s on 2 shared cores (details at the top of
+// Real database: ~5 s on 2 shared cores (details at the top of
 // freedict_builder.cc).
 // Throws t5xx::Error: the database or its index missing (naming the file and
 // the package dict-freedict-eng-deu), a malformed index, invalid options,
