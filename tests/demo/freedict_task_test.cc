@@ -331,7 +331,7 @@ TEST_F(FreedictTaskTest, UnbuiltTranslationDataIsNamedWhenRead) {
   const std::string msg = ErrorOf([&] { task->GetDataset({}, "validation", false)->Next(); });
   EXPECT_NE(msg.find("the data of the demo task 'freedict_en_de_translate' is not built"),
             std::string::npos) << msg;
-  EXPECT_NE(msg.find(FreedictDataDir(data_dir) + "/freedict_info.json' is missing"),
+  EXPECT_NE(msg.find("is not built: no " + FreedictDataDir(data_dir) + "/freedict_info.json;"),
             std::string::npos) << msg;
   EXPECT_NE(msg.find("`t5xx build_corpus --data_dir=" + data_dir + "`"), std::string::npos)
       << msg;

@@ -51,6 +51,7 @@ class UnbuiltDataSource : public DataSource {
 // there, else an UnbuiltDataSource.
 DataSourcePtr FreedictSource(const std::string& data_dir, bool skip_bad_records) {
   const std::string dir = FreedictDataDir(data_dir);
+  const std::string marker = dir + "/freedict_info.json";
   FreedictInfo info;
   try {
     info = ReadFreedictInfo(dir);
@@ -58,7 +59,8 @@ DataSourcePtr FreedictSource(const std::string& data_dir, bool skip_bad_records)
     return std::make_shared<UnbuiltDataSource>(
         std::vector<std::string>{"train", "validation"},
         "the data of the demo task '" + std::string(kFreedictTaskName) + "' is not built: " +
-            e.what() + "; build it with `t5xx build_corpus --data_dir=" + data_dir +
+            (std::filesystem::exists(marker) ? std::string(e.what()) : "no " + marker) +
+            "; build it with `t5xx build_corpus --data_dir=" + data_dir +
             "` (needs the Debian package " + kFreedictPackage + ")");
   }
   return std::make_shared<JsonLinesDataSource>(
