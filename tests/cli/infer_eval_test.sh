@@ -159,17 +159,17 @@ check "eval exits 0" test $? = 0
 show="$work/eval1.log"
 check "eval metrics: bleu and sequence_accuracy at step 6" "$PY" -c "
 import json
-rows=[json.loads(l) for l in open('$work/eval1/$TASK-metrics.jsonl')]
+rows=[json.loads(l) for l in open('$work/eval1/inference_eval/$TASK-metrics.jsonl')]
 assert [r['step'] for r in rows]==[6], rows
 assert {'bleu','sequence_accuracy'} <= set(rows[0]), rows
 "
-check "eval TensorBoard eval/ tags" compgen -G "$work/eval1/$TASK/events.out.tfevents.*"
+check "eval TensorBoard eval/ tags" compgen -G "$work/eval1/inference_eval/$TASK/events.out.tfevents.*"
 t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$run'" --gin.EVAL_OUTPUT_DIR="'$work/eval_all'" \
   --gin.utils.RestoreCheckpointConfig.mode="'all'" >"$work/eval_all.log" 2>&1
 show="$work/eval_all.log"
 check "mode 'all' evaluates checkpoints 0, 3, 6 in order" "$PY" -c "
 import json
-rows=[json.loads(l) for l in open('$work/eval_all/$TASK-metrics.jsonl')]
+rows=[json.loads(l) for l in open('$work/eval_all/inference_eval/$TASK-metrics.jsonl')]
 assert [r['step'] for r in rows]==[0,3,6], rows
 "
 t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$run'" --gin.EVAL_OUTPUT_DIR="'$work/eval_all'" \
@@ -193,7 +193,7 @@ t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$tp/checkpoint_4'" --
   --gin.utils.DatasetConfig.batch_size=4 >"$work/eval_tp.log" 2>&1
 show="$work/tp.log $work/eval_tp.log"
 check "tensor-parallel decodes equal one process's" \
-  cmp "$tp/inference_eval/$TASK-000004.jsonl" "$work/eval_tp/$TASK-000004.jsonl"
+  cmp "$tp/inference_eval/$TASK-000004.jsonl" "$work/eval_tp/inference_eval/$TASK-000004.jsonl"
 show=""
 
 # --- errors

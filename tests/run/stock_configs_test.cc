@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -89,7 +90,26 @@ TEST(StockConfigs, EveryRunFileFinalizesWithSmall) {
     Config config(&registry);
     config.ParseFile(kConfigs + "/models/t5_1_1/small.gin");
     config.ParseFile(run);
-    AddRunBindings(config);
+    const std::string name = fs::path(run).filename().string();
+    if (name == "infer.gin" || name == "eval.gin") {
+      // t5x's infer.gin / eval.gin macros (their DROPOUT_RATE is 0).
+      config.AddFlagBinding("MIXTURE_OR_TASK_NAME", "'my_task'", "--gin.MIXTURE_OR_TASK_NAME flag");
+      config.AddFlagBinding("CHECKPOINT_PATH", "'/tmp/ckpt/checkpoint_100'",
+                            "--gin.CHECKPOINT_PATH flag");
+      if (name == "infer.gin") {
+        config.AddFlagBinding("TASK_FEATURE_LENGTHS", "{'inputs': 512, 'targets': 114}",
+                              "--gin.TASK_FEATURE_LENGTHS flag");
+        config.AddFlagBinding("INFER_OUTPUT_DIR", "'/tmp/infer'", "--gin.INFER_OUTPUT_DIR flag");
+      } else {
+        config.AddFlagBinding("EVAL_OUTPUT_DIR", "'/tmp/eval'", "--gin.EVAL_OUTPUT_DIR flag");
+      }
+    } else {
+      AddRunBindings(config);
+      if (name == "finetune.gin") {
+        config.AddFlagBinding("INITIAL_CHECKPOINT_PATH", "'/tmp/ckpt/checkpoint_100'",
+                              "--gin.INITIAL_CHECKPOINT_PATH flag");
+      }
+    }
     EXPECT_NO_THROW(config.Finalize());
   }
 }
@@ -106,6 +126,13 @@ TEST(StockConfigs, EveryExampleFileFinalizes) {
     config.AddSearchPath(kConfigs);
     config.ParseFile(example);
     config.AddFlagBinding("MODEL_DIR", "/tmp/t5xx_model", "--gin.MODEL_DIR flag");
+    // Finetuning examples leave the checkpoint to the command line.
+    std::ifstream text(example);
+    const std::string body((std::istreambuf_iterator<char>(text)), {});
+    if (body.find("--gin.INITIAL_CHECKPOINT_PATH") != std::string::npos) {
+      config.AddFlagBinding("INITIAL_CHECKPOINT_PATH", "'/tmp/t5xx_demo/checkpoint_300'",
+                            "--gin.INITIAL_CHECKPOINT_PATH flag");
+    }
     EXPECT_NO_THROW(config.Finalize());
     std::set<std::string> seen;
     Walk(config, registry, "__main__.train", "", seen);

@@ -25,6 +25,7 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
              "t5xx eval runs in one process: set partitioning.PjitPartitioner.num_partitions "
              "= 1 (got " + std::to_string(s.num_partitions) + ")");
   GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem);  // known task?
+  CreateOutputDir(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
   std::vector<std::string> dirs = CheckpointsToRestore(s.restore);
   EvalResult result;
   const std::string done_path =
@@ -47,8 +48,11 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
     }
     dirs = todo;
   }
-  std::filesystem::create_directories(s.output_dir);
-  InferenceEvaluator evaluator(s.dataset, "eval", s.evaluator, s.output_dir, /*write_logs=*/true);
+  // t5x's InferenceEvaluator logs under <log_dir>/inference_eval.
+  InferenceEvaluator evaluator(s.dataset, "eval", s.evaluator, s.output_dir + "/inference_eval",
+                               /*write_logs=*/true);
+  // t5x's eval.py raises when the Evaluator has no task.
+  T5XX_CHECK(!evaluator.empty(), evaluator.no_tasks_reason());
   for (const std::string& task : evaluator.task_names()) {
     log << "[eval] task " << task << ": " << evaluator.num_examples(task) << " examples of split '"
         << s.dataset.split << "'" << std::endl;

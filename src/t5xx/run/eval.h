@@ -1,8 +1,8 @@
 // t5x's evaluate() (t5x/eval.py): seqio's Evaluator (evaluator.h) over a
 // DatasetConfig, run on one checkpoint ('specific', 'latest') or on every
 // checkpoint_<N> of a directory in step order ('all'), logging under
-// output_dir (<task>/ TensorBoard events, <task>-metrics.jsonl,
-// <task>-<step>.jsonl). With 'all', each evaluated checkpoint's path is
+// output_dir/inference_eval (as t5x's InferenceEvaluator: <task>/
+// TensorBoard events, <task>-metrics.jsonl, <task>-<step>.jsonl). With 'all', each evaluated checkpoint's path is
 // appended to <output_dir>/eval.<mixture_or_task_name>.ckpt, and those
 // already listed there are skipped, so a restarted job goes on where it
 // stopped (t5x's _load_evaluated_ckpt_paths).

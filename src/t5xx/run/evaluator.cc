@@ -115,10 +115,11 @@ InferenceEvaluator::InferenceEvaluator(const DatasetConfig& d, const std::string
     t.lengths = d.lengths_from_data ? LongestLengths(t.examples, features) : d.task_feature_lengths;
     tasks_.push_back(std::move(t));
   }
-  T5XX_CHECK(!tasks_.empty(),
-             what + " has no task with examples in split '" + d.split +
-                 "' and metric_fns to evaluate; bind seqio.Task.metric_fns (e.g. "
-                 "[@t5.evaluation.metrics.sequence_accuracy]) or choose another split");
+  if (tasks_.empty()) {
+    no_tasks_reason_ = what + " has no task with examples in split '" + d.split +
+                       "' and metric_fns to evaluate; bind seqio.Task.metric_fns (e.g. "
+                       "[@t5.evaluation.metrics.sequence_accuracy]) or choose another split";
+  }
 }
 
 InferenceEvaluator::~InferenceEvaluator() = default;

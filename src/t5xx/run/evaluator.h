@@ -42,11 +42,16 @@ class InferenceEvaluator {
   // Reads every evaluated task's examples of d.split (unshuffled unless
   // d.shuffle, seeded with d.seed or 42 as seqio's Evaluator) now. `scope`
   // names the DatasetConfig in messages ("infer_eval", "eval"). Logs go to
-  // log_dir when write_logs (the chief process). Throws t5xx::Error when no
-  // task of d has the split and a metric_fn, or a task cannot be read.
+  // log_dir when write_logs (the chief process). Throws t5xx::Error when a
+  // task cannot be read. No task with the split and a metric_fn leaves the
+  // evaluator empty (seqio's Evaluator: eval_tasks is empty).
   InferenceEvaluator(const DatasetConfig& d, const std::string& scope,
                      const EvaluatorConfig& config, std::string log_dir, bool write_logs);
   ~InferenceEvaluator();
+
+  // Whether no task is evaluated, and why (for a message).
+  bool empty() const { return tasks_.empty(); }
+  const std::string& no_tasks_reason() const { return no_tasks_reason_; }
 
   // The evaluated tasks, in order.
   std::vector<std::string> task_names() const;
@@ -71,6 +76,7 @@ class InferenceEvaluator {
            const std::vector<std::string>& outputs);
 
   std::string scope_;  // "infer_eval", "eval": messages and console lines
+  std::string no_tasks_reason_;
   std::vector<TaskData> tasks_;
   int64_t batch_size_;
   EvaluatorConfig config_;

@@ -12,6 +12,7 @@
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/inference.h"
+#include "t5xx/run/model.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/hash.h"
 #include "t5xx/util/json_text.h"
@@ -94,11 +95,14 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
              "= 1 (got " + std::to_string(s.num_partitions) + ")");
   GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem);  // known task?
   const InferMode mode = ParseInferMode(s.mode);
+  // What can be checked before the checkpoint is read: the dataset (task,
+  // split, files, lengths) and the output directory.
+  CheckDataset(s.dataset, "infer", *CreateModel(s.model));
+  CreateOutputDir(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
   const std::vector<std::string> dirs = CheckpointsToRestore(s.restore);
   const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
   InferenceModel m =
       LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options, log);
-  fs::create_directories(s.output_dir);
   InferResult result;
   const std::string shard = Fmt5(s.shard_id) + "-of-" + Fmt5(s.num_shards);
   const size_t chunk_size = static_cast<size_t>(s.checkpoint_period * s.dataset.batch_size);

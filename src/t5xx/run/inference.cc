@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/data/mixture.h"
@@ -65,6 +66,19 @@ std::vector<std::string> CheckpointsToRestore(const RestoreCheckpointConfig& r) 
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [step, dir] : all) dirs.push_back(dir);
   return dirs;
+}
+
+void CreateOutputDir(const std::string& dir, const std::string& what) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  T5XX_CHECK(!ec, what + " = '" + dir + "' cannot be created: " + ec.message() +
+                      "; choose a writable directory");
+  const std::string probe = dir + "/.t5xx_write_test";
+  {
+    std::ofstream f(probe);
+    T5XX_CHECK(f.good(), what + " = '" + dir + "' is not writable; choose a writable directory");
+  }
+  std::filesystem::remove(probe, ec);
 }
 
 seqio::VocabularyPtr TargetsVocabulary(const std::string& name) {

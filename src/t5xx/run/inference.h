@@ -82,6 +82,11 @@ std::vector<std::string> CheckpointsToRestore(const RestoreCheckpointConfig& r);
 // t5xx::Error naming the task or mixture when it has no 'targets'.
 seqio::VocabularyPtr TargetsVocabulary(const std::string& mixture_or_task_name);
 
+// Creates `dir` (and its parents) if missing; throws t5xx::Error naming
+// `what` (e.g. "infer.output_dir (INFER_OUTPUT_DIR)"), the path and the
+// system's reason when it cannot be created or written.
+void CreateOutputDir(const std::string& dir, const std::string& what);
+
 // seqio's Evaluator rule for task_feature_lengths = None: each of `features`
 // (e.g. inputs, targets) at the length of its longest example (at least 1).
 seqio::FeatureLengths LongestLengths(const std::vector<seqio::Example>& examples,

@@ -263,7 +263,14 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
     infer_evaluator = std::make_shared<InferenceEvaluator>(
         *s.infer_eval_dataset, "infer_eval", s.evaluator, s.model_dir + "/inference_eval",
         out.partitioner->communicator().rank() == 0);
-    for (const std::string& task : infer_evaluator->task_names()) {
+    if (infer_evaluator->empty()) {
+      // t5x's train() drops an Evaluator without eval_tasks, as here.
+      log << "[setup] no inference evaluation: " << infer_evaluator->no_tasks_reason()
+          << std::endl;
+      infer_evaluator.reset();
+    }
+    for (const std::string& task :
+         infer_evaluator ? infer_evaluator->task_names() : std::vector<std::string>{}) {
       log << "[setup] inference evaluation of " << task << ": "
           << infer_evaluator->num_examples(task) << " examples of split '"
           << s.infer_eval_dataset->split << "', decoded every eval_period" << std::endl;
