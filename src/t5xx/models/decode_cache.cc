@@ -13,6 +13,8 @@ namespace {
 constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
 }  // namespace
 
+std::string DecoderLayerPrefix(int64_t i) { return "decoder.layers_" + std::to_string(i); }
+
 std::string CachedKeyName(const std::string& attention_prefix) {
   return attention_prefix + ".cached_key";
 }

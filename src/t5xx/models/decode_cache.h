@@ -39,6 +39,12 @@ inline const char kEncoderDecoderMask[] = "encoder_decoder_mask";
 std::string CachedKeyName(const std::string& attention_prefix);    // <prefix>.cached_key
 std::string CachedValueName(const std::string& attention_prefix);  // <prefix>.cached_value
 
+// What both networks' decoders name alike: the path of decoder layer i
+// ("decoder.layers_<i>", t5x's parameter path) and the decoder's relative
+// position table.
+std::string DecoderLayerPrefix(int64_t i);
+inline const char kDecoderRelEmbedding[] = "decoder.relpos_bias.rel_embedding";
+
 // Bytes held by the cache's tensors (the sum of their nbytes).
 int64_t CacheBytes(const decoding::Cache& cache);
 

@@ -16,9 +16,6 @@ namespace {
 constexpr char kTokens[] = "decoder_input_tokens";
 constexpr char kCausalAttention[] = "decoder_causal_attention";
 constexpr char kEmbedding[] = "decoder.token_embedder.embedding";
-constexpr char kRelEmbedding[] = "decoder.relpos_bias.rel_embedding";
-
-std::string LayerPrefix(int64_t i) { return "decoder.layers_" + std::to_string(i); }
 
 // The settings of a deterministic pass (t5x's decoder-only TransformerConfig
 // has no float32_attention_logits).
@@ -35,7 +32,7 @@ at::Tensor CachedLayers(const DecoderOnlyConfig& c, const ParamStore& p, at::Ten
                         const at::Tensor& bias, decoding::Cache& cache) {
   const SublayerSettings s = Settings(c);
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string pre = LayerPrefix(i);
+    const std::string pre = DecoderLayerPrefix(i);
     const std::string self = pre + ".self_attention";
     // Entries are allocated by the first (prefill) pass.
     at::Tensor& key = cache[CachedKeyName(self)];
@@ -66,10 +63,10 @@ at::Tensor StepWithCache(const DecoderOnlyTransformer& net, const ParamStore& p,
   const DecoderOnlyConfig& c = net.config();
   const at::ScalarType dt = ActivationDtype(c.dtype);
   at::Tensor& index = CacheEntry(cache, kCacheIndex);
-  const int64_t length = CacheEntry(cache, CachedKeyName(LayerPrefix(0) + ".self_attention")).size(1);
+  const int64_t length = CacheEntry(cache, CachedKeyName(DecoderLayerPrefix(0) + ".self_attention")).size(1);
   const int64_t n = AttendLength(index, length);
   const at::Tensor bias = DecodeSelfAttentionBias(
-      p.hooks().Weight(p.GetParam(kRelEmbedding)), index, n, length,
+      p.hooks().Weight(p.GetParam(kDecoderRelEmbedding)), index, n, length,
       c.relative_attention_num_buckets, c.relative_attention_max_distance,
       /*clamp_past_end=*/false, dt);
   at::Tensor x = p.hooks().Embed(p.GetParam(kEmbedding), cur_token.reshape({-1, 1})).to(dt);
@@ -93,7 +90,7 @@ at::Tensor PastEndLogits(const DecoderOnlyTransformer& net, const ParamStore& p,
   const int64_t length = tokens.size(1);
   auto it = history.find(kCausalAttention);
   const at::Tensor bias = CausalSelfAttentionBias(
-      p.hooks().Weight(p.GetParam(kRelEmbedding)), length,
+      p.hooks().Weight(p.GetParam(kDecoderRelEmbedding)), length,
       it == history.end() ? at::Tensor() : it->second.index_select(0, rows),
       c.relative_attention_num_buckets, c.relative_attention_max_distance,
       ActivationDtype(c.dtype));
@@ -159,7 +156,7 @@ PrefilledCache PrefillDecoderOnlyCache(const DecoderOnlyTransformer& net, const 
   if (bidirectional) mask = at::logical_or(mask, MakeAttentionMask(valid, valid));
   mask = at::logical_and(mask, MakeAttentionMask(valid, valid));
   const at::Tensor bias =
-      MaskToBias(mask, dt) + RelativePositionBias(p.hooks().Weight(p.GetParam(kRelEmbedding)),
+      MaskToBias(mask, dt) + RelativePositionBias(p.hooks().Weight(p.GetParam(kDecoderRelEmbedding)),
                                                   span, span, /*bidirectional=*/false,
                                                   c.relative_attention_num_buckets,
                                                   c.relative_attention_max_distance, dt);
@@ -169,7 +166,7 @@ PrefilledCache PrefillDecoderOnlyCache(const DecoderOnlyTransformer& net, const 
   const at::Tensor keep =
       (at::arange(length, tokens.options()).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(-1);
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string self = LayerPrefix(i) + ".self_attention";
+    const std::string self = DecoderLayerPrefix(i) + ".self_attention";
     for (const std::string& name : {CachedKeyName(self), CachedValueName(self)}) {
       at::Tensor& t = cache[name];
       t = at::where(keep, t, at::zeros({}, t.options()));

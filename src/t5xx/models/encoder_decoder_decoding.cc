@@ -16,9 +16,6 @@ namespace {
 constexpr char kTokens[] = "decoder_input_tokens";
 constexpr char kEncoded[] = "encoded";
 constexpr char kEncoderTokens[] = "encoder_input_tokens";
-constexpr char kRelEmbedding[] = "decoder.relpos_bias.rel_embedding";
-
-std::string LayerPrefix(int64_t i) { return "decoder.layers_" + std::to_string(i); }
 
 // The decoder over the key/value cache: tokens int64 [R, Lq] enter at
 // `positions` [R, Lq] (their keys and values are written there), attending
@@ -31,12 +28,12 @@ at::Tensor CachedDecoder(const Transformer& net, const ParamStore& p, const at::
   const at::ScalarType dt = ActivationDtype(c.dtype);
   const SublayerSettings s{c.num_heads, &c.mlp_activations, 0.0, c.float32_attention_logits,
                            dt, /*train=*/false, nullptr};
-  const int64_t length = CacheEntry(cache, CachedKeyName(LayerPrefix(0) + ".self_attention")).size(1);
+  const int64_t length = CacheEntry(cache, CachedKeyName(DecoderLayerPrefix(0) + ".self_attention")).size(1);
   const at::Tensor cross_bias =
       DecodeCrossAttentionBias(CacheEntry(cache, kEncoderDecoderMask), dt);
   at::Tensor x = p.hooks().Embed(p.GetParam("token_embedder.embedding"), tokens).to(dt);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
-    const std::string pre = LayerPrefix(i);
+    const std::string pre = DecoderLayerPrefix(i);
     const std::string self = pre + ".self_attention", cross = pre + ".encoder_decoder_attention";
     x = CachedSelfAttentionSublayer(p, pre + ".pre_self_attention_layer_norm.scale", self, x,
                                     positions, WritableCacheEntry(cache, CachedKeyName(self)),
@@ -56,10 +53,10 @@ at::Tensor StepWithCache(const Transformer& net, const ParamStore& p,
                          const at::Tensor& cur_token, decoding::Cache& cache) {
   const T5Config& c = net.config();
   at::Tensor& index = CacheEntry(cache, kCacheIndex);
-  const int64_t length = CacheEntry(cache, CachedKeyName(LayerPrefix(0) + ".self_attention")).size(1);
+  const int64_t length = CacheEntry(cache, CachedKeyName(DecoderLayerPrefix(0) + ".self_attention")).size(1);
   const int64_t n = AttendLength(index, length);
   const at::Tensor self_bias = DecodeSelfAttentionBias(
-      p.hooks().Weight(p.GetParam(kRelEmbedding)), index, n, length,
+      p.hooks().Weight(p.GetParam(kDecoderRelEmbedding)), index, n, length,
       c.relative_attention_num_buckets, c.relative_attention_max_distance,
       /*clamp_past_end=*/true, ActivationDtype(c.dtype));
   at::Tensor logits =
@@ -80,7 +77,7 @@ at::Tensor PastEndLogits(const Transformer& net, const ParamStore& p, const at::
       net, p, CacheEntry(history, kEncoded).index_select(0, rows),
       CacheEntry(history, kEncoderTokens).index_select(0, rows), length, /*use_cache=*/true);
   const at::Tensor bias = CausalSelfAttentionBias(
-      p.hooks().Weight(p.GetParam(kRelEmbedding)), length, at::Tensor(),
+      p.hooks().Weight(p.GetParam(kDecoderRelEmbedding)), length, at::Tensor(),
       c.relative_attention_num_buckets, c.relative_attention_max_distance,
       ActivationDtype(c.dtype));
   const at::Tensor positions =
@@ -136,10 +133,10 @@ decoding::Cache InitEncoderDecoderCache(const Transformer& net, const ParamStore
   const at::ScalarType dt = ActivationDtype(c.dtype);
   cache[kEncoderDecoderMask] = encoder_input_tokens > 0;
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
-    const std::string cross = LayerPrefix(i) + ".encoder_decoder_attention";
+    const std::string cross = DecoderLayerPrefix(i) + ".encoder_decoder_attention";
     auto [key, value] = CrossAttentionKeysValues(p, cross, encoded, dt);
     // Self-attention: this process's heads, the cross-attention's layout.
-    const std::string self = LayerPrefix(i) + ".self_attention";
+    const std::string self = DecoderLayerPrefix(i) + ".self_attention";
     cache[CachedKeyName(self)] = at::zeros({batch, max_decode_length, key.size(-1)}, key.options());
     cache[CachedValueName(self)] =
         at::zeros({batch, max_decode_length, value.size(-1)}, value.options());

@@ -4,13 +4,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "t5xx/data/evaluation.h"
+#include "t5xx/data/file_utils.h"
 #include "t5xx/data/mixture.h"
 #include "t5xx/run/inference.h"
 #include "t5xx/trainer/summary_writer.h"
@@ -53,29 +52,6 @@ json ExampleJson(const seqio::Example& ex) {
              list(0, 5) + " ... " + list(t.size() - 5, t.size());
   }
   return out;
-}
-
-// Writes `text` to path atomically (path.tmp, then rename), as seqio's
-// JSONLogger simulates an atomic append.
-void WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    T5XX_CHECK(f.good(), "cannot write " + tmp + " (disk full or not writable?)");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  T5XX_CHECK(!ec, "cannot rename " + tmp + " to " + path + ": " + ec.message());
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return "";
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
 }
 
 }  // namespace
@@ -184,7 +160,9 @@ void InferenceEvaluator::Log(int64_t step, const TaskData& t,
   line["step"] = step;
   for (const auto& [k, v] : metrics) line[k] = v;
   const std::string metrics_path = log_dir_ + "/" + name + "-metrics.jsonl";
-  WriteAtomically(metrics_path, ReadAll(metrics_path) + DumpJson(line) + "\n");
+  const std::string before =
+      std::filesystem::exists(metrics_path) ? seqio::ReadFileToString(metrics_path) : "";
+  seqio::WriteStringToFileAtomic(metrics_path, before + DumpJson(line) + "\n");
   if (config_.json_write_n_results && *config_.json_write_n_results == 0) return;
   const size_t n = config_.json_write_n_results
                        ? std::min(outputs.size(), static_cast<size_t>(*config_.json_write_n_results))
@@ -203,7 +181,7 @@ void InferenceEvaluator::Log(int64_t step, const TaskData& t,
   }
   char step_name[32];
   std::snprintf(step_name, sizeof(step_name), "%06lld", static_cast<long long>(step));
-  WriteAtomically(log_dir_ + "/" + name + "-" + step_name + ".jsonl", text);
+  seqio::WriteStringToFileAtomic(log_dir_ + "/" + name + "-" + step_name + ".jsonl", text);
 }
 
 }  // namespace t5xx::run

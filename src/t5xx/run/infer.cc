@@ -4,10 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/file_utils.h"
 #include "t5xx/data/mixture.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
@@ -29,23 +29,11 @@ std::string Fmt5(int64_t v) {
   return b;
 }
 
-// Writes `text` to `path`, then the empty marker path.COMPLETED (t5x's
-// order: a chunk without its marker is recomputed).
+// Writes `text` to `path` (atomically), then the empty marker
+// path.COMPLETED (t5x's order: a chunk without its marker is recomputed).
 void WriteCompleted(const std::string& path, const std::string& text) {
-  {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    T5XX_CHECK(f.good(), "cannot write " + path + " (disk full or not writable?)");
-  }
-  std::ofstream marker(path + ".COMPLETED", std::ios::trunc);
-  T5XX_CHECK(marker.good(), "cannot write " + path + ".COMPLETED");
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  T5XX_CHECK(f.good(), "cannot read " + path);
-  return std::string(std::istreambuf_iterator<char>(f), {});
+  seqio::WriteStringToFileAtomic(path, text);
+  seqio::WriteStringToFileAtomic(path + ".COMPLETED", "");
 }
 
 // One example's line, as t5x's write_inferences_to_file writes it.
@@ -159,7 +147,7 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
                    "infer.num_shards");
     if (!s.merge_chunked_results) continue;
     std::string merged;
-    for (const std::string& p : chunk_paths) merged += ReadFile(p);
+    for (const std::string& p : chunk_paths) merged += seqio::ReadFileToString(p);
     WriteCompleted(out_path, merged);
     fs::remove_all(tmp_dir);
     log << "[infer] wrote " << out_path << std::endl;
