@@ -3,12 +3,14 @@
 // code -- the implementation of layers.h.
 #include "t5xx/models/layers.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
 
 namespace t5xx::models {
@@ -26,8 +28,14 @@ at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& scale,
   // dtype); return y * jnp.asarray(scale, dtype). In float32 the casts are
   // no-ops and this is (x * rsqrt(...)) * scale.
   const at::Tensor xf = x.to(at::kFloat);
-  at::Tensor var = xf.pow(2).mean({-1}, /*keepdim=*/true);
-  return (xf * at::rsqrt(var + epsilon)).to(dtype) * scale.to(dtype);
+  at::Tensor normalized;
+  if (compat::kHasFusedRmsNorm && xf.is_cuda()) {
+    normalized = compat::RmsNormalize(xf, epsilon);  // one fused float32 kernel
+  } else {
+    at::Tensor var = xf.pow(2).mean({-1}, /*keepdim=*/true);
+    normalized = xf * at::rsqrt(var + epsilon);
+  }
+  return normalized.to(dtype) * scale.to(dtype);
 }
 
 at::Tensor RelativePositionBucket(const at::Tensor& relative_position,
@@ -186,6 +194,63 @@ at::Tensor Dropout(const at::Tensor& x, double rate, bool train, at::Generator* 
   return x * keep / (1.0 - rate);
 }
 
+namespace {
+std::atomic<AttentionKernel> g_attention_kernel{AttentionKernel::kAuto};
+
+// Whether AttentionHeads takes the fused path for tensors on `device`.
+bool UseFusedAttention(const at::Device& device) {
+  switch (g_attention_kernel.load()) {
+    case AttentionKernel::kUnfused:
+      return false;
+    case AttentionKernel::kFused:
+      T5XX_CHECK(compat::kHasFusedAttention,
+                 "attention kernel 'fused' (SetAttentionKernel(AttentionKernel::kFused)) needs "
+                 "libtorch >= 2.1 (at::scaled_dot_product_attention with a `scale` argument); "
+                 "this build uses libtorch " + std::to_string(compat::kTorchMajor) + "." +
+                     std::to_string(compat::kTorchMinor) +
+                     ". Use kAuto or kUnfused, or build against libtorch 2.x "
+                     "(-DCMAKE_PREFIX_PATH=<torch>/share/cmake)");
+      return true;
+    case AttentionKernel::kAuto:
+      return compat::kHasFusedAttention && device.is_cuda();
+  }
+  return false;
+}
+
+// AttentionHeads through at::scaled_dot_product_attention. q: [B, H, Lq, D],
+// k, v: [B, H, Lk, D]; returns [B, H, Lq, D] in dtype. See AttentionKernel.
+at::Tensor FusedAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          const at::Tensor& bias, double dropout_rate, bool train,
+                          at::Generator* rng, at::ScalarType dtype, bool float32_logits) {
+  // The unfused path's dtypes: logits (and so the bias) in float32 with
+  // float32_logits, else in dtype. SDPA takes one dtype for q, k, v and mask.
+  const at::ScalarType compute = float32_logits ? at::kFloat : dtype;
+  at::Tensor vc = v.to(compute);
+  if (train && dropout_rate > 0.0) {
+    // The unfused path's mask: same shape [B, H, 1, Lk], dtype and device,
+    // so the same generator calls and values. Scaling v's rows by it equals
+    // scaling the probabilities' columns: sum_j p[i,j] keep[j] v[j,:].
+    const at::Tensor keep = KeepScale({q.size(0), q.size(1), 1, k.size(2)}, dropout_rate,
+                                      q.options().dtype(dtype), rng);
+    vc = vc * keep.transpose(-2, -1).to(compute);  // [B, H, Lk, 1]
+  }
+  at::Tensor mask;
+  if (bias.defined()) {
+    mask = bias.to(compute);
+    while (mask.dim() < 4) mask = mask.unsqueeze(0);  // broadcastable to [B, H, Lq, Lk]
+  }
+  // scale = 1: T5 folds 1/sqrt(D) into the query initialisation (SDPA's
+  // default would apply it a second time).
+  return compat::ScaledDotProductAttention(q.to(compute), k.to(compute), vc, mask,
+                                           /*scale=*/1.0)
+      .to(dtype);
+}
+}  // namespace
+
+void SetAttentionKernel(AttentionKernel kernel) { g_attention_kernel.store(kernel); }
+
+AttentionKernel attention_kernel() { return g_attention_kernel.load(); }
+
 at::Tensor AttentionHeads(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
                           int64_t num_heads, const at::Tensor& bias, double dropout_rate,
                           bool train, at::Generator* rng, at::ScalarType dtype,
@@ -201,6 +266,11 @@ at::Tensor AttentionHeads(const at::Tensor& q_in, const at::Tensor& k_in, const 
   at::Tensor q = heads(q_in, lq);
   at::Tensor k = heads(k_in, lk);
   at::Tensor v = heads(v_in, lk);
+  if (UseFusedAttention(q_in.device())) {
+    return FusedAttention(q, k, v, bias, dropout_rate, train, rng, dtype, float32_logits)
+        .transpose(1, 2)
+        .reshape({b, lq, hd});
+  }
   // dot_product_attention(float32_logits=True) casts q and k to float32.
   const at::ScalarType logits_dtype = float32_logits ? at::kFloat : dtype;
   at::Tensor logits = MatmulIn(q, k.transpose(-2, -1), logits_dtype);  // [B, H, Lq, Lk]

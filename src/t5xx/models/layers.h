@@ -42,6 +42,9 @@ at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dty
 // cast to `dtype` and multiplied by the scale cast to `dtype`
 // (`y = jnp.asarray(x * lax.rsqrt(mean2 + eps), self.dtype)`,
 // `jnp.asarray(scale, self.dtype)`). Returns [..., E] in dtype.
+// On CUDA with libtorch >= 2.8 the float32 normalisation is libtorch's fused
+// at::rms_norm kernel (compat::RmsNormalize; same formula, float32, rounding
+// may differ in the last bit); on the CPU it is pow/mean/rsqrt as before.
 at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& scale,
                    double epsilon = 1e-6, at::ScalarType dtype = at::kFloat);
 
@@ -99,6 +102,56 @@ at::Tensor MaskToBias(const at::Tensor& mask, at::ScalarType dtype = at::kFloat)
 at::Tensor Dropout(const at::Tensor& x, double rate, bool train,
                    at::Generator* rng, bool broadcast_over_length = true);
 
+// Which implementation AttentionHeads (and so MultiHeadDotProductAttention)
+// uses for softmax(q.k^T + bias).v:
+//  kUnfused: matmul, softmax, matmul, with t5x's precision (below); the
+//    reference, and the only one on libtorch < 2.1.
+//  kFused: libtorch's at::scaled_dot_product_attention (flash / memory-
+//    efficient / cuDNN kernels on CUDA) with the bias as a float mask and
+//    scale 1; those kernels keep the [B, H, Lq, Lk] probabilities out of
+//    memory (the bias itself, and its gradient, still take that shape).
+//    Throws t5xx::Error from AttentionHeads on a libtorch without it (< 2.1).
+//  kAuto (default): kFused for tensors on a CUDA device when the libtorch
+//    has it, kUnfused otherwise -- CPU results stay bit-identical to the
+//    unfused implementation.
+// Numerics of kFused against kUnfused (t5x): SDPA computes the softmax in
+// float32 internally whatever the input dtype, and multiplies the float32
+// probabilities by v without rounding them to dtype first. With float32
+// inputs the two agree to float32 rounding (different summation order). With
+// bfloat16 and float32_logits = false, t5x rounds the logits, the biased
+// logits, the softmax and the probabilities to bfloat16; SDPA rounds none of
+// them, so kFused is the more precise and differs from t5x by that
+// rounding: on an H200, unscaled N(0,1) q, k, v (D 64, L 512; logits up to
+// ~30, rounded to bfloat16 in steps of 0.125) gave outputs up to 0.28 apart
+// (shared/tools/sdpa_bias.py). With float32_logits, kFused runs q, k,
+// v in float32 and casts the output to dtype (t5x rounds the probabilities
+// to dtype before @v; kFused does not). Dropout on the probabilities (broadcast
+// over the query axis, one keep value per [b, h, key]) is folded into v:
+// probs[b,h,i,j] * keep[b,h,j] summed with v[b,h,j,:] equals probs @
+// (keep[b,h,:,None] * v), so both kernels draw the same mask (same calls on
+// the same generator, same shape [B, H, 1, Lk]) and give the same result up
+// to rounding for the same generator state.
+// Which of its kernels libtorch runs is its choice: with a bias that
+// requires grad (training: the relative-position table learns through it)
+// only kernels that return a bias gradient qualify -- on CUDA the memory-
+// efficient one (flash takes no bias; cuDNN's has no bias gradient in
+// 2.15's derivatives.yaml), on the CPU libtorch's math fallback, which is the
+// unfused arithmetic (seen with 2.15); without gradients the CPU runs its
+// flash kernel.
+// Fully masked query rows (padding; every bias entry -1e10): the forward
+// pass attends uniformly in both kernels, as t5x. Backward kernels that
+// recompute the probabilities from the saved log-sum-exp (libtorch's CPU
+// flash kernel, seen with 2.15; CUDA's flash/memory-efficient kernels work
+// the same way) get 1 instead of 1/Lk for them, since -1e10 + log(Lk) rounds
+// to -1e10 in float32: their q/k/v gradients are wrong when the upstream
+// gradient of such a row is non-zero. In T5 it is zero (padding has loss
+// weight 0 and is masked as a key everywhere downstream).
+// The setting is process-wide (an atomic; set it before building/running
+// models, e.g. from the command line).
+enum class AttentionKernel { kAuto, kFused, kUnfused };
+void SetAttentionKernel(AttentionKernel kernel);
+AttentionKernel attention_kernel();
+
 // Multi-head dot-product attention without bias terms and without run-time
 // 1/sqrt(D) scaling (t5x folds it into the query initialisation).
 // inputs_q: [B, Lq, E], inputs_kv: [B, Lk, E] (any float dtype); kernels:
@@ -129,6 +182,9 @@ at::Tensor MultiHeadDotProductAttention(
 // Returns the heads' outputs [B, Lq, H*D] in dtype, before the output
 // projection. A process holding some of the heads passes those and their
 // count (and a bias with those heads, or one broadcast over heads).
+// Computed by the kernel attention_kernel() selects for q's device (see
+// AttentionKernel); gradients reach q, k, v and the bias either way. Throws
+// t5xx::Error when kFused is set and libtorch has no fused attention.
 at::Tensor AttentionHeads(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           int64_t num_heads, const at::Tensor& bias, double dropout_rate,
                           bool train, at::Generator* rng = nullptr,

@@ -5,12 +5,15 @@
 // between those versions goes through a helper here; nothing else in the tree
 // tests TORCH_VERSION_*. Build-level differences (string ABI, CUDA/NVTX) are
 // handled in the one block after find_package(Torch) in CMakeLists.txt.
-// Verified: Debian's 1.13, and PyPI's 2.5.1 and 2.7.1 (CUDA builds, on CPU).
+// Verified: Debian's 1.13, and PyPI's 2.5.1, 2.7.1 and 2.15.0 (CUDA builds,
+// on CPU).
 #pragma once
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/version.h>
+
+#include <stdexcept>
 
 namespace t5xx::compat {
 
@@ -25,5 +28,95 @@ inline at::Tensor GeluTanh(const at::Tensor& x) { return at::gelu(x, "tanh"); }
 inline at::Generator MakeCpuGenerator(uint64_t seed) {
   return at::detail::createCPUGenerator(seed);
 }
+
+// ---- Fused attention (at::scaled_dot_product_attention) ----
+// Public in ATen since 2.0 as (query, key, value, attn_mask, dropout_p,
+// is_causal); the keyword `scale` (default 1/sqrt(D)) was added in 2.1,
+// `enable_gqa` in 2.5. 2.15's declaration (ATen/ops/
+// scaled_dot_product_attention.h): (query, key, value, attn_mask = {},
+// dropout_p = 0.0, is_causal = false, scale = nullopt, enable_gqa = false).
+// 1.13 has only the private at::_scaled_dot_product_attention, without
+// `scale`. T5 needs scale = 1 (no run-time scaling), hence 2.1.
+inline constexpr bool kHasFusedAttention =
+    TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1);
+
+// softmax(q @ k^T * scale + bias) @ v through libtorch's fused kernels
+// (flash / memory-efficient / cuDNN on CUDA, flash or the math fallback on
+// the CPU; libtorch picks). q: [B, H, Lq, D], k: [B, H, Lk, D], v:
+// [B, H, Lk, Dv], all one float dtype; bias: additive float mask of q's dtype
+// broadcastable to [B, H, Lq, Lk], or undefined for none. No dropout, not
+// causal (masks come in the bias). Returns [B, H, Lq, Dv] in q's dtype.
+// Gradients flow to q, k, v and (where the kernel computes it) the bias.
+// Throws std::logic_error when !kHasFusedAttention: callers check it first.
+inline at::Tensor ScaledDotProductAttention(const at::Tensor& q, const at::Tensor& k,
+                                            const at::Tensor& v, const at::Tensor& bias,
+                                            double scale) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  // c10::optional: std::optional since 2.4, its own class in 2.1-2.3.
+  c10::optional<at::Tensor> mask;
+  if (bias.defined()) mask = bias;
+  return at::scaled_dot_product_attention(q, k, v, mask, /*dropout_p=*/0.0,
+                                          /*is_causal=*/false, scale);
+#else
+  (void)q, (void)k, (void)v, (void)bias, (void)scale;
+  throw std::logic_error(
+      "ScaledDotProductAttention needs libtorch >= 2.1 (check kHasFusedAttention)");
+#endif
+}
+
+// Which kernel ScaledDotProductAttention would run for these inputs (and the
+// current grad flags): "math" (libtorch's unfused fallback), "flash",
+// "efficient", "cudnn", "overrideable", or "unknown" (libtorch < 2.5, whose
+// private at::_fused_sdp_choice has another signature, or a new value). For
+// tests and diagnostics; the numbering is SDPBackend's in ATen/native/
+// transformers/sdp_utils_cpp.h (math 0, flash 1, efficient 2, cudnn 3,
+// overrideable 4). Note: libtorch picks "math" whenever the float mask
+// requires grad (check_attn_mask_shape) on the CPU.
+inline const char* FusedAttentionBackend(const at::Tensor& q, const at::Tensor& k,
+                                         const at::Tensor& v, const at::Tensor& bias,
+                                         double scale) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  c10::optional<at::Tensor> mask;
+  if (bias.defined()) mask = bias;
+  switch (at::_fused_sdp_choice(q, k, v, mask, 0.0, false, scale)) {
+    case 0: return "math";
+    case 1: return "flash";
+    case 2: return "efficient";
+    case 3: return "cudnn";
+    case 4: return "overrideable";
+    default: return "unknown";
+  }
+#else
+  (void)q, (void)k, (void)v, (void)bias, (void)scale;
+  return "unknown";
+#endif
+}
+
+// ---- Fused RMS normalisation (at::rms_norm) ----
+// at::rms_norm(input, normalized_shape, weight = {}, eps = nullopt) is public
+// since 2.4, first as a composite of pow/mean/rsqrt (the arithmetic t5xx does
+// itself); since 2.8 (pytorch#153666) it dispatches CUDA tensors to one fused
+// kernel, aten::_fused_rms_norm (present in 2.15's headers). Only the fused
+// kernel is worth calling, hence 2.8. (The 2.8 boundary comes from the
+// pull request's date, not from a 2.8 build.)
+inline constexpr bool kHasFusedRmsNorm =
+    TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8);
+
+// x * rsqrt(mean(x^2, -1) + eps) over the last axis, without a weight, in
+// x's dtype (t5xx passes float32). x: [..., E]. Returns x's shape and dtype.
+// Throws std::logic_error when !kHasFusedRmsNorm: callers check it first.
+inline at::Tensor RmsNormalize(const at::Tensor& x, double epsilon) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
+  return at::rms_norm(x, {x.size(-1)}, c10::nullopt, epsilon);
+#else
+  (void)x, (void)epsilon;
+  throw std::logic_error("RmsNormalize needs libtorch >= 2.8 (check kHasFusedRmsNorm)");
+#endif
+}
+
+// ---- Gated GELU ----
+// libtorch (checked: 2.15's ATen/ops) has no public fused gated-GELU op:
+// at::glu gates with a sigmoid, and there is no geglu. T5.1.1's
+// gelu(x @ wi_0) * (x @ wi_1) stays two matmuls, at::gelu and a multiply.
 
 }  // namespace t5xx::compat
