@@ -7,18 +7,29 @@
 // exactly and the scores within 2e-5 relative + 2e-5 absolute (float32
 // sums of up to 14 log-probabilities of magnitude ~20; the largest
 // difference seen is 3.8e-6), with and without the key/value cache.
+//
+// Device: parameters and batches go to T5XX_TEST_DEVICE (tests/test_device.h;
+// the CPU unless set) and results come back to the CPU. On a GPU the tokens
+// must still match exactly (a different token is a finding to look into,
+// not noise to tolerate) and the score bounds become
+// test_device::Float32Tol's 1e-4 (float32 sums in another order, there).
 #include <gtest/gtest.h>
 
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "parity_goldens.h"
+#include "test_device.h"
 
 namespace t5xx::models {
 namespace {
 
 using goldens::json;
 
-constexpr double kScoreRtol = 2e-5, kScoreAtol = 2e-5;
+constexpr double kCpuScoreTol = 2e-5;  // relative and absolute, on the CPU
+// ScoreBatch's sequence and token scores, on the CPU.
+constexpr double kCpuScoreBatchTol = 1e-5;
+double ScoreTol() { return test_device::Float32Tol(kCpuScoreTol); }
+double ScoreBatchTol() { return test_device::Float32Tol(kCpuScoreBatchTol); }
 
 // The parity params named by a decoding golden, checked against its sum.
 void LoadCheckedParams(const json& golden, ParamStore& params, json* config) {
@@ -31,6 +42,7 @@ void LoadCheckedParams(const json& golden, ParamStore& params, json* config) {
   ASSERT_NEAR(sum, golden.at("params_sum").get<double>(), 1e-6 * std::abs(sum))
       << "the parity params changed since the decoding goldens were made";
   params.SetRequiresGrad(false);
+  goldens::ParamsTo(params, test_device::TestDevice(), /*requires_grad=*/false);
 }
 
 decoding::DecodeFnConfig DecodeFn(const json& c) {
@@ -60,9 +72,10 @@ void ExpectCase(BaseTransformerModel& model, const ParamStore& params, const Fea
     const PredictionsWithAux out = model.PredictBatchWithAux(
         params, batch, nullptr, pk.value("return_all_decodes", false),
         pk.value("num_decodes", 1), pk.value("prompt_with_targets", false));
-    EXPECT_TRUE(at::equal(out.predictions, want)) << out.predictions << "\nt5x:\n" << want;
-    const at::Tensor scores = out.aux.at("scores");
-    EXPECT_TRUE(at::allclose(scores, want_scores, kScoreRtol, kScoreAtol))
+    const at::Tensor predictions = test_device::ToHost(out.predictions);
+    EXPECT_TRUE(at::equal(predictions, want)) << predictions << "\nt5x:\n" << want;
+    const at::Tensor scores = test_device::ToHost(out.aux.at("scores"));
+    EXPECT_TRUE(at::allclose(scores, want_scores, ScoreTol(), ScoreTol()))
         << scores << "\nt5x:\n" << want_scores << "\nmax diff "
         << (scores - want_scores).abs().max().item<double>();
   }
@@ -81,15 +94,18 @@ TEST(DecodingParityTest, EncoderDecoderModelMatchesT5x) {
   model.set_eos_id(golden.at("eos_id"));
   ASSERT_EQ(golden.at("cases").size(), 5u);
   for (const json& c : golden.at("cases")) {
-    ExpectCase(model, params, goldens::Batch(c.at("batch")), c);
+    ExpectCase(model, params, goldens::Batch(c.at("batch"), test_device::TestDevice()), c);
   }
   const json& sb = golden.at("score_batch");
-  const ScoreBatchOutput s = model.ScoreBatch(params, goldens::Batch(sb.at("batch")), true);
-  EXPECT_TRUE(at::allclose(s.sequence_scores, goldens::FloatTensor(sb.at("sequence_scores")),
-                           1e-5, 1e-5))
-      << s.sequence_scores;
-  EXPECT_TRUE(at::allclose(s.intermediates.at("decoder.token_scores"),
-                           goldens::FloatTensor(sb.at("token_scores")), 1e-5, 1e-5));
+  const ScoreBatchOutput s =
+      model.ScoreBatch(params, goldens::Batch(sb.at("batch"), test_device::TestDevice()), true);
+  const at::Tensor sequence_scores = test_device::ToHost(s.sequence_scores);
+  EXPECT_TRUE(at::allclose(sequence_scores, goldens::FloatTensor(sb.at("sequence_scores")),
+                           ScoreBatchTol(), ScoreBatchTol()))
+      << sequence_scores;
+  EXPECT_TRUE(at::allclose(test_device::ToHost(s.intermediates.at("decoder.token_scores")),
+                           goldens::FloatTensor(sb.at("token_scores")), ScoreBatchTol(),
+                           ScoreBatchTol()));
 }
 
 TEST(DecodingParityTest, DecoderOnlyModelMatchesT5x) {
@@ -101,7 +117,7 @@ TEST(DecodingParityTest, DecoderOnlyModelMatchesT5x) {
     params = DecoderOnlyTransformer(goldens::DecoderOnlyConfigOf(parity.at("config"))).InitParams(0);
   }
   LoadCheckedParams(golden, params, &config);
-  const FeatureBatch batch = goldens::Batch(golden.at("batch"));
+  const FeatureBatch batch = goldens::Batch(golden.at("batch"), test_device::TestDevice());
   ASSERT_EQ(golden.at("cases").size(), 6u);
   for (bool bidirectional : {true, false}) {
     DecoderOnlyModel model(DecoderOnlyTransformer(goldens::DecoderOnlyConfigOf(config)),
@@ -113,11 +129,13 @@ TEST(DecodingParityTest, DecoderOnlyModelMatchesT5x) {
     }
     const json& sb = golden.at("score_batch").at(bidirectional ? "prefix_lm" : "causal");
     const ScoreBatchOutput s = model.ScoreBatch(params, batch, true);
-    EXPECT_TRUE(at::allclose(s.sequence_scores, goldens::FloatTensor(sb.at("sequence_scores")),
-                             1e-5, 1e-5))
-        << s.sequence_scores;
-    EXPECT_TRUE(at::allclose(s.intermediates.at("decoder.token_scores"),
-                             goldens::FloatTensor(sb.at("token_scores")), 1e-5, 1e-5));
+    const at::Tensor sequence_scores = test_device::ToHost(s.sequence_scores);
+    EXPECT_TRUE(at::allclose(sequence_scores, goldens::FloatTensor(sb.at("sequence_scores")),
+                             ScoreBatchTol(), ScoreBatchTol()))
+        << sequence_scores;
+    EXPECT_TRUE(at::allclose(test_device::ToHost(s.intermediates.at("decoder.token_scores")),
+                             goldens::FloatTensor(sb.at("token_scores")), ScoreBatchTol(),
+                             ScoreBatchTol()));
   }
 }
 

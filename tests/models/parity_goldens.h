@@ -63,6 +63,21 @@ inline FeatureBatch Batch(const json& j) {
   return b;
 }
 
+// The same with every feature on `device` (test_device.h's TestDevice()).
+inline FeatureBatch Batch(const json& j, at::Device device) {
+  FeatureBatch b = Batch(j);
+  for (auto& [name, t] : b) t = t.to(device);
+  return b;
+}
+
+// `params`, loaded on the CPU, moved to `device` as trainable leaves
+// (ParamStore::To copies values only). Nothing changes on the CPU.
+inline void ParamsTo(ParamStore& params, at::Device device, bool requires_grad = true) {
+  if (device.is_cpu()) return;
+  params.To(device);
+  params.SetRequiresGrad(requires_grad);
+}
+
 // The network configs of a golden file's "config".
 inline T5Config EncDecConfig(const json& cfg) {
   T5Config c;

@@ -13,6 +13,10 @@
 // require max|t5xx - t5x| <= 1e-5 * max|t5x| (relative to the tensor's
 // scale; element-wise relative error is meaningless for entries that are
 // zero up to rounding), and for scalars |t5xx - t5x| <= 1e-5 * |t5x|.
+//
+// Device: parameters and batches go to T5XX_TEST_DEVICE (tests/test_device.h;
+// the CPU unless set), results come back to the CPU for the comparison. On a
+// GPU the bound is test_device::Float32Tol(1e-5) = 1e-4 (the reason is there).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -27,13 +31,16 @@
 #include "t5xx/models/losses.h"
 #include "t5xx/models/network.h"
 #include "parity_goldens.h"
+#include "test_device.h"
 
 namespace t5xx::models {
 namespace {
 
 using json = nlohmann::json;
 
-constexpr double kRelTol = 1e-5;
+constexpr double kCpuRelTol = 1e-5;
+// kCpuRelTol on the CPU; the GPU's bound on a GPU (test_device.h).
+double RelTol() { return test_device::Float32Tol(kCpuRelTol); }
 
 json Load(const std::string& name) { return goldens::Load("parity", name); }
 using goldens::Batch;
@@ -44,13 +51,13 @@ void ExpectClose(const at::Tensor& actual, const json& expected, const std::stri
   at::Tensor e = FloatTensor(expected);
   ASSERT_EQ(actual.sizes(), e.sizes()) << what;
   const double scale = e.abs().max().item<double>();
-  const double err = (actual.detach() - e).abs().max().item<double>();
-  EXPECT_LE(err, kRelTol * scale) << what << ": max abs error " << err << " vs scale " << scale;
+  const double err = (test_device::ToHost(actual) - e).abs().max().item<double>();
+  EXPECT_LE(err, RelTol() * scale) << what << ": max abs error " << err << " vs scale " << scale;
 }
 
 void ExpectScalarClose(const at::Tensor& actual, double expected, const std::string& what) {
   const double a = actual.item<double>();
-  EXPECT_LE(std::abs(a - expected), kRelTol * std::abs(expected))
+  EXPECT_LE(std::abs(a - expected), RelTol() * std::abs(expected))
       << what << ": t5xx " << a << " vs t5x " << expected;
 }
 
@@ -59,7 +66,7 @@ template <typename Net>
 void CheckCase(const Net& net, ParamStore& params, const json& c) {
   const std::string name = c.at("name").get<std::string>();
   SCOPED_TRACE(name);
-  FeatureBatch batch = Batch(c.at("batch"));
+  FeatureBatch batch = Batch(c.at("batch"), test_device::TestDevice());
   params.ZeroGrad();
   at::Tensor logits = net(params, batch, /*train=*/false);
   ExpectClose(logits, c.at("logits"), name + " logits");
@@ -96,11 +103,12 @@ TEST_P(ParityTest, EncoderDecoderMatchesT5x) {
   Transformer net(c);
   ParamStore params = net.InitParams(0);
   LoadParams(g.at("params"), params);
+  goldens::ParamsTo(params, test_device::TestDevice());
   ASSERT_EQ(g.at("cases").size(), 4u);  // unpacked/packed x two loss settings
   for (const auto& cs : g.at("cases")) {
     CheckCase(net, params, cs);
     // The encoder output on its own.
-    FeatureBatch b = Batch(cs.at("batch"));
+    FeatureBatch b = Batch(cs.at("batch"), test_device::TestDevice());
     auto seg = b.find("encoder_segment_ids");
     at::Tensor encoded = net.Encode(params, b.at("encoder_input_tokens"),
                                     seg == b.end() ? at::Tensor() : seg->second, false);
@@ -116,6 +124,7 @@ void CheckDecoderOnly(const std::string& file, const std::string& remat_policy) 
   DecoderOnlyTransformer net(c);
   ParamStore params = net.InitParams(0);
   LoadParams(g.at("params"), params);
+  goldens::ParamsTo(params, test_device::TestDevice());
   ASSERT_EQ(g.at("cases").size(), 8u);  // {lm, prefix_lm} x {unpacked, packed} x 2 losses
   for (const auto& cs : g.at("cases")) CheckCase(net, params, cs);
 }
@@ -135,8 +144,9 @@ TEST(RelativePositionParityTest, BucketsMatchT5x) {
   const json g = Load("encoder_decoder.json");
   const json& r = g.at("relpos_buckets");
   at::Tensor rel = at::tensor(r.at("relative_position").get<std::vector<int64_t>>(), at::kLong);
-  at::Tensor bi = RelativePositionBucket(rel, true, 32, 128);
-  at::Tensor uni = RelativePositionBucket(rel, false, 32, 128);
+  const at::Tensor rel_on = rel.to(test_device::TestDevice());
+  at::Tensor bi = test_device::ToHost(RelativePositionBucket(rel_on, true, 32, 128));
+  at::Tensor uni = test_device::ToHost(RelativePositionBucket(rel_on, false, 32, 128));
   EXPECT_TRUE(at::equal(bi, at::tensor(r.at("bidirectional").get<std::vector<int64_t>>(), at::kLong)));
   EXPECT_TRUE(at::equal(uni, at::tensor(r.at("unidirectional").get<std::vector<int64_t>>(), at::kLong)));
 }
