@@ -24,6 +24,7 @@
 //                      [rows, 64, 512] and its tokens
 // Rates are over wall-clock time (UseRealTime); each case runs once (a
 // decode of 32 steps is already many matmuls).
+#include <ATen/core/grad_mode.h>
 #include <benchmark/benchmark.h>
 
 #include <ATen/ATen.h>

@@ -44,7 +44,7 @@
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/communication_plan.h"
 #include "t5xx/optim/lr_schedule.h"
-#include "t5xx/partitioning/gloo_communicator.h"
+#include "t5xx/partitioning/c10d_communicator.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
 #include "t5xx/util/free_port.h"
@@ -82,7 +82,7 @@ int Worker(int64_t num_partitions, int param_dims, int steps) {
   const auto env = t5xx::partitioning::DetectProcessEnvironment();
   std::shared_ptr<const t5xx::partitioning::Communicator> comm =
       std::make_shared<t5xx::partitioning::LocalCommunicator>();
-  if (env && env->world_size > 1) comm = t5xx::partitioning::GlooCommunicator::Connect(*env);
+  if (env && env->world_size > 1) comm = t5xx::partitioning::C10dCommunicator::Connect(*env);
   t5xx::models::EncoderDecoderModel model{t5xx::models::Transformer(BenchConfig()), 1e-4, 0.0, {}};
   t5xx::partitioning::PjitPartitioner partitioner(
       num_partitions, t5xx::partitioning::StandardLogicalAxisRules(1, param_dims), comm);

@@ -10,6 +10,7 @@
 // data. The test restores parameters and Adafactor slots with
 // trainer::RestoreTrainState, checks every array against t5x's sums, the
 // step, and the loss within 1e-5 (relative).
+#include <ATen/core/grad_mode.h>
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -5,6 +5,7 @@
 // same generator seed, beam search; encoder-decoder and decoder-only with
 // prompts of different lengths, prefix LM and causal; float32 and
 // bfloat16).
+#include <ATen/core/grad_mode.h>
 #include <gtest/gtest.h>
 
 #include <vector>

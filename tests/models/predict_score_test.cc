@@ -2,6 +2,7 @@
 // against the training loss's per-token cross-entropy (losses.h) and a
 // log-softmax computed here, PredictBatchWithAux's shapes, defaults and
 // beam order.
+#include <ATen/core/grad_mode.h>
 #include <gtest/gtest.h>
 
 #include <vector>

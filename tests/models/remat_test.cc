@@ -2,6 +2,7 @@
 // reference is the same computation without Remat, run through autograd.
 #include "t5xx/models/remat.h"
 
+#include <ATen/core/grad_mode.h>
 #include <gtest/gtest.h>
 
 #include "t5xx/models/layers.h"

@@ -21,7 +21,7 @@ namespace {
 using t5xx::testing::Launch;
 using t5xx::testing::Outcome;
 
-TEST(GlooCommunicatorTest, CollectivesAcrossTwoAndFourProcesses) {
+TEST(C10dCommunicatorTest, CollectivesAcrossTwoAndFourProcesses) {
   for (int world : {2, 4}) {
     std::vector<int> ranks;
     for (int r = 0; r < world; ++r) ranks.push_back(r);
@@ -37,7 +37,7 @@ TEST(GlooCommunicatorTest, CollectivesAcrossTwoAndFourProcesses) {
 // TORCHELASTIC_USE_AGENT_STORE=True: every rank, rank 0 included, must join
 // that store as a client (a second server on MASTER_PORT would fail to
 // bind). Here the test process plays the agent.
-TEST(GlooCommunicatorTest, RanksJoinTorchrunsAgentStore) {
+TEST(C10dCommunicatorTest, RanksJoinTorchrunsAgentStore) {
   const int port = FreeLocalPort();
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(port);
@@ -56,7 +56,7 @@ TEST(GlooCommunicatorTest, RanksJoinTorchrunsAgentStore) {
   EXPECT_TRUE(agent->check({"t5xx/attempt_1/t5xx/ready"}));
 }
 
-TEST(GlooCommunicatorTest, ARankThatNeverJoinsIsNamedByEveryOther) {
+TEST(C10dCommunicatorTest, ARankThatNeverJoinsIsNamedByEveryOther) {
   // World of 3; rank 2 is never started. Join timeout 3 s.
   const Outcome run = Launch(T5XX_GLOO_WORKER, 3, {0, 1}, {"join", "3000"});
   ASSERT_EQ(run.exit_codes.size(), 2u);
@@ -68,7 +68,7 @@ TEST(GlooCommunicatorTest, ARankThatNeverJoinsIsNamedByEveryOther) {
   }
 }
 
-TEST(GlooCommunicatorTest, ARankWithoutRankZeroNamesTheRendezvous) {
+TEST(C10dCommunicatorTest, ARankWithoutRankZeroNamesTheRendezvous) {
   const Outcome run = Launch(T5XX_GLOO_WORKER, 2, {1}, {"join", "2000"});
   EXPECT_EQ(run.exit_codes[0], 3);
   EXPECT_NE(run.errors[0].find("rank 1 cannot reach rank 0's rendezvous at 127.0.0.1:"),

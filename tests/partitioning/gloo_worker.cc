@@ -9,11 +9,11 @@
 #include <iostream>
 #include <string>
 
-#include "t5xx/partitioning/gloo_communicator.h"
+#include "t5xx/partitioning/c10d_communicator.h"
 #include "t5xx/util/error.h"
 
 using t5xx::partitioning::ConnectOptions;
-using t5xx::partitioning::GlooCommunicator;
+using t5xx::partitioning::C10dCommunicator;
 
 namespace {
 
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     }
     ConnectOptions o;
     if (argc > 2) o.join_timeout = std::chrono::milliseconds(std::atol(argv[2]));
-    auto comm = GlooCommunicator::Connect(*env, o);
+    auto comm = C10dCommunicator::Connect(*env, o);
     if (mode == "join") return 0;
     const int r = comm->rank(), n = comm->size();
     bool ok = Expect(r == env->rank && n == env->world_size, "rank/size", r);

@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "partitioning/tiny_training.h"
-#include "t5xx/partitioning/gloo_communicator.h"
+#include "t5xx/partitioning/c10d_communicator.h"
 #include "t5xx/util/error.h"
 
 int main(int argc, char** argv) {
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     layout.activation_partitioning_dims = std::atoi(argv[4]);
     layout.num_microbatches = std::atoi(argv[5]);
     std::shared_ptr<const t5xx::partitioning::Communicator> comm =
-        t5xx::partitioning::GlooCommunicator::Connect(*env);
+        t5xx::partitioning::C10dCommunicator::Connect(*env);
     const t5xx::testing::TinyTrainingResult r =
         t5xx::testing::TrainTiny(comm, std::atoi(argv[6]), layout);
     for (double l : r.losses) std::printf("loss %.17g\n", l);

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "partitioning/sharded_restore.h"
-#include "t5xx/partitioning/gloo_communicator.h"
+#include "t5xx/partitioning/c10d_communicator.h"
 
 int main(int argc, char** argv) {
   try {
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     const t5xx::optim::AdafactorConfig adafactor =
         t5xx::testing::TinyAdafactorConfig(std::atoll(argv[6]));
     std::shared_ptr<const t5xx::partitioning::Communicator> comm =
-        t5xx::partitioning::GlooCommunicator::Connect(*env);
+        t5xx::partitioning::C10dCommunicator::Connect(*env);
     const t5xx::testing::TinyEvals r =
         mode == "save"
             ? t5xx::testing::TrainAndSave(comm, layout, adafactor, std::atoi(argv[7]), argv[2])

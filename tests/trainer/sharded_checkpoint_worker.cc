@@ -20,7 +20,7 @@
 
 #include "sharded_checkpoint_fixture.h"
 #include "t5xx/checkpoints/async_checkpointer.h"
-#include "t5xx/partitioning/gloo_communicator.h"
+#include "t5xx/partitioning/c10d_communicator.h"
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/util/error.h"
 
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     }
     const int die_rank = argc > 5 ? std::atoi(argv[5]) : -1;
     const double wait_seconds = argc > 6 ? std::atof(argv[6]) : 600;
-    auto comm = partitioning::GlooCommunicator::Connect(*env, {});
+    auto comm = partitioning::C10dCommunicator::Connect(*env, {});
     testing::ShardedState s = testing::BuildShardedState(mesh, coords, /*fill=*/true);
     checkpoints::PendingCheckpoint snapshot = trainer::SnapshotShardedTrainState(
         dir, s.params, *s.optimizer, s.layout, *comm, trainer::SaveDType::kFloat32,

@@ -355,6 +355,72 @@ TEST(TrainLoopTest, NanLossStopsWithTheStepAndLeavesTheLastGoodCheckpoint) {
   EXPECT_EQ(StepsWith(dir.path + "/train/metrics.jsonl", "loss"), (Steps{1, 2, 3, 4}));
 }
 
+// The same on a GPU's path (metrics read once per summary): the NaN of step
+// 5 is found when the summary of steps 5-6 reads its losses, before the
+// epoch's checkpoint of step 6, and named by its own step.
+TEST(TrainLoopTest, DeferredNanLossIsFoundAtTheSummaryAndNamedByItsStep) {
+  Fixture f;
+  Trainer trainer = f.MakeTrainer();
+  trainer.set_defer_metrics(true);
+  TempDir dir;
+  TrainLoopConfig cfg;
+  cfg.model_dir = dir.path;
+  cfg.total_steps = 10;
+  cfg.stats_period = 2;
+  cfg.checkpoint_period = 2;
+  std::ostringstream console;
+  const std::string error = ErrorOf([&] { RunTrainLoop(trainer, NanAtStep5(), {}, cfg, console); });
+  EXPECT_NE(error.find("the training loss is nan at step 5"), std::string::npos) << error;
+  EXPECT_NE(error.find("the last checkpoint, " + dir.path + "/checkpoint_4, is left as it was"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(checkpoints::ListCheckpointSteps(dir.path), (Steps{0, 2, 4}));
+  EXPECT_EQ(StepsWith(dir.path + "/train/metrics.jsonl", "loss"), (Steps{2, 4}));
+  // A checkpoint_steps save inside a summary reads the pending losses first.
+  Trainer t2 = f.MakeTrainer();
+  t2.set_defer_metrics(true);
+  TempDir dir2;
+  cfg.model_dir = dir2.path;
+  cfg.stats_period = 10;
+  cfg.checkpoint_period.reset();
+  cfg.checkpoint_steps = {3, 6};
+  const std::string e2 = ErrorOf([&] { RunTrainLoop(t2, NanAtStep5(), {}, cfg, console); });
+  EXPECT_NE(e2.find("the training loss is nan at step 5"), std::string::npos) << e2;
+  EXPECT_EQ(checkpoints::ListCheckpointSteps(dir2.path), (Steps{3}));
+}
+
+// Summaries read a GPU's pending metrics once and report what the CPU's
+// immediate path reports.
+TEST(TrainLoopTest, DeferredMetricsGiveTheSameSummaries) {
+  std::vector<std::vector<nlohmann::json>> runs;
+  for (bool defer : {false, true}) {
+    Fixture f;
+    Trainer trainer = f.MakeTrainer();
+    trainer.set_defer_metrics(defer);
+    TempDir dir;
+    TrainLoopConfig cfg;
+    cfg.model_dir = dir.path;
+    cfg.total_steps = 6;
+    cfg.stats_period = 3;
+    cfg.save_checkpoints = false;
+    std::ostringstream console;
+    RunTrainLoop(trainer, TrainStream(), {{"reverse", EvalStream(2)}}, cfg, console);
+    runs.push_back(ReadJsonLines(dir.path + "/train/metrics.jsonl"));
+    for (const auto& line : ReadJsonLines(dir.path + "/training_eval/reverse/metrics.jsonl")) {
+      runs.back().push_back(line);
+    }
+  }
+  ASSERT_EQ(runs[0].size(), runs[1].size());
+  ASSERT_GE(runs[0].size(), 3u);
+  for (size_t i = 0; i < runs[0].size(); ++i) {
+    for (const char* k : {"loss", "accuracy", "loss_per_nonpadding_target_token", "z_loss",
+                          "cross_ent_loss_per_all_target_tokens"}) {
+      if (!runs[0][i].contains(k)) continue;
+      EXPECT_EQ(runs[0][i][k].get<double>(), runs[1][i][k].get<double>()) << k << " line " << i;
+    }
+  }
+}
+
 TEST(TrainLoopTest, TerminateOnNanActionStopsWithoutSavingTheNanState) {
   // t5x's TerminateOnNanAction on the train summaries (stop_on_nan off, as
   // with Adafactor's skip_nan_updates).

@@ -114,6 +114,44 @@ TEST(TrainerTest, SameSeedIsBitwiseReproducibleWithDropout) {
   EXPECT_EQ(a.EvalStep(Batch(9)).loss, b.EvalStep(Batch(9)).loss);
 }
 
+// A GPU's path on the CPU (defer_metrics): the step's sums stay a tensor
+// until read, and reading them gives exactly the values the CPU path reads
+// at once; the updates are the same (the metrics never feed the update).
+TEST(TrainerTest, DeferredMetricsResolveToTheImmediateOnes) {
+  for (const char* lnf : {"NUM_REAL_TARGET_TOKENS", "AVERAGE_PER_SEQUENCE"}) {
+    SCOPED_TRACE(lnf);
+    Rig s(0.3, lnf);
+    Trainer now = s.Make(2, /*seed=*/5);
+    Trainer later = s.Make(2, /*seed=*/5);
+    EXPECT_FALSE(now.defer_metrics());  // the CPU's default
+    later.set_defer_metrics(true);
+    EXPECT_EQ(now.device(), at::Device(at::kCPU));
+    for (int step = 0; step < 3; ++step) {
+      const StepMetrics a = now.TrainStep(Batch(step));
+      StepMetrics b = later.TrainStep(Batch(step));
+      EXPECT_TRUE(a.resolved());
+      ASSERT_FALSE(b.resolved());
+      EXPECT_EQ(b.pending.numel(), 8);
+      EXPECT_EQ(b.learning_rate, a.learning_rate);  // known on the host at once
+      b.Resolve();
+      EXPECT_TRUE(b.resolved());
+      EXPECT_EQ(b.loss, a.loss);
+      EXPECT_EQ(b.cross_ent_loss, a.cross_ent_loss);
+      EXPECT_EQ(b.z_loss, a.z_loss);
+      EXPECT_EQ(b.weight_sum, a.weight_sum);
+      EXPECT_EQ(b.correct, a.correct);
+      EXPECT_EQ(b.loss_per_nonpadding_target_token, a.loss_per_nonpadding_target_token);
+      EXPECT_EQ(b.target_tokens, 8 * 6);  // ReverseBatch: 8 rows of 6
+      EXPECT_EQ(b.input_tokens, 8 * 6);
+    }
+    ExpectSameParams(now, later, 0.0);
+    StepMetrics e = later.EvalStep(Batch(9));
+    ASSERT_FALSE(e.resolved());
+    e.Resolve();
+    EXPECT_EQ(e.loss, now.EvalStep(Batch(9)).loss);
+  }
+}
+
 // The decoder-only model trains through the same Trainer: a causal LM on a
 // repeating pattern, whose loss must fall well below its start.
 TEST(TrainerTest, DecoderOnlyModelLossFalls) {

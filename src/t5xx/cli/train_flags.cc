@@ -6,6 +6,7 @@
 #include "t5xx/cli/commands.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/demo/corpus_builder.h"
+#include "t5xx/run/device_setup.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::cli {
@@ -27,7 +28,7 @@ run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& 
   run::LoadedTrainConfig loaded = run::NewTrainConfig();
   const std::vector<std::string> rest = gin::ParseGinFlags(args, *loaded.config);
   std::map<std::string, std::string> flags =
-      ParseFlags(rest, {"data_dir", "skip_bad_records"}, command);
+      ParseFlags(rest, {"data_dir", "skip_bad_records", "device", "allow_tf32"}, command);
   run::RunOptions options;
   options.data_dir = flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
   if (auto it = flags.find("skip_bad_records"); it != flags.end()) {
@@ -36,6 +37,14 @@ run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& 
                    it->second + "'");
     options.skip_bad_records = it->second == "true";
   }
+  if (auto it = flags.find("allow_tf32"); it != flags.end()) {
+    T5XX_CHECK(it->second == "true" || it->second == "false",
+               "t5xx " + command + ": --allow_tf32 must be true or false, got '" + it->second +
+                   "'");
+    options.allow_tf32 = it->second == "true";
+  }
+  if (auto it = flags.find("device"); it != flags.end()) options.device = it->second;
+  run::RunDevice(options);  // a bad --device is reported before the gin files are read
   run::LoadTrainConfig(loaded, std::move(options), command, std::cerr);
   return loaded;
 }

@@ -2,6 +2,7 @@
 // of base_model.h.
 #include "t5xx/models/base_model.h"
 
+#include <ATen/core/grad_mode.h>
 #include <stdexcept>
 
 namespace t5xx::models {
@@ -34,7 +35,12 @@ NormalizedLossWeights BaseTransformerModel::LossWeights(const FeatureBatch& batc
 LossOutput BaseTransformerModel::Loss(const ParamStore& params, const FeatureBatch& batch,
                                       bool train, at::Generator* rng,
                                       std::optional<double> normalizing_factor) const {
-  NormalizedLossWeights w = LossWeights(batch);
+  // A given factor (the trainer's, of the global batch) needs no sum read
+  // back from the device.
+  NormalizedLossWeights w = GetLossNormalizingFactorAndWeights(
+      loss_normalizing_factor_, RequireFeature(batch, "decoder_target_tokens"),
+      OptionalFeature(batch, "decoder_loss_weights"), OptionalFeature(batch, "decoder_segment_ids"),
+      /*compute_factor=*/!normalizing_factor.has_value());
   at::Tensor logits = ComputeLogits(params, batch, train, rng);
   return ComputeWeightedCrossEntropy(logits, batch.at("decoder_target_tokens"), w.weights,
                                      label_smoothing_, z_loss_,

@@ -2,6 +2,7 @@
 // implementation of decoder_only_decoding.h.
 #include "t5xx/models/decoder_only_decoding.h"
 
+#include <ATen/core/grad_mode.h>
 #include <string>
 #include <vector>
 

@@ -3,6 +3,7 @@
 
 #include "t5xx/models/decoder_only_decoding.h"
 #include "t5xx/models/flops.h"
+#include <ATen/core/grad_mode.h>
 #include "t5xx/util/error.h"
 
 namespace t5xx::models {

@@ -2,6 +2,7 @@
 // implementation of encoder_decoder_decoding.h.
 #include "t5xx/models/encoder_decoder_decoding.h"
 
+#include <ATen/core/grad_mode.h>
 #include <algorithm>
 #include <string>
 

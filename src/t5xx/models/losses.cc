@@ -1,6 +1,7 @@
 // t5x's losses (t5x/losses.py) -- the implementation of losses.h.
 #include "t5xx/models/losses.h"
 
+#include <ATen/core/grad_mode.h>
 #include <cmath>
 #include <cstdlib>
 
@@ -54,7 +55,8 @@ std::string LossNormalizingFactor::ToString() const {
 NormalizedLossWeights GetLossNormalizingFactorAndWeights(const LossNormalizingFactor& factor,
                                                          const at::Tensor& targets,
                                                          const at::Tensor& weights,
-                                                         const at::Tensor& segment_ids) {
+                                                         const at::Tensor& segment_ids,
+                                                         bool compute_factor) {
   at::NoGradGuard no_grad;
   NormalizedLossWeights out;
   out.weights = weights.defined() ? weights.to(at::kFloat) : (targets > 0).to(at::kFloat);
@@ -62,14 +64,18 @@ NormalizedLossWeights GetLossNormalizingFactorAndWeights(const LossNormalizingFa
   switch (factor.kind) {
     case K::kNone: out.factor = 1.0; break;
     case K::kConstant: out.factor = factor.constant; break;
-    case K::kNumRealTargetTokens: out.factor = out.weights.sum().item<double>(); break;
+    case K::kNumRealTargetTokens:
+      if (compute_factor) out.factor = out.weights.sum().item<double>();
+      break;
     case K::kNumTotalTargetTokens: out.factor = static_cast<double>(targets.numel()); break;
     case K::kAveragePerSequence: {
       at::Tensor norm;
       if (segment_ids.defined()) {
         // Sum per (row, segment id), then read back at every position.
         at::Tensor seg = segment_ids.to(at::kLong);
-        const int64_t groups = seg.max().item<int64_t>() + 1;
+        // Segment ids are at most the length (no read-back of the maximum,
+        // which would wait for a GPU).
+        const int64_t groups = seg.size(-1) + 1;
         at::Tensor sums = at::zeros({out.weights.size(0), groups}, out.weights.options())
                               .scatter_add_(1, seg, out.weights);
         // Padding (segment id 0) gets no weight, whatever its input weight.
@@ -78,7 +84,7 @@ NormalizedLossWeights GetLossNormalizingFactorAndWeights(const LossNormalizingFa
         norm = out.weights.sum(-1, /*keepdim=*/true);
       }
       out.weights = at::nan_to_num(out.weights / norm, 0.0, 0.0, 0.0);
-      out.factor = out.weights.sum().item<double>();
+      if (compute_factor) out.factor = out.weights.sum().item<double>();
       break;
     }
   }

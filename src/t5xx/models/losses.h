@@ -56,9 +56,13 @@ struct NormalizedLossWeights {
   at::Tensor weights;   // float32 [B, L]
   double factor = 1.0;  // > 0
 };
+// compute_factor = false leaves factor at 1 without reading a sum back to
+// the host (callers that know the factor already, e.g. the trainer's global
+// one, so that a step on a GPU never waits for it).
 NormalizedLossWeights GetLossNormalizingFactorAndWeights(
     const LossNormalizingFactor& factor, const at::Tensor& targets,
-    const at::Tensor& weights, const at::Tensor& segment_ids = at::Tensor());
+    const at::Tensor& weights, const at::Tensor& segment_ids = at::Tensor(),
+    bool compute_factor = true);
 
 // How the vocabulary dimension of the logits is split (vocabulary-parallel
 // cross-entropy, Megatron-LM's VocabParallelCrossEntropy): these logits hold

@@ -52,4 +52,10 @@ void ParamStore::ZeroGrad() {
   }
 }
 
+void ParamStore::To(at::Device device) {
+  for (Param& p : params_) {
+    if (p.value.device() != device) p.value = p.value.detach().to(device);
+  }
+}
+
 }  // namespace t5xx::models

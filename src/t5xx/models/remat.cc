@@ -2,6 +2,7 @@
 // t5x's larger configs use) -- the implementation of remat.h.
 #include "t5xx/models/remat.h"
 
+#include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 

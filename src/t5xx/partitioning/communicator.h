@@ -1,5 +1,5 @@
 // The communicator: the one place collectives between processes go through
-// (c10d's Gloo on CPU or NCCL on GPU plug in behind it, gloo_communicator.h;
+// (c10d's Gloo on CPU or NCCL on GPU plug in behind it, c10d_communicator.h;
 // libtorch version differences stay inside). LocalCommunicator is the
 // one-process case.
 #pragma once

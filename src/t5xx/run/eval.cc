@@ -8,6 +8,7 @@
 
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
+#include "t5xx/run/device_setup.h"
 #include "t5xx/run/evaluator.h"
 #include "t5xx/run/inference.h"
 #include "t5xx/util/error.h"
@@ -58,8 +59,10 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
         << s.dataset.split << "'" << std::endl;
   }
   const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
+  const at::Device device = SetUpDevice(loaded.options, log);
   for (const std::string& dir : dirs) {
-    InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dir, s.restore.options, log);
+    InferenceModel m =
+        LoadInferenceModel(s.model, vocab->eos_id(), dir, s.restore.options, log, device);
     result.evaluated.emplace_back(m.step, evaluator.Evaluate(m.step, *m.model, m.params, s.model, log));
     if (s.restore.mode == "all") {
       std::ofstream f(done_path, std::ios::app);

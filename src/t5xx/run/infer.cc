@@ -11,6 +11,7 @@
 #include "t5xx/data/mixture.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
+#include "t5xx/run/device_setup.h"
 #include "t5xx/run/inference.h"
 #include "t5xx/run/model.h"
 #include "t5xx/util/error.h"
@@ -89,8 +90,9 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   CreateOutputDir(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
   const std::vector<std::string> dirs = CheckpointsToRestore(s.restore);
   const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
+  const at::Device device = SetUpDevice(loaded.options, log);
   InferenceModel m =
-      LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options, log);
+      LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options, log, device);
   InferResult result;
   const std::string shard = Fmt5(s.shard_id) + "-of-" + Fmt5(s.num_shards);
   const size_t chunk_size = static_cast<size_t>(s.checkpoint_period * s.dataset.batch_size);

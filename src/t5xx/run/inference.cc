@@ -6,11 +6,11 @@
 #include <fstream>
 
 #include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/device/device.h"
 #include "t5xx/data/mixture.h"
 #include "t5xx/run/model.h"
 #include "t5xx/trainer/batch_conversion.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/torch_compat.h"
 
 namespace t5xx::run {
 
@@ -23,11 +23,13 @@ InferMode ParseInferMode(const std::string& mode) {
 
 InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   const std::string& checkpoint_dir,
-                                  trainer::RestoreOptions options, std::ostream& log) {
+                                  trainer::RestoreOptions options, std::ostream& log,
+                                  at::Device device) {
   InferenceModel out;
   out.model = CreateModel(config);
   out.model->set_eos_id(eos_id);
   out.params = InitParams(*out.model, 0);
+  out.params.To(device);
   // t5x's eval and infer restore the parameters only (strict=False): the
   // optimizer state in the checkpoint is not read.
   options.strict = false;
@@ -153,14 +155,17 @@ std::vector<ExampleInference> InferExamples(const models::BaseTransformerModel& 
              "the feature converter made " + std::to_string(converted.size()) +
                  " model examples of " + std::to_string(examples.size()) +
                  " task examples; inference needs one each (no packing)");
-  at::Generator rng = compat::MakeCpuGenerator(seed);
+  const at::Device device =
+      params.params().empty() ? at::Device(at::kCPU) : params.params().front().value.device();
+  at::Generator rng = device::MakeGenerator(seed, device);
   out.reserve(examples.size());
   for (size_t begin = 0; begin < converted.size(); begin += static_cast<size_t>(batch_size)) {
     const size_t end = std::min(converted.size(), begin + static_cast<size_t>(batch_size));
-    const models::FeatureBatch batch = MakeBatch(converted, begin, end, batch_size);
+    const models::FeatureBatch batch =
+        trainer::ToDevice(MakeBatch(converted, begin, end, batch_size), device);
     if (mode == InferMode::kScore) {
       const at::Tensor scores =
-          model.ScoreBatch(params, batch).sequence_scores.to(at::kDouble).contiguous();
+          model.ScoreBatch(params, batch).sequence_scores.to(at::kCPU, at::kDouble).contiguous();
       for (size_t i = begin; i < end; ++i) {
         ExampleInference e;
         e.scores = {scores[static_cast<int64_t>(i - begin)].item<double>()};
@@ -170,18 +175,19 @@ std::vector<ExampleInference> InferExamples(const models::BaseTransformerModel& 
     }
     const models::PredictionsWithAux p = model.PredictBatchWithAux(
         params, batch, &rng, config.return_all_decodes, config.num_decodes);
-    const at::Tensor scores = p.aux.at("scores").to(at::kDouble).contiguous();
+    const at::Tensor scores = p.aux.at("scores").to(at::kCPU, at::kDouble).contiguous();
+    const at::Tensor predictions = p.predictions.to(at::kCPU);
     for (size_t i = begin; i < end; ++i) {
       const int64_t r = static_cast<int64_t>(i - begin);
       ExampleInference e;
       if (config.return_all_decodes) {  // [B, num_decodes, L], [B, num_decodes]
-        for (int64_t d = 0; d < p.predictions.size(1); ++d) {
-          e.all_decodes.push_back(Row(p.predictions[r][d]));
+        for (int64_t d = 0; d < predictions.size(1); ++d) {
+          e.all_decodes.push_back(Row(predictions[r][d]));
           e.scores.push_back(scores[r][d].item<double>());
         }
         e.tokens = e.all_decodes.back();
       } else {  // [B, L], [B]
-        e.tokens = Row(p.predictions[r]);
+        e.tokens = Row(predictions[r]);
         e.scores = {scores[r].item<double>()};
       }
       out.push_back(std::move(e));

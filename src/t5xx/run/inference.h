@@ -52,15 +52,18 @@ struct InferenceModel {
   int64_t step = 0;  // the checkpoint's step
   std::string checkpoint_dir;
 };
+// The parameters live on `device` (run/device_setup.h), restored there.
 InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   const std::string& checkpoint_dir,
-                                  trainer::RestoreOptions options, std::ostream& log);
+                                  trainer::RestoreOptions options, std::ostream& log,
+                                  at::Device device = at::kCPU);
 
 // Runs `mode` on `examples` (task examples holding the features `lengths`
 // names; lengths as the feature converter takes them) in batches of
-// batch_size rows. Decoding draws from a generator seeded with `seed` (as
-// t5x passes PRNGKey(0), or one folded with the chunk number, to its
-// infer_fn). Throws t5xx::Error when an example lacks a feature or is
+// batch_size rows, on the parameters' device (batches copied there,
+// results read back once per batch). Decoding draws from a generator of that
+// device seeded with `seed` (as t5x passes PRNGKey(0), or one folded with
+// the chunk number, to its infer_fn). Throws t5xx::Error when an example lacks a feature or is
 // longer than its length (the converter's message).
 std::vector<ExampleInference> InferExamples(const models::BaseTransformerModel& model,
                                             const models::ParamStore& params,

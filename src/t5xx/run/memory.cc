@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "t5xx/models/flops.h"
+#include "t5xx/run/device_setup.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {
@@ -44,7 +45,7 @@ void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t 
 }
 
 std::optional<std::string> MemoryProblemBeforeAllocation(
-    const TrainSetup& s, const models::BaseTransformerModel& model) {
+    const TrainSetup& s, const models::BaseTransformerModel& model, at::Device device) {
   try {
     models::MemoryPlan plan = PlanMemory(s, model, {});
     const double param_elements =
@@ -53,7 +54,7 @@ std::optional<std::string> MemoryProblemBeforeAllocation(
              : models::DecoderOnlyForwardFlops(s.model.decoder_only_config, 1)) /
         2;
     plan.parameters = plan.gradients = models::SaturatingBytes(4 * param_elements);
-    CheckMemoryPlan(plan, models::AvailableHostMemoryBytes(), /*allocated=*/0);
+    CheckMemoryPlan(plan, AvailableMemoryBytes(device), /*allocated=*/0);
   } catch (const Error& e) {
     return std::string(e.what());
   }

@@ -34,8 +34,10 @@ void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t 
 // estimated from the network config (half the forward matmul FLOPs of one
 // token, models/flops.h: every weight a token's forward pass multiplies),
 // so an impossible size never reaches the allocator. Returns why it does
-// not fit this machine (CheckMemoryPlan's message), or nullopt.
+// not fit `device` (the host's available memory on the CPU, a GPU's total
+// memory; run/device_setup.h) as CheckMemoryPlan's message, or nullopt.
 std::optional<std::string> MemoryProblemBeforeAllocation(const TrainSetup& s,
-                                                         const models::BaseTransformerModel& model);
+                                                         const models::BaseTransformerModel& model,
+                                                         at::Device device = at::kCPU);
 
 }  // namespace t5xx::run

@@ -7,15 +7,18 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/device/device.h"
 #include "t5xx/models/memory_plan.h"
 #include "t5xx/partitioning/communication_plan.h"
-#include "t5xx/partitioning/gloo_communicator.h"
+#include "t5xx/partitioning/c10d_communicator.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
+#include "t5xx/run/device_setup.h"
 #include "t5xx/run/evaluator.h"
 #include "t5xx/run/inference.h"
 #include "t5xx/run/memory.h"
@@ -112,6 +115,7 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   const TrainSetup& s = loaded.setup;
   if (run.memory_problem) throw Error(*run.memory_problem);
   PreparedTrainRun out;
+  const at::Device device = SetUpDevice(loaded.options, log);
   out.model = CreateModel(s.model);
   // Several processes (launched by torchrun, srun or mpirun): join them over
   // Gloo; each trains on its rows of every global batch (data parallelism).
@@ -120,9 +124,14 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   const std::optional<partitioning::ProcessEnvironment> env =
       partitioning::DetectProcessEnvironment();
   if (env && env->world_size > 1) {
+    partitioning::ConnectOptions connect = ConnectOptionsFromEnvironment();
+    // NCCL between GPUs (one process per GPU), Gloo between CPU processes.
+    if (device.is_cuda()) connect.backend = partitioning::CommunicationBackend::kNccl;
+    connect.device = device;
     log << "[setup] process " << env->rank << " of " << env->world_size << " (" << env->launcher
-        << "); joining at " << env->master_addr << ":" << env->master_port << std::endl;
-    comm = partitioning::GlooCommunicator::Connect(*env, ConnectOptionsFromEnvironment());
+        << "); joining at " << env->master_addr << ":" << env->master_port << " over "
+        << (device.is_cuda() ? "NCCL" : "Gloo") << std::endl;
+    comm = partitioning::C10dCommunicator::Connect(*env, connect);
   }
   out.partitioner = std::make_unique<partitioning::PjitPartitioner>(
       s.num_partitions, s.logical_axis_rules, comm);
@@ -137,8 +146,12 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   // Every process initialises the whole parameters from the seed (as t5x's
   // jitted init) and keeps its pieces; the optimizer's state follows them,
   // sized from the global shapes through the partitioner's reducer.
+  // (Initialised on the host from the seed, so that every device gets the
+  // same values; then moved to the run's device, where the optimizer's
+  // state is created and a checkpoint is restored into.)
   models::ParamStore params =
       out.partitioner->ShardParams(InitParams(*out.model, static_cast<uint64_t>(s.random_seed)));
+  params.To(device);
   std::unique_ptr<optim::Optimizer> optimizer = optim::MakeOptimizer(s.optimizer);
   optimizer->set_reducer(out.partitioner->reducer());
   optimizer->Init(params);
@@ -193,7 +206,7 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
     for (const auto& p : out.trainer->params().params()) shapes.push_back(p.value.sizes().vec());
     const models::MemoryPlan plan =
         PlanMemory(s, *out.model, shapes, out.partitioner->mesh().data);
-    const int64_t available = models::AvailableHostMemoryBytes();
+    const int64_t available = AvailableMemoryBytes(device);
     log << "[setup] memory plan per process: " << plan.ToString();
     if (available > 0) {
       log << "; available " << static_cast<double>(available) / (1024.0 * 1024 * 1024) << " GiB";
@@ -368,14 +381,29 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   out.loop.operative_config = operative;
   out.loop.train_flops_per_step = out.model->TrainFlops(
       s.train_dataset.batch_size, out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths));
-  // The MFU denominator: the best of five float32 1024x1024 matmuls here,
-  // times the processes (each measures its own share of the machine; the
-  // model FLOPs are the global batch's).
-  const double process_peak = trainer::MeasureMatmulPeakFlops(1024, 5);
+  // The MFU denominator, times the processes (the model FLOPs are the
+  // global batch's): on the CPU the best of five float32 1024x1024 matmuls
+  // here (each process measures its own share of the machine); on a GPU its
+  // dense bfloat16 tensor-core peak from the data sheet
+  // (device::DenseBf16PeakFlops), or, for a GPU t5xx does not know, the best
+  // of five bfloat16 8192x8192 matmuls.
+  double process_peak = 0;
+  std::string peak_source;
+  if (device.is_cuda()) {
+    process_peak = device::DenseBf16PeakFlops(device::DeviceName(device));
+    peak_source = "dense bfloat16 peak of the " + device::DeviceName(device) + " (data sheet)";
+    if (process_peak <= 0) {
+      process_peak = trainer::MeasureMatmulPeakFlops(8192, 5, device, at::kBFloat16);
+      peak_source = "measured bfloat16 matmul peak";
+    }
+  } else {
+    process_peak = trainer::MeasureMatmulPeakFlops(1024, 5);
+    peak_source = "measured float32 matmul peak";
+  }
   out.loop.peak_flops_per_second = process_peak * static_cast<double>(mesh.size());
   log << "[setup] model FLOPs per train step " << out.loop.train_flops_per_step
-      << " (models/flops.h); measured float32 matmul peak " << process_peak / 1e9
-      << " GFLOP/s" << (mesh.size() > 1 ? " per process, x" + std::to_string(mesh.size()) : "")
+      << " (models/flops.h); " << peak_source << " " << process_peak / 1e9 << " GFLOP/s"
+      << (mesh.size() > 1 ? " per process, x" + std::to_string(mesh.size()) : "")
       << " (timing/mfu = model FLOP/s / peak)" << std::endl;
   return out;
 }

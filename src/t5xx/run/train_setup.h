@@ -33,6 +33,12 @@ TrainSetup ReadTrainSetup(gin::Config& config);
 struct RunOptions {
   std::string data_dir;           // the demo corpus; relative vocabularies
   bool skip_bad_records = false;  // file sources' default (--skip_bad_records)
+  // --device: auto (a GPU when there is one, else the CPU), cpu, cuda
+  // (LOCAL_RANK's GPU) or cuda:N (run/device_setup.h).
+  std::string device = "auto";
+  // --allow_tf32: float32 matmuls on CUDA may use TF32 (off, as t5x's
+  // default precision).
+  bool allow_tf32 = false;
 };
 
 // A parsed, finalized and fully read train configuration.

@@ -6,6 +6,7 @@
 
 #include "t5xx/data/sentencepiece_vocabulary.h"
 #include "t5xx/run/datasets.h"
+#include "t5xx/run/device_setup.h"
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
@@ -81,7 +82,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
       run.eval_datasets = TrainingEvalDatasetConfigs(eval_cfg);
     }
   }
-  run.memory_problem = MemoryProblemBeforeAllocation(s, *model);
+  run.memory_problem = MemoryProblemBeforeAllocation(s, *model, RunDevice(loaded.options));
 
   trainer::TrainLoopConfig& loop = run.loop;
   loop.model_dir = s.model_dir;

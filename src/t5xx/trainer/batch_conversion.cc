@@ -2,6 +2,8 @@
 // implementation of batch_conversion.h.
 #include "t5xx/trainer/batch_conversion.h"
 
+#include "t5xx/device/device.h"
+
 namespace t5xx::trainer {
 
 models::FeatureBatch ToFeatureBatch(const seqio::Batch& batch) {
@@ -13,6 +15,12 @@ models::FeatureBatch ToFeatureBatch(const seqio::Batch& batch) {
     out[name] = name == "decoder_loss_weights" ? t.to(at::kFloat)
                                                : t.to(at::kLong);
   }
+  return out;
+}
+
+models::FeatureBatch ToDevice(const models::FeatureBatch& batch, at::Device device) {
+  models::FeatureBatch out;
+  for (const auto& [name, t] : batch) out[name] = device::ToDevice(t, device);
   return out;
 }
 

@@ -1,4 +1,5 @@
-// Bridges seqio batches (framework-free int32 vectors) to model tensors.
+// Bridges seqio batches (framework-free int32 vectors) to model tensors on
+// the run's device.
 #pragma once
 
 #include "t5xx/data/feature_converters.h"
@@ -9,5 +10,10 @@ namespace t5xx::trainer {
 // Copies every feature of `batch` into a tensor [batch_size, length]:
 // decoder_loss_weights as float32, all other features as int64.
 models::FeatureBatch ToFeatureBatch(const seqio::Batch& batch);
+
+// Every feature of `batch` on `device` (device::ToDevice: host rows bound
+// for a GPU go through pinned memory without blocking the host); the batch
+// itself when it is there already.
+models::FeatureBatch ToDevice(const models::FeatureBatch& batch, at::Device device);
 
 }  // namespace t5xx::trainer

@@ -2,6 +2,7 @@
 // RestoreCheckpointConfig options (see checkpoint_restore.h).
 #include "t5xx/trainer/checkpoint_restore.h"
 
+#include <ATen/core/grad_mode.h>
 #include <atomic>
 #include <cctype>
 #include <map>

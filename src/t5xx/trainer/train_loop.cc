@@ -261,6 +261,16 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
     }
   };
 
+  // A NaN or infinite train loss at `step` (t5x's FloatingPointError).
+  auto nan_error = [&](double value, int64_t step) {
+    const std::string loss = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+    nan_stop = true;  // the state is the fault: not saved
+    throw Error("the training loss is " + loss + " at step " + std::to_string(step) +
+                " (t5x raises FloatingPointError)" + save_after_error() +
+                "; lower utils.create_learning_rate_scheduler.base_learning_rate or "
+                "clip the updates (e.g. adafactor.Adafactor.clipping_threshold)");
+  };
+
   // t5x's _run_training_eval: every train-eval dataset from its start, for
   // eval_steps batches, then the TRAIN_EVAL actions.
   auto run_train_eval = [&]() {
@@ -350,25 +360,32 @@ TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
             config.count_batch ? config.count_batch(*batch) : CountBatch(*batch);
         const StepMetrics m = config.local_batches ? trainer.TrainStepOnLocalBatch(*batch)
                                                    : trainer.TrainStep(*batch);
-        if (config.stop_on_nan && !std::isfinite(m.loss)) {
-          const std::string loss = std::isnan(m.loss) ? "nan" : m.loss > 0 ? "inf" : "-inf";
-          nan_stop = true;  // the state is the fault: not saved
-          throw Error("the training loss is " + loss + " at step " +
-                      std::to_string(trainer.step()) + " (t5x raises FloatingPointError)" +
-                      save_after_error() +
-                      "; lower utils.create_learning_rate_scheduler.base_learning_rate or "
-                      "clip the updates (e.g. adafactor.Adafactor.clipping_threshold)");
-        }
         acc.Add(m, counts);
+        // On the CPU each step's loss is known at once; a GPU step's is read
+        // with the summary's (StepMetrics::pending), checked below.
+        if (config.stop_on_nan && m.resolved() && !std::isfinite(m.loss)) {
+          nan_error(m.loss, trainer.step());
+        }
         if (config.save_checkpoints &&
             std::find(config.checkpoint_steps.begin(), config.checkpoint_steps.end(),
                       trainer.step()) != config.checkpoint_steps.end()) {
+          // A GPU's pending losses are read first: a NaN state is never saved.
+          if (config.stop_on_nan) {
+            if (const auto bad = acc.FirstNonFiniteLoss()) {
+              nan_error(bad->second, host_step + bad->first + 1);
+            }
+          }
           save_checkpoint();  // utils.SaveCheckpointConfig.checkpoint_steps
         }
         report_writes(checkpointer.Poll());
         if (const int sig = StopSignalReceived()) {
           result.stop_signal = sig;  // reported after this step's summary
           break;
+        }
+      }
+      if (config.stop_on_nan) {
+        if (const auto bad = acc.FirstNonFiniteLoss()) {
+          nan_error(bad->second, host_step + bad->first + 1);
         }
       }
       const double seconds = Seconds(t0, Clock::now());

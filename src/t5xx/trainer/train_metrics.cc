@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iomanip>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 
+#include "t5xx/device/device.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::trainer {
@@ -61,13 +63,8 @@ BatchCounts CountBatch(const models::FeatureBatch& batch) {
 }
 
 void MetricsAccumulator::Add(const StepMetrics& m, const BatchCounts& counts) {
-  ++steps_;
   examples_ += counts.examples;
   target_tokens_ += counts.target_tokens;
-  loss_ += m.loss;
-  z_loss_ += m.z_loss;
-  weights_ += m.weight_sum;
-  correct_ += m.correct;
   lr_sum_ += m.learning_rate;
   lr_last_ = m.learning_rate;
   for (const auto& [name, f] : counts.features) {
@@ -76,12 +73,55 @@ void MetricsAccumulator::Add(const StepMetrics& m, const BatchCounts& counts) {
     total.size += f.size;
     total.packed_examples += f.packed_examples;
   }
+  if (m.resolved()) {
+    AddValues(m);
+  } else {
+    pending_.emplace_back(steps_, m);
+  }
+  if (m.resolved() && !first_non_finite_ && !std::isfinite(m.loss)) {
+    first_non_finite_ = std::make_pair(steps_, m.loss);
+  }
+  ++steps_;
+}
+
+void MetricsAccumulator::AddValues(const StepMetrics& m) const {
+  loss_ += m.loss;
+  z_loss_ += m.z_loss;
+  weights_ += m.weight_sum;
+  correct_ += m.correct;
+}
+
+void MetricsAccumulator::ResolvePending() const {
+  if (pending_.empty()) return;
+  // One copy for every pending step: [steps, 8] to the host.
+  std::vector<at::Tensor> rows;
+  for (const auto& [position, m] : pending_) rows.push_back(m.pending);
+  const at::Tensor host = at::stack(rows).to(at::kCPU).contiguous();
+  const double* v = host.data_ptr<double>();
+  const int64_t width = host.size(1);
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    StepMetrics m = pending_[i].second;
+    m.pending = at::Tensor();
+    m.SetFromSums(v + static_cast<int64_t>(i) * width);
+    AddValues(m);
+    if (!std::isfinite(m.loss) &&
+        (!first_non_finite_ || first_non_finite_->first > pending_[i].first)) {
+      first_non_finite_ = std::make_pair(pending_[i].first, m.loss);
+    }
+  }
+  pending_.clear();
+}
+
+std::optional<std::pair<int64_t, double>> MetricsAccumulator::FirstNonFiniteLoss() const {
+  ResolvePending();
+  return first_non_finite_;
 }
 
 std::map<std::string, double> MetricsAccumulator::Compute(double seconds, int64_t num_devices,
                                                           double flops_per_step,
                                                           double peak_flops_per_second) const {
   if (steps_ == 0) throw std::logic_error("MetricsAccumulator::Compute: no steps");
+  ResolvePending();
   const double steps = static_cast<double>(steps_);
   const double tokens = static_cast<double>(target_tokens_);
   const double dt = std::max(seconds, 1e-9);
@@ -128,12 +168,15 @@ std::map<std::string, double> MetricsAccumulator::Compute(double seconds, int64_
   return s;
 }
 
-double MeasureMatmulPeakFlops(int64_t n, int repeats, at::Device device) {
+double MeasureMatmulPeakFlops(int64_t n, int repeats, at::Device device, at::ScalarType dtype) {
   T5XX_CHECK(n >= 1 && repeats >= 1, "MeasureMatmulPeakFlops: n and repeats must be >= 1");
-  const auto options = at::TensorOptions().dtype(at::kFloat).device(device);
+  const auto options = at::TensorOptions().dtype(dtype).device(device);
   at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
-  // .item() waits for the result on asynchronous devices.
-  auto run = [&] { return at::matmul(a, b).view({-1}).narrow(0, 0, 1).item<float>(); };
+  at::Tensor c;
+  auto run = [&] {
+    c = at::matmul(a, b);
+    device::Synchronize(device);  // asynchronous devices: wait for the result
+  };
   run();  // warm-up
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < repeats; ++i) {

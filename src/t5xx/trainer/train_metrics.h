@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "t5xx/trainer/trainer.h"
 
@@ -57,27 +60,40 @@ int64_t CountPackedExamples(const at::Tensor& segment_ids);
 class MetricsAccumulator {
  public:
   explicit MetricsAccumulator(bool train) : train_(train) {}
+  // Steps whose metrics are still on a GPU (StepMetrics::pending) are kept
+  // there until Compute or FirstNonFiniteLoss reads them all with one copy.
   void Add(const StepMetrics& m, const BatchCounts& counts);
   int64_t steps() const { return steps_; }
   // Throws std::logic_error when no step was added.
   std::map<std::string, double> Compute(double seconds, int64_t num_devices = 1,
                                         double flops_per_step = 0,
                                         double peak_flops_per_second = 0) const;
+  // The first added step whose loss is NaN or infinite: its position among
+  // the added steps (0-based) and its loss; nullopt when none.
+  std::optional<std::pair<int64_t, double>> FirstNonFiniteLoss() const;
 
  private:
+  void AddValues(const StepMetrics& m) const;
+  void ResolvePending() const;
   bool train_;
   int64_t steps_ = 0, examples_ = 0, target_tokens_ = 0;
-  double loss_ = 0, z_loss_ = 0, weights_ = 0, correct_ = 0, lr_sum_ = 0, lr_last_ = 0;
+  double lr_sum_ = 0, lr_last_ = 0;
   std::map<std::string, BatchCounts::Feature> features_;
+  // Filled from each step's values, at Add or (pending steps) when read.
+  mutable double loss_ = 0, z_loss_ = 0, weights_ = 0, correct_ = 0;
+  mutable std::optional<std::pair<int64_t, double>> first_non_finite_;
+  mutable std::vector<std::pair<int64_t, StepMetrics>> pending_;  // (position, step)
 };
 
 // A metric value as the console lines print it (5 significant digits).
 std::string FormatMetric(double v);
 
-// The best float32 matmul rate of `repeats` [n, n] x [n, n] at::matmul calls
-// (2 n^3 FLOPs each) on `device`, in FLOP/s, after one warm-up call — the
-// peak MFU is measured against (as bench/train_bench.cc's BM_MatmulPeak).
+// The best matmul rate of `repeats` [n, n] x [n, n] at::matmul calls (2 n^3
+// FLOPs each) in `dtype` on `device`, in FLOP/s, after one warm-up call —
+// the peak MFU is measured against on the CPU (as bench/train_bench.cc's
+// BM_MatmulPeak) and on a GPU whose data-sheet peak t5xx does not know.
 double MeasureMatmulPeakFlops(int64_t n = 2048, int repeats = 5,
-                              at::Device device = at::kCPU);
+                              at::Device device = at::kCPU,
+                              at::ScalarType dtype = at::kFloat);
 
 }  // namespace t5xx::trainer

@@ -4,11 +4,13 @@
 #include <ATen/core/grad_mode.h>
 
 #include <stdexcept>
+#include <vector>
 
+#include "t5xx/device/device.h"
+#include "t5xx/trainer/batch_conversion.h"
 #include "t5xx/trainer/checkpoint_restore.h"  // SlotShapes
 #include "t5xx/util/hash.h"  // HashSeed
 #include "t5xx/util/error.h"
-#include "t5xx/util/torch_compat.h"
 
 namespace t5xx::trainer {
 namespace {
@@ -16,62 +18,65 @@ namespace {
 // Purpose tag of the dropout generators (HashSeed's third argument).
 constexpr uint64_t kDropoutPurpose = 0x64726f70;  // "drop"
 
-StepMetrics ToMetrics(const models::LossOutput& out, const models::FeatureBatch& batch) {
-  StepMetrics m;
-  m.loss = out.loss.item<double>();
-  m.z_loss = out.z_loss.item<double>();
-  m.cross_ent_loss = out.cross_ent_loss.item<double>();
-  m.weight_sum = out.weight_sum.item<double>();
-  m.correct = out.correct.item<double>();
+// The additive sums of one forward pass on its device, float64 [6]: loss,
+// cross_ent_loss, z_loss, weight_sum, correct, and the numerator of
+// loss_per_nonpadding_target_token (cross-entropy + z-loss summed over
+// non-padding target tokens, independent of the normalizing factor). No
+// host synchronisation.
+at::Tensor StepSums(const models::LossOutput& out, const models::FeatureBatch& batch) {
   const at::Tensor& w = batch.count("decoder_loss_weights")
                             ? batch.at("decoder_loss_weights")
                             : batch.at("decoder_target_tokens").gt(0);
-  m.loss_per_nonpadding_target_token =
-      m.weight_sum > 0
-          ? (out.per_token_loss * w.to(at::kFloat)).sum().item<double>() / m.weight_sum
-          : 0.0;
-  m.target_tokens = batch.at("decoder_target_tokens").numel();
-  auto enc = batch.find("encoder_input_tokens");
-  m.input_tokens = enc == batch.end() ? 0 : enc->second.numel();
+  const at::Tensor per_token = (out.per_token_loss.detach() * w.to(at::kFloat)).sum();
+  std::vector<at::Tensor> parts;
+  for (const at::Tensor& t : {out.loss, out.cross_ent_loss, out.z_loss, out.weight_sum,
+                              out.correct, per_token}) {
+    parts.push_back(t.detach().to(at::kDouble).reshape({1}));
+  }
+  return at::cat(parts);
+}
+
+// The global step's metrics from this replica's sums [6] and token counts:
+// summed over the data replicas by the partitioner (on the sums' device),
+// then read at once, or with `defer` left pending (StepMetrics).
+StepMetrics FinishMetrics(const at::Tensor& sums, int64_t target_tokens, int64_t input_tokens,
+                          const partitioning::BasePartitioner& partitioner, bool defer) {
+  const at::Tensor counts = at::tensor(
+      {static_cast<double>(target_tokens), static_cast<double>(input_tokens)}, at::kDouble);
+  at::Tensor all = at::cat({sums, device::ToDevice(counts, sums.device())});
+  partitioner.ReduceMetrics(all);
+  StepMetrics m;
+  m.target_tokens = target_tokens;  // (the global values once resolved)
+  m.input_tokens = input_tokens;
+  m.pending = all;
+  if (!defer) m.Resolve();
   return m;
 }
 
-// Sums the additive fields of b into a (the ratios are recomputed by the
-// caller from the sums).
-void Accumulate(StepMetrics& a, const StepMetrics& b) {
-  a.loss += b.loss;
-  a.z_loss += b.z_loss;
-  a.cross_ent_loss += b.cross_ent_loss;
-  a.correct += b.correct;
-  a.target_tokens += b.target_tokens;
-  a.input_tokens += b.input_tokens;
-  // loss_per_nonpadding_target_token is a weighted mean: keep its numerator.
-  a.loss_per_nonpadding_target_token += b.loss_per_nonpadding_target_token * b.weight_sum;
-  a.weight_sum += b.weight_sum;
-}
-
-// The global step's metrics from this replica's sums (with
-// loss_per_nonpadding_target_token as its numerator): summed over the data
-// replicas by the partitioner, then the ratio.
-void FinishMetrics(StepMetrics& m, const partitioning::BasePartitioner& partitioner) {
-  at::Tensor sums = at::tensor({m.loss, m.cross_ent_loss, m.z_loss, m.weight_sum, m.correct,
-                                m.loss_per_nonpadding_target_token,
-                                static_cast<double>(m.target_tokens),
-                                static_cast<double>(m.input_tokens)},
-                               at::kDouble);
-  partitioner.ReduceMetrics(sums);
-  const double* v = sums.data_ptr<double>();
-  m.loss = v[0];
-  m.cross_ent_loss = v[1];
-  m.z_loss = v[2];
-  m.weight_sum = v[3];
-  m.correct = v[4];
-  m.loss_per_nonpadding_target_token = m.weight_sum > 0 ? v[5] / m.weight_sum : 0.0;
-  m.target_tokens = static_cast<int64_t>(v[6]);
-  m.input_tokens = static_cast<int64_t>(v[7]);
+int64_t InputTokens(const models::FeatureBatch& batch) {
+  auto enc = batch.find("encoder_input_tokens");
+  return enc == batch.end() ? 0 : enc->second.numel();
 }
 
 }  // namespace
+
+void StepMetrics::SetFromSums(const double* v) {
+  loss = v[0];
+  cross_ent_loss = v[1];
+  z_loss = v[2];
+  weight_sum = v[3];
+  correct = v[4];
+  loss_per_nonpadding_target_token = weight_sum > 0 ? v[5] / weight_sum : 0.0;
+  target_tokens = static_cast<int64_t>(v[6]);
+  input_tokens = static_cast<int64_t>(v[7]);
+}
+
+void StepMetrics::Resolve() {
+  if (!pending.defined()) return;
+  const at::Tensor host = pending.to(at::kCPU).contiguous();
+  SetFromSums(host.data_ptr<double>());
+  pending = at::Tensor();
+}
 
 Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore params,
                  optim::Adafactor optimizer, optim::LearningRateSchedule schedule,
@@ -98,6 +103,8 @@ Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore p
   // The optimizer's statistics go through the partitioner's reducer, which
   // knows how the parameters are split.
   optimizer_->set_reducer(partitioner_.reducer());
+  if (!params_.params().empty()) device_ = params_.params().front().value.device();
+  defer_metrics_ = !device_.is_cpu();
   if (!optimizer_->initialized()) optimizer_->Init(params_);
 }
 
@@ -131,25 +138,31 @@ StepMetrics Trainer::TrainStepOnLocalBatch(const models::FeatureBatch& batch) {
   // that every data replica's loss and gradient are its share of the
   // global ones.
   const double factor = GlobalNormalizingFactor(model_, batch, partitioner_);
+  // The rows go to the device now (without blocking the host); the host's
+  // copy gave the normalizing factor above.
+  const models::FeatureBatch on_device = ToDevice(batch, device_);
   params_.ZeroGrad();
-  StepMetrics m;
+  at::Tensor sums;
   const int64_t mb = batch_size / k;
   for (int64_t i = 0; i < k; ++i) {
     models::FeatureBatch micro;
     if (k == 1) {
-      micro = batch;
+      micro = on_device;
     } else {
-      for (const auto& [name, t] : batch) micro[name] = t.narrow(0, i * mb, mb);
+      for (const auto& [name, t] : on_device) micro[name] = t.narrow(0, i * mb, mb);
     }
-    at::Generator rng = compat::MakeCpuGenerator(HashSeed(
-        random_seed_, static_cast<uint64_t>(step) * static_cast<uint64_t>(k) + i,
-        kDropoutPurpose));
+    at::Generator rng = device::MakeGenerator(
+        HashSeed(random_seed_, static_cast<uint64_t>(step) * static_cast<uint64_t>(k) + i,
+                 kDropoutPurpose),
+        device_);
     models::LossOutput out = model_.Loss(params_, micro, /*train=*/true, &rng, factor);
     partitioner_.BeforeBackward(params_, i == k - 1);
     out.loss.backward();  // accumulates into .grad across microbatches
-    Accumulate(m, ToMetrics(out, micro));
+    const at::Tensor s = StepSums(out, micro);
+    sums = sums.defined() ? sums + s : s;
   }
-  FinishMetrics(m, partitioner_);
+  StepMetrics m = FinishMetrics(sums, batch.at("decoder_target_tokens").numel(),
+                                InputTokens(batch), partitioner_, defer_metrics_);
   partitioner_.ReduceGradients(params_);
   m.learning_rate = optimizer_->Apply(params_, schedule_(step));
   params_.ZeroGrad();
@@ -166,13 +179,12 @@ StepMetrics Trainer::EvalStep(const models::FeatureBatch& global_batch) const {
 
 StepMetrics Trainer::EvalStepOnLocalBatch(const models::FeatureBatch& batch) const {
   at::NoGradGuard no_grad;
-  StepMetrics m = ToMetrics(
-      model_.Loss(params_, batch, /*train=*/false, nullptr,
-                  GlobalNormalizingFactor(model_, batch, partitioner_)),
-      batch);
-  m.loss_per_nonpadding_target_token *= m.weight_sum;  // back to its numerator
-  FinishMetrics(m, partitioner_);
-  return m;
+  const double factor = GlobalNormalizingFactor(model_, batch, partitioner_);
+  const models::FeatureBatch on_device = ToDevice(batch, device_);
+  const models::LossOutput out =
+      model_.Loss(params_, on_device, /*train=*/false, nullptr, factor);
+  return FinishMetrics(StepSums(out, on_device), batch.at("decoder_target_tokens").numel(),
+                       InputTokens(batch), partitioner_, defer_metrics_);
 }
 
 }  // namespace t5xx::trainer

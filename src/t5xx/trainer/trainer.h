@@ -34,6 +34,22 @@ struct StepMetrics {
   // Cross-entropy + z-loss per non-padding target token, independent of the
   // normalizing factor (t5x's loss_per_nonpadding_target_token).
   double loss_per_nonpadding_target_token = 0;
+
+  // A step on a GPU leaves its sums on the device, so that the host never
+  // waits for a step to finish (t5x's metrics are likewise device arrays
+  // until a summary fetches them): `pending` is then a float64 tensor
+  // [8] on the device -- loss, cross_ent_loss, z_loss, weight_sum, correct,
+  // the numerator of loss_per_nonpadding_target_token, target_tokens and
+  // input_tokens, already summed over microbatches and data replicas -- and
+  // the double fields above (but learning_rate) are not final yet. Resolve()
+  // copies them (one device-to-host copy) and clears `pending`;
+  // MetricsAccumulator resolves all the steps of a summary with one copy.
+  // Undefined for steps on the CPU, whose fields are set at once.
+  at::Tensor pending;
+  bool resolved() const { return !pending.defined(); }
+  void Resolve();
+  // Sets the fields from host values in `pending`'s order (`values` [8]).
+  void SetFromSums(const double* values);
 };
 
 class Trainer {
@@ -48,7 +64,10 @@ class Trainer {
   // random_seed: every random draw of step s (dropout) comes from a generator
   // seeded with HashSeed(random_seed, s, microbatch), so two runs with the
   // same seed compute bitwise-identical losses on the same machine and
-  // thread count. The optimizer's statistics are reduced through
+  // thread count. The device is the parameters' (device/device.h): batches
+  // are given on the host and copied there (device::ToDevice, without
+  // blocking the host), the dropout generators are that device's, and on a
+  // GPU the step's metrics stay there (StepMetrics::pending). The optimizer's statistics are reduced through
   // partitioner.reducer(). The optimizer is initialised for `params` unless it
   // already is (e.g. restored). Throws t5xx::Error for num_microbatches < 1
   // and from optimizer->Init.
@@ -81,6 +100,13 @@ class Trainer {
   const models::ParamStore& params() const { return params_; }
   const optim::Optimizer& optimizer() const { return *optimizer_; }
   int64_t num_microbatches() const { return num_microbatches_; }
+  // Where the parameters, the optimizer state and the steps' work live.
+  at::Device device() const { return device_; }
+  // Whether steps return their metrics pending (StepMetrics::pending) rather
+  // than read: true on a GPU, false on the CPU by default. Setting it on the
+  // CPU runs the GPU's path (tests); the values are the same either way.
+  bool defer_metrics() const { return defer_metrics_; }
+  void set_defer_metrics(bool defer) { defer_metrics_ = defer; }
   // Every parameter and optimizer state array with its global shape, mesh
   // axes and the box this process holds (the partitioner's
   // DescribeVariables of the live train state).
@@ -94,6 +120,8 @@ class Trainer {
   const partitioning::BasePartitioner& partitioner_;
   int64_t num_microbatches_ = 1;
   uint64_t random_seed_ = 0;
+  at::Device device_ = at::kCPU;
+  bool defer_metrics_ = false;
 };
 
 }  // namespace t5xx::trainer

@@ -29,6 +29,18 @@ inline at::Generator MakeCpuGenerator(uint64_t seed) {
   return at::detail::createCPUGenerator(seed);
 }
 
+// CUDA matmul precision (device::SetCudaMatmulPrecision): TF32 for float32
+// matmuls and convolutions only when allowed; bfloat16 GEMMs without
+// cuBLAS's reduced-precision split-K reductions (float32 accumulation
+// throughout, as XLA's dot). libtorch 1.13 has no switch for the latter.
+inline void SetCudaMatmulPrecision(bool allow_tf32) {
+  at::globalContext().setAllowTF32CuBLAS(allow_tf32);
+  at::globalContext().setAllowTF32CuDNN(allow_tf32);
+#if TORCH_VERSION_MAJOR >= 2
+  at::globalContext().setAllowBF16ReductionCuBLAS(false);
+#endif
+}
+
 // ---- Fused attention (at::scaled_dot_product_attention) ----
 // Public in ATen since 2.0 as (query, key, value, attn_mask, dropout_p,
 // is_causal); the keyword `scale` (default 1/sqrt(D)) was added in 2.1,

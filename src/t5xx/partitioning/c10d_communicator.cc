@@ -1,13 +1,17 @@
-// The Gloo communicator: rendezvous through a c10d TCPStore, collectives
-// through c10d's ProcessGroupGloo (see gloo_communicator.h).
+// The c10d communicator: rendezvous through a c10d TCPStore, collectives
+// through c10d's ProcessGroupGloo or ProcessGroupNCCL (see
+// c10d_communicator.h).
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO 1
 #endif
-#include "t5xx/partitioning/gloo_communicator.h"
+#include "t5xx/partitioning/c10d_communicator.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <atomic>
 #include <mutex>
@@ -15,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "t5xx/device/device.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::partitioning {
@@ -69,22 +74,68 @@ struct Heartbeat {
   }
 };
 
-struct GlooCommunicator::Impl {
+bool NcclAvailable() {
+#ifdef USE_C10D_NCCL
+  return true;
+#else
+  return false;
+#endif
+}
+
+struct C10dCommunicator::Impl {
   std::shared_ptr<StatsCounter> counter = std::make_shared<StatsCounter>();
   std::shared_ptr<Heartbeat> heartbeat;  // the run's, shared with subgroups
   int world_size = 1;
   c10::intrusive_ptr<c10d::Store> store;
+  CommunicationBackend backend = CommunicationBackend::kGloo;
+  at::Device device = at::kCPU;  // NCCL's
+  std::chrono::milliseconds timeout{0};
+  // One of the two process groups, by `backend`.
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
   c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> options;
+#ifdef USE_C10D_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
+#endif
   std::vector<int> world_ranks;  // this communicator's ranks as ranks of the run
+
+  // Calls f with the process group (both have the same collective calls;
+  // the base class differs between libtorch 1.13 and 2.x, so it is not
+  // named).
+  template <typename F>
+  auto WithGroup(F&& f) {
+#ifdef USE_C10D_NCCL
+    if (backend == CommunicationBackend::kNccl) return f(*nccl);
+#endif
+    return f(*pg);
+  }
+  // The tensor a collective works on: NCCL's device holds it.
+  at::Tensor Staged(const at::Tensor& t) const {
+    at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+    if (backend == CommunicationBackend::kNccl && c.device() != device) c = c.to(device);
+    return c;
+  }
+  // A new process group of this backend over `store` (prefixed).
+  void MakeGroup(const c10::intrusive_ptr<c10d::Store>& prefixed, int rank, int size) {
+    if (backend == CommunicationBackend::kNccl) {
+#ifdef USE_C10D_NCCL
+      auto o = c10d::ProcessGroupNCCL::Options::create();
+      o->timeout = timeout;
+      nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank, size, o);
+      return;
+#endif
+    }
+    pg = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rank, size, options);
+  }
 };
 
-GlooCommunicator::GlooCommunicator(std::shared_ptr<Impl> impl, int rank, int size)
+CommunicationBackend C10dCommunicator::backend() const { return impl_->backend; }
+
+C10dCommunicator::C10dCommunicator(std::shared_ptr<Impl> impl, int rank, int size)
     : impl_(std::move(impl)), rank_(rank), size_(size) {}
 
-GlooCommunicator::~GlooCommunicator() = default;
+C10dCommunicator::~C10dCommunicator() = default;
 
-std::string GlooCommunicator::StoppedRanks() const {
+std::string C10dCommunicator::StoppedRanks() const {
   const int n = impl_->world_size;
   auto read = [&]() {
     std::vector<int64_t> counts(static_cast<size_t>(n), -1);
@@ -113,7 +164,7 @@ std::string GlooCommunicator::StoppedRanks() const {
 }
 
 template <typename F>
-void GlooCommunicator::Collective(const char* what, F&& f) const {
+void C10dCommunicator::Collective(const char* what, F&& f) const {
   try {
     f();
   } catch (const std::exception& e) {
@@ -125,8 +176,17 @@ void GlooCommunicator::Collective(const char* what, F&& f) const {
   }
 }
 
-std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnvironment& env,
+std::unique_ptr<C10dCommunicator> C10dCommunicator::Connect(const ProcessEnvironment& env,
                                                             const ConnectOptions& options) {
+  if (options.backend == CommunicationBackend::kNccl) {
+    T5XX_CHECK(NcclAvailable(),
+               "NCCL was asked for, but this t5xx is built against a libtorch without CUDA "
+               "(and so without c10d's NCCL); rebuild against a CUDA libtorch or train on the "
+               "CPU (--device=cpu), which uses Gloo");
+    T5XX_CHECK(options.device.is_cuda(),
+               "NCCL needs a CUDA device for this process, got " + options.device.str() +
+                   "; use --device=cuda (one process per GPU, LOCAL_RANK picks it)");
+  }
   const auto deadline = Clock::now() + options.join_timeout;
   const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
   auto impl = std::make_shared<Impl>();
@@ -209,17 +269,23 @@ std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnviron
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  impl->backend = options.backend;
+  impl->device = options.device;
+  impl->timeout = options.collective_timeout;
+  const bool nccl = options.backend == CommunicationBackend::kNccl;
+  if (nccl) device::SetCurrentDevice(options.device);
   auto go = c10d::ProcessGroupGloo::Options::create(options.collective_timeout);
   const bool loopback = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
   go->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
                                  : c10d::ProcessGroupGloo::createDefaultDevice());
   impl->options = go;
   try {
-    impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        c10::make_intrusive<c10d::PrefixStore>("t5xx/gloo", impl->store), env.rank,
-        env.world_size, go);
+    impl->MakeGroup(c10::make_intrusive<c10d::PrefixStore>(nccl ? "t5xx/nccl" : "t5xx/gloo",
+                                                           impl->store),
+                    env.rank, env.world_size);
   } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(env.rank) + " cannot set up Gloo with the other " +
+    throw Error("rank " + std::to_string(env.rank) + " cannot set up " +
+                (nccl ? "NCCL" : "Gloo") + " with the other " +
                 std::to_string(env.world_size - 1) + " processes: " + e.what());
   }
   impl->world_size = env.world_size;
@@ -239,41 +305,46 @@ std::unique_ptr<GlooCommunicator> GlooCommunicator::Connect(const ProcessEnviron
       }
     });
   }
-  return std::unique_ptr<GlooCommunicator>(
-      new GlooCommunicator(std::move(impl), env.rank, env.world_size));
+  return std::unique_ptr<C10dCommunicator>(
+      new C10dCommunicator(std::move(impl), env.rank, env.world_size));
 }
 
 namespace {
-// Runs the in-place collective `f` on a contiguous `t` (a contiguous copy
-// when `t` is not, copied back after).
-template <typename F>
-void InPlace(at::Tensor& t, F&& f) {
-  at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+// Runs the in-place collective `f` on a contiguous copy of `t` on the
+// backend's device (Impl::Staged; `t` itself when it is already both),
+// copied back into `t` after.
+template <typename Impl, typename F>
+void InPlace(Impl& impl, at::Tensor& t, F&& f) {
+  at::Tensor c = impl.Staged(t);
   std::vector<at::Tensor> v{c};
   f(v);
   if (!c.is_same(t)) t.copy_(c);
 }
 }  // namespace
 
-CommunicationStats GlooCommunicator::stats() const {
+CommunicationStats C10dCommunicator::stats() const {
   std::lock_guard<std::mutex> lock(impl_->counter->mu);
   return impl_->counter->stats;
 }
 
-void GlooCommunicator::AllReduceSum(at::Tensor& t) const {
+void C10dCommunicator::AllReduceSum(at::Tensor& t) const {
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, 2.0 * (size_ - 1) / size_ * n);
   Collective("allreduce", [&] {
-    InPlace(t, [&](std::vector<at::Tensor>& v) {
+    InPlace(*impl_, t, [&](std::vector<at::Tensor>& v) {
       c10d::AllreduceOptions o;
       o.reduceOp = c10d::ReduceOp::SUM;
-      impl_->pg->allreduce(v, o)->wait();
+      impl_->WithGroup([&](auto& pg) { pg.allreduce(v, o)->wait(); });
     });
   });
 }
 
-std::function<void()> GlooCommunicator::StartAllReduceSum(at::Tensor& t) const {
+std::function<void()> C10dCommunicator::StartAllReduceSum(at::Tensor& t) const {
   T5XX_CHECK(t.is_contiguous(), "StartAllReduceSum needs a contiguous tensor");
+  if (impl_->backend == CommunicationBackend::kNccl && t.device() != impl_->device) {
+    AllReduceSum(t);  // a host tensor: staged through the device, blocking
+    return [] {};
+  }
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, 2.0 * (size_ - 1) / size_ * n);
   // (The Work type is ProcessGroup::Work in libtorch 1.13, c10d::Work in 2.x.)
@@ -281,7 +352,7 @@ std::function<void()> GlooCommunicator::StartAllReduceSum(at::Tensor& t) const {
     std::vector<at::Tensor> v{t};
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::SUM;
-    return impl_->pg->allreduce(v, o);
+    return impl_->WithGroup([&](auto& pg) { return pg.allreduce(v, o); });
   };
   decltype(start()) work;
   Collective("allreduce", [&] { work = start(); });
@@ -289,36 +360,54 @@ std::function<void()> GlooCommunicator::StartAllReduceSum(at::Tensor& t) const {
 }
 
 namespace {
-at::Tensor AllGatherList(c10d::ProcessGroupGloo& pg, const at::Tensor& t, int size) {
+template <typename Group>
+at::Tensor AllGatherList(Group& pg, const at::Tensor& t, int size) {
   std::vector<at::Tensor> parts;
   for (int r = 0; r < size; ++r) parts.push_back(at::empty_like(t));
   std::vector<std::vector<at::Tensor>> out{parts};
-  std::vector<at::Tensor> in{t.contiguous()};
+  std::vector<at::Tensor> in{t};
   pg.allgather(out, in)->wait();
   return at::cat(out[0], 0);
 }
 }  // namespace
 
-at::Tensor GlooCommunicator::AllGather(const at::Tensor& t) const {
+at::Tensor C10dCommunicator::AllGather(const at::Tensor& t) const {
   T5XX_CHECK(t.dim() >= 1, "AllGather needs a tensor with a dim 0");
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, (size_ - 1) * n);
   at::Tensor result;
-  Collective("allgather", [&] { result = AllGatherList(*impl_->pg, t, size_); });
-  return result;
+  const at::Tensor in = impl_->Staged(t);
+  Collective("allgather", [&] {
+    result = impl_->WithGroup([&](auto& pg) { return AllGatherList(pg, in, size_); });
+  });
+  return result.device() == t.device() ? result : result.to(t.device());
 }
 
-at::Tensor GlooCommunicator::ReduceScatterSum(const at::Tensor& t) const {
+at::Tensor C10dCommunicator::ReduceScatterSum(const at::Tensor& t) const {
   T5XX_CHECK(t.dim() >= 1 && t.size(0) % size_ == 0,
              "ReduceScatterSum: dim 0 of size " + std::to_string(t.dim() ? t.size(0) : 0) +
                  " does not divide by the " + std::to_string(size_) + " processes");
   if (size_ == 1) return t.clone();
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, (size_ - 1) * n / size_);
+  const int64_t rows = t.size(0) / size_;
+#ifdef USE_C10D_NCCL
+  if (impl_->backend == CommunicationBackend::kNccl) {
+    at::Tensor in = impl_->Staged(t);
+    std::vector<int64_t> shape = in.sizes().vec();
+    shape[0] = rows;
+    at::Tensor out = at::empty(shape, in.options());
+    Collective("reduce-scatter", [&] {
+      c10d::ReduceScatterOptions o;
+      o.reduceOp = c10d::ReduceOp::SUM;
+      impl_->nccl->_reduce_scatter_base(out, in, o)->wait();
+    });
+    return out.device() == t.device() ? out : out.to(t.device());
+  }
+#endif
   // Block b ends, after size-1 steps, complete at rank b: at step s rank r
   // sends its running sum of block (r - s - 1) mod size to r + 1 and adds
   // the block (r - s - 2) mod size it receives from r - 1.
-  const int64_t rows = t.size(0) / size_;
   const at::Tensor in = t.contiguous();
   auto block = [&](int b) { return in.narrow(0, ((b % size_ + size_) % size_) * rows, rows); };
   at::Tensor acc = block(rank_ - 1).clone();
@@ -338,25 +427,25 @@ at::Tensor GlooCommunicator::ReduceScatterSum(const at::Tensor& t) const {
   return acc;
 }
 
-void GlooCommunicator::Broadcast(at::Tensor& t, int root) const {
+void C10dCommunicator::Broadcast(at::Tensor& t, int root) const {
   T5XX_CHECK(root >= 0 && root < size_, "Broadcast: root " + std::to_string(root) +
                                             " is not a rank of " + std::to_string(size_));
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, n);
   Collective("broadcast", [&] {
-    InPlace(t, [&](std::vector<at::Tensor>& v) {
+    InPlace(*impl_, t, [&](std::vector<at::Tensor>& v) {
       c10d::BroadcastOptions o;
       o.rootRank = root;
-      impl_->pg->broadcast(v, o)->wait();
+      impl_->WithGroup([&](auto& pg) { pg.broadcast(v, o)->wait(); });
     });
   });
 }
 
-void GlooCommunicator::Barrier() const {
-  Collective("barrier", [&] { impl_->pg->barrier()->wait(); });
+void C10dCommunicator::Barrier() const {
+  Collective("barrier", [&] { impl_->WithGroup([&](auto& pg) { pg.barrier()->wait(); }); });
 }
 
-std::shared_ptr<const Communicator> GlooCommunicator::Subgroup(const std::vector<int>& ranks) const {
+std::shared_ptr<const Communicator> C10dCommunicator::Subgroup(const std::vector<int>& ranks) const {
   int mine = -1;
   std::string key = "t5xx/group";
   auto impl = std::make_shared<Impl>();
@@ -376,16 +465,18 @@ std::shared_ptr<const Communicator> GlooCommunicator::Subgroup(const std::vector
   impl->counter = impl_->counter;
   impl->heartbeat = impl_->heartbeat;
   impl->world_size = impl_->world_size;
+  impl->backend = impl_->backend;
+  impl->device = impl_->device;
+  impl->timeout = impl_->timeout;
   try {
-    impl->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        c10::make_intrusive<c10d::PrefixStore>(key, impl->store), mine,
-        static_cast<int>(ranks.size()), impl->options);
+    impl->MakeGroup(c10::make_intrusive<c10d::PrefixStore>(key, impl->store), mine,
+                    static_cast<int>(ranks.size()));
   } catch (const std::exception& e) {
     throw Error("rank " + std::to_string(rank_) + " cannot set up the process group " + key +
                 ": " + e.what());
   }
   return std::shared_ptr<const Communicator>(
-      new GlooCommunicator(std::move(impl), mine, static_cast<int>(ranks.size())));
+      new C10dCommunicator(std::move(impl), mine, static_cast<int>(ranks.size())));
 }
 
 }  // namespace t5xx::partitioning
