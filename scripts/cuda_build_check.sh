@@ -7,6 +7,7 @@
 #   T5XX_CUDA_CHECK_TORCH     torch version to check against (default 2.15.0),
 #                             or the path of a torch .whl file
 #   T5XX_REQUIRE_CUDA_BUILD=1 fail instead of skipping when there is no nvcc
+#   T5XX_CUDA_CHECK_TARGETS   build only these targets (default: all)
 #
 # The wheel is fetched once with `pip download --no-deps` (nothing is
 # installed) into ~/.cache/t5xx/torch-wheel/, and only what a C++ build needs
@@ -88,15 +89,15 @@ torch="$unpacked/torch"
 #   test executable after linking to list its tests, which cannot work
 #   without those libraries; ctest is never run on build-cuda.
 log "configuring build-cuda/ against $torch"
+mkdir -p build-cuda
 cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$torch/share/cmake" \
   -DCUDA_TOOLKIT_ROOT_DIR="$cuda_root" \
   -Dnvtx3_dir="$cuda_root/include" \
   -DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined \
   -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
-  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >build-cuda.configure.log 2>&1 ||
-  { cat build-cuda.configure.log; log "FAILED: configure"; exit 1; }
-mv build-cuda.configure.log build-cuda/configure.log
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >build-cuda/configure.log 2>&1 ||
+  { cat build-cuda/configure.log; log "FAILED: configure"; exit 1; }
 
 # Is it really a CUDA build of this torch? TorchConfig finds c10_cuda only in
 # a CUDA build; Caffe2 defines USE_C10D_NCCL (on every torch consumer) only

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Sets up (incl. the test-only Python readers), builds and runs every test.
+# Sets up (incl. the test-only Python readers), builds and runs every test,
+# then compiles (never runs) the CUDA build against PyPI's torch wheel
+# (scripts/cuda_build_check.sh; skipped without a CUDA toolkit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --test
 venv="${T5XX_TEST_VENV:-$HOME/.cache/t5xx/test-venv}"
 scripts/build.sh -DT5XX_PYTHON3="$venv/bin/python3"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+scripts/cuda_build_check.sh
