@@ -115,8 +115,9 @@ if ((${#missing[@]})) || [ "${T5XX_GPU_CHECK_FORCE_DEBS:-0}" = 1 ]; then
   prefix="$build/debs-prefix"
   rm -rf "$prefix" && mkdir -p "$prefix"
   for d in "$debs"/*.deb; do dpkg-deb -x "$d" "$prefix" || die "dpkg-deb -x $d"; done
-  # .pc files name prefix=/usr; point them at the unpacked tree.
-  find "$prefix" -name '*.pc' -exec sed -i "s#^prefix=/usr#prefix=$prefix/usr#" {} +
+  # .pc files name /usr in their variables (prefix=/usr, some also
+  # includedir=/usr/include); point them at the unpacked tree.
+  find "$prefix" -name '*.pc' -exec sed -i "s#^\([A-Za-z_]*=\)/usr#\1$prefix/usr#" {} +
   for f in usr/include/sentencepiece_processor.h usr/include/nlohmann/json.hpp usr/include/msgpack.hpp \
            usr/include/libdeflate.h usr/include/gtest/gtest.h usr/include/benchmark/benchmark.h \
            usr/include/gloo/config.h; do
