@@ -54,7 +54,9 @@ void ParamStore::ZeroGrad() {
 
 void ParamStore::To(at::Device device) {
   for (Param& p : params_) {
-    if (p.value.device() != device) p.value = p.value.detach().to(device);
+    if (p.value.device() == device) continue;
+    const bool grad = p.value.requires_grad();
+    p.value = p.value.detach().to(device).set_requires_grad(grad);
   }
 }
 

@@ -37,9 +37,9 @@ class ParamStore {
   const std::vector<Param>& params() const { return params_; }
   int64_t NumElements() const;
   void SetRequiresGrad(bool requires_grad);
-  // Moves every parameter to `device` (a copy per parameter; none when it is
-  // there already). Call before the optimizer is initialised, so that its
-  // state is created beside the parameters.
+  // Moves every parameter to `device` (a copy per parameter, keeping
+  // requires_grad; none when it is there already). Call before the
+  // optimizer is initialised, so that its state is created beside them.
   void To(at::Device device);
   void ZeroGrad();
 
