@@ -75,11 +75,11 @@
 #include <vector>
 
 #include "t5xx/device/device.h"
+#include "bench_schedule.h"
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/models/layers.h"
 #include "t5xx/optim/adafactor.h"
-#include "t5xx/optim/lr_schedule.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
 #include "t5xx/util/error.h"
@@ -241,15 +241,11 @@ void BM_GpuTrain(benchmark::State& state, const BenchConfig& cfg) {
         t5xx::models::LossNormalizingFactor{});
   }
   t5xx::partitioning::PjitPartitioner partitioner(1, t5xx::partitioning::StandardLogicalAxisRules());
-  t5xx::optim::LearningRateSchedulerConfig lr;
-  lr.factors = "constant * rsqrt_decay";
-  lr.base_learning_rate = 1.0;
-  lr.warmup_steps = 10000;
   t5xx::models::ParamStore params = model->InitParams(0);
   const int64_t num_params = params.NumElements();
   params.To(dev);  // before the Trainer: its optimizer state goes beside them
   t5xx::trainer::Trainer trainer(*model, std::move(params), t5xx::optim::Adafactor({}),
-                                 t5xx::optim::LearningRateSchedule(lr), partitioner,
+                                 t5xx::bench::PretrainSchedule(), partitioner,
                                  cfg.num_microbatches);
   // Random tokens on the host, as a data pipeline gives them; no packing.
   at::manual_seed(0);

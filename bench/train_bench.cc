@@ -37,12 +37,12 @@
 #include <memory>
 #include <thread>
 
+#include "bench_schedule.h"
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/models/flops.h"
 #include "t5xx/models/layers.h"
 #include "t5xx/optim/adafactor.h"
-#include "t5xx/optim/lr_schedule.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
 
@@ -159,12 +159,8 @@ void BM_TrainStep(benchmark::State& state) {
         t5xx::models::LossNormalizingFactor{});
   }
   t5xx::partitioning::PjitPartitioner partitioner(1, t5xx::partitioning::StandardLogicalAxisRules());
-  t5xx::optim::LearningRateSchedulerConfig lr;
-  lr.factors = "constant * rsqrt_decay";
-  lr.base_learning_rate = 1.0;
-  lr.warmup_steps = 10000;
   t5xx::trainer::Trainer trainer(*model, model->InitParams(0), t5xx::optim::Adafactor({}),
-                                 t5xx::optim::LearningRateSchedule(lr), partitioner);
+                                 t5xx::bench::PretrainSchedule(), partitioner);
   at::manual_seed(0);
   t5xx::models::FeatureBatch b;
   if (in_len > 0) b["encoder_input_tokens"] = at::randint(3, 32000, {batch, in_len}, at::kLong);

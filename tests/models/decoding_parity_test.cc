@@ -31,6 +31,18 @@ constexpr double kCpuScoreBatchTol = 1e-5;
 double ScoreTol() { return test_device::Float32Tol(kCpuScoreTol); }
 double ScoreBatchTol() { return test_device::Float32Tol(kCpuScoreBatchTol); }
 
+// A ScoreBatch output (on any device) against a golden's "score_batch" entry:
+// sequence scores and per-token scores within ScoreBatchTol.
+void ExpectScoreBatch(const ScoreBatchOutput& s, const json& sb) {
+  const at::Tensor sequence_scores = test_device::ToHost(s.sequence_scores);
+  EXPECT_TRUE(at::allclose(sequence_scores, goldens::FloatTensor(sb.at("sequence_scores")),
+                           ScoreBatchTol(), ScoreBatchTol()))
+      << sequence_scores;
+  EXPECT_TRUE(at::allclose(test_device::ToHost(s.intermediates.at("decoder.token_scores")),
+                           goldens::FloatTensor(sb.at("token_scores")), ScoreBatchTol(),
+                           ScoreBatchTol()));
+}
+
 // The parity params named by a decoding golden, checked against its sum.
 void LoadCheckedParams(const json& golden, ParamStore& params, json* config) {
   const std::string from = golden.at("params_from");
@@ -99,13 +111,7 @@ TEST(DecodingParityTest, EncoderDecoderModelMatchesT5x) {
   const json& sb = golden.at("score_batch");
   const ScoreBatchOutput s =
       model.ScoreBatch(params, goldens::Batch(sb.at("batch"), test_device::TestDevice()), true);
-  const at::Tensor sequence_scores = test_device::ToHost(s.sequence_scores);
-  EXPECT_TRUE(at::allclose(sequence_scores, goldens::FloatTensor(sb.at("sequence_scores")),
-                           ScoreBatchTol(), ScoreBatchTol()))
-      << sequence_scores;
-  EXPECT_TRUE(at::allclose(test_device::ToHost(s.intermediates.at("decoder.token_scores")),
-                           goldens::FloatTensor(sb.at("token_scores")), ScoreBatchTol(),
-                           ScoreBatchTol()));
+  ExpectScoreBatch(s, sb);
 }
 
 TEST(DecodingParityTest, DecoderOnlyModelMatchesT5x) {
@@ -128,14 +134,7 @@ TEST(DecodingParityTest, DecoderOnlyModelMatchesT5x) {
       ExpectCase(model, params, batch, c);
     }
     const json& sb = golden.at("score_batch").at(bidirectional ? "prefix_lm" : "causal");
-    const ScoreBatchOutput s = model.ScoreBatch(params, batch, true);
-    const at::Tensor sequence_scores = test_device::ToHost(s.sequence_scores);
-    EXPECT_TRUE(at::allclose(sequence_scores, goldens::FloatTensor(sb.at("sequence_scores")),
-                             ScoreBatchTol(), ScoreBatchTol()))
-        << sequence_scores;
-    EXPECT_TRUE(at::allclose(test_device::ToHost(s.intermediates.at("decoder.token_scores")),
-                             goldens::FloatTensor(sb.at("token_scores")), ScoreBatchTol(),
-                             ScoreBatchTol()));
+    ExpectScoreBatch(model.ScoreBatch(params, batch, true), sb);
   }
 }
 

@@ -336,22 +336,32 @@ BatchFn NanAtStep5() {
   };
 }
 
-TEST(TrainLoopTest, NanLossStopsWithTheStepAndLeavesTheLastGoodCheckpoint) {
+// Trains 10 steps on NanAtStep5 with checkpoint period 2 and the given
+// summary period, defer_metrics as given; returns the error and checks what
+// every such run must show: the NaN named at step 5 and checkpoint_4 kept
+// as the last one.
+std::string NanRunKeepingCheckpoint4(bool defer, int64_t stats_period, const std::string& dir) {
   Fixture f;
   Trainer trainer = f.MakeTrainer();
-  TempDir dir;
+  trainer.set_defer_metrics(defer);
   TrainLoopConfig cfg;
-  cfg.model_dir = dir.path;
+  cfg.model_dir = dir;
   cfg.total_steps = 10;
-  cfg.stats_period = 1;
+  cfg.stats_period = stats_period;
   cfg.checkpoint_period = 2;
   std::ostringstream console;
   const std::string error = ErrorOf([&] { RunTrainLoop(trainer, NanAtStep5(), {}, cfg, console); });
   EXPECT_NE(error.find("the training loss is nan at step 5"), std::string::npos) << error;
-  EXPECT_NE(error.find("the last checkpoint, " + dir.path + "/checkpoint_4, is left as it was"),
+  EXPECT_NE(error.find("the last checkpoint, " + dir + "/checkpoint_4, is left as it was"),
             std::string::npos)
       << error;
-  EXPECT_EQ(checkpoints::ListCheckpointSteps(dir.path), (Steps{0, 2, 4}));
+  EXPECT_EQ(checkpoints::ListCheckpointSteps(dir), (Steps{0, 2, 4}));
+  return error;
+}
+
+TEST(TrainLoopTest, NanLossStopsWithTheStepAndLeavesTheLastGoodCheckpoint) {
+  TempDir dir;
+  NanRunKeepingCheckpoint4(/*defer=*/false, /*stats_period=*/1, dir.path);
   EXPECT_EQ(StepsWith(dir.path + "/train/metrics.jsonl", "loss"), (Steps{1, 2, 3, 4}));
 }
 
@@ -359,31 +369,20 @@ TEST(TrainLoopTest, NanLossStopsWithTheStepAndLeavesTheLastGoodCheckpoint) {
 // 5 is found when the summary of steps 5-6 reads its losses, before the
 // epoch's checkpoint of step 6, and named by its own step.
 TEST(TrainLoopTest, DeferredNanLossIsFoundAtTheSummaryAndNamedByItsStep) {
-  Fixture f;
-  Trainer trainer = f.MakeTrainer();
-  trainer.set_defer_metrics(true);
   TempDir dir;
-  TrainLoopConfig cfg;
-  cfg.model_dir = dir.path;
-  cfg.total_steps = 10;
-  cfg.stats_period = 2;
-  cfg.checkpoint_period = 2;
-  std::ostringstream console;
-  const std::string error = ErrorOf([&] { RunTrainLoop(trainer, NanAtStep5(), {}, cfg, console); });
-  EXPECT_NE(error.find("the training loss is nan at step 5"), std::string::npos) << error;
-  EXPECT_NE(error.find("the last checkpoint, " + dir.path + "/checkpoint_4, is left as it was"),
-            std::string::npos)
-      << error;
-  EXPECT_EQ(checkpoints::ListCheckpointSteps(dir.path), (Steps{0, 2, 4}));
+  NanRunKeepingCheckpoint4(/*defer=*/true, /*stats_period=*/2, dir.path);
   EXPECT_EQ(StepsWith(dir.path + "/train/metrics.jsonl", "loss"), (Steps{2, 4}));
   // A checkpoint_steps save inside a summary reads the pending losses first.
+  Fixture f;
   Trainer t2 = f.MakeTrainer();
   t2.set_defer_metrics(true);
   TempDir dir2;
+  TrainLoopConfig cfg;
   cfg.model_dir = dir2.path;
+  cfg.total_steps = 10;
   cfg.stats_period = 10;
-  cfg.checkpoint_period.reset();
   cfg.checkpoint_steps = {3, 6};
+  std::ostringstream console;
   const std::string e2 = ErrorOf([&] { RunTrainLoop(t2, NanAtStep5(), {}, cfg, console); });
   EXPECT_NE(e2.find("the training loss is nan at step 5"), std::string::npos) << e2;
   EXPECT_EQ(checkpoints::ListCheckpointSteps(dir2.path), (Steps{3}));

@@ -54,6 +54,7 @@ class C10dCommunicator final : public Communicator {
   ~C10dCommunicator() override;
 
   int rank() const override { return rank_; }
+  // The backend Connect chose (ConnectOptions::backend), shared by subgroups.
   CommunicationBackend backend() const;
   int size() const override { return size_; }
   // The backend's allreduce, allgather and broadcast. ReduceScatterSum is

@@ -75,11 +75,11 @@ void MetricsAccumulator::Add(const StepMetrics& m, const BatchCounts& counts) {
   }
   if (m.resolved()) {
     AddValues(m);
+    if (!first_non_finite_ && !std::isfinite(m.loss)) {
+      first_non_finite_ = std::make_pair(steps_, m.loss);
+    }
   } else {
     pending_.emplace_back(steps_, m);
-  }
-  if (m.resolved() && !first_non_finite_ && !std::isfinite(m.loss)) {
-    first_non_finite_ = std::make_pair(steps_, m.loss);
   }
   ++steps_;
 }
