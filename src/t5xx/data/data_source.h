@@ -47,6 +47,10 @@ class DataSource {
   // built to skip them (BadRecordPolicy, file_data_source.h); 0 for sources
   // that never skip. `t5xx data stats` reports it as "skipped_records".
   virtual int64_t skipped_records() const { return 0; }
+  // seqio DataSource.caching_permitted: whether a Task reading it may have a
+  // CacheDatasetPlaceholder (some data may not be copied, as a matter of
+  // policy or versioning). Default true.
+  virtual bool caching_permitted() const { return true; }
 };
 
 using DataSourcePtr = std::shared_ptr<const DataSource>;

@@ -27,6 +27,10 @@ struct DatasetRequest {
   ShardInfo shard_info;
   int num_epochs = 1;  // -1: repeat forever
   bool trim_output_features = true;
+  // seqio's use_cached (t5x DatasetConfig.use_cached): read each task's
+  // offline cache (`t5xx cache_tasks`) instead of running its pre-cache
+  // steps; see Task::GetDataset.
+  bool use_cached = false;
 };
 
 class Task;

@@ -226,7 +226,7 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
                                const ShardInfo& shard_info, int num_epochs,
                                std::optional<bool> stop_on_empty_dataset,
                                bool copy_pretokenized,
-                               bool trim_output_features) const {
+                               bool trim_output_features, bool use_cached) const {
   std::vector<TaskPtr> usable;
   for (const auto& t : leaf_tasks_) {
     const auto splits = t->splits();
@@ -256,7 +256,7 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
   for (const auto& t : usable) {
     DatasetPtr ds = t->GetDataset(sequence_length, split, shuffle,
                                   seed.value_or(0), shard_info, num_epochs,
-                                  trim_output_features);
+                                  trim_output_features, use_cached);
     datasets.push_back(Map(std::move(ds), [keep](Example ex) {
       for (auto it = ex.begin(); it != ex.end();)
         it = keep.count(it->first) ? std::next(it) : ex.erase(it);
@@ -277,7 +277,8 @@ DatasetPtr Mixture::GetDataset(const FeatureLengths& sequence_length,
                                const DatasetRequest& request) const {
   return GetDataset(sequence_length, request.split, request.shuffle, request.seed,
                     request.shard_info, request.num_epochs, std::nullopt,
-                    /*copy_pretokenized=*/false, request.trim_output_features);
+                    /*copy_pretokenized=*/false, request.trim_output_features,
+                    request.use_cached);
 }
 
 DatasetProviderPtr GetMixtureOrTask(const std::string& name,

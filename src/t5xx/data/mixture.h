@@ -139,7 +139,8 @@ class Mixture : public DatasetProvider {
   // true (seqio's default sample_fn) ends the mixture as soon as a drawn
   // task has run dry; false drops the empty task and keeps sampling the
   // others with renormalised rates until all are empty (seqio issue #513).
-  // trim_output_features is passed to every task's GetDataset.
+  // trim_output_features and use_cached (seqio's: read each task's offline
+  // cache) are passed to every task's GetDataset.
   // Throws t5xx::Error if no task has the split, all rates of the usable
   // tasks are 0, or a task's GetDataset throws.
   DatasetPtr GetDataset(const FeatureLengths& sequence_length,
@@ -148,9 +149,11 @@ class Mixture : public DatasetProvider {
                         const ShardInfo& shard_info = {}, int num_epochs = -1,
                         std::optional<bool> stop_on_empty_dataset = std::nullopt,
                         bool copy_pretokenized = false,
-                        bool trim_output_features = true) const;
-  // DatasetProvider: the GetDataset above with request's arguments, the
-  // mixture's own stop_on_empty_dataset and no pretokenized copies.
+                        bool trim_output_features = true,
+                        bool use_cached = false) const;
+  // DatasetProvider: the GetDataset above with request's arguments
+  // (use_cached included), the mixture's own stop_on_empty_dataset and no
+  // pretokenized copies.
   DatasetPtr GetDataset(const FeatureLengths& sequence_length,
                         const DatasetRequest& request) const override;
   bool stop_on_empty_dataset() const { return stop_on_empty_dataset_; }

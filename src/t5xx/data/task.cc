@@ -3,6 +3,7 @@
 #include "t5xx/data/task.h"
 
 #include <algorithm>
+#include <iostream>
 #include <regex>
 #include <utility>
 
@@ -96,20 +97,64 @@ class CheckOutputFeatures : public Dataset {
   int64_t index_ = 0;
 };
 
+// One run of preprocessors: the task's steps [begin, end) of its vector;
+// step i is named and seeded by its position in the list as written,
+// i + position_offset (the placeholder counted), with
+// HashSeed(base_seed, position). Each step's errors are named by a
+// StepContext (see GetDataset).
+struct StepRun {
+  std::string task;  // "task 'x'"
+  std::vector<Preprocessor> steps;
+  std::vector<std::string> names;  // empty or as many as steps
+  size_t begin = 0, end = 0, position_offset = 0;
+  uint64_t base_seed = 0;
+  FeatureLengths sequence_length;
+  OutputFeatures output_features;
+};
+
+DatasetPtr ApplySteps(DatasetPtr ds, const StepRun& run) {
+  for (size_t i = run.begin; i < run.end; ++i) {
+    const size_t position = i + run.position_offset;
+    const std::string step =
+        run.task + ", preprocessor " + std::to_string(position) +
+        (run.names.empty() ? std::string() : " (" + run.names[i] + ")");
+    PreprocessContext ctx{run.sequence_length, run.output_features,
+                          HashSeed(run.base_seed, position)};
+    try {
+      ds = run.steps[i](std::move(ds), ctx);
+    } catch (const Error& e) {  // e.g. a missing sequence length
+      throw Error(step + ": " + e.what());
+    }
+    T5XX_CHECK(ds != nullptr, step + " returned a null dataset");
+    ds = std::make_unique<StepContext>(std::move(ds), step);
+  }
+  return ds;
+}
+
+// The cache of one split (task_cache.h's reader), its errors naming the task.
+DataSourcePtr CachedSource(const std::string& task, const std::string& dir,
+                           const std::string& split) {
+  (void)dir;
+  (void)split;
+  throw Error(task + ": reading a task cache is not built yet (task_cache.h pending)");
+}
+
 }  // namespace
 
 Task::Task(std::string name, DataSourcePtr source,
            std::vector<Preprocessor> preprocessors,
            OutputFeatures output_features, int64_t shuffle_buffer_size,
            PostprocessFn postprocess_fn, std::vector<MetricFn> metric_fns,
-           std::vector<std::string> preprocessor_names)
+           std::vector<std::string> preprocessor_names,
+           std::optional<CacheStep> cache_step)
     : name_(std::move(name)), source_(std::move(source)),
       preprocessors_(std::move(preprocessors)),
       output_features_(std::move(output_features)),
       shuffle_buffer_size_(shuffle_buffer_size),
       postprocess_fn_(std::move(postprocess_fn)),
       metric_fns_(std::move(metric_fns)),
-      preprocessor_names_(std::move(preprocessor_names)) {
+      preprocessor_names_(std::move(preprocessor_names)),
+      cache_step_(cache_step) {
   static const std::regex kName(R"(^[\w.:#]+$)");
   T5XX_CHECK(std::regex_match(name_, kName),
         "Task name '" + name_ + "' is invalid: use only letters, digits, "
@@ -126,12 +171,54 @@ Task::Task(std::string name, DataSourcePtr source,
     T5XX_CHECK(static_cast<bool>(preprocessors_[i]),
           "Task '" + name_ + "': preprocessor " + std::to_string(i) +
               " is empty");
+  if (cache_step_) {
+    T5XX_CHECK(cache_step_->index <= preprocessors_.size(),
+               "Task '" + name_ + "': the cache placeholder's index " +
+                   std::to_string(cache_step_->index) + " is past its " +
+                   std::to_string(preprocessors_.size()) + " preprocessors");
+    T5XX_CHECK(source_->caching_permitted(),
+               "Task '" + name_ + "' has a seqio.CacheDatasetPlaceholder but its data source "
+               "forbids caching (caching_permitted=False); remove the placeholder or permit "
+               "caching");
+  }
+}
+
+std::optional<std::string> Task::CacheDir() const { return std::nullopt; }
+
+std::string Task::AssertCached() const {
+  throw Error("task '" + name_ + "': task caches are not built yet (task_cache.h pending)");
+}
+
+nlohmann::json Task::GetCachedStats(const std::string& split) const {
+  (void)split;
+  return AssertCached();
+}
+
+DatasetPtr Task::PreprocessPrecache(DatasetPtr ds, uint64_t seed) const {
+  if (!cache_step_) return ds;
+  StepRun run{"task '" + name_ + "'", preprocessors_, preprocessor_names_,
+              0, cache_step_->index, 0, seed, FeatureLengths{}, output_features_};
+  return ApplySteps(std::move(ds), run);
+}
+
+DatasetPtr Task::PreprocessPostcache(DatasetPtr ds, const FeatureLengths& sequence_length,
+                                     uint64_t seed) const {
+  StepRun run{"task '" + name_ + "'", preprocessors_, preprocessor_names_, 0,
+              preprocessors_.size(), 0, seed, sequence_length, output_features_};
+  if (cache_step_) {
+    // seqio: seed + 42 * cache_step_idx, steps after the placeholder.
+    run.base_seed = seed + 42 * static_cast<uint64_t>(cache_step_->index);
+    run.begin = cache_step_->index;
+    run.position_offset = 1;
+  }
+  return ApplySteps(std::move(ds), run);
 }
 
 DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
                             const std::string& split, bool shuffle,
                             uint64_t seed, const ShardInfo& shard_info,
-                            int num_epochs, bool trim_output_features) const {
+                            int num_epochs, bool trim_output_features,
+                            bool use_cached) const {
   const auto known = source_->splits();
   T5XX_CHECK(std::find(known.begin(), known.end(), split) != known.end(),
         "task '" + name_ + "' has no split '" + split + "'; known splits: " +
@@ -146,39 +233,58 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
         "task '" + name_ + "': bad ShardInfo (index " +
             std::to_string(shard_info.index) + " of " +
             std::to_string(shard_info.num_shards) + ")");
+  const std::string task = "task '" + name_ + "'";
+  if (use_cached && !supports_caching()) {
+    // seqio logs this and reads the task on the fly.
+    std::cerr << "t5xx: warning: " << task
+              << " has no seqio.CacheDatasetPlaceholder, so it has no cache; "
+                 "use_cached=True ignored, preprocessing it on the fly"
+              << std::endl;
+    use_cached = false;
+  }
+  T5XX_CHECK(use_cached || !requires_caching(),
+             task + " requires caching (its seqio.CacheDatasetPlaceholder has required=True) "
+                    "but was read with use_cached=False; build its cache with `t5xx "
+                    "cache_tasks --tasks=" + name_ + " --output_cache_dir=<dir>`, then set "
+                    "use_cached=True (gin: USE_CACHED_TASKS = True) and pass the directory "
+                    "with --seqio_additional_cache_dirs=<dir>");
 
   // seqio's Task.get_dataset: shard at the source when it has at least
   // num_shards shards (files) or takes any ShardInfo; else read it whole and
   // keep every num_shards-th example (ds.shard), before any preprocessor.
+  std::string source_step = task + ", source (split '" + split + "')";
   DataSourcePtr source = source_;
+  if (use_cached) {
+    const std::string dir = AssertCached();
+    source = CachedSource(task, dir, split);
+    source_step = task + ", cache " + dir + " (split '" + split + "')";
+  }
   const bool shard_at_source =
       shard_info.num_shards == 1 || source->supports_arbitrary_sharding() ||
       static_cast<int64_t>(source->ListShards(split).size()) >= shard_info.num_shards;
-  DatasetPtr ds = RepeatIndexed(
-      [source, split, shuffle, seed, shard_info, shard_at_source](int64_t e) {
-        const uint64_t epoch_seed =
-            HashSeed(seed, static_cast<uint64_t>(e), seed_purpose::kTaskEpoch);
-        if (shard_at_source) return source->GetDataset(split, shuffle, epoch_seed, shard_info);
-        return Shard(source->GetDataset(split, shuffle, epoch_seed, ShardInfo{}),
-                     shard_info.num_shards, shard_info.index);
-      },
-      num_epochs);
-
-  const std::string task = "task '" + name_ + "'";
-  ds = std::make_unique<StepContext>(std::move(ds), task + ", source (split '" + split + "')");
-  for (size_t i = 0; i < preprocessors_.size(); ++i) {
-    const std::string step =
-        task + ", preprocessor " + std::to_string(i) +
-        (preprocessor_names_.empty() ? std::string() : " (" + preprocessor_names_[i] + ")");
-    PreprocessContext ctx{sequence_length, output_features_, HashSeed(seed, i)};
-    try {
-      ds = preprocessors_[i](std::move(ds), ctx);
-    } catch (const Error& e) {  // e.g. a missing sequence length
-      throw Error(step + ": " + e.what());
-    }
-    T5XX_CHECK(ds != nullptr, step + " returned a null dataset");
-    ds = std::make_unique<StepContext>(std::move(ds), step);
+  auto read_epoch = [source, split, shuffle, seed, shard_info, shard_at_source](int64_t e) {
+    const uint64_t epoch_seed =
+        HashSeed(seed, static_cast<uint64_t>(e), seed_purpose::kTaskEpoch);
+    if (shard_at_source) return source->GetDataset(split, shuffle, epoch_seed, shard_info);
+    return Shard(source->GetDataset(split, shuffle, epoch_seed, ShardInfo{}),
+                 shard_info.num_shards, shard_info.index);
+  };
+  DatasetPtr ds;
+  if (supports_caching() && !use_cached) {
+    // seqio repeats after the pre-cache steps: each epoch runs them afresh
+    // on that epoch's source examples, drawing as they did when cached.
+    StepRun pre{task, preprocessors_, preprocessor_names_, 0, cache_step_->index, 0,
+                seed, FeatureLengths{}, output_features_};
+    ds = RepeatIndexed(
+        [read_epoch, pre, source_step](int64_t e) {
+          return ApplySteps(std::make_unique<StepContext>(read_epoch(e), source_step), pre);
+        },
+        num_epochs);
+  } else {
+    ds = RepeatIndexed(read_epoch, num_epochs);
+    ds = std::make_unique<StepContext>(std::move(ds), source_step);
   }
+  ds = PreprocessPostcache(std::move(ds), sequence_length, seed);
   ds = std::make_unique<CheckOutputFeatures>(std::move(ds), name_,
                                              output_features_);
   ds = std::make_unique<StepContext>(std::move(ds), task + ", output features check");
@@ -207,7 +313,7 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
                             const DatasetRequest& request) const {
   return GetDataset(sequence_length, request.split, request.shuffle, request.seed,
                     request.shard_info, request.num_epochs,
-                    request.trim_output_features);
+                    request.trim_output_features, request.use_cached);
 }
 
 // ---------------------------------------------------------------------------
