@@ -4,8 +4,8 @@ Task 'interop_cached_upper' (issue 15, caches both ways): tf.Examples
 {question, answer} of tests/testdata/seqio_cache/source/ (written by
 make_seqio_cache.py) ->
   rekey {inputs: question, targets: answer}
-  -> tokenize (ByteVocabulary, copy_pretokenized=True: inputs_pretokenized,
-     targets_pretokenized)
+  -> tokenize (SentencePiece vocab/interop_upper.model, copy_pretokenized=True:
+     inputs_pretokenized, targets_pretokenized)
   -> CacheDatasetPlaceholder()
   -> append_eos_after_trim.
 Importing this module registers the task (cache_tasks_main --module_import
@@ -23,12 +23,13 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 # The committed cache root (seqio's <root>/<task>/ layout) and the task's source.
 CACHE_ROOT = os.path.join(REPO_ROOT, 'tests', 'testdata', 'seqio_cache')
 SOURCE_DIR = os.path.join(CACHE_ROOT, 'source')
-# T5XX_INTEROP_SOURCE_DIR points the source elsewhere (the tests point it at a
-# missing folder to show that a use_cached read never opens the source).
-SOURCE_DIR = os.environ.get('T5XX_INTEROP_SOURCE_DIR', SOURCE_DIR)
 SPLITS = ('train', 'validation')
+# A SentencePiece model (t5's ids: pad 0, eos 1, unk 2, no bos) trained on the
+# source's phrases by make_seqio_cache.py: t5xx trains only with a
+# SentencePiece vocabulary, and test (b) trains on this task.
+VOCAB_FILE = os.path.join(CACHE_ROOT, 'vocab', 'interop_upper.model')
 
-VOCABULARY = seqio.ByteVocabulary()
+VOCABULARY = seqio.SentencePieceVocabulary(VOCAB_FILE, extra_ids=0)
 OUTPUT_FEATURES = {
     'inputs': seqio.Feature(VOCABULARY, add_eos=True),
     'targets': seqio.Feature(VOCABULARY, add_eos=True),
