@@ -76,6 +76,21 @@ def stats_of(examples, task, split, use_cached):
   return out
 
 
+def read(task, split, use_cached, shard_info=None):
+  """seqio's examples of `split` (shuffle=False, no sequence_length) as JSON objects."""
+  ds = task.get_dataset(sequence_length=None, split=split,
+                        use_cached=use_cached, shuffle=False,
+                        shard_info=shard_info, num_epochs=1)
+  return [to_json(ex, task.output_features) for ex in ds.as_numpy_iterator()]
+
+
+def stats(task, split, use_cached):
+  """--stats's object (see the module doc) for `split`."""
+  ds = task.get_dataset(sequence_length=None, split=split,
+                        use_cached=use_cached, shuffle=False, num_epochs=1)
+  return stats_of(list(ds.as_numpy_iterator()), task, split, use_cached)
+
+
 def main():
   p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   p.add_argument('--cache_root', required=True)
@@ -88,21 +103,15 @@ def main():
   seqio.add_global_cache_dirs([a.cache_root])
   task = seqio.get_mixture_or_task(a.task)
   use_cached = a.use_cached == 'true'
+  if a.stats:
+    print(json.dumps(stats(task, a.split, use_cached), sort_keys=True))
+    return
   shard_info = None
   if a.shard:
     j, m = (int(x) for x in a.shard.split('/'))
     shard_info = seqio.ShardInfo(index=j, num_shards=m)
-  ds = task.get_dataset(sequence_length=None, split=a.split,
-                        use_cached=use_cached, shuffle=False,
-                        shard_info=shard_info, num_epochs=1)
-  examples = list(ds.as_numpy_iterator())
-  if a.stats:
-    print(json.dumps(stats_of(examples, task, a.split, use_cached),
-                     sort_keys=True))
-    return
-  for ex in examples:
-    print(json.dumps(to_json(ex, task.output_features), ensure_ascii=False,
-                     sort_keys=True))
+  for ex in read(task, a.split, use_cached, shard_info):
+    print(json.dumps(ex, ensure_ascii=False, sort_keys=True))
 
 
 if __name__ == '__main__':
