@@ -141,7 +141,7 @@ double MixtureRate::Value(const std::string& what) const {
 // ---------------------------------------------------------------------------
 
 Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
-                 std::optional<double> default_rate, const TaskRegistry& tasks,
+                 std::optional<MixtureRate> default_rate, const TaskRegistry& tasks,
                  const MixtureRegistry& mixtures, bool stop_on_empty_dataset)
     : name_(std::move(name)), stop_on_empty_dataset_(stop_on_empty_dataset) {
   static const std::regex kName(R"(^[\w.:#]+$)");
@@ -149,15 +149,15 @@ Mixture::Mixture(std::string name, std::vector<MixtureEntry> entries,
         "Mixture name '" + name_ + "' is invalid: use only letters, digits, "
         "'_', '.', ':' and '#'");
   T5XX_CHECK(!entries.empty(), "Mixture '" + name_ + "' has no tasks");
-  if (default_rate)
-    CheckRateNumber(*default_rate, "Mixture '" + name_ + "' default_rate");
+  if (default_rate && !default_rate->is_function())
+    CheckRateNumber(default_rate->Value("default_rate"), "Mixture '" + name_ + "' default_rate");
   std::set<std::string> seen;
   for (auto& e : entries) {
     const std::string where = "Mixture '" + name_ + "', entry '" + e.name + "'";
     T5XX_CHECK(seen.insert(e.name).second, where + " is listed twice");
     T5XX_CHECK(e.rate.has_value() || default_rate.has_value(),
           where + " has no rate and the mixture has no default_rate");
-    MixtureRate rate = e.rate ? *e.rate : MixtureRate(*default_rate);
+    MixtureRate rate = e.rate ? *e.rate : *default_rate;
     if (!rate.is_function()) CheckRateNumber(rate.Value(where), where);
     if (mixtures.Has(e.name)) {
       subs_.push_back({mixtures.Get(e.name), rate.Value(where)});
@@ -296,11 +296,12 @@ BatchIterator GetMixtureOrTaskDataset(
     const FeatureConverter& feature_converter, const std::string& split,
     bool shuffle, int num_epochs, const ShardInfo& shard_info, uint64_t seed,
     int64_t batch_size, const TaskRegistry& registry,
-    const MixtureRegistry& mixtures, bool trim_output_features) {
+    const MixtureRegistry& mixtures, bool trim_output_features, bool use_cached) {
   const DatasetProviderPtr provider =
       GetMixtureOrTask(mixture_or_task_name, registry, mixtures);
   const DatasetRequest request{split,      shuffle,    seed,
-                               shard_info, num_epochs, trim_output_features};
+                               shard_info, num_epochs, trim_output_features,
+                               use_cached};
   return GetProviderBatches(*provider, task_feature_lengths, feature_converter,
                             request, batch_size);
 }

@@ -83,7 +83,9 @@ class Mixture : public DatasetProvider {
   // seqio's constructor does. Throws t5xx::Error when:
   //  * the name is empty or has characters outside [\w.:#];
   //  * entries is empty, or an entry name repeats;
-  //  * an entry has no rate and default_rate is not given;
+  //  * an entry has no rate and default_rate is not given (default_rate is
+  //    a number or, as in seqio, a function of the task such as
+  //    seqio.mixing_rate_num_examples, mixing_rates.h);
   //  * a rate number is negative or not finite, or a sub-mixture's rate is a
   //    function;
   //  * a name is neither a registered mixture nor task ("did you mean" the
@@ -95,7 +97,7 @@ class Mixture : public DatasetProvider {
   // functools.partial(tf.data.Dataset.sample_from_datasets,
   // stop_on_empty_dataset=True); see GetDataset.
   Mixture(std::string name, std::vector<MixtureEntry> entries,
-          std::optional<double> default_rate = std::nullopt,
+          std::optional<MixtureRate> default_rate = std::nullopt,
           const TaskRegistry& tasks = TaskRegistry::Global(),
           const MixtureRegistry& mixtures = MixtureRegistry::Global(),
           bool stop_on_empty_dataset = true);
@@ -188,8 +190,9 @@ DatasetProviderPtr GetMixtureOrTask(
 // `mixture_or_task_name` (preferred when both registries hold it, as seqio's
 // get_mixture_or_task), the mixture's GetDataset(task_feature_lengths, split,
 // shuffle, seed, shard_info, num_epochs, its own stop_on_empty_dataset,
-// trim_output_features) feeds the converter; otherwise this is
-// GetDataset(..., registry, trim_output_features). Then converter -> BatchIterator with
+// trim_output_features, use_cached) feeds the converter; otherwise this is
+// GetDataset(..., registry, trim_output_features) with use_cached. Then
+// converter -> BatchIterator with
 // drop_remainder. Throws t5xx::Error for a name in neither registry ("did you
 // mean" over both), bad lengths, or batch_size < 1.
 BatchIterator GetMixtureOrTaskDataset(
@@ -201,6 +204,6 @@ BatchIterator GetMixtureOrTaskDataset(
     int64_t batch_size = 1,
     const TaskRegistry& registry = TaskRegistry::Global(),
     const MixtureRegistry& mixtures = MixtureRegistry::Global(),
-    bool trim_output_features = true);
+    bool trim_output_features = true, bool use_cached = false);
 
 }  // namespace t5xx::seqio

@@ -60,10 +60,15 @@ T Get(const json& kw, const char* key, T dflt) {
 
 void PreprocessorRegistry::Register(const std::string& name,
                                     std::vector<ArgSpec> args,
-                                    PreprocessorFactory factory) {
+                                    PreprocessorFactory factory,
+                                    PreprocessorSignature signature) {
   T5XX_CHECK(!entries_.count(name),
         "preprocessor registry: '" + name + "' is already registered");
-  entries_[name] = Entry{std::move(args), std::move(factory)};
+  entries_[name] = Entry{std::move(args), std::move(factory), signature};
+}
+
+const PreprocessorSignature& PreprocessorRegistry::Signature(const std::string& name) const {
+  return Find(name).signature;
 }
 
 bool PreprocessorRegistry::Contains(const std::string& name) const {
@@ -133,6 +138,9 @@ Preprocessor PreprocessorRegistry::Create(const std::string& name,
 }
 
 void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
+  // The Python signatures (PreprocessorSignature): [L] in the header.
+  const PreprocessorSignature plain{false, false};
+  const PreprocessorSignature takes_length{true, false};
   r.Register("seqio.preprocessors.rekey",
              {{"key_map", ArgType::kStringMap, true}}, [](const json& kw) {
                std::map<std::string, std::string> key_map;
@@ -140,23 +148,23 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
                  key_map[kv.key()] =
                      kv.value().is_null() ? "" : kv.value().get<std::string>();
                return RekeyPreprocessor(std::move(key_map));
-             });
+             }, plain);
   r.Register("seqio.preprocessors.tokenize",
              {{"copy_pretokenized", ArgType::kBool}, {"with_eos", ArgType::kBool}},
              [](const json& kw) {
                return TokenizePreprocessor(Get(kw, "copy_pretokenized", true),
                                            Get(kw, "with_eos", false));
-             });
+             }, plain);
   r.Register("seqio.preprocessors.tokenize_and_append_eos",
              {{"copy_pretokenized", ArgType::kBool}}, [](const json& kw) {
                return TokenizePreprocessor(Get(kw, "copy_pretokenized", true), true);
-             });
+             }, plain);
   r.Register("seqio.preprocessors.append_eos", {},
-             [](const json&) { return AppendEosPreprocessor(); });
+             [](const json&) { return AppendEosPreprocessor(); }, plain);
   r.Register("seqio.preprocessors.append_eos_after_trim", {},
-             [](const json&) { return AppendEosAfterTrimPreprocessor(); });
+             [](const json&) { return AppendEosAfterTrimPreprocessor(); }, takes_length);
   r.Register("seqio.preprocessors.truncate_inputs_left", {},
-             [](const json&) { return TruncateInputsLeftPreprocessor(); });
+             [](const json&) { return TruncateInputsLeftPreprocessor(); }, takes_length);
   r.Register("t5.data.preprocessors.span_corruption",
              {{"mean_noise_span_length", ArgType::kNumber},
               {"noise_density", ArgType::kNumber},
@@ -169,7 +177,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
                return SpanCorruptionPreprocessor(
                    Get(kw, "mean_noise_span_length", 3.0),
                    Get(kw, "noise_density", 0.15), static_cast<int>(threads));
-             });
+             }, takes_length);
   r.Register("t5.data.preprocessors.prefix_lm",
              {{"noise_density", ArgType::kNumber}}, [](const json& kw) {
                const double d = Get(kw, "noise_density", 0.5);
@@ -177,9 +185,9 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
                      "t5.data.preprocessors.prefix_lm: noise_density must be in "
                      "[0, 0.5], got " + std::to_string(d));
                return PrefixLmPreprocessor(d);
-             });
+             }, takes_length);
   r.Register("t5.data.preprocessors.full_lm", {},
-             [](const json&) { return FullLmPreprocessor(); });
+             [](const json&) { return FullLmPreprocessor(); }, takes_length);
   r.Register("t5.data.preprocessors.iid_denoising",
              {{"noise_density", ArgType::kNumber}}, [](const json& kw) {
                const double d = Get(kw, "noise_density", 0.15);
@@ -187,7 +195,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
                      "t5.data.preprocessors.iid_denoising: noise_density must be "
                      "in [0, 1], got " + std::to_string(d));
                return IidDenoisingPreprocessor(d);
-             });
+             }, takes_length);
   r.Register("t5.data.preprocessors.select_random_chunk",
              {{"max_length", ArgType::kInt}, {"feature_key", ArgType::kString}},
              [](const json& kw) {
@@ -198,7 +206,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
                return Preprocessor([=](DatasetPtr ds, const PreprocessContext& ctx) {
                  return SelectRandomChunk(std::move(ds), ctx.seed, max_length, key);
                });
-             });
+             }, takes_length);
   r.Register("t5.data.preprocessors.reduce_concat_tokens",
              {{"batch_size", ArgType::kInt}, {"feature_key", ArgType::kString}},
              [](const json& kw) {
@@ -209,7 +217,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
                return MakePreprocessor([=](DatasetPtr ds) {
                  return ReduceConcatTokens(std::move(ds), batch, key);
                });
-             });
+             }, plain);
   r.Register("t5.data.preprocessors.split_tokens",
              {{"max_tokens_per_segment", ArgType::kInt, true},
               {"feature_key", ArgType::kString}},
@@ -221,21 +229,21 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
                return MakePreprocessor([=](DatasetPtr ds) {
                  return SplitTokens(std::move(ds), n, key);
                });
-             });
+             }, plain);
   r.Register("t5.data.preprocessors.translate",
              {{"source_language", ArgType::kString, true},
               {"target_language", ArgType::kString, true}},
              [](const json& kw) {
                return TranslatePreprocessor(kw.at("source_language").get<std::string>(),
                                             kw.at("target_language").get<std::string>());
-             });
+             }, plain);
   r.Register("t5.data.preprocessors.summarize",
              {{"article_key", ArgType::kString, true},
               {"summary_key", ArgType::kString, true}},
              [](const json& kw) {
                return SummarizePreprocessor(kw.at("article_key").get<std::string>(),
                                             kw.at("summary_key").get<std::string>());
-             });
+             }, plain);
   r.Register("t5.data.preprocessors.glue",
              {{"benchmark_name", ArgType::kString, true},
               {"label_names", ArgType::kStringList, true},
@@ -252,7 +260,7 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
                    kw.at("benchmark_name").get<std::string>(),
                    kw.at("label_names").get<std::vector<std::string>>(),
                    std::move(features), id_key);
-             });
+             }, plain);
 }
 
 }  // namespace t5xx::seqio

@@ -3,13 +3,16 @@
 #include "t5xx/data/task.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <regex>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/file_utils.h"
 #include "t5xx/data/seed_purposes.h"
+#include "t5xx/data/task_cache.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/names.h"
 
@@ -131,12 +134,17 @@ DatasetPtr ApplySteps(DatasetPtr ds, const StepRun& run) {
   return ds;
 }
 
+// What a use_cached read of a task without a cache is (CacheDirOrThrow).
+constexpr char kReadWithoutCache[] = "is read from its cache (use_cached=True) but has none";
+
 // The cache of one split (task_cache.h's reader), its errors naming the task.
 DataSourcePtr CachedSource(const std::string& task, const std::string& dir,
                            const std::string& split) {
-  (void)dir;
-  (void)split;
-  throw Error(task + ": reading a task cache is not built yet (task_cache.h pending)");
+  try {
+    return MakeCachedDataSource(dir, split);
+  } catch (const Error& e) {
+    throw Error(task + ", cache " + dir + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -183,15 +191,52 @@ Task::Task(std::string name, DataSourcePtr source,
   }
 }
 
-std::optional<std::string> Task::CacheDir() const { return std::nullopt; }
+std::optional<std::string> Task::CacheDir() const {
+  return FindTaskCacheDir(name_, GetGlobalCacheDirs());
+}
 
-std::string Task::AssertCached() const {
-  throw Error("task '" + name_ + "': task caches are not built yet (task_cache.h pending)");
+std::string Task::AssertCached() const { return CacheDirOrThrow("has no cache"); }
+
+std::string Task::CacheDirOrThrow(const std::string& problem) const {
+  const std::vector<std::string> dirs = GetGlobalCacheDirs();
+  if (auto dir = FindTaskCacheDir(name_, dirs)) return *dir;
+  std::string searched;
+  for (const std::string& d : dirs)
+    searched += (searched.empty() ? "" : ", ") +
+                (std::filesystem::path(d) / TaskDirFromName(name_)).string();
+  throw Error(
+      "task '" + name_ + "' " + problem + ": " +
+      (dirs.empty() ? std::string("no cache directories were given")
+                    : "no COMPLETED cache in " + searched) +
+      "; build it with `t5xx cache_tasks --tasks=" + name_ +
+      " --output_cache_dir=<dir>` and pass that directory with "
+      "--seqio_additional_cache_dirs=<dir> (or --cache_dir=<dir>)");
 }
 
 nlohmann::json Task::GetCachedStats(const std::string& split) const {
-  (void)split;
-  return AssertCached();
+  const std::string dir = AssertCached();
+  try {
+    return ReadCachedStats(dir, split);
+  } catch (const Error& e) {
+    throw Error("task '" + name_ + "': " + e.what());
+  }
+}
+
+void Task::CheckRequiredCache(bool use_cached) const {
+  T5XX_CHECK(use_cached || !requires_caching(),
+             "task '" + name_ +
+                 "' requires caching (its seqio.CacheDatasetPlaceholder has required=True) "
+                 "but was read with use_cached=False; build its cache with `t5xx "
+                 "cache_tasks --tasks=" + name_ + " --output_cache_dir=<dir>`, then set "
+                 "use_cached=True (gin: USE_CACHED_TASKS = True) and pass the directory "
+                 "with --seqio_additional_cache_dirs=<dir>");
+}
+
+bool Task::CheckCacheUse(const std::string& split, bool use_cached) const {
+  CheckRequiredCache(use_cached);
+  if (!use_cached || !supports_caching()) return false;
+  (void)CachedSource("task '" + name_ + "'", CacheDirOrThrow(kReadWithoutCache), split);
+  return true;
 }
 
 DatasetPtr Task::PreprocessPrecache(DatasetPtr ds, uint64_t seed) const {
@@ -242,12 +287,7 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
               << std::endl;
     use_cached = false;
   }
-  T5XX_CHECK(use_cached || !requires_caching(),
-             task + " requires caching (its seqio.CacheDatasetPlaceholder has required=True) "
-                    "but was read with use_cached=False; build its cache with `t5xx "
-                    "cache_tasks --tasks=" + name_ + " --output_cache_dir=<dir>`, then set "
-                    "use_cached=True (gin: USE_CACHED_TASKS = True) and pass the directory "
-                    "with --seqio_additional_cache_dirs=<dir>");
+  CheckRequiredCache(use_cached);
 
   // seqio's Task.get_dataset: shard at the source when it has at least
   // num_shards shards (files) or takes any ShardInfo; else read it whole and
@@ -255,7 +295,7 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
   std::string source_step = task + ", source (split '" + split + "')";
   DataSourcePtr source = source_;
   if (use_cached) {
-    const std::string dir = AssertCached();
+    const std::string dir = CacheDirOrThrow(kReadWithoutCache);
     source = CachedSource(task, dir, split);
     source_step = task + ", cache " + dir + " (split '" + split + "')";
   }
@@ -324,12 +364,14 @@ BatchIterator GetDataset(const std::string& mixture_or_task_name,
                          const std::string& split, bool shuffle,
                          int num_epochs, const ShardInfo& shard_info,
                          uint64_t seed, int64_t batch_size,
-                         const TaskRegistry& registry, bool trim_output_features) {
+                         const TaskRegistry& registry, bool trim_output_features,
+                         bool use_cached) {
   T5XX_CHECK(batch_size >= 1, "get_dataset: batch_size must be >= 1, got " +
                              std::to_string(batch_size));
   TaskPtr task = registry.Get(mixture_or_task_name);
   const DatasetRequest request{split,      shuffle,    seed,
-                               shard_info, num_epochs, trim_output_features};
+                               shard_info, num_epochs, trim_output_features,
+                               use_cached};
   return GetProviderBatches(*task, task_feature_lengths, feature_converter, request,
                             batch_size);
 }

@@ -98,6 +98,14 @@ class Task : public DatasetProvider, public std::enable_shared_from_this<Task> {
   // {"examples": 1200, "targets_tokens": 51234, "targets_max_tokens": 112}.
   // Throws t5xx::Error as AssertCached, or naming a missing/bad stats file.
   nlohmann::json GetCachedStats(const std::string& split = "train") const;
+  // GetDataset's caching checks that read no examples, for a run's checks
+  // before it builds a model: a required cache read with !use_cached is
+  // GetDataset's t5xx::Error; with use_cached (and a placeholder) the cache
+  // must exist (AssertCached's error) and hold `split`: its info, stats and
+  // shard files (task_cache.h MakeCachedDataSource's errors, prefixed with
+  // the task and the cache directory). Returns whether GetDataset reads the
+  // cache (use_cached && supports_caching()). Prints nothing.
+  bool CheckCacheUse(const std::string& split, bool use_cached) const;
 
   // seqio Task.preprocess_precache: the steps before the placeholder, run
   // without sequence lengths (they cannot depend on them); step i gets
@@ -173,6 +181,11 @@ class Task : public DatasetProvider, public std::enable_shared_from_this<Task> {
   std::vector<MetricFn> metric_fns_;
   std::vector<std::string> preprocessor_names_;
   std::optional<CacheStep> cache_step_;
+
+  // The error of a required cache read on the fly.
+  void CheckRequiredCache(bool use_cached) const;
+  // CacheDir(), or AssertCached's error saying "task '<name>' <problem>: ...".
+  std::string CacheDirOrThrow(const std::string& problem) const;
 };
 
 using TaskPtr = std::shared_ptr<const Task>;
@@ -192,7 +205,8 @@ BatchIterator GetProviderBatches(const DatasetProvider& provider,
                                  const DatasetRequest& request, int64_t batch_size);
 
 // seqio.get_dataset: registry.Get(name)->GetDataset(task_feature_lengths,
-// split, shuffle, seed, shard_info, num_epochs, trim_output_features) ->
+// split, shuffle, seed, shard_info, num_epochs, trim_output_features,
+// use_cached) ->
 // converter(ds,
 // task_feature_lengths, name) -> BatchIterator(batch_size, converter's model
 // feature lengths) with drop_remainder. Note seqio's default shuffle=false
@@ -206,6 +220,6 @@ BatchIterator GetDataset(const std::string& mixture_or_task_name,
                          const ShardInfo& shard_info = {}, uint64_t seed = 0,
                          int64_t batch_size = 1,
                          const TaskRegistry& registry = TaskRegistry::Global(),
-                         bool trim_output_features = true);
+                         bool trim_output_features = true, bool use_cached = false);
 
 }  // namespace t5xx::seqio

@@ -12,6 +12,7 @@
 #include "t5xx/config/config.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/config/registry.h"
+#include "t5xx/data/cache_placeholder.h"
 #include "t5xx/data/data_source.h"
 #include "t5xx/data/evaluation.h"
 #include "t5xx/data/postprocessors.h"
@@ -48,6 +49,18 @@ void RegisterPreprocessorConfigurables(gin::Registry& registry,
                                        const seqio::PreprocessorRegistry& preprocessors);
 seqio::Preprocessor BuildPreprocessor(BuildContext& ctx, const gin::Value& v,
                                       const std::string& outer);
+// A Task's preprocessors list as written, for seqio::FindCacheStep
+// (cache_placeholder.h): `v` as a list entry, named "<configurable>, bound
+// at <file:line:col>". A preprocessor carries its registry signature; the
+// configurable seqio.CacheDatasetPlaceholder (registered by
+// RegisterPreprocessorConfigurables; required=False,
+// file_shuffle_buffer_size=None) is the placeholder. Throws t5xx::Error
+// naming v's file:line for `@seqio.CacheDatasetPlaceholder` without "()"
+// (seqio needs an instance) and a file_shuffle_buffer_size other than None
+// (t5xx always shuffles a cache's files fully, seqio's default).
+bool IsCachePlaceholder(const gin::Value& v);
+seqio::PreprocessorListEntry PreprocessorListEntryOf(BuildContext& ctx, const gin::Value& v,
+                                                     const std::string& outer);
 
 // t5.data.postprocessors.* and t5.evaluation.metrics.*.
 void RegisterEvaluationConfigurables(gin::Registry& registry);

@@ -2,10 +2,13 @@
 // seqio's PreprocessorRegistry entries as a gin configurable under its
 // Python name (seqio.preprocessors.rekey, t5.data.preprocessors.
 // span_corruption, ...), one parameter per argument, and how a bound one is
-// built (its bindings become the registry's JSON keyword arguments).
+// built (its bindings become the registry's JSON keyword arguments); and
+// seqio.CacheDatasetPlaceholder, the list's cache marker
+// (seqio/dataset_providers.py).
 #include <nlohmann/json.hpp>
 
 #include "t5xx/config/reading.h"
+#include "t5xx/config/spec_builders.h"
 #include "t5xx/seqio_gin/builders.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
 #include "t5xx/util/edit_distance.h"
@@ -14,6 +17,8 @@ namespace t5xx::seqio_gin {
 namespace {
 
 using gin::Value;
+
+constexpr char kCachePlaceholder[] = "seqio.CacheDatasetPlaceholder";
 
 nlohmann::json ToJson(const Value& v) {
   switch (v.kind()) {
@@ -85,6 +90,42 @@ void RegisterPreprocessorConfigurables(gin::Registry& registry,
     }
     registry.Register(std::move(spec));
   }
+  using namespace gin::spec;
+  registry.Register(
+      {kCachePlaceholder,
+       {Optional("required", T::kBool, B(false),
+                 "True: the task must be read from its cache (use_cached=True)."),
+        Optional("file_shuffle_buffer_size", T::kOptionalInt, None(),
+                 "None only: t5xx shuffles all of a cache's files (seqio's default).")},
+       "Where `t5xx cache_tasks` caches a task: the steps before it run once, into the "
+       "cache; those after it on every read. Write @seqio.CacheDatasetPlaceholder() in "
+       "seqio.Task.preprocessors."});
+}
+
+bool IsCachePlaceholder(const Value& v) {
+  return v.kind() == Value::Kind::kReference && v.reference_name() == kCachePlaceholder;
+}
+
+seqio::PreprocessorListEntry PreprocessorListEntryOf(BuildContext& ctx, const Value& v,
+                                                     const std::string& outer) {
+  seqio::PreprocessorListEntry entry;
+  if (!IsCachePlaceholder(v)) {
+    entry.name = v.reference_name() + ", bound at " + gin::WhereShort(v);
+    entry.signature = GinPreprocessors().Signature(v.reference_name());
+    return entry;
+  }
+  T5XX_CHECK(v.reference_evaluated(),
+             gin::WhereShort(v) + ": write @" + std::string(kCachePlaceholder) +
+                 "() with parentheses: seqio needs an instance of the placeholder");
+  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  const Value buffer = ctx.config.Query(kCachePlaceholder, "file_shuffle_buffer_size", s);
+  gin::Refuse(!buffer.is_none(), buffer,
+              "t5xx shuffles all of a cache's files (seqio's default, None); remove the "
+              "binding");
+  entry.name = std::string(kCachePlaceholder) + ", bound at " + gin::WhereShort(v);
+  entry.is_placeholder = true;
+  entry.required = ctx.config.Query(kCachePlaceholder, "required", s).AsBool();
+  return entry;
 }
 
 seqio::Preprocessor BuildPreprocessor(BuildContext& ctx, const Value& v,

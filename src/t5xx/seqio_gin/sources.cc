@@ -9,6 +9,7 @@
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
 #include "t5xx/data/byte_vocabulary.h"
+#include "t5xx/data/cache_placeholder.h"
 #include "t5xx/data/passthrough_vocabulary.h"
 #include "t5xx/data/sentencepiece_vocabulary.h"
 #include "t5xx/data/text_line_source.h"
@@ -28,6 +29,14 @@ constexpr char kSpm[] = "seqio.SentencePieceVocabulary";
 constexpr char kByte[] = "seqio.ByteVocabulary";
 constexpr char kPassThrough[] = "seqio.PassThroughVocabulary";
 
+// seqio's caching_permitted argument of its data sources.
+gin::ParamSpec CachingPermitted() {
+  using namespace gin::spec;
+  return Optional("caching_permitted", T::kBool, B(true),
+                  "False: tasks reading this source may not have a "
+                  "seqio.CacheDatasetPlaceholder (seqio's).");
+}
+
 }  // namespace
 
 seqio::DataSourcePtr BuildSource(BuildContext& ctx, const Value& v, const std::string& outer) {
@@ -35,7 +44,8 @@ seqio::DataSourcePtr BuildSource(BuildContext& ctx, const Value& v, const std::s
       gin::ExpectOneOf(v, {kTextLine, kTFExample, kJsonLines}, "a data source");
   const std::string s = gin::NestedScope(outer, v.reference_scope());
   gin::Config& c = ctx.config;
-  return At(v, [&]() -> seqio::DataSourcePtr {
+  const bool caching_permitted = c.Query(kind, "caching_permitted", s).AsBool();
+  seqio::DataSourcePtr source = At(v, [&]() -> seqio::DataSourcePtr {
     const Value splits = c.Query(kind, "split_to_filepattern", s);
     if (kind == kTextLine) {
       return std::make_shared<seqio::TextLineDataSource>(
@@ -51,6 +61,7 @@ seqio::DataSourcePtr BuildSource(BuildContext& ctx, const Value& v, const std::s
     return std::make_shared<seqio::TokenJsonLinesDataSource>(
         gin::StringMap(splits), gin::StringList(c.Query(kind, "fields", s)), policy);
   });
+  return seqio::WithCachingPermitted(std::move(source), caching_permitted);
 }
 
 seqio::VocabularyPtr BuildVocabulary(BuildContext& ctx, const Value& v, const std::string& outer) {
@@ -88,7 +99,7 @@ void RegisterSourceConfigurables(gin::Registry& r) {
   using namespace gin::spec;
   r.Register({kTextLine,
               {Required("split_to_filepattern", T::kDict),
-               Optional("skip_header_lines", T::kInt, I(0))},
+               Optional("skip_header_lines", T::kInt, I(0)), CachingPermitted()},
               "One example {'text': line} per line of the files."});
   r.Register({kTFExample,
               {Required("split_to_filepattern", T::kDict),
@@ -96,14 +107,16 @@ void RegisterSourceConfigurables(gin::Registry& r) {
                         "t5xx only: the tf.Example keys to read (None = all)."),
                Optional("skip_bad_records", T::kOptionalBool, None(),
                         "t5xx only: skip and count records with a bad CRC or an unparsable "
-                        "tf.Example instead of failing (None = the --skip_bad_records flag).")},
+                        "tf.Example instead of failing (None = the --skip_bad_records flag)."),
+               CachingPermitted()},
               "TFRecord files of tf.Example."});
   r.Register({kJsonLines,
               {Required("split_to_filepattern", T::kDict),
                Optional("fields", T::kOptionalList, None(), "Fields to read (None = all)."),
                Optional("skip_bad_records", T::kOptionalBool, None(),
                         "Skip and count malformed lines instead of failing (None = the "
-                        "--skip_bad_records flag).")},
+                        "--skip_bad_records flag)."),
+               CachingPermitted()},
               "JSON lines: string fields become text, arrays of ints become token ids."});
   r.Register({kSpm,
               {Required("sentencepiece_model_file", T::kString),

@@ -1,12 +1,15 @@
 // gin-defined seqio Tasks and Mixtures: the configurables seqio.Task,
-// seqio.Feature, seqio.Mixture, tf.data.Dataset.sample_from_datasets and
-// t5xx.seqio.register, how each task and mixture is built from them, and
-// RegisterGinTasks / RegisterSeqioConfigurables (seqio_gin.h).
+// seqio.Feature, seqio.Mixture, seqio.mixing_rate_num_examples,
+// tf.data.Dataset.sample_from_datasets and t5xx.seqio.register, how each
+// task and mixture is built from them, and RegisterGinTasks /
+// RegisterSeqioConfigurables (seqio_gin.h).
 #include <algorithm>
+#include <iostream>
 #include <optional>
 
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
+#include "t5xx/data/mixing_rates.h"
 #include "t5xx/seqio_gin/builders.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
 
@@ -20,6 +23,7 @@ constexpr char kMixture[] = "seqio.Mixture";
 constexpr char kSampleFromDatasets[] = "tf.data.Dataset.sample_from_datasets";
 constexpr char kFeature[] = "seqio.Feature";
 constexpr char kRegister[] = "t5xx.seqio.register";
+constexpr char kNumExamplesRate[] = "seqio.mixing_rate_num_examples";
 
 void RegisterTaskConfigurables(gin::Registry& r) {
   using namespace gin::spec;
@@ -45,7 +49,9 @@ void RegisterTaskConfigurables(gin::Registry& r) {
   r.Register({kMixture,
               {Required("name", T::kString),
                Required("tasks", T::kList, "Task/mixture names or (name, rate) tuples."),
-               Optional("default_rate", T::kOptionalFloat, None()),
+               Optional("default_rate", T::kAny, None(),
+                        "A number, @seqio.mixing_rate_num_examples or None (every entry "
+                        "then gives its rate)."),
                Optional("sample_fn", T::kOptionalReference, None(),
                         "None = seqio's default, sample_from_datasets with "
                         "stop_on_empty_dataset=True (the mixture ends when a drawn task runs "
@@ -53,6 +59,18 @@ void RegisterTaskConfigurables(gin::Registry& r) {
                         "stop_on_empty_dataset binding (TF's default False: keep sampling the "
                         "other tasks).")},
               "A seqio Mixture defined in gin; list it in t5xx.seqio.register.mixtures."});
+  r.Register({kNumExamplesRate,
+              {Optional("maximum", T::kOptionalFloat, None(),
+                        "Clip after scaling, before the temperature (None or 0: no clip)."),
+               Optional("scale", T::kFloat, F(1.0)),
+               Optional("temperature", T::kFloat, F(1.0), "rate ** (1 / temperature)."),
+               Optional("fallback_to_num_input_examples", T::kBool, B(true),
+                        "seqio's fallback for an uncached task; t5xx sources do not count "
+                        "their examples, so an uncached task is an error either way."),
+               Optional("split", T::kString, S("train"))},
+              "A mixing rate: the number of examples in the task's cache (stats.<split>.json "
+              "of `t5xx cache_tasks`); write @seqio.mixing_rate_num_examples (no \"()\") as a "
+              "seqio.Mixture default_rate or entry rate."});
   r.Register({kSampleFromDatasets,
               {Optional("stop_on_empty_dataset", T::kBool, B(false),
                         "True: stop when a drawn dataset is empty; False (TF's default): drop "
@@ -73,11 +91,17 @@ seqio::TaskPtr BuildTask(BuildContext& ctx, const Value& v) {
   seqio::DataSourcePtr source = BuildSource(ctx, c.Query(kTask, "source", s), s);
   std::vector<seqio::Preprocessor> steps;
   std::vector<std::string> step_names;  // errors name each step so
+  std::vector<seqio::PreprocessorListEntry> entries;  // the list as written
   const Value pre = c.Query(kTask, "preprocessors", s);
   for (const auto& p : pre.AsList()) {
-    steps.push_back(BuildPreprocessor(ctx, p, s));
-    step_names.push_back(p.reference_name() + ", bound at " + gin::WhereShort(p));
+    if (!IsCachePlaceholder(p)) {
+      steps.push_back(BuildPreprocessor(ctx, p, s));
+      step_names.push_back(p.reference_name() + ", bound at " + gin::WhereShort(p));
+    }
+    entries.push_back(PreprocessorListEntryOf(ctx, p, s));
   }
+  const std::optional<seqio::CacheStep> cache_step =
+      At(pre, [&] { return seqio::FindCacheStep(name, entries, std::cerr); });
   seqio::OutputFeatures features;
   const Value of = c.Query(kTask, "output_features", s);
   for (const auto& [k, fv] : of.AsDict()) {
@@ -98,8 +122,30 @@ seqio::TaskPtr BuildTask(BuildContext& ctx, const Value& v) {
     return std::make_shared<seqio::Task>(name, std::move(source), std::move(steps),
                                          std::move(features), sbs.is_none() ? 0 : sbs.AsInt(),
                                          std::move(post), std::move(metric_fns),
-                                         std::move(step_names));
+                                         std::move(step_names), cache_step);
   });
+}
+
+// A Mixture rate: a number, or @seqio.mixing_rate_num_examples.
+seqio::MixtureRate BuildRate(BuildContext& ctx, const Value& v, const std::string& outer) {
+  if (v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kFloat) return v.AsFloat();
+  T5XX_CHECK(v.kind() == Value::Kind::kReference && v.reference_name() == kNumExamplesRate,
+             gin::WhereShort(v) + ": a mixing rate is a number or @" +
+                 std::string(kNumExamplesRate) + ", got " + v.ToGinString());
+  T5XX_CHECK(!v.reference_evaluated(),
+             gin::WhereShort(v) + ": write @" + std::string(kNumExamplesRate) +
+                 " without \"()\": the mixture calls it with each task");
+  gin::Config& c = ctx.config;
+  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  seqio::MixingRateNumExamplesOptions o;
+  const Value maximum = c.Query(kNumExamplesRate, "maximum", s);
+  if (!maximum.is_none()) o.maximum = maximum.AsFloat();
+  o.scale = c.Query(kNumExamplesRate, "scale", s).AsFloat();
+  o.temperature = c.Query(kNumExamplesRate, "temperature", s).AsFloat();
+  o.fallback_to_num_input_examples =
+      c.Query(kNumExamplesRate, "fallback_to_num_input_examples", s).AsBool();
+  o.split = c.Query(kNumExamplesRate, "split", s).AsString();
+  return At(v, [&] { return seqio::MixingRateNumExamplesRate(o); });
 }
 
 seqio::MixturePtr BuildMixture(BuildContext& ctx, const Value& v, const seqio::TaskRegistry& tasks,
@@ -119,11 +165,11 @@ seqio::MixturePtr BuildMixture(BuildContext& ctx, const Value& v, const seqio::T
                    e.AsList().size() == 2,
                gin::WhereShort(e) + ": a mixture entry is a name or a (name, rate) tuple, got " +
                    e.ToGinString());
-    entries.emplace_back(e.AsList()[0].AsString(), seqio::MixtureRate(e.AsList()[1].AsFloat()));
+    entries.emplace_back(e.AsList()[0].AsString(), BuildRate(ctx, e.AsList()[1], s));
   }
   const Value dr = c.Query(kMixture, "default_rate", s);
-  std::optional<double> default_rate;
-  if (!dr.is_none()) default_rate = dr.AsFloat();
+  std::optional<seqio::MixtureRate> default_rate;
+  if (!dr.is_none()) default_rate = BuildRate(ctx, dr, s);
   // seqio's sample_fn: None = sample_from_datasets(stop_on_empty_dataset=True).
   bool stop_on_empty = true;
   const Value sample_fn = c.Query(kMixture, "sample_fn", s);
@@ -134,7 +180,7 @@ seqio::MixturePtr BuildMixture(BuildContext& ctx, const Value& v, const seqio::T
                         .AsBool();
   }
   return At(v, [&] {
-    return std::make_shared<seqio::Mixture>(name, std::move(entries), default_rate, tasks,
+    return std::make_shared<seqio::Mixture>(name, std::move(entries), std::move(default_rate), tasks,
                                             mixtures, stop_on_empty);
   });
 }
