@@ -38,4 +38,11 @@ inline constexpr uint64_t kLmIid = 22;
 inline constexpr uint64_t kLmStepChunk = 201;
 inline constexpr uint64_t kLmStepMask = 202;
 
+// cache_tasks (cache_work_items.cc): the global shuffle of a cached split
+// (seqio's beam.Reshuffle): the split's shuffle seed from the task seed, each
+// source shard's key stream, and each example's key in it.
+inline constexpr uint64_t kCacheShuffleSeed = 0x6361636865736565ULL;   // "cachesee"
+inline constexpr uint64_t kCacheShuffleShard = 0x6361636865736864ULL;  // "cacheshd"
+inline constexpr uint64_t kCacheShuffleKey = 0x63616368656B6579ULL;    // "cachekey"
+
 }  // namespace t5xx::seqio::seed_purpose
