@@ -349,7 +349,8 @@ TEST(FreedictTaskNoCorpusTest, MissingCorpusNamesAllDemoTasks) {
   TaskRegistry registry;
   const std::optional<std::string> problem = RegisterDemoTasks(tmp.path, registry);
   ASSERT_TRUE(problem.has_value());
-  EXPECT_NE(problem->find("'c4_demo_span_corruption', 'c4_demo_full_lm' and "
+  EXPECT_NE(problem->find("'c4_demo_span_corruption', 'c4_demo_span_corruption_cached', "
+                          "'c4_demo_full_lm' and "
                           "'freedict_en_de_translate' is missing"),
             std::string::npos) << *problem;
   EXPECT_FALSE(registry.Has(kFreedictTaskName));

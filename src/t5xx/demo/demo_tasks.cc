@@ -80,7 +80,8 @@ std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
       "` (needs the Debian packages fortunes and dict-gcide)";
   if (!std::filesystem::exists(dir + "/corpus_info.json")) {
     return "the demo corpus for the demo tasks '" + std::string(kDemoTaskName) + "', '" +
-           kDemoLmTaskName + "' and '" + kFreedictTaskName + "' is missing: no " + dir +
+           kDemoCachedTaskName + "', '" + kDemoLmTaskName + "' and '" + kFreedictTaskName +
+           "' is missing: no " + dir +
            "/corpus_info.json" + build_hint;
   }
   CorpusInfo info;
@@ -99,19 +100,25 @@ std::optional<std::string> RegisterDemoTasks(const std::string& data_dir,
       std::vector<std::string>{"text"}, BadRecordPolicy{skip_bad_records});
   OutputFeatures features{{"inputs", Feature{vocab, true, true}},
                           {"targets", Feature{vocab, true, true}}};
-  std::vector<Preprocessor> preprocessors = {
+  const std::vector<Preprocessor> preprocessors = {
       RekeyPreprocessor({{"inputs", ""}, {"targets", "text"}}),
       TokenizePreprocessor(),
       SpanCorruptionPreprocessor(3.0, 0.15),
       AppendEosAfterTrimPreprocessor(),
   };
+  const std::vector<std::string> step_names = {
+      "seqio.preprocessors.rekey", "seqio.preprocessors.tokenize",
+      "t5.data.preprocessors.span_corruption", "seqio.preprocessors.append_eos_after_trim"};
   if (!registry.Has(kDemoTaskName)) {
-    registry.Add(std::make_shared<Task>(
-        kDemoTaskName, source, std::move(preprocessors), features, 1000, nullptr,
-        std::vector<MetricFn>{},
-        std::vector<std::string>{"seqio.preprocessors.rekey", "seqio.preprocessors.tokenize",
-                                 "t5.data.preprocessors.span_corruption",
-                                 "seqio.preprocessors.append_eos_after_trim"}));
+    registry.Add(std::make_shared<Task>(kDemoTaskName, source, preprocessors, features, 1000,
+                                        nullptr, std::vector<MetricFn>{}, step_names));
+  }
+  if (!registry.Has(kDemoCachedTaskName)) {
+    // The same steps; the placeholder sits after tokenize (index 2), as in
+    // t5's c4_v220_span_corruption.
+    registry.Add(std::make_shared<Task>(kDemoCachedTaskName, source, preprocessors, features,
+                                        1000, nullptr, std::vector<MetricFn>{}, step_names,
+                                        CacheStep{2, false}));
   }
   if (!registry.Has(kDemoLmTaskName)) {
     OutputFeatures lm_features{{"targets", Feature{vocab, true, true}}};

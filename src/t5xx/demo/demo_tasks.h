@@ -7,6 +7,12 @@
 // (noise density 0.15, mean span length 3) -> append_eos_after_trim, with the
 // corpus's SentencePiece model plus 100 extra ids as vocabulary.
 //
+// "c4_demo_span_corruption_cached" is the same task with
+// seqio.CacheDatasetPlaceholder() after tokenize, where t5's
+// c4_v220_span_corruption has it: `t5xx cache_tasks` stores the tokenized
+// documents once, and a run with use_cached=True (USE_CACHED_TASKS = True)
+// reads them and only runs span_corruption and append_eos_after_trim.
+//
 // "freedict_en_de_translate" is shaped as t5's wmt translation tasks
 // (t5/data/tasks.py, e.g. wmt_t2t_ende_v003): source {"en", "de"} JSON lines
 // (freedict_builder.h) -> t5.data.preprocessors.translate("en", "de"):
@@ -27,6 +33,8 @@
 namespace t5xx::seqio {
 
 inline constexpr char kDemoTaskName[] = "c4_demo_span_corruption";
+// kDemoTaskName with an offline-cache placeholder after tokenize.
+inline constexpr char kDemoCachedTaskName[] = "c4_demo_span_corruption_cached";
 // The causal-LM demo task, as t5's c4_v220_full_lm: rekey {targets: "text"}
 // -> tokenize -> full_lm (random chunk, EOS, concatenation, split into
 // sequence_length["targets"] pieces); output feature "targets" only. For
@@ -36,15 +44,16 @@ inline constexpr char kDemoLmTaskName[] = "c4_demo_full_lm";
 inline constexpr char kFreedictTaskName[] = "freedict_en_de_translate";
 inline constexpr int32_t kDemoExtraIds = 100;
 
-// The names of the demo tasks, {kDemoTaskName, kDemoLmTaskName,
-// kFreedictTaskName}.
+// The names of the demo tasks, {kDemoTaskName, kDemoCachedTaskName,
+// kDemoLmTaskName, kFreedictTaskName}.
 inline std::vector<std::string> DemoTaskNames() {
-  return {kDemoTaskName, kDemoLmTaskName, kFreedictTaskName};
+  return {kDemoTaskName, kDemoCachedTaskName, kDemoLmTaskName, kFreedictTaskName};
 }
 
 // Whether `name` is one of DemoTaskNames().
 inline bool IsDemoTaskName(const std::string& name) {
-  return name == kDemoTaskName || name == kDemoLmTaskName || name == kFreedictTaskName;
+  return name == kDemoTaskName || name == kDemoCachedTaskName || name == kDemoLmTaskName ||
+         name == kFreedictTaskName;
 }
 
 // <data_dir>/c4_demo: where build_corpus writes the demo corpus.
