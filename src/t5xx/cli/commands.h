@@ -23,5 +23,6 @@ int ModelInfoCommand(const std::vector<std::string>& args);
 int DataCommand(const std::vector<std::string>& args);
 int BuildCorpusCommand(const std::vector<std::string>& args);
 int LaunchCommand(const std::vector<std::string>& args);
+int CacheTasksCommand(const std::vector<std::string>& args);
 
 }  // namespace t5xx::cli

@@ -76,6 +76,15 @@ constexpr char kUsage[] =
     "                reuses a complete corpus built with the same options,\n"
     "                rebuilds a damaged one, and replaces one built with\n"
     "                other options only with --overwrite=true\n"
+    "  cache_tasks   write the offline caches of tasks with a\n"
+    "                CacheDatasetPlaceholder, as seqio_cache_tasks (seqio's layout):\n"
+    "                  t5xx cache_tasks --output_cache_dir=DIR [--tasks=RE1,RE2]\n"
+    "                    [--excluded_tasks=RE,...] [--min_shards=64] [--max_shards=0]\n"
+    "                    [--base_seed=N] [--overwrite=true] [--num_threads=1]\n"
+    "                    [--worker_index=W --num_workers=N] [--wait_timeout_s=3600]\n"
+    "                    [--tasks_additional_cache_dirs=D1,D2] and the gin flags\n"
+    "                workers default to the launcher's rank and world size; a\n"
+    "                re-run after a kill does only what is missing\n"
     "  launch        start N processes of a command on this host, as torchrun:\n"
     "                  t5xx launch --nproc_per_node=N [--master_port=P]\n"
     "                    [--stop_grace_seconds=30] -- t5xx train ...\n"
@@ -121,9 +130,10 @@ int main(int argc, char** argv) {
     if (command == "data") return t5xx::cli::DataCommand(args);
     if (command == "build_corpus") return t5xx::cli::BuildCorpusCommand(args);
     if (command == "launch") return t5xx::cli::LaunchCommand(args);
+    if (command == "cache_tasks") return t5xx::cli::CacheTasksCommand(args);
     throw t5xx::Error("unknown command '" + command +
-                      "' (commands: train, infer, eval, config, model_info, data, build_corpus, launch; see "
-                      "t5xx --help)");
+                      "' (commands: train, infer, eval, config, model_info, data, build_corpus, "
+                      "cache_tasks, launch; see t5xx --help)");
   } catch (const t5xx::Error& e) {
     // Bytes that are not UTF-8 (from a flag, a file name, a gin file) are
     // shown as \xNN, never written raw to the terminal.
