@@ -88,11 +88,16 @@ MapItemResult RunMapItem(const Task& task, const CacheSplitPlan& plan, int64_t i
 
 // REDUCE item j (all map items must be published): reads bucket j of every
 // map item, sorts by (key, i, k), writes the sidecar shard-JJJJJ.json and
-// then <split>.tfrecord-JJJJJ-of-MMMMM. Returns its number of examples.
+// then <split>.tfrecord-JJJJJ-of-MMMMM (its temporary file in the work dir,
+// never beside the shards, where seqio's pattern could match it). Holds
+// that one output shard (about 1/M of the split) in memory. Returns its
+// number of examples.
 // Throws t5xx::Error naming a missing map item or a damaged bucket file.
 int64_t RunReduceItem(const CacheSplitPlan& plan, int64_t j);
 
-// FINALIZE (all output shards must be published): sums the map items' stats,
+// FINALIZE (all output shards must be published): sums the map items' stats
+// (counted where the examples are at hand, in the map items; sums and maxima
+// do not depend on how examples are grouped),
 // checks them against the shards' sidecars and that every map item saw the
 // same features, writes stats.<split>.json then info.<split>.json (features
 // of the first map item with examples; {} when the split has none), then
