@@ -2,7 +2,8 @@
 # `t5xx cache_tasks` end to end: bad flags give one clear error (exit 2); a
 # gin-defined task with a CacheDatasetPlaceholder is cached in seqio's layout
 # with hand-counted stats; a second run skips it, --overwrite rebuilds it;
-# two worker processes write the same bytes as one process.
+# two worker processes write the same bytes as one process, and so does a
+# re-run after a worker is killed with SIGKILL.
 # Usage: cache_tasks_test.sh /path/to/t5xx
 set -u
 T5XX="$1"
@@ -88,6 +89,20 @@ rc1=$?
 show="$work/w0.log $work/w1.log"
 check workers_ok test "$rc0" = 0 -a "$rc1" = 0
 check workers_same_bytes diff -r "$work/first" "$work/two/cli_cached_lines"
+
+# kill -9: worker 0 of 2 publishes its map items (0 and 2), then waits for
+# worker 1's; killed there, a single-worker re-run does the rest.
+killed="$work/killed/cli_cached_lines/.t5xx_cache_tasks/train"
+"$T5XX" cache_tasks "${task[@]}" --output_cache_dir="$work/killed" --min_shards=4 \
+  --worker_index=0 --num_workers=2 --wait_timeout_s=120 >"$work/k.log" 2>&1 &
+k=$!
+for _ in $(seq 300); do [ -d "$killed/map-00000" ] && [ -d "$killed/map-00002" ] && break; sleep 0.1; done
+kill -9 "$k"; wait "$k" 2>/dev/null
+check killed_left_maps test -d "$killed/map-00002" -a ! -e "$killed/map-00001"
+"$T5XX" cache_tasks "${task[@]}" --output_cache_dir="$work/killed" --min_shards=4 \
+  >"$work/k2.log" 2>&1
+show="$work/k2.log"
+check killed_rerun_same_bytes diff -r "$work/first" "$work/killed/cli_cached_lines"
 
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]
