@@ -12,6 +12,10 @@
 // in order with the task's postprocess_fn and metric_fns (seqio's Evaluator
 // for one task) and prints the metrics as JSON; FILE must have exactly one
 // line per example.
+// --use_cached=true reads each task's offline cache (seqio's use_cached;
+// `t5xx cache_tasks` writes it) from the directories of --cache_dir=DIR
+// (repeatable) and --seqio_additional_cache_dirs=a,b instead of running the
+// steps before its seqio.CacheDatasetPlaceholder.
 // --skip_bad_records=true makes file sources skip malformed JSON lines and
 // bad TFRecords (counting them) instead of failing on the first; stats reports
 // the count as "skipped_records", show prints it on stderr.
@@ -30,6 +34,7 @@
 // the padding fraction of the model features.
 // Output is JSON; strings that are not UTF-8 are written with U+FFFD in place
 // of each invalid sequence (DumpJson, util/json_text.h).
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -39,6 +44,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/cli/cache_dir_flags.h"
 #include "t5xx/cli/commands.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/config/reading.h"
@@ -151,6 +157,14 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
   seqio::DatasetRequest request;
   request.split = split;
   request.seed = seed;
+  request.use_cached = f.count("use_cached") && ParseBool("use_cached", f["use_cached"]);
+  if (request.use_cached) {  // the caches' problems before any example is read
+    for (const auto& t : provider->tasks()) {
+      const auto splits = t->splits();
+      if (std::find(splits.begin(), splits.end(), split) != splits.end())
+        t->CheckCacheUse(split, true);
+    }
+  }
   r.dataset = provider->GetDataset(r.lengths, request);
   if (f.count("feature_converter")) {
     T5XX_CHECK(!r.lengths.empty(), "t5xx data: --feature_converter needs --lengths (the task "
@@ -189,7 +203,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   const std::vector<std::string> common = {"task", "split", "seed", "lengths",
                                            "feature_converter", "pack", "data_dir",
-                                           "skip_bad_records"};
+                                           "skip_bad_records", "use_cached"};
   std::vector<std::string> known = common;
   known.push_back(sub == "show" ? "n" : sub == "stats" ? "max_examples" : "predictions");
   // Tasks defined in gin files (--gin_file, --gin.X, --gin_bindings).
@@ -200,6 +214,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
     gin = run::NewTrainConfig();
     rest = gin::ParseGinFlags(rest, *gin.config);
   }
+  TakeCacheDirFlags(rest, "data " + sub);  // seqio's global cache directories
   auto f = ParseFlags(rest, known, "data " + sub);
   run::RunOptions options;
   options.data_dir = f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir();

@@ -30,8 +30,10 @@ constexpr char kUsage[] =
     "                    [--gin_search_paths=a,b] [--data_dir=DIR]\n"
     "                    [--skip_bad_records=true]\n"
     "                    [--device=auto|cpu|cuda|cuda:N] [--allow_tf32=false]\n"
+    "                    [--cache_dir=DIR ...] [--seqio_additional_cache_dirs=D1,D2]\n"
     "                (--device: default auto, a GPU when there is one, else the\n"
-    "                CPU; under a launcher, LOCAL_RANK's GPU; infer and eval too)\n"
+    "                CPU; under a launcher, LOCAL_RANK's GPU; infer and eval too;\n"
+    "                the cache directories: see below)\n"
     "  infer         decode or score a task with a checkpoint, as t5x's infer.py\n"
     "                (runs/infer.gin: infer.mode = 'predict' | 'score' |\n"
     "                'predict_with_aux'); writes <task>-<mode>.jsonl-NNNNN-of-NNNNN\n"
@@ -65,7 +67,9 @@ constexpr char kUsage[] =
     "                all take --gin_file/--gin.X/--gin_bindings for tasks and\n"
     "                mixtures defined in gin (t5xx.seqio.register; docs/gin.md),\n"
     "                and --skip_bad_records=true to skip and count malformed\n"
-    "                JSON lines and TFRecords instead of failing\n"
+    "                JSON lines and TFRecords instead of failing;\n"
+    "                --use_cached=true reads each task's cache (seqio's\n"
+    "                use_cached) from the cache directories (see below)\n"
     "  build_corpus  build the demo corpus (C4 format) and its SentencePiece\n"
     "                model from Debian's fortunes and dict-gcide:\n"
     "                  t5xx build_corpus [--data_dir=DIR] [--vocab_size=8000]\n"
@@ -92,7 +96,12 @@ constexpr char kUsage[] =
     "                after the grace period); the exit status is its own\n"
     "\n"
     "--data_dir defaults to $T5XX_DATA_DIR, else $XDG_CACHE_HOME/t5xx, else\n"
-    "~/.cache/t5xx. configs/ of the source tree is on the gin search path.\n";
+    "~/.cache/t5xx. configs/ of the source tree is on the gin search path.\n"
+    "train, infer, eval, config and data take the task cache directories:\n"
+    "--seqio_additional_cache_dirs=DIR1,DIR2 (t5x's flag) and --cache_dir=DIR\n"
+    "(repeatable) add directories searched, in order, for the caches that\n"
+    "`t5xx cache_tasks --tasks=NAME --output_cache_dir=DIR` writes, read when\n"
+    "USE_CACHED_TASKS = True (utils.DatasetConfig.use_cached) or --use_cached=true.\n";
 
 }  // namespace
 

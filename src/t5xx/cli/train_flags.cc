@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "t5xx/cli/cache_dir_flags.h"
 #include "t5xx/cli/commands.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/demo/corpus_builder.h"
@@ -26,7 +27,8 @@ run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& 
   T5XX_CHECK(has_gin_file,
              "t5xx " + command + ": no --gin_file given; e.g. t5xx " + command + example);
   run::LoadedTrainConfig loaded = run::NewTrainConfig();
-  const std::vector<std::string> rest = gin::ParseGinFlags(args, *loaded.config);
+  std::vector<std::string> rest = gin::ParseGinFlags(args, *loaded.config);
+  TakeCacheDirFlags(rest, command);  // seqio's global cache directories
   std::map<std::string, std::string> flags =
       ParseFlags(rest, {"data_dir", "skip_bad_records", "device", "allow_tf32"}, command);
   run::RunOptions options;

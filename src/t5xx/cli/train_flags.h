@@ -12,9 +12,11 @@
 namespace t5xx::cli {
 
 // Requires at least one --gin_file, parses the gin flags into a config with
-// every configurable registered, parses --data_dir, --skip_bad_records,
-// --device and --allow_tf32 (the only other flags these commands take; a bad
-// --device is refused first), then run::LoadTrainConfig.
+// every configurable registered, adds the task cache directories of
+// --seqio_additional_cache_dirs / --cache_dir (cache_dir_flags.h), parses
+// --data_dir, --skip_bad_records, --device and --allow_tf32 (the only other
+// flags these commands take; a bad --device is refused first), then
+// run::LoadTrainConfig.
 // Throws t5xx::Error naming the flag or binding.
 run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& args,
                                                 const std::string& command);

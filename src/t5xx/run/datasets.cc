@@ -95,7 +95,7 @@ std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::s
         d.mixture_or_task_name, lengths, *converter, d.split, d.shuffle, num_epochs, shard,
         d.seed ? static_cast<uint64_t>(*d.seed) : seed, d.batch_size / shard.num_shards,
         seqio::TaskRegistry::Global(), seqio::MixtureRegistry::Global(),
-        d.trim_output_features));
+        d.trim_output_features, d.use_cached));
   });
   return std::make_shared<BatchStream>(std::move(it), what, converter);
 }
@@ -158,10 +158,14 @@ void CheckDataset(const DatasetConfig& d, const std::string& scope,
                   "/utils.DatasetConfig.split to one of them");
     }
   }
+  // The caches that use_cached reads (or a cache a task requires): every
+  // task's with its split, before any model is built.
+  CheckCachedTasks(d, scope);
   // The split's files: a pattern that matches nothing, or matches a
   // directory, is found now (making a source's dataset only lists its files;
-  // nothing is read).
+  // nothing is read). A task read from its cache needs no source files.
   for (const seqio::TaskPtr& task : with_split) {
+    if (d.use_cached && task->supports_caching()) continue;
     try {
       task->source()->GetDataset(d.split, /*shuffle=*/false, /*seed=*/0, seqio::ShardInfo{});
     } catch (const Error& e) {
@@ -187,6 +191,17 @@ void CheckDataset(const DatasetConfig& d, const std::string& scope,
   } catch (const Error& e) {
     throw Error(what + ": " + e.what() + " (" + scope +
                 "/utils.DatasetConfig.task_feature_lengths, usually TASK_FEATURE_LENGTHS)");
+  }
+}
+
+void CheckCachedTasks(const DatasetConfig& d, const std::string& scope) {
+  for (const seqio::TaskPtr& task : seqio::GetMixtureOrTask(d.mixture_or_task_name)->tasks()) {
+    if (!HasSplit(*task, d.split)) continue;
+    try {
+      task->CheckCacheUse(d.split, d.use_cached);
+    } catch (const Error& e) {
+      throw Error(Describe(d, scope) + ": " + e.what());
+    }
   }
 }
 

@@ -94,12 +94,21 @@ seqio::OutputFeatures GetOutputFeatures(const std::string& name,
                                         const std::optional<std::string>& demo_problem);
 
 // Every task of `d` has its split (a mixture needs one task that has it),
-// the split's file patterns match regular files (listed, not read), no task
+// the caches it reads exist (CheckCachedTasks), the split's file patterns
+// of the tasks read on the fly match regular files (listed, not read), no task
 // forbids the shuffle asked for, and the lengths suit the model's converter
 // (keys it needs, each in [1, 2^31 - 1]). Throws t5xx::Error naming
 // Describe(d, scope) and the gin binding to change.
 void CheckDataset(const DatasetConfig& d, const std::string& scope,
                   const models::BaseTransformerModel& model);
+
+// The caching checks of d's tasks that have its split (seqio.Task's
+// use_cached rules, Task::CheckCacheUse): with d.use_cached, each task with
+// a seqio.CacheDatasetPlaceholder has a completed cache in the global cache
+// directories holding d.split; without it, no task requires its cache.
+// Throws t5xx::Error naming Describe(d, scope), the task, the directories
+// searched and the `t5xx cache_tasks` command. CheckDataset calls it.
+void CheckCachedTasks(const DatasetConfig& d, const std::string& scope);
 
 // t5x's get_training_eval_datasets: for a mixture, one config per task of
 // it that has the split, then the mixture; for a task, the task.

@@ -26,6 +26,7 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
              "t5xx eval runs in one process: set partitioning.PjitPartitioner.num_partitions "
              "= 1 (got " + std::to_string(s.num_partitions) + ")");
   GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem);  // known task?
+  CheckCachedTasks(s.dataset, "eval");  // the caches use_cached reads
   CreateOutputDir(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
   std::vector<std::string> dirs = CheckpointsToRestore(s.restore);
   EvalResult result;

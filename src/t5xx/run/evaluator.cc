@@ -79,7 +79,7 @@ InferenceEvaluator::InferenceEvaluator(const DatasetConfig& d, const std::string
       seqio::DatasetPtr ds = task->GetDataset(
           d.lengths_from_data ? seqio::FeatureLengths{} : d.task_feature_lengths, d.split,
           d.shuffle, d.seed ? static_cast<uint64_t>(*d.seed) : kEvaluatorSeed, {},
-          /*num_epochs=*/1, d.trim_output_features);
+          /*num_epochs=*/1, d.trim_output_features, d.use_cached);
       t.examples = seqio::Collect(
           *ds, config.num_examples ? static_cast<size_t>(*config.num_examples) : SIZE_MAX);
     } catch (const Error& e) {

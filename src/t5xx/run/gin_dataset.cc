@@ -40,9 +40,7 @@ DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope,
   d.trim_output_features = q("trim_output_features").AsBool();
   q("use_custom_packing_ops").AsBool();  // no effect: one packer (documented)
   q("use_memory_cache").AsBool();        // no effect: streams are rebuilt
-  const gin::Value use_cached = q("use_cached");
-  gin::Refuse(use_cached.AsBool(), use_cached,
-              "t5xx has no seqio cache yet; set USE_CACHED_TASKS = False");
+  d.use_cached = q("use_cached").AsBool();  // checked with the dataset (CheckDataset)
   const gin::Value module = q("module");
   gin::Refuse(!module.is_none(), module,
               "t5xx has no Python modules; define the task in C++ or in gin "
@@ -60,7 +58,10 @@ void RegisterDatasetConfigurables(gin::Registry& r) {
                Required("batch_size", T::kInt),
                Required("shuffle", T::kBool),
                Required("seed", T::kOptionalInt),
-               Optional("use_cached", T::kBool, B(false)),
+               Optional("use_cached", T::kBool, B(false),
+                        "Read each task's offline cache (USE_CACHED_TASKS; built by `t5xx "
+                        "cache_tasks`, searched in --seqio_additional_cache_dirs / "
+                        "--cache_dir)."),
                Optional("pack", T::kBool, B(false)),
                Optional("use_custom_packing_ops", T::kBool, B(false),
                         "No effect in t5xx: it has one packer (seqio's trim_and_pack), whose "

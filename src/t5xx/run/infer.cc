@@ -111,7 +111,7 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
         s.dataset.task_feature_lengths, s.dataset.split, s.dataset.shuffle,
         static_cast<uint64_t>(s.dataset.seed.value_or(0)),
         seqio::ShardInfo{static_cast<int>(s.shard_id), static_cast<int>(s.num_shards)},
-        /*num_epochs=*/1, s.dataset.trim_output_features);
+        /*num_epochs=*/1, s.dataset.trim_output_features, s.dataset.use_cached);
     std::vector<std::string> chunk_paths;
     for (int64_t chunk = 0;; ++chunk) {
       std::vector<seqio::Example> examples = seqio::Collect(*ds, chunk_size);

@@ -33,6 +33,10 @@ struct DatasetConfig {
   std::optional<int64_t> seed;
   bool pack = false;
   bool trim_output_features = true;
+  // t5x DatasetConfig.use_cached (USE_CACHED_TASKS): read each task's
+  // offline cache (`t5xx cache_tasks`, found in the --cache_dir /
+  // --seqio_additional_cache_dirs directories) instead of its pre-cache steps.
+  bool use_cached = false;
   // task_feature_lengths = None (t5x's eval.gin and infer_eval configs): the
   // evaluator uses each feature's longest example (seqio.Evaluator).
   bool lengths_from_data = false;

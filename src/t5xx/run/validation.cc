@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "t5xx/data/mixture.h"
 #include "t5xx/data/sentencepiece_vocabulary.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
@@ -81,6 +82,13 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
         attempt([&] { CheckDataset(eval_cfg, "train_eval", *model); })) {
       run.eval_datasets = TrainingEvalDatasetConfigs(eval_cfg);
     }
+  }
+  // The inference evaluation's caches (its other checks come with the
+  // evaluator, which reads its examples before training).
+  if (s.infer_eval_dataset &&
+      (seqio::TaskRegistry::Global().Has(s.infer_eval_dataset->mixture_or_task_name) ||
+       seqio::MixtureRegistry::Global().Has(s.infer_eval_dataset->mixture_or_task_name))) {
+    attempt([&] { CheckCachedTasks(*s.infer_eval_dataset, "infer_eval"); });
   }
   run.memory_problem = MemoryProblemBeforeAllocation(s, *model, RunDevice(loaded.options));
 
