@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/data/file_utils.h"
 #include "t5xx/data/seed_purposes.h"
 #include "t5xx/data/task_cache.h"
 #include "t5xx/util/error.h"
