@@ -31,9 +31,9 @@ BatchIterator::BatchIterator(DatasetPtr input, int64_t batch_size,
 }
 
 std::optional<Batch> BatchIterator::Next() {
-  if (lookahead_) {
-    std::optional<Batch> out = std::move(lookahead_);
-    lookahead_.reset();
+  if (!lookahead_.empty()) {
+    std::optional<Batch> out(std::move(lookahead_.front()));
+    lookahead_.pop_front();
     return out;
   }
   if (done_) return std::nullopt;
@@ -78,16 +78,41 @@ std::optional<Batch> BatchIterator::Next() {
 }
 
 bool BatchIterator::HasNext() {
-  if (!lookahead_) lookahead_ = Next();
-  return lookahead_.has_value();
+  if (!lookahead_.empty()) return true;
+  std::optional<Batch> b = Next();
+  if (!b) return false;
+  lookahead_.push_back(std::move(*b));
+  return true;
 }
 
-nlohmann::json BatchIterator::SaveState() const {
+namespace {
+
+nlohmann::json BatchToJson(const Batch& b) {
+  return {{"batch_size", b.batch_size}, {"features", b.features}, {"lengths", b.lengths}};
+}
+
+Batch BatchFromJson(const nlohmann::json& j, int64_t batch_size, const char* who) {
+  Batch b;
+  b.batch_size = StateField(j, "batch_size", who).get<int64_t>();
+  b.features =
+      StateField(j, "features", who).get<std::map<std::string, std::vector<int32_t>>>();
+  b.lengths = StateField(j, "lengths", who).get<std::map<std::string, int64_t>>();
+  T5XX_CHECK(b.batch_size == batch_size,
+             std::string(who) + ": saved batch size " + std::to_string(b.batch_size) +
+                 " differs from this iterator's " + std::to_string(batch_size));
+  return b;
+}
+
+}  // namespace
+
+nlohmann::json BatchIterator::SaveState() const { return SaveStateBefore({}); }
+
+nlohmann::json BatchIterator::SaveStateBefore(const std::vector<const Batch*>& returned) const {
   nlohmann::json lookahead = nullptr;
-  if (lookahead_) {
-    lookahead = {{"batch_size", lookahead_->batch_size},
-                 {"features", lookahead_->features},
-                 {"lengths", lookahead_->lengths}};
+  if (!returned.empty() || !lookahead_.empty()) {
+    lookahead = nlohmann::json::array();
+    for (const Batch* b : returned) lookahead.push_back(BatchToJson(*b));
+    for (const Batch& b : lookahead_) lookahead.push_back(BatchToJson(b));
   }
   return WrapRootState({{"examples_read", examples_read_},
                         {"done", done_},
@@ -113,17 +138,11 @@ void BatchIterator::RestoreState(const nlohmann::json& root) {
   }
   lengths_ = saved;
   const auto& la = StateField(state, "lookahead", who);
-  lookahead_.reset();
-  if (!la.is_null()) {
-    Batch b;
-    b.batch_size = StateField(la, "batch_size", who).get<int64_t>();
-    b.features = StateField(la, "features", who)
-                     .get<std::map<std::string, std::vector<int32_t>>>();
-    b.lengths = StateField(la, "lengths", who).get<std::map<std::string, int64_t>>();
-    T5XX_CHECK(b.batch_size == batch_size_,
-          "BatchIterator: saved batch size " + std::to_string(b.batch_size) +
-              " differs from this iterator's " + std::to_string(batch_size_));
-    lookahead_ = std::move(b);
+  lookahead_.clear();
+  if (la.is_array()) {
+    for (const auto& b : la) lookahead_.push_back(BatchFromJson(b, batch_size_, who));
+  } else if (!la.is_null()) {
+    lookahead_.push_back(BatchFromJson(la, batch_size_, who));  // one batch (older layout)
   }
   input_->RestoreState(StateField(state, "input", who));
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,19 +55,30 @@ class BatchIterator {
   int64_t batch_size() const { return batch_size_; }
 
   // Checkpointing: a root state ({"version": 1, "state": ...}, see
-  // WrapRootState) holding the counters, a read-ahead batch if any, and the
-  // input pipeline's state. RestoreState must be called on a freshly built
-  // identical iterator (same pipeline, seeds and batch size); it throws
-  // t5xx::Error for a newer state version or a mismatched pipeline.
+  // WrapRootState) holding the counters, the batches read ahead and not yet
+  // returned ("lookahead": null when none, else an array of batches, oldest
+  // first), and the input pipeline's state. RestoreState must be called on a
+  // freshly built identical iterator (same pipeline, seeds and batch size);
+  // it throws t5xx::Error for a newer state version or a mismatched
+  // pipeline. It also reads the older "lookahead" layout of one batch
+  // object.
   nlohmann::json SaveState() const;
   void RestoreState(const nlohmann::json& root);
+
+  // The state of the position `returned.size()` batches earlier: as if the
+  // batches in `returned` (oldest first), which Next() returned last, had
+  // been read ahead but not returned yet. A consumer that reads this
+  // iterator ahead of its own consumer (BatchStream's producer thread) saves
+  // its consumer's position this way; restored, the iterator returns
+  // `returned` first. Must not be called concurrently with Next().
+  nlohmann::json SaveStateBefore(const std::vector<const Batch*>& returned) const;
 
  private:
   DatasetPtr input_;
   int64_t batch_size_;
   FeatureLengths lengths_;
   int64_t examples_read_ = 0;
-  std::optional<Batch> lookahead_;
+  std::deque<Batch> lookahead_;  // read ahead (HasNext, restored), not returned
   bool done_ = false;
 };
 

@@ -5,7 +5,8 @@
 // `ds -> ds` callables), so a Task is a chain of wrappers over a source.
 // Deterministic: the same construction and seed give the same stream.
 // Defined in dataset.cc (interface defaults, state helpers), dataset_ops.cc,
-// parallel_map.cc and factory_datasets.cc. Framework-free: no libtorch.
+// parallel_map.cc, prefetch.cc and factory_datasets.cc. Framework-free: no
+// libtorch.
 #pragma once
 
 #include <cstdint>
@@ -72,18 +73,22 @@ DatasetPtr Repeat(std::function<DatasetPtr()> factory, int num_epochs);
 DatasetPtr RepeatIndexed(std::function<DatasetPtr(int64_t epoch)> factory,
                          int num_epochs);
 
-// Applies fn to every example on `num_threads` worker threads (std::thread).
+// Applies fn to every example on `num_threads` threads (the calling thread
+// and num_threads - 1 std::threads; 0 or 1: the calling thread alone).
 // Inputs are pulled in order on the calling thread in chunks of
-// 64 * num_threads examples; each chunk is split across the workers and the
+// 64 * num_threads examples; each chunk is split across the threads and the
 // results are emitted in input order, so the output stream is identical for
 // any thread count and equal to Map(input, fn) -- provided fn is a pure
 // function of its argument (no shared mutable state, no dependence on call
-// order; it is called concurrently from several threads). num_threads <= 1
-// (0 or 1) is exactly Map. An exception thrown by fn is rethrown from Next()
-// (the first one in input order). SaveState stores the chunk's not yet
-// emitted outputs (as JSON) plus the input's state, so a restored pipeline
-// continues identically without re-running fn. Throws t5xx::Error if
-// num_threads < 0.
+// order; it is called concurrently from several threads). An exception
+// thrown by fn on an example, or by the input, is rethrown from Next() in
+// that example's place (after the outputs before it; the next Next()
+// continues after it), as Map does; one not rethrown yet is not saved.
+// SaveState stores {"index", "input_done", "pending": the chunk's not yet
+// emitted outputs, "input"}, the same layout for every thread count, so a
+// position saved with one count restores with another and continues
+// identically without re-running fn; RestoreState also accepts Map's and
+// MapIndexed's layouts. Throws t5xx::Error if num_threads < 0.
 DatasetPtr ParallelMap(DatasetPtr input, std::function<Example(Example)> fn,
                        int num_threads);
 // Sequential map with the example's 0-based index in the input stream (for
@@ -129,6 +134,27 @@ DatasetPtr Shard(DatasetPtr input, int num_shards, int index);
 // cycle_length < 1 or block_length < 1.
 DatasetPtr Interleave(std::vector<std::function<DatasetPtr()>> factories,
                       int cycle_length, int block_length = 1);
+
+// Reads `input` on its own thread up to buffer_size examples ahead of the
+// consumer (tf.data prefetch): the stages before it run while the stages
+// after it work on earlier examples. Examples cross threads in blocks of
+// max(1, buffer_size / 4). The output stream is exactly input's; an
+// exception thrown by input is rethrown from Next() unchanged (same type and
+// message) once the examples read before it are consumed (and by every later
+// Next() when buffer_size > 0: the thread stops at an error). The thread starts
+// on the first Next(); the destructor stops and joins it (it waits only for
+// a block being read, never for the consumer). SaveState waits until the
+// thread has filled its buffer (or met the input's end or an error) and
+// saves {"buffered": the examples read ahead and not yet emitted, "input":
+// input's state}, so the saved bytes do not depend on the threads' timing;
+// RestoreState (before the first Next()) emits the buffered ones first; a state without
+// "buffered" is taken as input's own (a position saved before the stage was
+// added to a pipeline). buffer_size == 0: no
+// thread (input is read by Next() itself), with the same state layout, so a
+// position saved with or without the thread restores into either. Neither
+// input nor anything it calls may depend on the thread it runs on. Throws
+// t5xx::Error if input is null. Defined in prefetch.cc.
+DatasetPtr Prefetch(DatasetPtr input, size_t buffer_size);
 
 // Drains a dataset into a vector (tests, small validation sets).
 std::vector<Example> Collect(Dataset& ds, size_t max_examples = SIZE_MAX);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/data_threads.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/names.h"
 
@@ -325,6 +326,8 @@ DatasetPtr FeatureConverter::operator()(
   T5XX_CHECK(input != nullptr, name() + ": input dataset is null");
   ValidateLengths(task_feature_lengths);
   const std::string who = Who(name(), task_name);
+  // Pipeline parallelism: the task's steps on one thread, packing on this.
+  input = Prefetch(std::move(input), DataThreads() > 1 ? kConverterPrefetch : 0);
   DatasetPtr ds = std::make_unique<ValidateDataset>(std::move(input),
                                                     task_feature_lengths, who);
   ds = ConvertValidated(std::move(ds), task_feature_lengths);

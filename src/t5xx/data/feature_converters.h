@@ -12,6 +12,7 @@
 // Framework-free: no libtorch.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -45,6 +46,9 @@ struct FeatureConverterSpec {
                         const FeatureLengths& task_feature_lengths, bool pack,
                         int32_t bos_id) = nullptr;
 };
+
+// Examples a converter reads ahead of its packing on a second thread.
+inline constexpr size_t kConverterPrefetch = 128;
 
 class FeatureConverter {
  public:
@@ -83,6 +87,10 @@ class FeatureConverter {
   // "... example 0: inputs longer than its task feature length (6 > 5)".
   // Extra input features (e.g. *_pretokenized) are tolerated and dropped.
   // Every output example has exactly ModelFeatures(), each [length] int32.
+  // With DataThreads() > 1 (data_threads.h) the input is read on its own
+  // thread (Prefetch of kConverterPrefetch examples), so the task's
+  // preprocessing runs while this converter packs earlier examples; the
+  // stream is the same either way, and so is the saved state's layout.
   // Virtual so PassThrough/Decoder converters can replace the whole flow.
   virtual DatasetPtr operator()(DatasetPtr input,
                                 const FeatureLengths& task_feature_lengths,

@@ -3,6 +3,7 @@
 #include "t5xx/data/dataset.h"
 
 #include <algorithm>
+#include <deque>
 #include <exception>
 #include <thread>
 #include <utility>
@@ -26,62 +27,116 @@ class ParallelMapDataset : public Dataset {
         num_threads_(num_threads),
         chunk_size_(static_cast<size_t>(64) * static_cast<size_t>(num_threads)) {}
 
+  // Emits the chunk's outputs in input order; an error (fn's on one
+  // example, or the input's) is rethrown at its place in that order, after
+  // the outputs before it, as Map would.
   std::optional<Example> Next() override {
-    if (pending_.empty() && !input_done_) FillChunk();
-    if (pending_.empty()) return std::nullopt;
-    return pending_.Pop();
+    while (true) {
+      if (!errors_.empty() && errors_.front().before == 0) {
+        const std::exception_ptr e = errors_.front().error;
+        errors_.pop_front();
+        std::rethrow_exception(e);
+      }
+      if (!pending_.empty()) {
+        if (errors_.empty()) {
+          --tail_;
+        } else {
+          --errors_.front().before;
+        }
+        return pending_.Pop();
+      }
+      if (input_done_) return std::nullopt;
+      FillChunk();
+    }
   }
 
+  // An error not rethrown yet is not part of the state.
   json SaveState() const override {
     return {{"index", index_},
             {"input_done", input_done_},
             {"pending", pending_.ToJson()},
             {"input", input_->SaveState()}};
   }
+  // Also restores the layouts of Map ({"input"}) and MapIndexed ({"index",
+  // "input"}), which tokenize and denoise saved before they became parallel
+  // maps: nothing pending, the input not done.
   void RestoreState(const json& state) override {
-    index_ = StateField(state, "index", "ParallelMap").get<uint64_t>();
-    input_done_ = StateField(state, "input_done", "ParallelMap").get<bool>();
-    pending_.FromJson(StateField(state, "pending", "ParallelMap"));
-    input_->RestoreState(StateField(state, "input", "ParallelMap"));
+    const json& input = StateField(state, "input", "ParallelMap");
+    index_ = state.contains("index") ? state.at("index").get<uint64_t>() : 0;
+    input_done_ = state.contains("input_done") && state.at("input_done").get<bool>();
+    pending_.FromJson(state.contains("pending") ? state.at("pending") : json::array());
+    errors_.clear();
+    tail_ = state.contains("pending") ? state.at("pending").size() : 0;
+    input_->RestoreState(input);
   }
 
  private:
+  struct PendingError {
+    size_t before;  // pending examples still to emit before it
+    std::exception_ptr error;
+  };
+
+  void PushExamples(std::vector<Example> examples) {
+    tail_ += examples.size();
+    pending_.PushAll(std::move(examples));
+  }
+  void PushError(std::exception_ptr e) {
+    errors_.push_back({tail_, std::move(e)});
+    tail_ = 0;
+  }
+
   void FillChunk() {
     std::vector<Example> chunk;
     chunk.reserve(chunk_size_);
-    while (chunk.size() < chunk_size_) {
-      auto ex = input_->Next();
-      if (!ex) {
-        input_done_ = true;
-        break;
+    std::exception_ptr input_error;
+    try {
+      while (chunk.size() < chunk_size_) {
+        auto ex = input_->Next();
+        if (!ex) {
+          input_done_ = true;
+          break;
+        }
+        chunk.push_back(std::move(*ex));
       }
-      chunk.push_back(std::move(*ex));
+    } catch (...) {
+      input_error = std::current_exception();  // after the examples read before it
     }
-    if (chunk.empty()) return;
     const uint64_t base = index_;
     index_ += chunk.size();
     const size_t n = chunk.size();
-    const size_t workers =
-        std::min(n, static_cast<size_t>(num_threads_));
-    std::vector<std::exception_ptr> errors(workers);
+    const size_t workers = std::min(n, static_cast<size_t>(num_threads_));
+    std::vector<std::exception_ptr> errors(n);
     auto work = [&](size_t w) {
       // Contiguous slice [begin, end) for worker w.
       const size_t begin = n * w / workers, end = n * (w + 1) / workers;
-      try {
-        for (size_t i = begin; i < end; ++i)
+      for (size_t i = begin; i < end; ++i) {
+        try {
           chunk[i] = fn_(std::move(chunk[i]), base + i);
-      } catch (...) {
-        errors[w] = std::current_exception();
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
       }
     };
-    std::vector<std::thread> threads;
-    threads.reserve(workers - 1);
-    for (size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
-    work(0);  // the calling thread takes the first slice
-    for (auto& t : threads) t.join();
-    for (auto& e : errors)
-      if (e) std::rethrow_exception(e);
-    pending_.PushAll(std::move(chunk));
+    if (workers > 0) {
+      std::vector<std::thread> threads;
+      threads.reserve(workers - 1);
+      for (size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
+      work(0);  // the calling thread takes the first slice
+      for (auto& t : threads) t.join();
+    }
+    std::vector<Example> run;  // outputs since the last error
+    run.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (errors[i]) {
+        PushExamples(std::move(run));
+        run.clear();
+        PushError(errors[i]);
+      } else {
+        run.push_back(std::move(chunk[i]));
+      }
+    }
+    PushExamples(std::move(run));
+    if (input_error) PushError(input_error);
   }
 
   DatasetPtr input_;
@@ -91,6 +146,8 @@ class ParallelMapDataset : public Dataset {
   uint64_t index_ = 0;  // input examples pulled so far
   bool input_done_ = false;
   PendingExamples pending_;  // processed, not yet emitted
+  std::deque<PendingError> errors_;  // in order, interleaved with pending_
+  size_t tail_ = 0;  // pending examples after the last queued error
 };
 
 }  // namespace
@@ -107,10 +164,6 @@ DatasetPtr ParallelMapIndexed(DatasetPtr input,
 
 DatasetPtr ParallelMap(DatasetPtr input, std::function<Example(Example)> fn,
                        int num_threads) {
-  T5XX_CHECK(input != nullptr, "ParallelMap: input dataset is null");
-  T5XX_CHECK(num_threads >= 0, "ParallelMap: num_threads must be >= 0, got " +
-                              std::to_string(num_threads));
-  if (num_threads <= 1) return Map(std::move(input), std::move(fn));
   return ParallelMapIndexed(
       std::move(input),
       [fn = std::move(fn)](Example ex, uint64_t) { return fn(std::move(ex)); },

@@ -170,8 +170,10 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
               {"noise_density", ArgType::kNumber},
               {"num_threads", ArgType::kInt}},
              [](const json& kw) {
-               const int64_t threads = Get<int64_t>(kw, "num_threads", 1);
-               T5XX_CHECK(threads >= 1 && threads <= 256,
+               // Unbound: 0, the process-wide T5XX_DATA_THREADS (data_threads.h).
+               const bool bound = kw.contains("num_threads") && !kw["num_threads"].is_null();
+               const int64_t threads = Get<int64_t>(kw, "num_threads", 0);
+               T5XX_CHECK(!bound || (threads >= 1 && threads <= 256),
                           "t5.data.preprocessors.span_corruption: num_threads must be in "
                           "[1, 256], got " + std::to_string(threads));
                return SpanCorruptionPreprocessor(

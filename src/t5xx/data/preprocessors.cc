@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "t5xx/data/data_threads.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -84,11 +85,15 @@ Example TokenizeExample(Example ex, const OutputFeatures& output_features,
 }
 
 DatasetPtr Tokenize(DatasetPtr input, OutputFeatures output_features,
-                    bool copy_pretokenized, bool with_eos) {
-  return Map(std::move(input), [of = std::move(output_features),
-                                copy_pretokenized, with_eos](Example ex) {
-    return TokenizeExample(std::move(ex), of, copy_pretokenized, with_eos);
-  });
+                    bool copy_pretokenized, bool with_eos, int num_threads) {
+  T5XX_CHECK(num_threads >= 0, "tokenize: num_threads must be >= 0, got " +
+                                   std::to_string(num_threads));
+  return ParallelMap(
+      std::move(input),
+      [of = std::move(output_features), copy_pretokenized, with_eos](Example ex) {
+        return TokenizeExample(std::move(ex), of, copy_pretokenized, with_eos);
+      },
+      ResolveDataThreads(num_threads));
 }
 
 Preprocessor TokenizePreprocessor(bool copy_pretokenized, bool with_eos) {

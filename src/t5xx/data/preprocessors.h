@@ -56,11 +56,15 @@ Preprocessor RekeyPreprocessor(std::map<std::string, std::string> key_map);
 // copy_pretokenized the text is kept as "<k>_pretokenized"; with with_eos and
 // Feature::add_eos, EOS is appended. Features not listed, and features that
 // already hold tokens, are left unchanged. Throws t5xx::Error when a listed
-// feature has no vocabulary.
+// feature has no vocabulary. Tokenize encodes on num_threads threads
+// (ParallelMap; 0 = DataThreads(), data_threads.h, resolved when the
+// dataset is built): the same examples in the same order for any count, as
+// Vocabulary::Encode is a const, thread-safe call.
 Example TokenizeExample(Example ex, const OutputFeatures& output_features,
                         bool copy_pretokenized = true, bool with_eos = false);
 DatasetPtr Tokenize(DatasetPtr input, OutputFeatures output_features,
-                    bool copy_pretokenized = true, bool with_eos = false);
+                    bool copy_pretokenized = true, bool with_eos = false,
+                    int num_threads = 0);
 Preprocessor TokenizePreprocessor(bool copy_pretokenized = true,
                                   bool with_eos = false);
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/data_threads.h"
 #include "t5xx/data/seed_purposes.h"
 #include "t5xx/util/error.h"
 
@@ -60,28 +61,26 @@ void CheckSameLength(const Tokens& tokens, const NoiseMask& mask,
             std::to_string(mask.size()));
 }
 
-// Replaces the first token of each run where sel[i] is true by a sentinel
-// (unique: vocab_size - k for the k-th run; else vocab_size - 1) and drops the
-// rest of the run.
-Tokens RunsToSentinels(const Tokens& tokens, const NoiseMask& sel,
+// Replaces the first token of each run of positions whose mask bit equals
+// `selected` by a sentinel (unique: vocab_size - k for the k-th run; else
+// vocab_size - 1) and drops the rest of the run.
+Tokens RunsToSentinels(const Tokens& tokens, const NoiseMask& mask, bool selected,
                        int32_t vocab_size, bool unique) {
-  Tokens out;
-  out.reserve(tokens.size());
+  Tokens out(tokens.size());
+  int32_t* o = out.data();
   int32_t run = 0;
+  bool prev = false;
   for (size_t i = 0; i < tokens.size(); ++i) {
-    if (!sel[i]) {
-      out.push_back(tokens[i]);
-    } else if (i == 0 || !sel[i - 1]) {
+    const bool sel = mask[i] == selected;
+    if (!sel) {
+      *o++ = tokens[i];
+    } else if (!prev) {
       ++run;
-      out.push_back(unique ? vocab_size - run : vocab_size - 1);
+      *o++ = unique ? vocab_size - run : vocab_size - 1;
     }
+    prev = sel;
   }
-  return out;
-}
-
-NoiseMask Invert(const NoiseMask& m) {
-  NoiseMask out(m.size());
-  for (size_t i = 0; i < m.size(); ++i) out[i] = !m[i];
+  out.resize(static_cast<size_t>(o - out.data()));
   return out;
 }
 
@@ -92,8 +91,7 @@ Tokens SpansToSentinels(const Tokens& tokens, const NoiseMask& mask,
                         int32_t vocab_size, const char* who, bool noise,
                         bool unique) {
   CheckSameLength(tokens, mask, who);
-  if (noise) return RunsToSentinels(tokens, mask, vocab_size, unique);
-  return RunsToSentinels(tokens, Invert(mask), vocab_size, unique);
+  return RunsToSentinels(tokens, mask, /*selected=*/noise, vocab_size, unique);
 }
 
 // drop_noise_tokens / drop_nonnoise_tokens: checks the lengths (errors name
@@ -330,7 +328,7 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
   const int32_t vocab_size = it->second.vocabulary->vocab_size();
   // A pure function of (example, index): safe to run on worker threads.
   auto denoise_one = [=](Example ex, uint64_t index) -> Example {
-    const Tokens tokens = GetTokens(ex, targets_key);
+    const Tokens tokens = std::move(GetMutableTokens(ex, targets_key));
     const NoiseMask mask = RandomSpansNoiseMask(
         static_cast<int64_t>(tokens.size()), noise_density,
         HashSeed(seed, index, seed_purpose::kSpanMask), mean_noise_span_length);
@@ -338,13 +336,7 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
     ex[targets_key] = targets_fn(tokens, mask, vocab_size);
     return ex;
   };
-  if (num_threads > 1)
-    return ParallelMapIndexed(std::move(input), denoise_one, num_threads);
-  return MapIndexed(
-      std::move(input),
-      [denoise_one](Example ex, uint64_t index) -> std::optional<Example> {
-        return denoise_one(std::move(ex), index);
-      });
+  return ParallelMapIndexed(std::move(input), denoise_one, ResolveDataThreads(num_threads));
 }
 
 DatasetPtr SpanCorruption(DatasetPtr input, const FeatureLengths& sequence_length,

@@ -117,11 +117,11 @@ DatasetPtr SplitTokens(DatasetPtr input, int64_t max_tokens_per_segment,
 // RandomSpansNoiseMask(|targets|, ...), seeded by (seed, example index);
 // inputs = inputs_fn(targets, mask, V), targets = targets_fn(targets, mask, V)
 // with V = output_features[targets_key].vocabulary->vocab_size(). Other
-// features are kept. num_threads > 1 runs the per-example work through
-// ParallelMapIndexed (indices are assigned in input order before the parallel
-// work, so the output is identical for every thread count; the saved state
-// then has ParallelMap's layout). Throws t5xx::Error if targets_key has no
-// vocabulary or num_threads < 0.
+// features are kept. The per-example work runs through ParallelMapIndexed on
+// num_threads threads, 0 = DataThreads() (data_threads.h); indices are
+// assigned in input order before the parallel work, so the output and the
+// saved state's layout are the same for every thread count. Throws
+// t5xx::Error if targets_key has no vocabulary or num_threads < 0.
 DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
                    uint64_t seed, double noise_density = 0.15,
                    double mean_noise_span_length = 3.0,
@@ -129,7 +129,7 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
                    NoiseFn targets_fn = NonnoiseSpanToUniqueSentinel,
                    const std::string& inputs_key = "inputs",
                    const std::string& targets_key = "targets",
-                   int num_threads = 1);
+                   int num_threads = 0);
 
 // span_corruption (t5/data/preprocessors.py), for tokenized "targets":
 //   (t, targets_len) = RandomSpansHelper(sequence_length["inputs"], d, mean)
@@ -140,14 +140,16 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
 // AppendEosAfterTrim as t5's tasks do).
 // Throws t5xx::Error if sequence_length lacks "inputs" or "targets", or if
 // sequence_length["targets"] < targets_len. num_threads is passed to Denoise
-// (the per-example mask/sentinel step; output identical for any value).
+// (the per-example mask/sentinel step; 0 = DataThreads(); output identical
+// for any value).
 DatasetPtr SpanCorruption(DatasetPtr input, const FeatureLengths& sequence_length,
                           const OutputFeatures& output_features, uint64_t seed,
                           double mean_noise_span_length = 3.0,
-                          double noise_density = 0.15, int num_threads = 1);
-// Preprocessor form (sequence_length, output_features, seed from the context).
+                          double noise_density = 0.15, int num_threads = 0);
+// Preprocessor form (sequence_length, output_features, seed from the context;
+// num_threads 0 is resolved when the preprocessor is applied).
 Preprocessor SpanCorruptionPreprocessor(double mean_noise_span_length = 3.0,
                                         double noise_density = 0.15,
-                                        int num_threads = 1);
+                                        int num_threads = 0);
 
 }  // namespace t5xx::seqio
