@@ -2,7 +2,9 @@
 #include "t5xx/run/datasets.h"
 
 #include <algorithm>
+#include <deque>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -38,23 +40,62 @@ std::string Describe(const DatasetConfig& d, const std::string& scope) {
          d.mixture_or_task_name + "', split '" + d.split + "')";
 }
 
+struct BatchStream::ReadAhead {
+  seqio::Batch batch;            // as the iterator returned it (saved with the position)
+  models::FeatureBatch tensors;  // trainer::ToFeatureBatch(batch)
+};
+
 BatchStream::BatchStream(std::shared_ptr<seqio::BatchIterator> it, std::string what,
-                         std::shared_ptr<const void> keep_alive)
-    : it_(std::move(it)), what_(std::move(what)), keep_alive_(std::move(keep_alive)) {}
+                         std::shared_ptr<const void> keep_alive, size_t read_ahead)
+    : it_(std::move(it)), what_(std::move(what)), keep_alive_(std::move(keep_alive)) {
+  if (read_ahead > 0) {
+    // The thread only reads and converts; errors get their "while reading"
+    // prefix when the consumer meets them, as without the thread.
+    producer_ = std::make_unique<seqio::BackgroundProducer<ReadAhead>>(
+        [it = it_]() -> std::optional<ReadAhead> {
+          std::optional<seqio::Batch> b = it->Next();
+          if (!b) return std::nullopt;
+          models::FeatureBatch tensors = trainer::ToFeatureBatch(*b);
+          return ReadAhead{std::move(*b), std::move(tensors)};
+        },
+        read_ahead);
+  }
+}
+
+BatchStream::~BatchStream() = default;
 
 std::optional<models::FeatureBatch> BatchStream::Next() {
+  if (producer_) {
+    std::optional<ReadAhead> r = Reading(what_, [&] { return producer_->Next(); });
+    if (!r) return std::nullopt;
+    return std::move(r->tensors);
+  }
   auto b = Reading(what_, [&] { return it_->Next(); });
   if (!b) return std::nullopt;
   return trainer::ToFeatureBatch(*b);
 }
 
 bool BatchStream::HasNext() {
+  if (producer_) return Reading(what_, [&] { return producer_->HasNext(); });
   return Reading(what_, [&] { return it_->HasNext(); });
 }
 
-std::string BatchStream::SaveState() const { return it_->SaveState().dump(); }
+std::string BatchStream::SaveState() const {
+  if (!producer_) return it_->SaveState().dump();
+  // The producer is held between two batches: the iterator's state is the
+  // position after the queued batches, which go back in front of it.
+  return producer_->WithProducerIdle([&](const std::deque<ReadAhead>& queued) {
+    std::vector<const seqio::Batch*> returned;
+    returned.reserve(queued.size());
+    for (const ReadAhead& r : queued) returned.push_back(&r.batch);
+    return it_->SaveStateBefore(returned).dump();
+  });
+}
 
 void BatchStream::RestoreState(const std::string& state, const std::string& source) {
+  T5XX_CHECK(!producer_ || !producer_->started(),
+             "cannot restore the position of " + what_ + " from " + source +
+                 ": the stream has been read already (restore before the first batch)");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(state);
@@ -84,7 +125,7 @@ void CheckBatchSplits(const DatasetConfig& d, const std::string& scope, int num_
 std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::string& scope,
                                             const models::BaseTransformerModel& model,
                                             int num_epochs, uint64_t seed,
-                                            const seqio::ShardInfo& shard) {
+                                            const seqio::ShardInfo& shard, size_t read_ahead) {
   CheckBatchSplits(d, scope, shard.num_shards);
   const std::string what = Describe(d, scope);
   std::shared_ptr<seqio::FeatureConverter> converter =
@@ -97,7 +138,7 @@ std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::s
         seqio::TaskRegistry::Global(), seqio::MixtureRegistry::Global(),
         d.trim_output_features, d.use_cached));
   });
-  return std::make_shared<BatchStream>(std::move(it), what, converter);
+  return std::make_shared<BatchStream>(std::move(it), what, converter, read_ahead);
 }
 
 trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,

@@ -5,12 +5,14 @@
 // read at all (task, split, files, lengths), which need no data.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "t5xx/data/background_producer.h"
 #include "t5xx/data/batching.h"
 #include "t5xx/data/data_source.h"
 #include "t5xx/data/task.h"
@@ -38,31 +40,55 @@ trainer::BatchFn GetBatches(const DatasetConfig& d, const std::string& scope,
                             const models::BaseTransformerModel& model, int num_epochs,
                             uint64_t seed, const seqio::ShardInfo& shard);
 
+// How many batches BatchStream's producer thread prepares ahead of the train
+// step by default (tf.data's prefetch at the end of t5x's input pipeline).
+inline constexpr size_t kDefaultReadAhead = 2;
+
 // The same batches as a stream whose position can be saved and restored:
 // t5x's checkpointable train iterator (t5x/utils.py, save_dataset /
 // restore_dataset), with seqio's pipeline state as JSON.
+//
+// With read_ahead > 0, a producer thread (seqio::BackgroundProducer) reads
+// and converts batches into a queue of at most read_ahead batches while the
+// consumer works (batch N+1 is ready when step N ends). The stream is the
+// same with or without it; the saved position is always the consumer's
+// (what Next() returns next): the queued batches are saved as read-ahead
+// batches of the iterator's state, which a restored stream returns first.
+// The thread starts on the first Next()/HasNext() and is joined by the
+// destructor, which waits at most for the batch being read.
 class BatchStream {
  public:
   // `keep_alive` holds what the pipeline refers to (its feature converter).
   BatchStream(std::shared_ptr<seqio::BatchIterator> it, std::string what,
-              std::shared_ptr<const void> keep_alive);
-  // The next batch, or nullopt at the end; errors name the dataset.
+              std::shared_ptr<const void> keep_alive, size_t read_ahead = 0);
+  ~BatchStream();
+  // The next batch ([batch, length] tensors, trainer::ToFeatureBatch), or
+  // nullopt at the end. Errors name the dataset: "while reading <what>: "
+  // and the pipeline's message (a producer thread's error is rethrown here,
+  // after the batches read before it).
   std::optional<models::FeatureBatch> Next();
   // Whether Next() will return a batch (reads it ahead; the read-ahead batch
   // is part of the saved state, so peeking does not move the position).
   bool HasNext();
-  // The position as JSON text (seqio::BatchIterator::SaveState).
+  // The position as JSON text (a seqio::BatchIterator root state). With a
+  // producer thread, first waits for it to fill its queue (the thread is
+  // held while the state is written), so the text depends only on the
+  // batches consumed, not on the threads' timing.
   std::string SaveState() const;
-  // Restores a position saved by an identical pipeline; must be called
-  // before the first read. `source` names the file in errors. Throws
-  // t5xx::Error naming `source` and the fix when the state does not fit
-  // this pipeline (the dataset configuration changed).
+  // Restores a position saved by an identical pipeline (with or without
+  // read-ahead); must be called before the first read. `source` names the
+  // file in errors. Throws t5xx::Error naming `source` and the fix when the
+  // state does not fit this pipeline (the dataset configuration changed),
+  // or when called after the first read.
   void RestoreState(const std::string& state, const std::string& source);
 
  private:
+  struct ReadAhead;  // a batch as read (for the state) and as tensors
   std::shared_ptr<seqio::BatchIterator> it_;
   std::string what_;
   std::shared_ptr<const void> keep_alive_;
+  // Last: stopped and joined before the iterator it reads is destroyed.
+  std::unique_ptr<seqio::BackgroundProducer<ReadAhead>> producer_;
 };
 
 // t5x's get_training_eval_datasets for one config: the whole data (one
@@ -81,11 +107,13 @@ trainer::BatchFn GetTrainingEvalBatches(const DatasetConfig& d,
 // axis size when d.batch_size does not divide by num_shards.
 void CheckBatchSplits(const DatasetConfig& d, const std::string& scope, int num_shards);
 
-// GetBatches as a BatchStream.
+// GetBatches as a BatchStream, whose producer thread reads `read_ahead`
+// batches ahead (0 = none: batches are read by Next()).
 std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::string& scope,
                                             const models::BaseTransformerModel& model,
                                             int num_epochs, uint64_t seed,
-                                            const seqio::ShardInfo& shard);
+                                            const seqio::ShardInfo& shard,
+                                            size_t read_ahead = kDefaultReadAhead);
 
 // The output features of the task or mixture `name`. Throws t5xx::Error for
 // an unknown name ("did you mean" over tasks and mixtures) or a demo task
