@@ -243,5 +243,29 @@ TEST(CachePlaceholder, PrecacheErrorsNameTheStep) {
             "task 'u', preprocessor 2, example 0: no");
 }
 
+// A source whose files are gone: opening a split throws, as a file source
+// whose pattern matches no file does.
+class MissingFilesSource : public FakeSource {
+ public:
+  MissingFilesSource() : FakeSource(3) {}
+  DatasetPtr GetDataset(const std::string&, bool, uint64_t, const ShardInfo&) const override {
+    throw Error("file pattern /gone/* matches no file");
+  }
+};
+
+TEST(CachePlaceholder, SourceErrorsOnTheFlyNameTheSource) {
+  // With a placeholder the source is opened per epoch inside the pre-cache
+  // chain; its error names the source, as it does for a task without one,
+  // not the last post-cache step that pulled from it.
+  Recorder r;
+  Task with("w", std::make_shared<MissingFilesSource>(), {r.Step(), r.Step()}, Features(), 1000,
+            nullptr, {}, {}, CacheStep{1, false});
+  EXPECT_EQ(ErrorOf([&] { Collect(*with.GetDataset({}, "train", false)); }),
+            "task 'w', source (split 'train'), epoch 0: file pattern /gone/* matches no file");
+  Task without("n", std::make_shared<MissingFilesSource>(), {r.Step()}, Features());
+  EXPECT_EQ(ErrorOf([&] { Collect(*without.GetDataset({}, "train", false)); }),
+            "task 'n', source (split 'train'), example 0: file pattern /gone/* matches no file");
+}
+
 }  // namespace
 }  // namespace t5xx::seqio

@@ -316,7 +316,17 @@ DatasetPtr Task::GetDataset(const FeatureLengths& sequence_length,
                 seed, FeatureLengths{}, output_features_};
     ds = RepeatIndexed(
         [read_epoch, pre, source_step](int64_t e) {
-          return ApplySteps(std::make_unique<StepContext>(read_epoch(e), source_step), pre);
+          // Opening the epoch's source can fail (a pattern that matches no
+          // file): name the source, not the last step that pulled from it.
+          DatasetPtr epoch;
+          try {
+            epoch = read_epoch(e);
+          } catch (const DataStepError&) {
+            throw;
+          } catch (const Error& err) {
+            throw DataStepError(source_step + ", epoch " + std::to_string(e) + ": " + err.what());
+          }
+          return ApplySteps(std::make_unique<StepContext>(std::move(epoch), source_step), pre);
         },
         num_epochs);
   } else {
