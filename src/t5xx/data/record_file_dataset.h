@@ -4,9 +4,13 @@
 // position. JsonLinesDataSource, TextLineDataSource, TokenJsonLinesDataSource
 // and TFExampleDataSource are this dataset with their own reader and parser.
 //
-// Behaviour source: seqio's FileDataSource.get_dataset (files read in order,
-// interleaved one at a time, with tf.data's ignore_errors when bad records
-// are skipped) and tf.data iterator checkpoints for the saved position.
+// Behaviour source: seqio's FileDataSource.get_dataset (with tf.data's
+// ignore_errors when bad records are skipped) and tf.data iterator
+// checkpoints for the saved position. One difference in order: seqio
+// interleaves a reader's files (cycle_length 16, block_length 16), while
+// this dataset reads them one after another -- the same examples, in
+// another order when a reader has several files. The offline-cache reader
+// (task_cache.h) follows seqio's interleave.
 // Framework-free: no libtorch.
 #pragma once
 
