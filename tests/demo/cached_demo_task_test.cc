@@ -8,15 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "t5xx/data/cache_tasks.h"
 #include "t5xx/data/tf_example.h"
 #include "t5xx/data/task_cache.h"
-#include "t5xx/demo/corpus_builder.h"
 #include "t5xx/demo/demo_tasks.h"
+#include "small_corpus.h"
 #include "test_util.h"
 
 namespace t5xx::seqio {
@@ -29,21 +28,12 @@ class CachedDemoTaskTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     tmp_ = new TempDir();
-    const std::string fortunes = tmp_->path + "/fortunes";
-    std::ofstream f(fortunes);
+    std::vector<std::string> texts;
     for (int i = 0; i < 60; ++i) {
-      f << "Saying " << i << ": many hands make light work, and "
-        << (i % 3 ? "still waters run deep." : "the pen is mightier than the sword.")
-        << "\n%\n";
+      texts.push_back("Saying " + std::to_string(i) + ": many hands make light work, and " +
+                      (i % 3 ? "still waters run deep." : "the pen is mightier than the sword."));
     }
-    f.close();
-    CorpusOptions o;
-    o.output_dir = DemoCorpusDir(tmp_->path + "/data");
-    o.sources = {fortunes};
-    o.vocab_size = 300;
-    o.validation_fraction = 0.1;
-    o.spm_num_threads = 1;
-    BuildCorpus(o);
+    demo_testing::BuildSmallCorpus(tmp_->path, tmp_->path + "/data", texts);
   }
   static void TearDownTestSuite() { delete tmp_; }
   void TearDown() override { SetGlobalCacheDirs({}); }

@@ -23,6 +23,7 @@
 #include "t5xx/data/sentencepiece_vocabulary.h"
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/demo/demo_tasks.h"
+#include "small_corpus.h"
 #include "test_util.h"
 
 namespace t5xx::seqio {
@@ -221,21 +222,13 @@ class FreedictTaskTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     tmp_ = new TempDir();
-    const std::string fortunes = tmp_->path + "/fortunes";
-    std::ofstream f(fortunes);
+    std::vector<std::string> texts;
     for (int i = 0; i < 80; ++i) {
-      f << "Proverb " << i << ": the early bird catches the worm, and a stitch in time "
-        << "saves nine; " << (i % 2 ? "look before you leap." : "haste makes waste.")
-        << "\n%\n";
+      texts.push_back("Proverb " + std::to_string(i) +
+                      ": the early bird catches the worm, and a stitch in time saves nine; " +
+                      (i % 2 ? "look before you leap." : "haste makes waste."));
     }
-    f.close();
-    CorpusOptions o;
-    o.output_dir = DemoCorpusDir(tmp_->path + "/data");
-    o.sources = {fortunes};
-    o.vocab_size = 300;
-    o.validation_fraction = 0.1;
-    o.spm_num_threads = 1;
-    BuildCorpus(o);
+    demo_testing::BuildSmallCorpus(tmp_->path, tmp_->path + "/data", texts);
   }
   static void TearDownTestSuite() { delete tmp_; }
 

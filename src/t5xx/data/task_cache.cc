@@ -13,6 +13,7 @@
 #include "t5xx/data/record_file_dataset.h"
 #include "t5xx/data/tf_example.h"
 #include "t5xx/data/tfrecord_file.h"
+#include "t5xx/data/tfrecord_source.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"
 #include "t5xx/util/protobuf_wire.h"
@@ -153,22 +154,6 @@ Example ParseCachedRecord(const CachedSplitInfo& info, const std::string& info_p
   return out;
 }
 
-class CacheRecordReader : public RecordReader {
- public:
-  explicit CacheRecordReader(const std::string& path) : records_(path) {}
-  bool Next(std::string* record) override { return records_.Next(record); }
-  int64_t consumed() const override { return records_.records_consumed(); }
-  int64_t index() const override { return records_.record_index(); }
-  const std::string& path() const override { return records_.path(); }
-  AfterError after_error() const override {
-    return records_.resumable_after_error() ? AfterError::kSkipRecord
-                                            : AfterError::kSkipRestOfFile;
-  }
-
- private:
-  TFRecordReader records_;
-};
-
 // seqio's _CachedDataSource: one split's shard files, interleaved.
 class CachedDataSource : public FileDataSource {
  public:
@@ -193,7 +178,7 @@ class CachedDataSource : public FileDataSource {
     format.reader_name = "TFRecord reader";
     format.unit = "record";
     format.open = [](const std::string& path) {
-      return std::make_unique<CacheRecordReader>(path);
+      return OpenTFRecordRecordReader(path);
     };
     format.parse = [info = info_, info_path = info_path_](
                        const std::string& path, int64_t index, const std::string& record) {

@@ -12,8 +12,7 @@
 namespace t5xx::seqio {
 namespace {
 
-// TFRecordReader as a RecordReader. A record whose data CRC mismatches was
-// read whole (skip it); any other error leaves the file unframeable.
+// TFRecordReader as a RecordReader (OpenTFRecordRecordReader).
 class TFRecordRecordReader : public RecordReader {
  public:
   explicit TFRecordRecordReader(const std::string& path) : records_(path) {}
@@ -32,6 +31,10 @@ class TFRecordRecordReader : public RecordReader {
 
 }  // namespace
 
+std::unique_ptr<RecordReader> OpenTFRecordRecordReader(const std::string& path) {
+  return std::make_unique<TFRecordRecordReader>(path);
+}
+
 TFExampleDataSource::TFExampleDataSource(
     std::map<std::string, std::string> split_to_filepattern,
     std::vector<std::string> features, BadRecordPolicy bad_records)
@@ -43,9 +46,7 @@ DatasetPtr TFExampleDataSource::ReadPlan(FileReadPlan plan) const {
   RecordFileFormat format;
   format.reader_name = "TFRecord reader";
   format.unit = "record";
-  format.open = [](const std::string& path) {
-    return std::make_unique<TFRecordRecordReader>(path);
-  };
+  format.open = OpenTFRecordRecordReader;
   format.parse = [features = features_](const std::string& path, int64_t index,
                                         const std::string& record) {
     return std::optional<Example>(

@@ -7,12 +7,22 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "t5xx/data/file_data_source.h"
+#include "t5xx/data/record_file_dataset.h"
 
 namespace t5xx::seqio {
+
+// One TFRecord file (tfrecord_file.h) as the record-file dataset's
+// RecordReader: after a record whose data CRC mismatches (it was read whole)
+// reading can go on (kSkipRecord); any other error leaves the file
+// unframeable (kSkipRestOfFile). Shared by TFExampleDataSource and the
+// offline-cache reader (task_cache.h). Opening throws t5xx::Error naming the
+// file.
+std::unique_ptr<RecordReader> OpenTFRecordRecordReader(const std::string& path);
 
 // seqio.TFExampleDataSource over TFRecord files of tf.Example.
 //
