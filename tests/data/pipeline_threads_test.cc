@@ -20,6 +20,7 @@
 #include "t5xx/data/dataset.h"
 #include "t5xx/data/preprocessors.h"
 #include "t5xx/data/span_corruption.h"
+#include "t5xx/data/utils.h"
 
 namespace t5xx::seqio {
 namespace {
@@ -203,6 +204,45 @@ TEST(PipelineThreadsTest, SpanCorruptionIsTheSameOnEveryThreadCount) {
       EXPECT_EQ(SaveAndRestoreAcross(make, before, after, k), want)
           << before << " -> " << after << " threads, k=" << k;
     }
+  }
+}
+
+TEST(PipelineThreadsTest, PackingIsTheSameOnEveryThreadCount) {
+  // Lengths {a: 8, b: 5}: blocks of 8 examples; example i has 1 + i % 5
+  // tokens of a and 1 + i % 3 of b.
+  std::vector<Example> input;
+  for (int32_t i = 0; i < 203; ++i) {
+    input.push_back(Example{{"a", Tokens(static_cast<size_t>(1 + i % 5), i + 1)},
+                            {"b", Tokens(static_cast<size_t>(1 + i % 3), -i - 1)}});
+  }
+  const FeatureLengths lengths{{"a", 8}, {"b", 5}};
+  const std::vector<Example> want = TrimAndPack(input, lengths);
+  // By hand, the first row: examples 0 (a 1 token, b 1) and 1 (a 2, b 2)
+  // fit; example 2 (a 3, b 3) would make b 6 > 5.
+  EXPECT_EQ(GetTokens(want[0], "a"), (Tokens{1, 2, 2, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(GetTokens(want[0], "b_segment_ids"), (Tokens{1, 2, 2, 0, 0}));
+  EXPECT_EQ(GetTokens(want[0], "b_positions"), (Tokens{0, 0, 1, 0, 0}));
+  auto make = [&](int threads) { return TrimAndPackDataset(FromVector(input), lengths, threads); };
+  for (int threads : {1, 2, 3, 8}) {
+    auto ds = make(threads);
+    EXPECT_EQ(Collect(*ds), want) << threads << " threads";
+  }
+  for (auto [before, after] : {std::pair{1, 3}, std::pair{3, 2}, std::pair{2, 1}}) {
+    for (size_t k : {size_t{0}, size_t{1}, size_t{10}, size_t{57}, want.size()}) {
+      EXPECT_EQ(SaveAndRestoreAcross(make, before, after, k), want)
+          << before << " -> " << after << " threads, k=" << k;
+    }
+  }
+  // A string feature in block 3 (example 20): the rows of blocks 0..1 come
+  // first, then the error, for every count.
+  std::vector<Example> bad = input;
+  bad[20]["a"] = std::string("text");
+  const size_t rows_before = TrimAndPack(std::vector<Example>(input.begin(), input.begin() + 16),
+                                         lengths).size();
+  for (int threads : {1, 2, 4}) {
+    auto ds = TrimAndPackDataset(FromVector(bad), lengths, threads);
+    EXPECT_EQ(Collect(*ds, rows_before).size(), rows_before);
+    EXPECT_ERROR_CONTAINS(ds->Next(), "trim_and_pack: feature 'a' is a string");
   }
 }
 

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <thread>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "t5xx/data/pending_examples.h"
+#include "t5xx/data/worker_group.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -104,26 +106,17 @@ class ParallelMapDataset : public Dataset {
     const uint64_t base = index_;
     index_ += chunk.size();
     const size_t n = chunk.size();
-    const size_t workers = std::min(n, static_cast<size_t>(num_threads_));
     std::vector<std::exception_ptr> errors(n);
-    auto work = [&](size_t w) {
-      // Contiguous slice [begin, end) for worker w.
-      const size_t begin = n * w / workers, end = n * (w + 1) / workers;
-      for (size_t i = begin; i < end; ++i) {
-        try {
-          chunk[i] = fn_(std::move(chunk[i]), base + i);
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
+    // Each thread takes the next unprocessed example (documents of any
+    // length keep every thread busy); outputs stay at their inputs' places.
+    if (!workers_) workers_ = std::make_unique<WorkerGroup>(num_threads_ - 1);
+    workers_->ParallelFor(n, [&](size_t i) {
+      try {
+        chunk[i] = fn_(std::move(chunk[i]), base + i);
+      } catch (...) {
+        errors[i] = std::current_exception();
       }
-    };
-    if (workers > 0) {
-      std::vector<std::thread> threads;
-      threads.reserve(workers - 1);
-      for (size_t w = 1; w < workers; ++w) threads.emplace_back(work, w);
-      work(0);  // the calling thread takes the first slice
-      for (auto& t : threads) t.join();
-    }
+    });
     std::vector<Example> run;  // outputs since the last error
     run.reserve(n);
     for (size_t i = 0; i < n; ++i) {
@@ -148,6 +141,7 @@ class ParallelMapDataset : public Dataset {
   PendingExamples pending_;  // processed, not yet emitted
   std::deque<PendingError> errors_;  // in order, interleaved with pending_
   size_t tail_ = 0;  // pending examples after the last queued error
+  std::unique_ptr<WorkerGroup> workers_;  // started with the first chunk
 };
 
 }  // namespace

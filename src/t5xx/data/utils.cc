@@ -3,12 +3,17 @@
 #include "t5xx/data/utils.h"
 
 #include <algorithm>
+#include <deque>
+#include <exception>
+#include <memory>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/data_threads.h"
 #include "t5xx/data/pending_examples.h"
 #include "t5xx/data/seed_purposes.h"
+#include "t5xx/data/worker_group.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -81,21 +86,23 @@ const Tokens& TokensFor(const Example& ex, const std::string& key,
   return std::get<Tokens>(it->second);
 }
 
-// One packed row under construction.
+// Per feature (in `lengths` order): the packed row under construction.
 struct PackRow {
-  std::map<std::string, Tokens> tokens;
-  std::map<std::string, Tokens> positions;
+  std::vector<Tokens> tokens, positions;
   int num_examples = 0;
 };
 
-Example FinishRow(const PackRow& row, const FeatureLengths& lengths) {
+// The row's features padded to their lengths, with segment ids and
+// positions (moves the row's vectors out).
+Example FinishRow(PackRow& row, const std::vector<std::pair<std::string, int64_t>>& lengths) {
   Example out;
-  for (const auto& [k, L] : lengths) {
-    Tokens tok = row.tokens.at(k);
-    Tokens pos = row.positions.at(k);
-    tok.resize(L, 0);
-    pos.resize(L, 0);
-    Tokens seg(L, 0);
+  for (size_t f = 0; f < lengths.size(); ++f) {
+    const auto& [k, L] = lengths[f];
+    Tokens tok = std::move(row.tokens[f]);
+    Tokens pos = std::move(row.positions[f]);
+    tok.resize(static_cast<size_t>(L), 0);
+    pos.resize(static_cast<size_t>(L), 0);
+    Tokens seg(static_cast<size_t>(L), 0);
     int32_t starts = 0;
     for (int64_t i = 0; i < L; ++i) {
       if (pos[i] == 0) ++starts;
@@ -111,46 +118,49 @@ Example FinishRow(const PackRow& row, const FeatureLengths& lengths) {
 // Packs one padded_batch block with greedy next-fit.
 std::vector<Example> PackBlock(const std::vector<Example>& block,
                                const FeatureLengths& lengths) {
+  const std::vector<std::pair<std::string, int64_t>> features(lengths.begin(), lengths.end());
+  const size_t num_features = features.size();
   std::vector<Example> rows;
   PackRow row;
   auto reset = [&] {
-    row = PackRow();
-    for (const auto& kv : lengths) {
-      row.tokens[kv.first];
-      row.positions[kv.first];
+    row.tokens.assign(num_features, Tokens());
+    row.positions.assign(num_features, Tokens());
+    for (size_t f = 0; f < num_features; ++f) {
+      row.tokens[f].reserve(static_cast<size_t>(features[f].second));
+      row.positions[f].reserve(static_cast<size_t>(features[f].second));
     }
+    row.num_examples = 0;
   };
   reset();
+  // The example's piece of each feature: the first `nonzero` tokens of its
+  // trimmed value, nonzero = the count of non-zero tokens in it.
+  std::vector<const Tokens*> values(num_features);
+  std::vector<size_t> piece(num_features);
   for (const Example& ex : block) {
-    std::map<std::string, Tokens> pieces;
-    for (const auto& [k, L] : lengths) {
+    bool overflow = false;
+    for (size_t f = 0; f < num_features; ++f) {
+      const auto& [k, L] = features[f];
       const Tokens& v = TokensFor(ex, k, "trim_and_pack");
       const size_t trimmed = std::min<size_t>(v.size(), static_cast<size_t>(L));
       size_t nonzero = 0;
       for (size_t i = 0; i < trimmed; ++i) nonzero += v[i] != 0;
-      pieces[k] = Tokens(v.begin(), v.begin() + nonzero);
-    }
-    bool overflow = false;
-    for (const auto& [k, L] : lengths) {
-      if (static_cast<int64_t>(row.tokens[k].size() + pieces[k].size()) > L)
-        overflow = true;
+      values[f] = &v;
+      piece[f] = nonzero;
+      if (static_cast<int64_t>(row.tokens[f].size() + nonzero) > L) overflow = true;
     }
     if (overflow && row.num_examples > 0) {
-      rows.push_back(FinishRow(row, lengths));
+      rows.push_back(FinishRow(row, features));
       reset();
     }
-    for (const auto& kv : lengths) {
-      const Tokens& piece = pieces[kv.first];
-      Tokens& t = row.tokens[kv.first];
-      Tokens& p = row.positions[kv.first];
-      for (size_t i = 0; i < piece.size(); ++i) {
-        t.push_back(piece[i]);
-        p.push_back(static_cast<int32_t>(i));
-      }
+    for (size_t f = 0; f < num_features; ++f) {
+      const Tokens& v = *values[f];
+      row.tokens[f].insert(row.tokens[f].end(), v.begin(),
+                           v.begin() + static_cast<std::ptrdiff_t>(piece[f]));
+      for (size_t i = 0; i < piece[f]; ++i) row.positions[f].push_back(static_cast<int32_t>(i));
     }
     ++row.num_examples;
   }
-  if (row.num_examples > 0) rows.push_back(FinishRow(row, lengths));
+  if (row.num_examples > 0) rows.push_back(FinishRow(row, features));
   return rows;
 }
 
@@ -160,27 +170,35 @@ int64_t BlockSize(const FeatureLengths& lengths) {
   return m;
 }
 
+// Reads num_threads blocks at a time and packs them at once (each block
+// alone, as rows never cross blocks), emitting the rows in block order. An
+// error (the input's, or packing's) is rethrown in its place: after the rows
+// of the blocks before it.
 class PackDataset : public Dataset {
  public:
-  PackDataset(DatasetPtr input, FeatureLengths lengths)
-      : input_(std::move(input)), lengths_(std::move(lengths)) {}
+  PackDataset(DatasetPtr input, FeatureLengths lengths, int num_threads)
+      : input_(std::move(input)), lengths_(std::move(lengths)),
+        num_threads_(static_cast<size_t>(std::max(num_threads, 1))) {}
   std::optional<Example> Next() override {
-    while (pending_.empty()) {
-      if (done_) return std::nullopt;
-      std::vector<Example> block;
-      const int64_t n = BlockSize(lengths_);
-      while (static_cast<int64_t>(block.size()) < n) {
-        auto ex = input_->Next();
-        if (!ex) {
-          done_ = true;
-          break;
-        }
-        block.push_back(std::move(*ex));
+    while (true) {
+      if (!errors_.empty() && errors_.front().before == 0) {
+        const std::exception_ptr e = errors_.front().error;
+        errors_.pop_front();
+        std::rethrow_exception(e);
       }
-      pending_.PushAll(PackBlock(block, lengths_));
+      if (!pending_.empty()) {
+        if (errors_.empty()) {
+          --tail_;
+        } else {
+          --errors_.front().before;
+        }
+        return pending_.Pop();
+      }
+      if (done_) return std::nullopt;
+      ReadAndPackBlocks();
     }
-    return pending_.Pop();
   }
+  // An error not rethrown yet is not part of the state.
   nlohmann::json SaveState() const override {
     return {{"pending", pending_.ToJson()},
             {"done", done_},
@@ -188,15 +206,74 @@ class PackDataset : public Dataset {
   }
   void RestoreState(const nlohmann::json& state) override {
     pending_.FromJson(StateField(state, "pending", "trim_and_pack"));
+    tail_ = state.at("pending").size();
+    errors_.clear();
     done_ = StateField(state, "done", "trim_and_pack").get<bool>();
     input_->RestoreState(StateField(state, "input", "trim_and_pack"));
   }
 
  private:
+  struct PendingError {
+    size_t before;  // pending rows still to emit before it
+    std::exception_ptr error;
+  };
+  void PushRows(std::vector<Example> rows) {
+    tail_ += rows.size();
+    pending_.PushAll(std::move(rows));
+  }
+  void PushError(std::exception_ptr e) {
+    errors_.push_back({tail_, std::move(e)});
+    tail_ = 0;
+  }
+
+  void ReadAndPackBlocks() {
+    const int64_t n = BlockSize(lengths_);
+    std::vector<std::vector<Example>> blocks;
+    std::exception_ptr input_error;
+    try {
+      while (!done_ && blocks.size() < num_threads_) {
+        std::vector<Example> block;
+        while (static_cast<int64_t>(block.size()) < n) {
+          auto ex = input_->Next();
+          if (!ex) {
+            done_ = true;
+            break;
+          }
+          block.push_back(std::move(*ex));
+        }
+        blocks.push_back(std::move(block));
+      }
+    } catch (...) {
+      input_error = std::current_exception();  // the block being read is dropped
+    }
+    std::vector<std::vector<Example>> rows(blocks.size());
+    std::vector<std::exception_ptr> errors(blocks.size());
+    if (!workers_) workers_ = std::make_unique<WorkerGroup>(num_threads_ - 1);
+    workers_->ParallelFor(blocks.size(), [&](size_t b) {
+      try {
+        rows[b] = PackBlock(blocks[b], lengths_);
+      } catch (...) {
+        errors[b] = std::current_exception();
+      }
+    });
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      if (errors[b]) {
+        PushError(errors[b]);
+      } else {
+        PushRows(std::move(rows[b]));
+      }
+    }
+    if (input_error) PushError(input_error);
+  }
+
   DatasetPtr input_;
   FeatureLengths lengths_;
+  size_t num_threads_;
   PendingExamples pending_;
+  std::deque<PendingError> errors_;  // in order, interleaved with pending_
+  size_t tail_ = 0;                  // pending rows after the last queued error
   bool done_ = false;
+  std::unique_ptr<WorkerGroup> workers_;  // started with the first blocks
 };
 
 }  // namespace
@@ -214,10 +291,14 @@ std::vector<Example> TrimAndPack(const std::vector<Example>& examples,
   return out;
 }
 
-DatasetPtr TrimAndPackDataset(DatasetPtr input, const FeatureLengths& lengths) {
+DatasetPtr TrimAndPackDataset(DatasetPtr input, const FeatureLengths& lengths,
+                              int num_threads) {
   CheckLengths(lengths, "trim_and_pack");
   T5XX_CHECK(input != nullptr, "trim_and_pack: input dataset is null");
-  return std::make_unique<PackDataset>(std::move(input), lengths);
+  T5XX_CHECK(num_threads >= 0, "trim_and_pack: num_threads must be >= 0, got " +
+                                   std::to_string(num_threads));
+  return std::make_unique<PackDataset>(std::move(input), lengths,
+                                       ResolveDataThreads(num_threads));
 }
 
 Example TrimAndPad(Example ex, const FeatureLengths& lengths) {

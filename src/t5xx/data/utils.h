@@ -80,8 +80,13 @@ Tokens MakeAutoregressiveInputs(const Tokens& targets, const Tokens& segment_ids
 // `lengths`, holds a string, or when a length is < 1.
 std::vector<Example> TrimAndPack(const std::vector<Example>& examples,
                                  const FeatureLengths& lengths);
-// Lazy dataset version of TrimAndPack (reads one block at a time).
-DatasetPtr TrimAndPackDataset(DatasetPtr input, const FeatureLengths& lengths);
+// Lazy dataset version of TrimAndPack: reads num_threads blocks at a time
+// (0 = DataThreads(), data_threads.h) and packs them on that many threads,
+// each block alone, so the rows are the same for every count. An error is
+// rethrown after the rows of the blocks before it. State: {"pending": rows
+// packed, not yet emitted; "done"; "input"}.
+DatasetPtr TrimAndPackDataset(DatasetPtr input, const FeatureLengths& lengths,
+                              int num_threads = 0);
 
 // Pads (with 0) or trims every feature in `lengths` to exactly its length;
 // other features are kept unchanged. Throws t5xx::Error for a missing or
