@@ -59,8 +59,9 @@ void FsyncPath(const std::string& path, bool directory) {
   T5XX_CHECK(rc == 0, "cannot sync '" + path + "': " + std::strerror(err));
 }
 
-// Writes data to a new file at path (no rename), then fsyncs it.
-void WriteAndSync(const std::string& path, const std::string& data, bool append) {
+// Writes data to path (created; truncated, or appended to with `append`),
+// then fsyncs it when `sync`.
+void WriteAll(const std::string& path, const std::string& data, bool append, bool sync) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0644);
   T5XX_CHECK(fd >= 0, "cannot write '" + path + "': " + std::strerror(errno));
   size_t done = 0;
@@ -74,7 +75,7 @@ void WriteAndSync(const std::string& path, const std::string& data, bool append)
     }
     done += static_cast<size_t>(n);
   }
-  const int rc = ::fsync(fd);
+  const int rc = sync ? ::fsync(fd) : 0;
   const int err = errno;
   ::close(fd);
   T5XX_CHECK(rc == 0, "cannot sync '" + path + "': " + std::strerror(err));
@@ -126,21 +127,7 @@ class Buckets {
   void Flush() {
     for (size_t j = 0; j < buffers_.size(); ++j) {
       if (buffers_[j].empty()) continue;
-      const std::string path = BucketPath(dir_, j);
-      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      T5XX_CHECK(fd >= 0, "cannot write '" + path + "': " + std::strerror(errno));
-      size_t done = 0;
-      while (done < buffers_[j].size()) {
-        const ssize_t n = ::write(fd, buffers_[j].data() + done, buffers_[j].size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          const int err = errno;
-          ::close(fd);
-          throw Error("cannot write '" + path + "': " + std::strerror(err) + " (disk full?)");
-        }
-        done += static_cast<size_t>(n);
-      }
-      ::close(fd);
+      WriteAll(BucketPath(dir_, j), buffers_[j], /*append=*/true, /*sync=*/false);
       written_[j] = true;
       buffers_[j].clear();
     }
@@ -184,7 +171,7 @@ void WriteFileDurably(const std::string& path, const std::string& data,
                       const std::string& temp_dir) {
   const std::string tmp = (temp_dir.empty() ? path : temp_dir + "/" + fs::path(path).filename().string()) +
                           ".tmp-" + UniqueTempSuffix();
-  WriteAndSync(tmp, data, false);
+  WriteAll(tmp, data, /*append=*/false, /*sync=*/true);
   RenameFile(tmp, path);
   FsyncPath(ParentDir(path), true);
 }
@@ -274,7 +261,7 @@ MapItemResult RunMapItem(const Task& task, const CacheSplitPlan& plan, int64_t i
     }
     buckets.Close();
     const nlohmann::json stats = {{"stats", result.stats.ToJson()}, {"features", features}};
-    WriteAndSync(tmp + "/stats.json", DumpJson(stats), false);
+    WriteAll(tmp + "/stats.json", DumpJson(stats), /*append=*/false, /*sync=*/true);
     FsyncPath(tmp, true);
   } catch (const Error& e) {
     std::error_code ec;
