@@ -28,6 +28,7 @@
 #include <sstream>
 
 #include "t5xx/cli/commands.h"
+#include "t5xx/cli/task_flags.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/data/cache_tasks.h"
@@ -52,9 +53,7 @@ int64_t ParseInt(const std::string& flag, const std::string& v, int64_t minimum)
 }
 
 bool ParseBool(const std::string& flag, const std::string& v) {
-  T5XX_CHECK(v == "true" || v == "false",
-             std::string(kCommand) + ": --" + flag + " must be true or false, got '" + v + "'");
-  return v == "true";
+  return ParseBoolFlag(kCommand, flag, v);
 }
 
 // absl's flags.DEFINE_list: "a,b" -> {"a", "b"}; an empty item is refused.
@@ -84,13 +83,7 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
     rest.push_back(a == "--overwrite" ? "--overwrite=true"
                    : a == "--nooverwrite" ? "--overwrite=false" : a);
   }
-  bool has_gin = false;
-  for (const auto& a : rest) has_gin = has_gin || a.rfind("--gin", 0) == 0;
-  run::LoadedTrainConfig gin;  // only the registry and the config
-  if (has_gin) {
-    gin = run::NewTrainConfig();
-    rest = gin::ParseGinFlags(rest, *gin.config);
-  }
+  run::LoadedTrainConfig gin = TakeGinTaskFlags(&rest);
   auto f = ParseFlags(rest,
                       {"tasks", "excluded_tasks", "output_cache_dir", "tasks_additional_cache_dirs",
                        "min_shards", "max_shards", "base_seed", "overwrite", "output_format",
@@ -152,13 +145,7 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
   }
   o.log = &std::cerr;
 
-  run::RunOptions options;
-  options.data_dir = f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir();
-  options.skip_bad_records =
-      f.count("skip_bad_records") && ParseBool("skip_bad_records", f["skip_bad_records"]);
-  if (gin.config) gin.config->Finalize({"t5xx.seqio.register"});  // tasks and mixtures only
-  const std::optional<std::string> demo_problem = run::RegisterTasks(gin.config.get(), options);
-  if (gin.config) gin::RequireAllBindingsRead(*gin.config, "cache_tasks", std::cerr);
+  const std::optional<std::string> demo_problem = RegisterFlagTasks(gin, f, "cache_tasks");
 
   seqio::CacheTasksReport report;
   try {

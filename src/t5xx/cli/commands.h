@@ -15,6 +15,10 @@ std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& ar
                                               const std::vector<std::string>& known,
                                               const std::string& command);
 
+// A boolean flag's value: "true" or "false"; else t5xx::Error
+// "<command>: --<flag> must be true or false, got '<value>'".
+bool ParseBoolFlag(const std::string& command, const std::string& flag, const std::string& value);
+
 int TrainCommand(const std::vector<std::string>& args);
 int InferCommand(const std::vector<std::string>& args);
 int EvalCommand(const std::vector<std::string>& args);

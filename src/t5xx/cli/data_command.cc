@@ -46,6 +46,7 @@
 
 #include "t5xx/cli/cache_dir_flags.h"
 #include "t5xx/cli/commands.h"
+#include "t5xx/cli/task_flags.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/run/train_setup.h"
@@ -136,9 +137,7 @@ struct DataRequest {
 };
 
 bool ParseBool(const std::string& flag, const std::string& v) {
-  T5XX_CHECK(v == "true" || v == "false",
-        "t5xx data: --" + flag + " must be true or false, got '" + v + "'");
-  return v == "true";
+  return ParseBoolFlag("t5xx data", flag, v);
 }
 
 DataRequest Open(std::map<std::string, std::string>& f, const std::string& default_split,
@@ -207,22 +206,10 @@ int DataCommandImpl(const std::vector<std::string>& args) {
   std::vector<std::string> known = common;
   known.push_back(sub == "show" ? "n" : sub == "stats" ? "max_examples" : "predictions");
   // Tasks defined in gin files (--gin_file, --gin.X, --gin_bindings).
-  bool has_gin = false;
-  for (const auto& a : rest) has_gin = has_gin || a.rfind("--gin", 0) == 0;
-  run::LoadedTrainConfig gin;  // only the registry and the config
-  if (has_gin) {
-    gin = run::NewTrainConfig();
-    rest = gin::ParseGinFlags(rest, *gin.config);
-  }
+  run::LoadedTrainConfig gin = TakeGinTaskFlags(&rest);
   TakeCacheDirFlags(rest, "data " + sub);  // seqio's global cache directories
   auto f = ParseFlags(rest, known, "data " + sub);
-  run::RunOptions options;
-  options.data_dir = f.count("data_dir") ? f["data_dir"] : seqio::DefaultDataDir();
-  options.skip_bad_records =
-      f.count("skip_bad_records") && ParseBool("skip_bad_records", f["skip_bad_records"]);
-  if (gin.config) gin.config->Finalize({"t5xx.seqio.register"});  // tasks and mixtures only
-  const std::optional<std::string> demo_problem = run::RegisterTasks(gin.config.get(), options);
-  if (gin.config) gin::RequireAllBindingsRead(*gin.config, "data " + sub, std::cerr);
+  const std::optional<std::string> demo_problem = RegisterFlagTasks(gin, f, "data " + sub);
 
   if (sub == "show") {
     const int64_t n = f.count("n") ? ParseInt("n", f["n"], 1) : 5;

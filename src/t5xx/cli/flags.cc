@@ -43,4 +43,10 @@ std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& ar
   return out;
 }
 
+bool ParseBoolFlag(const std::string& command, const std::string& flag, const std::string& value) {
+  T5XX_CHECK(value == "true" || value == "false",
+             command + ": --" + flag + " must be true or false, got '" + value + "'");
+  return value == "true";
+}
+
 }  // namespace t5xx::cli

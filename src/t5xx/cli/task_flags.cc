@@ -1,0 +1,39 @@
+// The task-defining flags of `t5xx data` and `t5xx cache_tasks`
+// (task_flags.h).
+#include "t5xx/cli/task_flags.h"
+
+#include <iostream>
+
+#include "t5xx/cli/commands.h"
+#include "t5xx/config/flags.h"
+#include "t5xx/config/reading.h"
+#include "t5xx/demo/corpus_builder.h"
+
+namespace t5xx::cli {
+
+run::LoadedTrainConfig TakeGinTaskFlags(std::vector<std::string>* args) {
+  bool has_gin = false;
+  for (const auto& a : *args) has_gin = has_gin || a.rfind("--gin", 0) == 0;
+  run::LoadedTrainConfig gin;  // only the registry and the config
+  if (has_gin) {
+    gin = run::NewTrainConfig();
+    *args = gin::ParseGinFlags(*args, *gin.config);
+  }
+  return gin;
+}
+
+std::optional<std::string> RegisterFlagTasks(run::LoadedTrainConfig& gin,
+                                             std::map<std::string, std::string>& flags,
+                                             const std::string& command) {
+  run::RunOptions options;
+  options.data_dir = flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
+  options.skip_bad_records =
+      flags.count("skip_bad_records") &&
+      ParseBoolFlag("t5xx " + command, "skip_bad_records", flags["skip_bad_records"]);
+  if (gin.config) gin.config->Finalize({"t5xx.seqio.register"});  // tasks and mixtures only
+  std::optional<std::string> demo_problem = run::RegisterTasks(gin.config.get(), options);
+  if (gin.config) gin::RequireAllBindingsRead(*gin.config, command, std::cerr);
+  return demo_problem;
+}
+
+}  // namespace t5xx::cli
