@@ -323,5 +323,27 @@ TEST(Sentinels, LengthMismatchIsAnError) {
   EXPECT_THROW(NoiseSpanToUniqueSentinel({1, 2}, {true}, 10), Error);
 }
 
+// Denoise computes span_corruption's pair of sentinel functions from the
+// mask's runs; the same functions behind lambdas go through the mask
+// (RandomSpansNoiseMask + the functions), the independent reference.
+TEST(Denoise, UniqueSentinelPairFromRunsEqualsThroughTheMask) {
+  std::vector<Example> input;
+  for (int32_t n = 0; n < 300; ++n) {
+    Tokens t(static_cast<size_t>(n));
+    for (int32_t i = 0; i < n; ++i) t[static_cast<size_t>(i)] = 3 + (i * 7 + n) % 90;
+    input.push_back(Example{{"targets", t}});
+  }
+  for (double density : {0.0, 0.15, 0.5}) {
+    auto fast = Denoise(FromVector(input), Features(), /*seed=*/11, density, 3.0);
+    auto reference = Denoise(
+        FromVector(input), Features(), 11, density, 3.0,
+        [](const Tokens& t, const NoiseMask& m, int32_t v) { return NoiseSpanToUniqueSentinel(t, m, v); },
+        [](const Tokens& t, const NoiseMask& m, int32_t v) { return NonnoiseSpanToUniqueSentinel(t, m, v); });
+    const auto want = Collect(*reference);
+    ASSERT_EQ(want.size(), input.size());
+    EXPECT_EQ(Collect(*fast), want) << "noise_density " << density;
+  }
+}
+
 }  // namespace
 }  // namespace t5xx::seqio

@@ -159,23 +159,41 @@ NoiseSpanCounts RandomSpansNoiseCounts(int64_t length, double noise_density,
   return c;
 }
 
-NoiseMask RandomSpansNoiseMask(int64_t length, double noise_density,
-                               uint64_t seed, double mean_noise_span_length) {
+namespace {
+
+// The runs of RandomSpansNoiseMask before it is cut to `length`: clean[s]
+// clean tokens, then noise[s] noise tokens, for each span s (every run
+// non-empty). Empty when the mask is all clean (no noise tokens).
+struct NoiseRuns {
+  int64_t padded_length = 0;
+  std::vector<int64_t> clean, noise;
+};
+
+NoiseRuns RandomSpansNoiseRuns(int64_t length, double noise_density, uint64_t seed,
+                               double mean_noise_span_length) {
   const NoiseSpanCounts c =
       RandomSpansNoiseCounts(length, noise_density, mean_noise_span_length);
-  if (c.num_noise_tokens == 0) return NoiseMask(static_cast<size_t>(length), false);
-  const int64_t clean = c.padded_length - c.num_noise_tokens;
-  const auto noise_runs =
-      RandomSegmentLengths(c.num_noise_tokens, c.num_noise_spans,
-                           StatelessRng(seed, 0, seed_purpose::kSpanNoiseSegments));
-  const auto clean_runs =
-      RandomSegmentLengths(clean, c.num_noise_spans,
-                           StatelessRng(seed, 0, seed_purpose::kSpanCleanSegments));
+  NoiseRuns r;
+  r.padded_length = c.padded_length;
+  if (c.num_noise_tokens == 0) return r;
+  r.noise = RandomSegmentLengths(c.num_noise_tokens, c.num_noise_spans,
+                                 StatelessRng(seed, 0, seed_purpose::kSpanNoiseSegments));
+  r.clean = RandomSegmentLengths(c.padded_length - c.num_noise_tokens, c.num_noise_spans,
+                                 StatelessRng(seed, 0, seed_purpose::kSpanCleanSegments));
+  return r;
+}
+
+}  // namespace
+
+NoiseMask RandomSpansNoiseMask(int64_t length, double noise_density,
+                               uint64_t seed, double mean_noise_span_length) {
+  const NoiseRuns r = RandomSpansNoiseRuns(length, noise_density, seed, mean_noise_span_length);
+  if (r.noise.empty()) return NoiseMask(static_cast<size_t>(length), false);
   NoiseMask mask;
-  mask.reserve(static_cast<size_t>(c.padded_length));
-  for (size_t s = 0; s < noise_runs.size(); ++s) {
-    mask.insert(mask.end(), static_cast<size_t>(clean_runs[s]), false);
-    mask.insert(mask.end(), static_cast<size_t>(noise_runs[s]), true);
+  mask.reserve(static_cast<size_t>(r.padded_length));
+  for (size_t s = 0; s < r.noise.size(); ++s) {
+    mask.insert(mask.end(), static_cast<size_t>(r.clean[s]), false);
+    mask.insert(mask.end(), static_cast<size_t>(r.noise[s]), true);
   }
   mask.resize(static_cast<size_t>(length));
   return mask;
@@ -326,12 +344,45 @@ DatasetPtr Denoise(DatasetPtr input, const OutputFeatures& output_features,
             "sentinels)");
   CheckDensityAndMean(noise_density, mean_noise_span_length, "denoise");
   const int32_t vocab_size = it->second.vocabulary->vocab_size();
+  // span_corruption's pair of functions is computed from the mask's runs
+  // directly (the same tokens as through the mask, without building it).
+  using Fn = Tokens (*)(const Tokens&, const NoiseMask&, int32_t);
+  const Fn* in_fn = inputs_fn.target<Fn>();
+  const Fn* tg_fn = targets_fn.target<Fn>();
+  const bool unique_pair = in_fn && tg_fn && *in_fn == &NoiseSpanToUniqueSentinel &&
+                           *tg_fn == &NonnoiseSpanToUniqueSentinel;
   // A pure function of (example, index): safe to run on worker threads.
   auto denoise_one = [=](Example ex, uint64_t index) -> Example {
     const Tokens tokens = std::move(GetMutableTokens(ex, targets_key));
-    const NoiseMask mask = RandomSpansNoiseMask(
-        static_cast<int64_t>(tokens.size()), noise_density,
-        HashSeed(seed, index, seed_purpose::kSpanMask), mean_noise_span_length);
+    const int64_t length = static_cast<int64_t>(tokens.size());
+    const uint64_t mask_seed = HashSeed(seed, index, seed_purpose::kSpanMask);
+    if (unique_pair && length >= 2) {
+      // The mask is clean[0] noise[0] clean[1] noise[1] ... uncut (length
+      // >= 2): the k-th noise run becomes vocab_size - k in the inputs, the
+      // k-th clean run vocab_size - k in the targets.
+      const NoiseRuns r =
+          RandomSpansNoiseRuns(length, noise_density, mask_seed, mean_noise_span_length);
+      if (!r.noise.empty()) {
+        Tokens inputs, targets;
+        inputs.reserve(tokens.size());
+        targets.reserve(tokens.size());
+        auto at = tokens.begin();
+        for (size_t s = 0; s < r.noise.size(); ++s) {
+          const int32_t sentinel = vocab_size - static_cast<int32_t>(s + 1);
+          inputs.insert(inputs.end(), at, at + r.clean[s]);
+          targets.push_back(sentinel);
+          at += r.clean[s];
+          inputs.push_back(sentinel);
+          targets.insert(targets.end(), at, at + r.noise[s]);
+          at += r.noise[s];
+        }
+        ex[inputs_key] = std::move(inputs);
+        ex[targets_key] = std::move(targets);
+        return ex;
+      }
+    }
+    const NoiseMask mask =
+        RandomSpansNoiseMask(length, noise_density, mask_seed, mean_noise_span_length);
     ex[inputs_key] = inputs_fn(tokens, mask, vocab_size);
     ex[targets_key] = targets_fn(tokens, mask, vocab_size);
     return ex;
