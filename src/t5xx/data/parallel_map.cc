@@ -3,7 +3,6 @@
 #include "t5xx/data/dataset.h"
 
 #include <algorithm>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <thread>
@@ -33,23 +32,11 @@ class ParallelMapDataset : public Dataset {
   // example, or the input's) is rethrown at its place in that order, after
   // the outputs before it, as Map would.
   std::optional<Example> Next() override {
-    while (true) {
-      if (!errors_.empty() && errors_.front().before == 0) {
-        const std::exception_ptr e = errors_.front().error;
-        errors_.pop_front();
-        std::rethrow_exception(e);
-      }
-      if (!pending_.empty()) {
-        if (errors_.empty()) {
-          --tail_;
-        } else {
-          --errors_.front().before;
-        }
-        return pending_.Pop();
-      }
+    while (pending_.empty()) {
       if (input_done_) return std::nullopt;
       FillChunk();
     }
+    return pending_.Pop();
   }
 
   // An error not rethrown yet is not part of the state.
@@ -67,26 +54,10 @@ class ParallelMapDataset : public Dataset {
     index_ = state.contains("index") ? state.at("index").get<uint64_t>() : 0;
     input_done_ = state.contains("input_done") && state.at("input_done").get<bool>();
     pending_.FromJson(state.contains("pending") ? state.at("pending") : json::array());
-    errors_.clear();
-    tail_ = state.contains("pending") ? state.at("pending").size() : 0;
     input_->RestoreState(input);
   }
 
  private:
-  struct PendingError {
-    size_t before;  // pending examples still to emit before it
-    std::exception_ptr error;
-  };
-
-  void PushExamples(std::vector<Example> examples) {
-    tail_ += examples.size();
-    pending_.PushAll(std::move(examples));
-  }
-  void PushError(std::exception_ptr e) {
-    errors_.push_back({tail_, std::move(e)});
-    tail_ = 0;
-  }
-
   void FillChunk() {
     std::vector<Example> chunk;
     chunk.reserve(chunk_size_);
@@ -121,15 +92,15 @@ class ParallelMapDataset : public Dataset {
     run.reserve(n);
     for (size_t i = 0; i < n; ++i) {
       if (errors[i]) {
-        PushExamples(std::move(run));
+        pending_.PushAll(std::move(run));
         run.clear();
-        PushError(errors[i]);
+        pending_.PushError(errors[i]);
       } else {
         run.push_back(std::move(chunk[i]));
       }
     }
-    PushExamples(std::move(run));
-    if (input_error) PushError(input_error);
+    pending_.PushAll(std::move(run));
+    if (input_error) pending_.PushError(input_error);
   }
 
   DatasetPtr input_;
@@ -138,9 +109,7 @@ class ParallelMapDataset : public Dataset {
   size_t chunk_size_;
   uint64_t index_ = 0;  // input examples pulled so far
   bool input_done_ = false;
-  PendingExamples pending_;  // processed, not yet emitted
-  std::deque<PendingError> errors_;  // in order, interleaved with pending_
-  size_t tail_ = 0;  // pending examples after the last queued error
+  PendingExamples pending_;  // processed, not yet emitted (errors in place)
   std::unique_ptr<WorkerGroup> workers_;  // started with the first chunk
 };
 

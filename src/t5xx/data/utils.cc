@@ -3,7 +3,6 @@
 #include "t5xx/data/utils.h"
 
 #include <algorithm>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -180,23 +179,11 @@ class PackDataset : public Dataset {
       : input_(std::move(input)), lengths_(std::move(lengths)),
         num_threads_(static_cast<size_t>(std::max(num_threads, 1))) {}
   std::optional<Example> Next() override {
-    while (true) {
-      if (!errors_.empty() && errors_.front().before == 0) {
-        const std::exception_ptr e = errors_.front().error;
-        errors_.pop_front();
-        std::rethrow_exception(e);
-      }
-      if (!pending_.empty()) {
-        if (errors_.empty()) {
-          --tail_;
-        } else {
-          --errors_.front().before;
-        }
-        return pending_.Pop();
-      }
+    while (pending_.empty()) {
       if (done_) return std::nullopt;
       ReadAndPackBlocks();
     }
+    return pending_.Pop();
   }
   // An error not rethrown yet is not part of the state.
   nlohmann::json SaveState() const override {
@@ -206,26 +193,11 @@ class PackDataset : public Dataset {
   }
   void RestoreState(const nlohmann::json& state) override {
     pending_.FromJson(StateField(state, "pending", "trim_and_pack"));
-    tail_ = state.at("pending").size();
-    errors_.clear();
     done_ = StateField(state, "done", "trim_and_pack").get<bool>();
     input_->RestoreState(StateField(state, "input", "trim_and_pack"));
   }
 
  private:
-  struct PendingError {
-    size_t before;  // pending rows still to emit before it
-    std::exception_ptr error;
-  };
-  void PushRows(std::vector<Example> rows) {
-    tail_ += rows.size();
-    pending_.PushAll(std::move(rows));
-  }
-  void PushError(std::exception_ptr e) {
-    errors_.push_back({tail_, std::move(e)});
-    tail_ = 0;
-  }
-
   void ReadAndPackBlocks() {
     const int64_t n = BlockSize(lengths_);
     std::vector<std::vector<Example>> blocks;
@@ -258,20 +230,18 @@ class PackDataset : public Dataset {
     });
     for (size_t b = 0; b < blocks.size(); ++b) {
       if (errors[b]) {
-        PushError(errors[b]);
+        pending_.PushError(errors[b]);
       } else {
-        PushRows(std::move(rows[b]));
+        pending_.PushAll(std::move(rows[b]));
       }
     }
-    if (input_error) PushError(input_error);
+    if (input_error) pending_.PushError(input_error);
   }
 
   DatasetPtr input_;
   FeatureLengths lengths_;
   size_t num_threads_;
-  PendingExamples pending_;
-  std::deque<PendingError> errors_;  // in order, interleaved with pending_
-  size_t tail_ = 0;                  // pending rows after the last queued error
+  PendingExamples pending_;  // packed rows, not yet emitted (errors in place)
   bool done_ = false;
   std::unique_ptr<WorkerGroup> workers_;  // started with the first blocks
 };
