@@ -101,7 +101,9 @@ constexpr char kUsage[] =
     "--seqio_additional_cache_dirs=DIR1,DIR2 (t5x's flag) and --cache_dir=DIR\n"
     "(repeatable) add directories searched, in order, for the caches that\n"
     "`t5xx cache_tasks --tasks=NAME --output_cache_dir=DIR` writes, read when\n"
-    "USE_CACHED_TASKS = True (utils.DatasetConfig.use_cached) or --use_cached=true.\n";
+    "USE_CACHED_TASKS = True (utils.DatasetConfig.use_cached) or --use_cached=true.\n"
+    "$T5XX_DATA_THREADS sets the input pipeline's threads (default: the\n"
+    "hardware threads, at most 8); every value reads the same batches.\n";
 
 }  // namespace
 
