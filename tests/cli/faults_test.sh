@@ -187,7 +187,7 @@ assert len(lines) == 4
 # None) is ignored as gin does, not an unread-binding error.
 show="$work/noeval.err" check "bindings of an uncalled scope are ignored" \
   bash -c '"$@" >/dev/null 2>"'"$work/noeval.err"'" &&
-           grep -q "note: bindings of configurables .* are ignored, as gin does: train_eval/t5x.utils.DatasetConfig (9 bindings, first at .*runs/pretrain.gin:71)$" "'"$work/noeval.err"'"' \
+           grep -q "note: bindings of configurables .* are ignored, as gin does: train_eval/t5x.utils.DatasetConfig (9 bindings, first at .*runs/pretrain.gin:72)$" "'"$work/noeval.err"'"' \
   _ "$T5XX" config "${demo[@]}" --gin.train.train_eval_dataset_cfg=None
 
 # Scopes nest as gin's config_scope does: a reference evaluated inside
