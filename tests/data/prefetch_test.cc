@@ -90,14 +90,14 @@ TEST(PrefetchTest, SameStreamForEveryBufferSize) {
 }
 
 TEST(PrefetchTest, ReadsAheadAtMostItsBuffer) {
-  // buffer 8: blocks of 2 examples, at most 4 blocks queued.
+  // buffer 8: blocks of 4 examples, at most 2 blocks queued.
   std::atomic<int64_t> reads{0};
   auto ds = Prefetch(std::make_unique<CountingRange>(-1, &reads), 8);
   ASSERT_EQ(GetTokens(*ds->Next(), "x")[0], 0);
-  // 1 block taken by the consumer + 4 queued = 10 examples read.
-  WaitForReads(reads, 10);
+  // 1 block taken by the consumer + 2 queued = 12 examples read.
+  WaitForReads(reads, 12);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(reads.load(), 10);
+  EXPECT_EQ(reads.load(), 12);
 }
 
 TEST(PrefetchTest, SaveWithFullBufferRestoresTheConsumersPosition) {
@@ -137,7 +137,7 @@ TEST(PrefetchTest, SaveWithFullBufferRestoresTheConsumersPosition) {
 TEST(PrefetchTest, SavedBytesDependOnlyOnThePosition) {
   // Run A saves after 45 examples; run B saves after 20, is restored, reads
   // to 45 and saves again: the same bytes (a resumed training run writes
-  // the same dataset checkpoint as one in one go), here with blocks of 4.
+  // the same dataset checkpoint as one in one go), here with blocks of 8.
   auto make = [] {
     return Prefetch(Map(std::make_unique<CountingRange>(1000, nullptr),
                         [](Example ex) { return ex; }),
@@ -157,7 +157,7 @@ TEST(PrefetchTest, SavedBytesDependOnlyOnThePosition) {
     EXPECT_EQ(SavePipelineState(*b2).dump(), saved_a) << "restored at " << j;
   }
   // The buffer is full when saved: the 3 rest of the consumer's block and
-  // 4 blocks of 4.
+  // 2 blocks of 8.
   EXPECT_EQ(json::parse(saved_a)["state"]["buffered"].size(), 19u);
 }
 

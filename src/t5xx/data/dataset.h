@@ -138,7 +138,7 @@ DatasetPtr Interleave(std::vector<std::function<DatasetPtr()>> factories,
 // Reads `input` on its own thread up to buffer_size examples ahead of the
 // consumer (tf.data prefetch): the stages before it run while the stages
 // after it work on earlier examples. Examples cross threads in blocks of
-// max(1, buffer_size / 4). The output stream is exactly input's; an
+// max(1, buffer_size / 2). The output stream is exactly input's; an
 // exception thrown by input is rethrown from Next() unchanged (same type and
 // message) once the examples read before it are consumed (and by every later
 // Next() when buffer_size > 0: the thread stops at an error). The thread starts

@@ -48,7 +48,7 @@ struct FeatureConverterSpec {
 };
 
 // Examples a converter reads ahead of its packing on a second thread.
-inline constexpr size_t kConverterPrefetch = 128;
+inline constexpr size_t kConverterPrefetch = 256;
 
 class FeatureConverter {
  public:

@@ -25,7 +25,7 @@ class PrefetchDataset : public Dataset {
  public:
   PrefetchDataset(DatasetPtr input, size_t buffer_size)
       : input_(std::move(input)),
-        block_size_(std::max<size_t>(1, buffer_size / 4)) {
+        block_size_(std::max<size_t>(1, buffer_size / 2)) {
     if (buffer_size > 0) {
       const size_t depth = (buffer_size + block_size_ - 1) / block_size_;
       producer_ = std::make_unique<BackgroundProducer<Block>>([this] { return ReadBlock(); },
