@@ -5,9 +5,10 @@
 //
 // Read by the stages built after it is set: seqio.preprocessors.tokenize
 // (Tokenize, a ParallelMap), t5's span_corruption (its per-example denoise
-// step, when built with num_threads = 0) and the Prefetch stages that run
-// parts of a pipeline on their own thread (dataset.h). Any value gives the
-// same examples in the same order. Framework-free: no libtorch.
+// step, when built with num_threads = 0), trim_and_pack (blocks packed at
+// once, utils.h) and the feature converter's Prefetch of its input (the
+// task's steps on their own thread, feature_converters.h). Any value gives
+// the same examples in the same order. Framework-free: no libtorch.
 #pragma once
 
 namespace t5xx::seqio {
