@@ -54,6 +54,7 @@
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/trainer/trainer.h"
+#include "torch_bench_main.h"
 
 namespace {
 
@@ -188,14 +189,4 @@ BENCHMARK(BM_TrainStepInputPipeline)
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  // Same threading as the t5xx binary (src/t5xx/cli/main.cc).
-  if (!std::getenv("OMP_NUM_THREADS")) {
-    at::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return t5xx::bench::RunTorchBenchmarks(argc, argv); }

@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -25,6 +28,17 @@ std::string ErrorOf(Fn&& fn) {
     return e.what();
   }
   return "<no t5xx::Error>";
+}
+
+// Waits (polling every millisecond, up to 10 s) until *counter reaches at
+// least n, then asserts that it did: for counters a background thread
+// increments (e.g. the examples a producer thread has read).
+inline void WaitForAtLeast(const std::atomic<int64_t>& counter, int64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (counter.load() < n && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GE(counter.load(), n);
 }
 
 // A fresh directory under the test temp dir (`path`), removed with its

@@ -62,15 +62,6 @@ std::vector<int32_t> Iota(int32_t begin, int32_t end) {
   return out;
 }
 
-// Waits (up to 10 s) until *reads reaches at least n.
-void WaitForReads(const std::atomic<int64_t>& reads, int64_t n) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (reads.load() < n && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_GE(reads.load(), n);
-}
-
 TEST(PrefetchTest, SameStreamForEveryBufferSize) {
   for (size_t buffer : {0, 1, 2, 5, 64, 5000}) {
     auto ds = Prefetch(std::make_unique<CountingRange>(1000, nullptr), buffer);
@@ -95,7 +86,7 @@ TEST(PrefetchTest, ReadsAheadAtMostItsBuffer) {
   auto ds = Prefetch(std::make_unique<CountingRange>(-1, &reads), 8);
   ASSERT_EQ(GetTokens(*ds->Next(), "x")[0], 0);
   // 1 block taken by the consumer + 2 queued = 12 examples read.
-  WaitForReads(reads, 12);
+  ::t5xx::testing::WaitForAtLeast(reads, 12);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(reads.load(), 12);
 }
@@ -107,7 +98,7 @@ TEST(PrefetchTest, SaveWithFullBufferRestoresTheConsumersPosition) {
     const auto head = Collect(*ds, k);
     // Let the thread fill its buffer (16 ahead, or to the end), so the saved
     // state must hold the buffered examples.
-    if (k > 0) WaitForReads(reads, std::min<int64_t>(k + 16, 601));
+    if (k > 0) ::t5xx::testing::WaitForAtLeast(reads, std::min<int64_t>(k + 16, 601));
     const json saved = json::parse(SavePipelineState(*ds).dump());
     const json& buffered = saved["state"]["buffered"];
     if (k > 0 && k < 590) EXPECT_GE(buffered.size(), 12u) << "k=" << k;
@@ -194,7 +185,7 @@ TEST(PrefetchTest, DestroyingWithABlockedProducerDoesNotHang) {
       std::atomic<int64_t> reads{0};
       auto ds = Prefetch(std::make_unique<CountingRange>(-1, &reads), buffer);
       ds->Next();
-      WaitForReads(reads, 2);
+      ::t5xx::testing::WaitForAtLeast(reads, 2);
       ds.reset();
       // Destroyed before its first read: no thread was started.
       auto unused = Prefetch(std::make_unique<CountingRange>(-1, nullptr), buffer);

@@ -81,14 +81,6 @@ std::vector<std::vector<int64_t>> Pairs(int64_t from_batch, int64_t to_batch) {
   return out;
 }
 
-void WaitForReads(const std::atomic<int64_t>& reads, int64_t n) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (reads.load() < n && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_GE(reads.load(), n);
-}
-
 TEST(BatchStreamTest, SameBatchesWithAndWithoutTheProducer) {
   for (size_t read_ahead : {0, 1, 2, 5}) {
     auto s = Stream(21, read_ahead);  // 10 batches of 2; row 20 is dropped
@@ -112,7 +104,7 @@ TEST(BatchStreamTest, SaveWithAFullQueueRestoresTheConsumersPosition) {
     auto s = Stream(41, /*read_ahead=*/2, &reads);
     for (int64_t i = 0; i < k; ++i) ASSERT_TRUE(s->Next().has_value());
     // The producer fills its queue: two batches (4 rows) past the consumer.
-    if (k > 0) WaitForReads(reads, 2 * k + 4);
+    if (k > 0) ::t5xx::testing::WaitForAtLeast(reads, 2 * k + 4);
     const std::string saved = s->SaveState();
     const json j = json::parse(saved);
     if (k > 0) {
@@ -161,7 +153,7 @@ TEST(BatchStreamTest, DestroyingAStreamWithABlockedProducerReturns) {
     std::atomic<int64_t> reads{0};
     auto s = Stream(-1, 2, &reads);
     s->Next();
-    WaitForReads(reads, 6);  // the queue is full: the producer waits
+    ::t5xx::testing::WaitForAtLeast(reads, 6);  // the queue is full: the producer waits
     s.reset();
     return true;
   });
