@@ -28,6 +28,10 @@ expect_error vocab_size_overflow "--vocab_size must be an integer in [260, 10000
 expect_error empty_data_dir "flag --data_dir has an empty value" -- \
   "$T5XX" build_corpus --data_dir=
 expect_error no_gin_file "no --gin_file given" -- "$T5XX" train
+expect_error bad_peak_flops "--peak_flops_per_s must be a positive number of FLOP/s (e.g. 1.8e11 for 180 GFLOP/s), got '180G'" -- \
+  "$T5XX" train "${demo[@]}" --peak_flops_per_s=180G
+expect_error bad_bf16_matmul "environment variable T5XX_BF16_MATMUL = 'fast' is not a bfloat16 matmul mode" -- \
+  env T5XX_BF16_MATMUL=fast "$T5XX" train "${demo[@]}"
 expect_error macro_typo "macro BATCH_SIZ is never used (did you mean 'BATCH_SIZE'?)" -- \
   "$T5XX" train "${demo[@]}" --gin.BATCH_SIZ=8
 expect_error zero_steps "must be >= 1, got 0" -- "$T5XX" train "${demo[@]}" --gin.TRAIN_STEPS=0

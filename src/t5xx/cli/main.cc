@@ -31,9 +31,14 @@ constexpr char kUsage[] =
     "                    [--skip_bad_records=true]\n"
     "                    [--device=auto|cpu|cuda|cuda:N] [--allow_tf32=false]\n"
     "                    [--cache_dir=DIR ...] [--seqio_additional_cache_dirs=D1,D2]\n"
+    "                    [--peak_flops_per_s=X]\n"
     "                (--device: default auto, a GPU when there is one, else the\n"
     "                CPU; under a launcher, LOCAL_RANK's GPU; infer and eval too;\n"
-    "                the cache directories: see below)\n"
+    "                the cache directories: see below; --peak_flops_per_s: the\n"
+    "                FLOP/s of one process's device timing/mfu divides by, e.g.\n"
+    "                1.8e11; default a GPU's data-sheet peak, else the best matmul\n"
+    "                peak measured, kept in $T5XX_CACHE_DIR/matmul_peak.json, else\n"
+    "                $XDG_CACHE_HOME/t5xx/, else ~/.cache/t5xx/)\n"
     "  infer         decode or score a task with a checkpoint, as t5x's infer.py\n"
     "                (runs/infer.gin: infer.mode = 'predict' | 'score' |\n"
     "                'predict_with_aux'); writes <task>-<mode>.jsonl-NNNNN-of-NNNNN\n"
@@ -103,7 +108,10 @@ constexpr char kUsage[] =
     "`t5xx cache_tasks --tasks=NAME --output_cache_dir=DIR` writes, read when\n"
     "USE_CACHED_TASKS = True (utils.DatasetConfig.use_cached) or --use_cached=true.\n"
     "$T5XX_DATA_THREADS sets the input pipeline's threads (default: the\n"
-    "hardware threads, at most 8); every value reads the same batches.\n";
+    "hardware threads, at most 8); every value reads the same batches.\n"
+    "$T5XX_BF16_MATMUL=auto|emulated|native picks the CPU's bfloat16 matmul\n"
+    "(auto: native where the CPU has bfloat16 instructions and it accumulates\n"
+    "in float32, else float32 on widened operands).\n";
 
 }  // namespace
 

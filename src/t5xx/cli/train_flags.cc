@@ -1,12 +1,15 @@
 // See train_flags.h.
 #include "t5xx/cli/train_flags.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 #include "t5xx/cli/cache_dir_flags.h"
 #include "t5xx/cli/commands.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/demo/corpus_builder.h"
+#include "t5xx/models/bf16_matmul.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/util/error.h"
 
@@ -30,7 +33,8 @@ run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& 
   std::vector<std::string> rest = gin::ParseGinFlags(args, *loaded.config);
   TakeCacheDirFlags(rest, command);  // seqio's global cache directories
   std::map<std::string, std::string> flags =
-      ParseFlags(rest, {"data_dir", "skip_bad_records", "device", "allow_tf32"}, command);
+      ParseFlags(rest, {"data_dir", "skip_bad_records", "device", "allow_tf32", "peak_flops_per_s"},
+                 command);
   run::RunOptions options;
   options.data_dir = flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
   if (auto it = flags.find("skip_bad_records"); it != flags.end()) {
@@ -45,7 +49,18 @@ run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& 
                    "'");
     options.allow_tf32 = it->second == "true";
   }
+  if (auto it = flags.find("peak_flops_per_s"); it != flags.end()) {
+    char* end = nullptr;
+    const double v = std::strtod(it->second.c_str(), &end);
+    T5XX_CHECK(!it->second.empty() && end && *end == '\0' && std::isfinite(v) && v > 0,
+               "t5xx " + command + ": --peak_flops_per_s must be a positive number of FLOP/s "
+               "(e.g. 1.8e11 for 180 GFLOP/s), got '" + it->second + "'");
+    options.peak_flops_per_s = v;
+  }
   if (auto it = flags.find("device"); it != flags.end()) options.device = it->second;
+  // A bad T5XX_BF16_MATMUL is refused here, in every run, not only at the
+  // first bfloat16 matmul.
+  models::Bf16MatmulModeFromEnvironment();
   run::RunDevice(options);  // a bad --device is reported before the gin files are read
   run::LoadTrainConfig(loaded, std::move(options), command, std::cerr);
   return loaded;

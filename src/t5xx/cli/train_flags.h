@@ -14,9 +14,10 @@ namespace t5xx::cli {
 // Requires at least one --gin_file, parses the gin flags into a config with
 // every configurable registered, adds the task cache directories of
 // --seqio_additional_cache_dirs / --cache_dir (cache_dir_flags.h), parses
-// --data_dir, --skip_bad_records, --device and --allow_tf32 (the only other
-// flags these commands take; a bad --device is refused first), then
-// run::LoadTrainConfig.
+// --data_dir, --skip_bad_records, --device, --allow_tf32 and
+// --peak_flops_per_s (the only other flags these commands take; a bad
+// --device is refused first), refuses a bad $T5XX_BF16_MATMUL
+// (models/bf16_matmul.h), then run::LoadTrainConfig.
 // Throws t5xx::Error naming the flag or binding.
 run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& args,
                                                 const std::string& command);

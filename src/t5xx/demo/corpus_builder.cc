@@ -44,6 +44,7 @@
 #include "t5xx/util/error.h"
 #include "t5xx/util/hash.h"
 #include "t5xx/util/json_text.h"
+#include "t5xx/util/user_cache_dir.h"
 #include "t5xx/util/utf8.h"
 
 namespace t5xx::seqio {
@@ -68,15 +69,14 @@ bool IsValidationDocument(const std::string& url, uint64_t seed,
 }
 
 std::string DefaultDataDir() {
-  auto env = [](const char* name) -> std::string {
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-  };
-  if (!env("T5XX_DATA_DIR").empty()) return env("T5XX_DATA_DIR");
-  if (!env("XDG_CACHE_HOME").empty()) return env("XDG_CACHE_HOME") + "/t5xx";
-  if (!env("HOME").empty()) return env("HOME") + "/.cache/t5xx";
-  throw Error("cannot choose a data directory: set T5XX_DATA_DIR (or "
-              "XDG_CACHE_HOME or HOME)");
+  const char* data_dir = std::getenv("T5XX_DATA_DIR");
+  if (data_dir && *data_dir) return data_dir;
+  try {
+    return UserCacheDir();
+  } catch (const Error&) {
+    throw Error("cannot choose a data directory: set T5XX_DATA_DIR (or "
+                "XDG_CACHE_HOME or HOME)");
+  }
 }
 
 std::string CorpusInfo::TrainFilePattern() const {

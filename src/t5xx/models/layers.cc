@@ -10,6 +10,7 @@
 
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "t5xx/models/bf16_matmul.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
 
@@ -154,7 +155,10 @@ class WideAccumulationMatmul : public torch::autograd::Function<WideAccumulation
 
 at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dtype) {
   const at::Tensor ad = a.to(dtype), bd = b.to(dtype);
-  if (dtype == at::kFloat || !ad.is_cpu()) return at::matmul(ad, bd);
+  if (dtype == at::kFloat || !ad.is_cpu() ||
+      (dtype == at::kBFloat16 && NativeCpuBf16MatmulFor(ad, bd))) {
+    return at::matmul(ad, bd);  // float32, a GPU, or bf16_matmul.h's native CPU path
+  }
   if (ad.dim() < 2 || bd.dim() < 2) {
     throw std::invalid_argument("MatmulIn: operands need at least 2 dimensions");
   }

@@ -27,13 +27,16 @@ at::ScalarType ActivationDtype(const std::string& name);
 // A matmul in `dtype` the way XLA computes a dot of that dtype (t5x's
 // lax.dot_general / jnp.einsum on dtype operands): a and b (any float dtype)
 // rounded to dtype, products accumulated in float32, the result rounded once
-// to dtype. In float32 this is at::matmul. For bfloat16 on the CPU it
-// multiplies the rounded operands in float32 (libtorch 1.13's CPU bfloat16
-// matmul accumulates in bfloat16, where 256 + 1 + ... + 1 stays 256), in
-// the backward pass too, keeping only the bfloat16 operands for it;
-// elsewhere (CUDA) it is the native bfloat16 matmul. Gradients reach a and b
-// through the casts, rounded to dtype as t5x's are. Operands have >= 2
-// dimensions; b's batch dimensions broadcast (e.g. [B, L, E] @ [E, F]).
+// to dtype. In float32 this is at::matmul. For bfloat16 on the CPU it is
+// the native bfloat16 matmul where bf16_matmul.h chose it (the CPU has
+// bfloat16 instructions and libtorch's matmul was found to accumulate in
+// float32), else it multiplies the rounded operands in float32 (libtorch
+// 1.13's fallback CPU bfloat16 matmul accumulates in bfloat16, where 256 + 1
+// + ... + 1 stays 256), in the backward pass too, keeping only the bfloat16
+// operands for it; elsewhere (CUDA) it is the native bfloat16 matmul.
+// Gradients reach a and b through the casts, rounded to dtype as t5x's are.
+// Operands have >= 2 dimensions; b's batch dimensions broadcast (e.g.
+// [B, L, E] @ [E, F]).
 at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dtype);
 
 // RMSNorm as t5x's LayerNorm (layers.py LayerNorm): x * rsqrt(mean(x^2, -1) +

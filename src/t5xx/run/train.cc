@@ -24,6 +24,9 @@
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
+#include "t5xx/models/bf16_matmul.h"
+#include "t5xx/models/layers.h"
+#include "t5xx/trainer/matmul_peak_cache.h"
 #include "t5xx/trainer/train_metrics.h"
 #include "t5xx/util/error.h"
 
@@ -108,6 +111,30 @@ trainer::BatchCounts GlobalBatchCounts(const models::FeatureBatch& batch,
   return c;
 }
 
+// The peak FLOP/s of this process's device that timing/mfu divides by, and
+// where it came from: --peak_flops_per_s; on a GPU its dense bfloat16
+// tensor-core peak from the data sheet (device::DenseBf16PeakFlops); else
+// (the CPU, or a GPU t5xx does not know) the best matmul peak measured on
+// this machine in the activation dtype (bfloat16 on a GPU), kept between
+// runs (trainer/matmul_peak_cache.h). The cache's warnings go to `log`.
+std::pair<double, std::string> ProcessPeakFlops(const RunOptions& options, at::Device device,
+                                                at::ScalarType activation_dtype,
+                                                std::ostream& log) {
+  if (options.peak_flops_per_s > 0) {
+    return {options.peak_flops_per_s, "given by --peak_flops_per_s"};
+  }
+  if (device.is_cuda()) {
+    const double sheet = device::DenseBf16PeakFlops(device::DeviceName(device));
+    if (sheet > 0) {
+      return {sheet, "dense bfloat16 peak of the " + device::DeviceName(device) + " (data sheet)"};
+    }
+    activation_dtype = at::kBFloat16;
+  }
+  const trainer::ResolvedMatmulPeak peak = trainer::MeasuredMatmulPeak(device, activation_dtype);
+  for (const std::string& w : peak.warnings) log << "[setup] warning: " << w << std::endl;
+  return {peak.flops_per_s, peak.description};
+}
+
 }  // namespace
 
 PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run,
@@ -116,6 +143,19 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   if (run.memory_problem) throw Error(*run.memory_problem);
   PreparedTrainRun out;
   const at::Device device = SetUpDevice(loaded.options, log);
+  // The MFU denominator is measured first, before this run's own threads
+  // (the data pipeline's) compete with the measurement (see the end).
+  const at::ScalarType activation_dtype =
+      models::ActivationDtype(s.model.kind == ModelKind::kEncoderDecoder
+                                  ? s.model.t5_config.dtype
+                                  : s.model.decoder_only_config.dtype);
+  if (device.is_cpu() && activation_dtype == at::kBFloat16) {
+    const std::string bf16_matmul = models::CpuBf16Matmul().Describe();
+    log << "[setup] bfloat16 matmul: " << bf16_matmul
+        << " (models/bf16_matmul.h; T5XX_BF16_MATMUL)" << std::endl;
+  }
+  const auto [process_peak, peak_source] =
+      ProcessPeakFlops(loaded.options, device, activation_dtype, log);
   out.model = CreateModel(s.model);
   // Several processes (launched by torchrun, srun or mpirun): join them over
   // Gloo; each trains on its rows of every global batch (data parallelism).
@@ -381,30 +421,13 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   out.loop.operative_config = operative;
   out.loop.train_flops_per_step = out.model->TrainFlops(
       s.train_dataset.batch_size, out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths));
-  // The MFU denominator, times the processes (the model FLOPs are the
-  // global batch's): on the CPU the best of five float32 1024x1024 matmuls
-  // here (each process measures its own share of the machine); on a GPU its
-  // dense bfloat16 tensor-core peak from the data sheet
-  // (device::DenseBf16PeakFlops), or, for a GPU t5xx does not know, the best
-  // of five bfloat16 8192x8192 matmuls.
-  double process_peak = 0;
-  std::string peak_source;
-  if (device.is_cuda()) {
-    process_peak = device::DenseBf16PeakFlops(device::DeviceName(device));
-    peak_source = "dense bfloat16 peak of the " + device::DeviceName(device) + " (data sheet)";
-    if (process_peak <= 0) {
-      process_peak = trainer::MeasureMatmulPeakFlops(8192, 5, device, at::kBFloat16);
-      peak_source = "measured bfloat16 matmul peak";
-    }
-  } else {
-    process_peak = trainer::MeasureMatmulPeakFlops(1024, 5);
-    peak_source = "measured float32 matmul peak";
-  }
+  // The MFU denominator (ProcessPeakFlops, above), times the processes (the
+  // model FLOPs are the global batch's).
   out.loop.peak_flops_per_second = process_peak * static_cast<double>(mesh.size());
   log << "[setup] model FLOPs per train step " << out.loop.train_flops_per_step
-      << " (models/flops.h); " << peak_source << " " << process_peak / 1e9 << " GFLOP/s"
+      << " (models/flops.h); peak " << process_peak / 1e9 << " GFLOP/s"
       << (mesh.size() > 1 ? " per process, x" + std::to_string(mesh.size()) : "")
-      << " (timing/mfu = model FLOP/s / peak)" << std::endl;
+      << " (timing/mfu = model FLOP/s / peak): " << peak_source << std::endl;
   return out;
 }
 

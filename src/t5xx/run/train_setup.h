@@ -39,6 +39,10 @@ struct RunOptions {
   // --allow_tf32: float32 matmuls on CUDA may use TF32 (off, as t5x's
   // default precision).
   bool allow_tf32 = false;
+  // --peak_flops_per_s: the peak FLOP/s of one process's device that
+  // timing/mfu divides by; 0 = a GPU's data-sheet peak, else the best
+  // measured matmul peak (trainer/matmul_peak_cache.h).
+  double peak_flops_per_s = 0;
 };
 
 // A parsed, finalized and fully read train configuration.

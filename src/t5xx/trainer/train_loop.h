@@ -131,8 +131,9 @@ struct TrainLoopConfig {
   // The operative gin config, written as the text summary "config" (Markdown
   // as gin.markdown makes it); empty = none.
   std::string operative_config;
-  // Model FLOPs of one train step (models/flops.h) and the measured peak
-  // FLOP/s (MeasureMatmulPeakFlops); 0 = not reported.
+  // Model FLOPs of one train step (models/flops.h) and the peak FLOP/s
+  // timing/mfu divides by (run/train.cc: --peak_flops_per_s, a GPU's data
+  // sheet, or matmul_peak_cache.h's best measured); 0 = not reported.
   double train_flops_per_step = 0;
   double peak_flops_per_second = 0;
   int64_t num_devices = 1;  // for t5x's timing/*_per_core

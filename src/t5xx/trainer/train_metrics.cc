@@ -1,15 +1,12 @@
-// t5x's train and train-eval metrics: batch counts, accumulation, peak FLOP/s.
+// t5x's train and train-eval metrics: batch counts, accumulation.
 #include "t5xx/trainer/train_metrics.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iomanip>
-#include <limits>
 #include <sstream>
 #include <stdexcept>
 
-#include "t5xx/device/device.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::trainer {
@@ -166,27 +163,6 @@ std::map<std::string, double> MetricsAccumulator::Compute(double seconds, int64_
     }
   }
   return s;
-}
-
-double MeasureMatmulPeakFlops(int64_t n, int repeats, at::Device device, at::ScalarType dtype) {
-  T5XX_CHECK(n >= 1 && repeats >= 1, "MeasureMatmulPeakFlops: n and repeats must be >= 1");
-  const auto options = at::TensorOptions().dtype(dtype).device(device);
-  at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
-  at::Tensor c;
-  auto run = [&] {
-    c = at::matmul(a, b);
-    device::Synchronize(device);  // asynchronous devices: wait for the result
-  };
-  run();  // warm-up
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < repeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    const std::chrono::duration<double> seconds =
-        std::chrono::steady_clock::now() - t0;
-    best = std::min(best, std::max(seconds.count(), 1e-12));
-  }
-  return 2.0 * static_cast<double>(n) * n * n / best;
 }
 
 }  // namespace t5xx::trainer

@@ -1,7 +1,7 @@
 // t5x's train and train-eval metrics: per-batch counts, their accumulation
 // over the steps of one summary (t5x/models.py compute_base_metrics, clu
-// metrics merged in t5x/trainer.py), and the peak FLOP/s MFU is measured
-// against.
+// metrics merged in t5x/trainer.py). The peak FLOP/s MFU is measured against
+// is matmul_peak.h's.
 #pragma once
 
 #include <cstdint>
@@ -87,13 +87,5 @@ class MetricsAccumulator {
 
 // A metric value as the console lines print it (5 significant digits).
 std::string FormatMetric(double v);
-
-// The best matmul rate of `repeats` [n, n] x [n, n] at::matmul calls (2 n^3
-// FLOPs each) in `dtype` on `device`, in FLOP/s, after one warm-up call —
-// the peak MFU is measured against on the CPU (as bench/train_bench.cc's
-// BM_MatmulPeak) and on a GPU whose data-sheet peak t5xx does not know.
-double MeasureMatmulPeakFlops(int64_t n = 2048, int repeats = 5,
-                              at::Device device = at::kCPU,
-                              at::ScalarType dtype = at::kFloat);
 
 }  // namespace t5xx::trainer

@@ -19,6 +19,9 @@ namespace t5xx::compat {
 
 inline constexpr int kTorchMajor = TORCH_VERSION_MAJOR;
 inline constexpr int kTorchMinor = TORCH_VERSION_MINOR;
+// "1.13.0", "2.15.0": the libtorch this binary was built against (the
+// matmul peak cache keys on it, trainer/matmul_peak.h).
+inline constexpr const char* kTorchVersion = TORCH_VERSION;
 
 // GELU with the tanh approximation (flax.linen.gelu's default, which t5x's
 // T5.1.1 MLP uses). The `approximate` string argument exists since 1.12.
