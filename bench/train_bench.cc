@@ -52,6 +52,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_models.h"
 #include "bench_schedule.h"
 #include "t5xx/models/bf16_matmul.h"
 #include "t5xx/models/decoder_only_model.h"
@@ -173,43 +174,13 @@ void BM_TrainStep(benchmark::State& state) {
   const at::ScalarType dtype = Dtype(state.range(1));
   const int64_t batch = state.range(2), in_len = state.range(3), tg_len = state.range(4);
   const int64_t heap_before = HeapInUse();
-  std::unique_ptr<t5xx::models::BaseTransformerModel> model;
-  std::string name;
-  if (which < 2) {
-    name = which == 0 ? "t5_1_1 tiny" : "t5_1_1 small";
-    t5xx::models::T5Config cfg = t5xx::models::T5_1_1Config(which == 0 ? "tiny" : "small");
-    cfg.vocab_size = 32128;
-    cfg.dtype = DtypeName(state.range(1));
-    model = std::make_unique<t5xx::models::EncoderDecoderModel>(t5xx::models::Transformer(cfg),
-                                                                1e-4, 0.0,
-                                                                t5xx::models::LossNormalizingFactor{});
-  } else {
-    // t5x/examples/decoder_only/models/base.gin's network (tied logits).
-    name = "decoder_only base";
-    t5xx::models::DecoderOnlyConfig cfg;
-    cfg.vocab_size = 32128;
-    cfg.dtype = DtypeName(state.range(1));
-    cfg.emb_dim = 768;
-    cfg.num_heads = 12;
-    cfg.num_layers = 12;
-    cfg.head_dim = 64;
-    cfg.mlp_dim = 2048;
-    cfg.mlp_activations = {"gelu", "linear"};
-    cfg.dropout_rate = 0.0;
-    cfg.logits_via_embedding = true;
-    model = std::make_unique<t5xx::models::DecoderOnlyModel>(
-        t5xx::models::DecoderOnlyTransformer(cfg), false, 1e-4, 0.0,
-        t5xx::models::LossNormalizingFactor{});
-  }
+  t5xx::bench::BenchModel bm = t5xx::bench::MakeBenchModel(which, DtypeName(state.range(1)));
+  auto& model = bm.model;
+  const std::string& name = bm.name;
   t5xx::partitioning::PjitPartitioner partitioner(1, t5xx::partitioning::StandardLogicalAxisRules());
   t5xx::trainer::Trainer trainer(*model, model->InitParams(0), t5xx::optim::Adafactor({}),
                                  t5xx::bench::PretrainSchedule(), partitioner);
-  at::manual_seed(0);
-  t5xx::models::FeatureBatch b;
-  if (in_len > 0) b["encoder_input_tokens"] = at::randint(3, 32000, {batch, in_len}, at::kLong);
-  b["decoder_target_tokens"] = at::randint(3, 32000, {batch, tg_len}, at::kLong);
-  b["decoder_input_tokens"] = at::randint(3, 32000, {batch, tg_len}, at::kLong);
-  b["decoder_loss_weights"] = at::ones({batch, tg_len});
+  const t5xx::models::FeatureBatch b = t5xx::bench::RandomBenchBatch(batch, in_len, tg_len);
   trainer.TrainStep(b);  // warm-up
   const double p = Peak(dtype);  // before the timed steps
   std::vector<double> step_seconds;
@@ -233,9 +204,7 @@ void BM_TrainStep(benchmark::State& state) {
   std::sort(sorted.begin(), sorted.end());
   const size_t mid = sorted.size() / 2;
   const double median = sorted.size() % 2 ? sorted[mid] : 0.5 * (sorted[mid - 1] + sorted[mid]);
-  std::map<std::string, int64_t> lens = {{"decoder_target_tokens", tg_len}};
-  if (in_len > 0) lens["encoder_input_tokens"] = in_len;
-  const double flops = model->TrainFlops(batch, lens);
+  const double flops = model->TrainFlops(batch, t5xx::bench::BenchLengths(in_len, tg_len));
   using C = benchmark::Counter;
   state.counters["tokens_per_second"] = C(batch * (in_len + tg_len), C::kIsIterationInvariantRate);
   state.counters["model_flops_per_s"] = C(flops, C::kIsIterationInvariantRate);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "t5xx/cli/commands.h"
+#include "t5xx/device/cpu_runtime.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/utf8.h"
@@ -109,6 +110,11 @@ constexpr char kUsage[] =
     "USE_CACHED_TASKS = True (utils.DatasetConfig.use_cached) or --use_cached=true.\n"
     "$T5XX_DATA_THREADS sets the input pipeline's threads (default: the\n"
     "hardware threads, at most 8); every value reads the same batches.\n"
+    "--intra_op_threads=N (any command) sets libtorch's intra-op threads (default:\n"
+    "OMP_NUM_THREADS when set, else the cores this process may use -- its affinity\n"
+    "mask and cgroup CPU quota -- shared among a launcher's processes on the host).\n"
+    "$T5XX_CPU_CACHE_MIB caps the freed CPU tensor memory kept for reuse (default a\n"
+    "quarter of the physical memory; 0 turns the cache off).\n"
     "$T5XX_BF16_MATMUL=auto|emulated|native picks the CPU's bfloat16 matmul\n"
     "(auto: native where the CPU has bfloat16 instructions and it accumulates\n"
     "in float32, else float32 on widened operands).\n";
@@ -121,22 +127,30 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return args.empty() ? 2 : 0;
   }
-  // libtorch defaults to one intra-op thread per physical core as it counts
-  // them; use every core the process may run on unless OMP_NUM_THREADS says,
-  // shared out among the processes a launcher started on this host (more
-  // threads than cores makes every process wait on the others; torchrun
-  // sets OMP_NUM_THREADS=1 for the same reason).
-  if (!std::getenv("OMP_NUM_THREADS")) {
-    int per_host = 1;
+  // The CPU side of libtorch (device/cpu_runtime.h): intra-op threads from
+  // the cores this process may use (affinity mask, cgroup quota), shared out
+  // among the processes a launcher started on this host (more threads than
+  // cores makes every process wait on the others; torchrun sets
+  // OMP_NUM_THREADS=1 for the same reason), unless --intra_op_threads=N or
+  // OMP_NUM_THREADS says; and the caching CPU allocator.
+  try {
+    t5xx::device::CpuRuntimeOptions cpu;
+    cpu.intra_op_threads = t5xx::device::TakeIntraOpThreadsFlag(args);
     try {
       if (const auto env = t5xx::partitioning::DetectProcessEnvironment()) {
-        per_host = std::max(1, env->local_world_size);
+        cpu.processes_per_host = std::max(1, env->local_world_size);
       }
     } catch (const std::exception&) {
       // A malformed launcher environment: `train` reports it.
     }
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    at::set_num_threads(std::max(1, cores / per_host));
+    t5xx::device::ConfigureCpuRuntime(cpu);
+  } catch (const t5xx::Error& e) {
+    std::cerr << "t5xx: " << e.what() << std::endl;
+    return 2;
+  }
+  if (args.empty()) {
+    std::cout << kUsage;
+    return 2;
   }
   const std::string command = args[0];
   args.erase(args.begin());

@@ -135,3 +135,16 @@ inline at::Tensor RmsNormalize(const at::Tensor& x, double epsilon) {
 // gelu(x @ wi_0) * (x @ wi_1) stays two matmuls, at::gelu and a multiply.
 
 }  // namespace t5xx::compat
+
+// c10::Allocator, which device/cpu_caching_allocator.cc implements: from 2.3
+// allocate() is no longer const and copy_data() must be overridden (1.13:
+// `DataPtr allocate(size_t) const`, no copy_data; 2.15: `DataPtr
+// allocate(size_t)`, pure virtual copy_data). Macros, since they change a
+// declaration.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define T5XX_ALLOCATOR_ALLOCATE_CONST
+#define T5XX_ALLOCATOR_HAS_COPY_DATA 1
+#else
+#define T5XX_ALLOCATOR_ALLOCATE_CONST const
+#define T5XX_ALLOCATOR_HAS_COPY_DATA 0
+#endif

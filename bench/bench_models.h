@@ -1,0 +1,73 @@
+// The models and batches the training benchmarks time (t5xx_train_bench,
+// t5xx_contention_bench), built one way for both.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "t5xx/models/decoder_only_model.h"
+#include "t5xx/models/encoder_decoder_model.h"
+
+namespace t5xx::bench {
+
+struct BenchModel {
+  std::unique_ptr<models::BaseTransformerModel> model;
+  std::string name;  // "t5_1_1 tiny", "t5_1_1 small", "decoder_only base"
+};
+
+// which: 0 = T5.1.1 tiny, 1 = T5.1.1 small (t5x's t5_1_1/{tiny,small}.gin),
+// 2 = decoder-only base (t5x/examples/decoder_only/models/base.gin: tied
+// logits, gated GELU). Vocabulary 32128, no dropout, z-loss 1e-4, activations
+// in `dtype` ("float32" or "bfloat16").
+inline BenchModel MakeBenchModel(int64_t which, const std::string& dtype) {
+  BenchModel out;
+  if (which < 2) {
+    out.name = which == 0 ? "t5_1_1 tiny" : "t5_1_1 small";
+    models::T5Config cfg = models::T5_1_1Config(which == 0 ? "tiny" : "small");
+    cfg.vocab_size = 32128;
+    cfg.dtype = dtype;
+    out.model = std::make_unique<models::EncoderDecoderModel>(models::Transformer(cfg), 1e-4, 0.0,
+                                                              models::LossNormalizingFactor{});
+  } else {
+    out.name = "decoder_only base";
+    models::DecoderOnlyConfig cfg;
+    cfg.vocab_size = 32128;
+    cfg.dtype = dtype;
+    cfg.emb_dim = 768;
+    cfg.num_heads = 12;
+    cfg.num_layers = 12;
+    cfg.head_dim = 64;
+    cfg.mlp_dim = 2048;
+    cfg.mlp_activations = {"gelu", "linear"};
+    cfg.dropout_rate = 0.0;
+    cfg.logits_via_embedding = true;
+    out.model = std::make_unique<models::DecoderOnlyModel>(
+        models::DecoderOnlyTransformer(cfg), false, 1e-4, 0.0, models::LossNormalizingFactor{});
+  }
+  return out;
+}
+
+// Random tokens in [3, 32000) (libtorch generator seeded 0), no padding or
+// packing, loss weights all ones; in_len = 0 for decoder-only.
+inline models::FeatureBatch RandomBenchBatch(int64_t batch, int64_t in_len, int64_t tg_len) {
+  at::manual_seed(0);
+  models::FeatureBatch b;
+  if (in_len > 0) b["encoder_input_tokens"] = at::randint(3, 32000, {batch, in_len}, at::kLong);
+  b["decoder_target_tokens"] = at::randint(3, 32000, {batch, tg_len}, at::kLong);
+  b["decoder_input_tokens"] = at::randint(3, 32000, {batch, tg_len}, at::kLong);
+  b["decoder_loss_weights"] = at::ones({batch, tg_len});
+  return b;
+}
+
+// The sequence lengths BaseTransformerModel::TrainFlops takes.
+inline std::map<std::string, int64_t> BenchLengths(int64_t in_len, int64_t tg_len) {
+  std::map<std::string, int64_t> lens = {{"decoder_target_tokens", tg_len}};
+  if (in_len > 0) lens["encoder_input_tokens"] = in_len;
+  return lens;
+}
+
+}  // namespace t5xx::bench
