@@ -19,6 +19,7 @@
 
 #include "t5xx/models/bf16_matmul.h"
 #include "test_util.h"
+#include "scoped_env.h"
 
 namespace t5xx::trainer {
 namespace {
@@ -56,29 +57,7 @@ void Spit(const std::string& path, const std::string& text) {
   f << text;
 }
 
-// Sets (or unsets) an environment variable for its lifetime.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using t5xx::testing::ScopedEnv;
 
 TEST(MatmulPeakCacheTest, KeyNamesEveryField) {
   EXPECT_EQ(Key().ToString(),

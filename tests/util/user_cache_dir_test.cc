@@ -8,33 +8,12 @@
 #include <string>
 
 #include "t5xx/util/error.h"
+#include "scoped_env.h"
 
 namespace t5xx {
 namespace {
 
-// Sets (or, with nullopt, unsets) an environment variable for its lifetime.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using t5xx::testing::ScopedEnv;
 
 TEST(UserCacheDirTest, XdgCacheHomeFirstThenHome) {
   ScopedEnv home("HOME", "/home/u");
