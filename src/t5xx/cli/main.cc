@@ -3,11 +3,9 @@
 // show|stats|score`, `t5xx build_corpus` (the usage text below).
 //
 // User errors (t5xx::Error) print one line "t5xx: error: ..." and exit 2.
-#include <ATen/Parallel.h>
 
 #include <cstdlib>
 #include <exception>
-#include <thread>
 #include <iostream>
 #include <string>
 #include <algorithm>

@@ -3,8 +3,6 @@
 
 #include <ATen/Parallel.h>
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -12,6 +10,7 @@
 #include <sstream>
 
 #include "t5xx/device/cpu_caching_allocator.h"
+#include "t5xx/device/cpu_contention.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::device {
@@ -97,11 +96,7 @@ std::optional<double> CgroupCpuQuotaCores(const std::string& cgroup_root,
 }
 
 int UsableCoreCount() {
-  int cores = 0;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) cores = CPU_COUNT(&set);
-  if (cores <= 0) cores = 1;
+  int cores = AffinityCoreCount();
   if (auto quota = CgroupCpuQuotaCores()) {
     cores = std::min(cores, std::max(1, static_cast<int>(std::ceil(*quota - 1e-9))));
   }

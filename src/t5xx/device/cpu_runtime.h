@@ -11,7 +11,7 @@
 namespace t5xx::device {
 
 // The CPU cores this process may use: the cores in its affinity mask
-// (sched_getaffinity, which taskset, cpusets and Slurm's --cpu-bind set),
+// (cpu_contention.h AffinityCoreCount: sched_getaffinity, which taskset, cpusets and Slurm's --cpu-bind set),
 // capped by a cgroup CPU quota when there is one (cgroup v2 cpu.max, or v1
 // cpu.cfs_quota_us / cpu.cfs_period_us of the process's cgroup; docker
 // --cpus and Kubernetes limits set these), rounded up. >= 1.
