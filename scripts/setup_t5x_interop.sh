@@ -34,21 +34,9 @@ elif has_t5x "$root/../shared/t5x"; then
   dir="$(cd "$root/../shared/t5x" && pwd)"
 else
   dir="$HOME/.cache/t5xx/t5x"
-  if ! has_t5x "$dir"; then
-    echo "[setup] fetching t5x at $commit into $dir"
-    tmp="$dir.tmp.$$"
-    rm -rf "$tmp" && mkdir -p "$tmp"
-    if git -C "$tmp" init -q &&
-       GIT_TERMINAL_PROMPT=0 timeout 300 git -C "$tmp" fetch -q --depth 1 \
-         https://github.com/google-research/t5x "$commit" &&
-       git -C "$tmp" checkout -q FETCH_HEAD && has_t5x "$tmp"; then
-      rm -rf "$dir" && mv "$tmp" "$dir"
-    else
-      rm -rf "$tmp"
-      note "could not fetch t5x (github.com/google-research/t5x at $commit);" \
-           "set T5X_DIR to a checkout of it and rerun scripts/setup.sh --test"
-    fi
-  fi
+  "$root/scripts/fetch_t5x.sh" "$dir" ||
+    note "could not fetch t5x (github.com/google-research/t5x at $commit);" \
+         "set T5X_DIR to a checkout of it and rerun scripts/setup.sh --test"
 fi
 
 want="$dir $(sha256sum "$req" | cut -d' ' -f1)"
