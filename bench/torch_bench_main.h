@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "t5xx/device/cpu_runtime.h"
+#include "t5xx/device/openmp_wait.h"
 
 namespace t5xx::bench {
 
 // Sets the threads, runs the benchmarks named on the command line; returns
 // main's exit status (1 for an unrecognized argument).
 inline int RunTorchBenchmarks(int argc, char** argv) {
+  t5xx::device::ApplyOpenMpWaitDefaults(argv);  // as the t5xx binary (openmp_wait.h)
   std::vector<std::string> args(argv + 1, argv + argc);
   t5xx::device::CpuRuntimeOptions cpu;
   cpu.intra_op_threads = t5xx::device::TakeIntraOpThreadsFlag(args);

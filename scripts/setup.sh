@@ -13,6 +13,9 @@ packages=(
   # The OpenMP build shares libtorch's OpenMP thread pool; the pthread build
   # would add its own threads and oversubscribe the cores.
   libopenblas0-openmp
+  # oneDNN's sgemm runs libtorch's float32 CPU matmuls (src/t5xx/device/cpu_gemm.h):
+  # the library Debian's libtorch already links, with its headers.
+  libdnnl-dev
   libsentencepiece-dev sentencepiece
   nlohmann-json3-dev libmsgpack-cxx-dev libboost-dev
   zlib1g-dev libzstd-dev libdeflate-dev

@@ -13,6 +13,7 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/device/cpu_runtime.h"
+#include "t5xx/device/openmp_wait.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/utf8.h"
@@ -120,6 +121,9 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // OpenMP threads that sleep soon when another thread is descheduled
+  // (device/openmp_wait.h); may restart the process once, before any work.
+  t5xx::device::ApplyOpenMpWaitDefaults(argv);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "t5xx/device/cpu_caching_allocator.h"
 #include "t5xx/device/cpu_contention.h"
+#include "t5xx/device/cpu_gemm.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::device {
@@ -125,6 +127,16 @@ int TakeIntraOpThreadsFlag(std::vector<std::string>& args) {
   return threads;
 }
 
+namespace {
+std::mutex g_description_mutex;
+std::string g_description;
+}  // namespace
+
+std::string ConfiguredCpuRuntimeDescription() {
+  std::lock_guard<std::mutex> lock(g_description_mutex);
+  return g_description;
+}
+
 std::string ConfigureCpuRuntime(const CpuRuntimeOptions& options) {
   T5XX_CHECK(options.intra_op_threads >= 0, "intra_op_threads must be >= 0");
   const int cores = UsableCoreCount();
@@ -148,7 +160,20 @@ std::string ConfigureCpuRuntime(const CpuRuntimeOptions& options) {
   } else {
     out << "; CPU tensor cache off (T5XX_CPU_CACHE_MIB=0)";
   }
-  return out.str();
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  out << "; OpenMP wait: ";
+  if (spin != nullptr) {
+    out << "GOMP_SPINCOUNT=" << spin;
+  } else if (policy != nullptr) {
+    out << "OMP_WAIT_POLICY=" << policy;
+  } else {
+    out << "libgomp's default spin";
+  }
+  out << "; " << CpuGemmDescription();
+  std::lock_guard<std::mutex> lock(g_description_mutex);
+  g_description = out.str();
+  return g_description;
 }
 
 }  // namespace t5xx::device

@@ -1,5 +1,6 @@
 // How a t5xx process sets up libtorch's CPU side at start-up: how many
-// intra-op threads, and the caching CPU allocator (cpu_caching_allocator.h).
+// intra-op threads, the caching CPU allocator (cpu_caching_allocator.h), and
+// which library runs float32 matmuls (cpu_gemm.h).
 // The t5xx binary (cli/main.cc) and the benchmarks (bench/torch_bench_main.h)
 // call ConfigureCpuRuntime once, before any tensor work.
 #pragma once
@@ -38,10 +39,16 @@ struct CpuRuntimeOptions {
 
 // Sets the intra-op threads and installs the caching CPU allocator with its
 // default limit (DefaultCpuCacheLimitBytes; T5XX_CPU_CACHE_MIB=0 turns it
-// off). Returns a one-line description for logs ("2 intra-op threads (2
-// usable cores); CPU tensor cache up to 6.0 GiB"). Throws t5xx::Error for a
-// bad T5XX_CPU_CACHE_MIB or intra_op_threads < 0.
+// off), and checks T5XX_CPU_GEMM (cpu_gemm.h). Returns a one-line
+// description for logs ("2 intra-op threads (2 usable cores); CPU tensor
+// cache up to 6.0 GiB; float32 matmuls: oneDNN 2.6.3 sgemm"). Throws
+// t5xx::Error for a bad T5XX_CPU_CACHE_MIB or T5XX_CPU_GEMM, or
+// intra_op_threads < 0.
 std::string ConfigureCpuRuntime(const CpuRuntimeOptions& options);
+
+// What the last ConfigureCpuRuntime call returned ("" before any call), for
+// run logs.
+std::string ConfiguredCpuRuntimeDescription();
 
 // Takes the global flag --intra_op_threads=N (N >= 1) out of `args` when
 // present and returns N; 0 when absent. Throws t5xx::Error naming the flag

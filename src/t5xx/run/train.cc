@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/device/cpu_runtime.h"
 #include "t5xx/device/device.h"
 #include "t5xx/models/memory_plan.h"
 #include "t5xx/partitioning/communication_plan.h"
@@ -149,6 +150,10 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
       models::ActivationDtype(s.model.kind == ModelKind::kEncoderDecoder
                                   ? s.model.t5_config.dtype
                                   : s.model.decoder_only_config.dtype);
+  if (device.is_cpu() && !device::ConfiguredCpuRuntimeDescription().empty()) {
+    log << "[setup] CPU: " << device::ConfiguredCpuRuntimeDescription()
+        << " (device/cpu_runtime.h)" << std::endl;
+  }
   if (device.is_cpu() && activation_dtype == at::kBFloat16) {
     const std::string bf16_matmul = models::CpuBf16Matmul().Describe();
     log << "[setup] bfloat16 matmul: " << bf16_matmul
