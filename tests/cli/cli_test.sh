@@ -35,14 +35,6 @@ expect_error bad_bf16_matmul "environment variable T5XX_BF16_MATMUL = 'fast' is 
 expect_error macro_typo "macro BATCH_SIZ is never used (did you mean 'BATCH_SIZE'?)" -- \
   "$T5XX" train "${demo[@]}" --gin.BATCH_SIZ=8
 expect_error zero_steps "must be >= 1, got 0" -- "$T5XX" train "${demo[@]}" --gin.TRAIN_STEPS=0
-expect_error two_partitions "start a multiple of 2 processes" -- \
-  "$T5XX" train "${demo[@]}" --gin.partitioning.PjitPartitioner.num_partitions=2
-# A literal logical_axis_rules list: a bad mesh axis is named where it
-# stands; missing rules are all listed in one error.
-expect_error rules_mesh_axis_typo "flag, column 12: mesh axis 'dta' in logical_axis_rules" -- \
-  "$T5XX" train "${demo[@]}" "--gin.partitioning.PjitPartitioner.logical_axis_rules=[('batch', 'dta')]"
-expect_error rules_missing "5 errors in the partitioning of the model's parameters" -- \
-  "$T5XX" train "${demo[@]}" "--gin.partitioning.PjitPartitioner.logical_axis_rules=[('batch', 'data')]"
 # train's loop settings (t5x's train.py rules) are checked before any work.
 expect_error periods_not_multiples "must be multiples of each other" -- \
   "$T5XX" train "${demo[@]}" --gin.EVAL_PERIOD=2 --gin.utils.SaveCheckpointConfig.period=3 \
@@ -71,6 +63,16 @@ expect_error missing_macro "MODEL_DIR" -- \
 # small demo corpus (the default data dir via T5XX_DATA_DIR).
 "$T5XX" build_corpus --data_dir="$work/cfgdata" --max_documents=300 --vocab_size=500 \
   >"$work/cfgcorpus.log" 2>&1 || { echo "FAIL small corpus:"; cat "$work/cfgcorpus.log"; }
+# Partitioning errors come after the data checks, so these need a corpus
+# (this small one; not the default data dir, which a fresh machine lacks).
+expect_error two_partitions "start a multiple of 2 processes" -- \
+  env T5XX_DATA_DIR="$work/cfgdata" "$T5XX" train "${demo[@]}" --gin.partitioning.PjitPartitioner.num_partitions=2
+# A literal logical_axis_rules list: a bad mesh axis is named where it
+# stands; missing rules are all listed in one error.
+expect_error rules_mesh_axis_typo "flag, column 12: mesh axis 'dta' in logical_axis_rules" -- \
+  env T5XX_DATA_DIR="$work/cfgdata" "$T5XX" train "${demo[@]}" "--gin.partitioning.PjitPartitioner.logical_axis_rules=[('batch', 'dta')]"
+expect_error rules_missing "5 errors in the partitioning of the model's parameters" -- \
+  env T5XX_DATA_DIR="$work/cfgdata" "$T5XX" train "${demo[@]}" "--gin.partitioning.PjitPartitioner.logical_axis_rules=[('batch', 'data')]"
 spm=--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file=c4_demo/sentencepiece.model
 for size in tiny small base large xl xxl; do
   if T5XX_DATA_DIR="$work/cfgdata" "$T5XX" config --gin_file=models/t5_1_1/$size.gin --gin_file=runs/pretrain.gin \

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "t5xx/device/cpu_gemm.h"
 #include "t5xx/models/bf16_matmul.h"
 #include "test_util.h"
 #include "scoped_env.h"
@@ -271,12 +272,13 @@ TEST(MatmulPeakTest, MeasurementAndKeyOfThisProcess) {
   EXPECT_NE(m.conditions.find("this process kept"), std::string::npos) << m.conditions;
   const MatmulPeakKey f32 = CurrentMatmulPeakKey(at::kCPU, at::kFloat);
   EXPECT_EQ(f32.device, "cpu");
-  EXPECT_EQ(f32.dtype, "float32");
+  EXPECT_EQ(f32.dtype, "float32 (" + device::CpuGemmPath() + ")");
   EXPECT_EQ(f32.n, 2048);
   EXPECT_EQ(f32.threads, at::get_num_threads());
   const MatmulPeakKey bf16 = CurrentMatmulPeakKey(at::kCPU, at::kBFloat16);
   EXPECT_EQ(bf16.dtype,
-            models::NativeCpuBf16Matmul() ? "bfloat16 (native)" : "bfloat16 (emulated)");
+            models::NativeCpuBf16Matmul() ? "bfloat16 (native)"
+                                          : "bfloat16 (emulated, " + device::CpuGemmPath() + ")");
   EXPECT_THROW(MeasureMatmulPeak(at::kCPU, at::kFloat, 0), std::invalid_argument);
 }
 

@@ -118,25 +118,34 @@ extern "C" void sgemm_(const char* transa, const char* transb, const int* m, con
 
 namespace t5xx::device {
 
-std::string CpuGemmDescription() {
-  const CpuGemmBackend backend = CpuGemmBackendFromEnv();
-  std::ostringstream out;
-  out << "float32 matmuls: ";
+std::string CpuGemmPath() {
 #if T5XX_WITH_ONEDNN_GEMM
   // libtorch calls sgemm_ through its PLT; it reaches this forwarder when the
   // global lookup finds this executable's definition first.
-  const bool forwarded = dlsym(RTLD_DEFAULT, "sgemm_") == reinterpret_cast<void*>(&sgemm_);
-  if (!forwarded) {
-    out << "libtorch's own BLAS (the sgemm_ forwarder is not in the dynamic symbol table)";
-  } else if (backend == CpuGemmBackend::kOneDnn) {
+  if (dlsym(RTLD_DEFAULT, "sgemm_") != reinterpret_cast<void*>(&sgemm_)) return "libtorch's BLAS";
+  return ActiveBackend() == CpuGemmBackend::kOneDnn ? "oneDNN sgemm" : "system BLAS sgemm";
+#else
+  return "libtorch's BLAS";
+#endif
+}
+
+std::string CpuGemmDescription() {
+  const CpuGemmBackend backend = CpuGemmBackendFromEnv();
+  const std::string path = CpuGemmPath();
+  std::ostringstream out;
+  out << "float32 matmuls: " << path;
+#if T5XX_WITH_ONEDNN_GEMM
+  if (path == "oneDNN sgemm") {
     const dnnl_version_t* v = dnnl_version();
-    out << "oneDNN " << v->major << "." << v->minor << "." << v->patch << " sgemm";
-  } else {
-    out << "system BLAS (T5XX_CPU_GEMM=blas)";
+    out << " (oneDNN " << v->major << "." << v->minor << "." << v->patch << ")";
+  } else if (path == "libtorch's BLAS") {
+    out << " (the sgemm_ forwarder is not in the dynamic symbol table)";
+  } else if (backend == CpuGemmBackend::kBlas) {
+    out << " (T5XX_CPU_GEMM=blas)";
   }
 #else
   (void)backend;
-  out << "libtorch's BLAS (built without oneDNN)";
+  out << " (built without oneDNN)";
 #endif
   return out.str();
 }

@@ -49,10 +49,16 @@ bool CpuGemmForwarderBuilt();
 CpuGemmBackend CpuGemmBackendFromEnv();
 
 // Checks T5XX_CPU_GEMM (throws as CpuGemmBackendFromEnv) and returns a
-// one-line description for logs, e.g. "float32 matmuls: oneDNN 2.6.3 sgemm",
-// "float32 matmuls: system BLAS (T5XX_CPU_GEMM=blas)", or "float32 matmuls:
-// libtorch's own BLAS" when libtorch does not call the forwarder.
+// one-line description for logs: "float32 matmuls: " + CpuGemmPath() and
+// where it came from, e.g. "float32 matmuls: oneDNN sgemm (oneDNN 2.6.3)".
 std::string CpuGemmDescription();
+
+// Which code runs libtorch's float32 matmuls in this process: "oneDNN
+// sgemm", "system BLAS sgemm" (T5XX_CPU_GEMM=blas), or "libtorch's BLAS" (the
+// forwarder is not built or libtorch does not call it). A bad T5XX_CPU_GEMM
+// counts as its default here (CpuGemmDescription throws for it). The matmul
+// peak cache keys on it (trainer/matmul_peak.h).
+std::string CpuGemmPath();
 
 // How many sgemm_ calls the forwarder has served with each backend since
 // start-up (for tests and benchmarks).

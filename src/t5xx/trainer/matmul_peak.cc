@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "t5xx/device/cpu_contention.h"
+#include "t5xx/device/cpu_gemm.h"
 #include "t5xx/device/cpu_info.h"
 #include "t5xx/device/device.h"
 #include "t5xx/models/bf16_matmul.h"
@@ -38,8 +39,15 @@ MatmulPeakKey CurrentMatmulPeakKey(at::Device device, at::ScalarType dtype) {
   k.dtype = dtype == at::kFloat      ? "float32"
             : dtype == at::kBFloat16 ? "bfloat16"
                                      : c10::toString(dtype);
-  if (device.is_cpu() && dtype == at::kBFloat16) {
-    k.dtype += models::NativeCpuBf16Matmul() ? " (native)" : " (emulated)";
+  if (device.is_cpu()) {
+    // The float32 path runs on cpu_gemm.h's sgemm (oneDNN or the system BLAS).
+    if (dtype == at::kBFloat16 && models::NativeCpuBf16Matmul()) {
+      k.dtype += " (native)";
+    } else if (dtype == at::kBFloat16) {
+      k.dtype += " (emulated, " + device::CpuGemmPath() + ")";
+    } else {
+      k.dtype += " (" + device::CpuGemmPath() + ")";
+    }
   }
   k.n = PeakMatmulSize(device);
   return k;

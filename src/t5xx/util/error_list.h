@@ -2,6 +2,7 @@
 // config checks of gin's Finalize and of a train run use it).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,14 @@ namespace t5xx {
 
 // Nothing for no errors, Error(errors[0]) for one, else one Error
 // "N errors in <what>:" followed by each error on its own line, indented by
-// two spaces.
-inline void ThrowIfAny(const std::vector<std::string>& errors, const std::string& what) {
+// two spaces. Repeated messages count and print once.
+inline void ThrowIfAny(const std::vector<std::string>& all_errors, const std::string& what) {
+  // The same message from two checks (e.g. one missing corpus behind both the
+  // train and the train-eval task) is reported once.
+  std::vector<std::string> errors;
+  for (const std::string& e : all_errors) {
+    if (std::find(errors.begin(), errors.end(), e) == errors.end()) errors.push_back(e);
+  }
   if (errors.empty()) return;
   if (errors.size() == 1) throw Error(errors[0]);
   std::string msg = std::to_string(errors.size()) + " errors in " + what + ":";
