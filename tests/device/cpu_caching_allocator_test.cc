@@ -63,6 +63,23 @@ TEST_F(CpuCache, SmallTensorsBypassTheCache) {
   EXPECT_EQ(after.cached_bytes, before.cached_bytes);
 }
 
+// libtorch's raw_allocate / raw_deallocate (oneDNN's bfloat16 matmul takes
+// its scratch memory this way) free through the allocator's raw_deleter:
+// that must take both a cache block and a small block the fallback made
+// (it threw std::out_of_range for the latter, aborting the train bench).
+TEST_F(CpuCache, RawAllocationsOfEverySizeAreFreed) {
+  c10::Allocator* allocator = c10::GetAllocator(c10::DeviceType::CPU);
+  const CpuCacheStats before = GetCpuCacheStats();
+  void* small = allocator->raw_allocate(100);
+  ASSERT_NE(small, nullptr);
+  allocator->raw_deallocate(small);
+  EXPECT_EQ(GetCpuCacheStats().cached_bytes, before.cached_bytes);  // not the cache's
+  void* large = allocator->raw_allocate(kMiB);
+  ASSERT_NE(large, nullptr);
+  allocator->raw_deallocate(large);
+  EXPECT_EQ(GetCpuCacheStats().cached_bytes, before.cached_bytes + kMiB);  // kept
+}
+
 TEST_F(CpuCache, FreeBytesStayWithinTheLimit) {
   InstallCpuCachingAllocator(3 * kMiB);
   {

@@ -109,12 +109,29 @@ class CachingCpuAllocator final : public c10::Allocator {
   }
 
   void Give(void* p) {
-    std::lock_guard<std::mutex> lock(mu_);
-    const size_t size = sizes_.at(p);
-    in_use_ -= size;
-    free_.emplace(size, p);
-    cached_ += size;
-    TrimLocked();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const auto it = sizes_.find(p);
+      if (it != sizes_.end()) {
+        const size_t size = it->second;
+        in_use_ -= size;
+        free_.emplace(size, p);
+        cached_ += size;
+        TrimLocked();
+        return;
+      }
+    }
+    // Not a block of the cache: a block below kMinCached that the fallback
+    // allocated, now freed through this allocator's raw_deleter (libtorch's
+    // raw_allocate / raw_deallocate pair, which oneDNN's bfloat16 matmul uses
+    // for its scratch memory, pairs the current allocator's allocate with its
+    // raw_deleter), or one allocated before the install. Its owner frees it.
+    const c10::DeleterFnPtr fallback_free = fallback_->raw_deleter();
+    if (fallback_free != nullptr) {
+      fallback_free(p);
+    } else {
+      std::free(p);
+    }
   }
 
   // Returns the largest free blocks to the system until within the limit.
