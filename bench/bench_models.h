@@ -1,5 +1,5 @@
 // The models and batches the training benchmarks time (t5xx_train_bench,
-// t5xx_contention_bench), built one way for both.
+// t5xx_contention_bench, t5xx_step_profile), built one way for all.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_model.h"
@@ -68,6 +69,39 @@ inline std::map<std::string, int64_t> BenchLengths(int64_t in_len, int64_t tg_le
   std::map<std::string, int64_t> lens = {{"decoder_target_tokens", tg_len}};
   if (in_len > 0) lens["encoder_input_tokens"] = in_len;
   return lens;
+}
+
+// A model the step benchmarks take by name, with the first (shortest)
+// batch shape t5xx_train_bench times for it.
+struct BenchConfig {
+  std::string name;  // "tiny", "small", "base"
+  int64_t which;     // MakeBenchModel's model
+  int64_t batch;     // sequences
+  int64_t in_len;    // encoder positions; 0 for decoder-only
+  int64_t tg_len;    // decoder positions
+};
+
+// tiny: T5.1.1 tiny, 32 x (128 + 32); small: T5.1.1 small, 8 x (128 + 32);
+// base: decoder-only base, 2 x 512.
+inline const std::vector<BenchConfig>& BenchConfigs() {
+  static const std::vector<BenchConfig> all = {
+      {"tiny", 0, 32, 128, 32}, {"small", 1, 8, 128, 32}, {"base", 2, 2, 0, 512}};
+  return all;
+}
+
+// The config called `name`, or nullptr when there is none.
+inline const BenchConfig* FindBenchConfig(const std::string& name) {
+  for (const BenchConfig& c : BenchConfigs()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+// "tiny, small, base": the names FindBenchConfig knows, for error messages.
+inline std::string BenchConfigNames() {
+  std::string out;
+  for (const BenchConfig& c : BenchConfigs()) out += (out.empty() ? "" : ", ") + c.name;
+  return out;
 }
 
 }  // namespace t5xx::bench

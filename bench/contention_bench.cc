@@ -5,6 +5,9 @@
 //   build/bin/t5xx_contention_bench [--steps=N] [--rounds=R] [--configs=tiny,small]
 //                                   [--intra_op_threads=N]
 //
+// --configs names bench_models.h's configs (tiny, small, base), each timed
+// at its BenchConfigs shape.
+//
 // The competitor is a child process (fork) whose two threads spin on an
 // integer increment, its nice value set with setpriority before they start;
 // it is killed after each timed span. Each round times `steps` steps alone,
@@ -38,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_flags.h"
 #include "bench_models.h"
 #include "bench_schedule.h"
 #include "t5xx/device/cpu_runtime.h"
@@ -85,28 +89,11 @@ void StopCompetitor(pid_t pid) {
   waitpid(pid, nullptr, 0);
 }
 
-struct Config {
-  std::string label;
-  int64_t which, batch, in_len, tg_len;
-};
-
 double TimeSteps(t5xx::trainer::Trainer& trainer, const t5xx::models::FeatureBatch& b, int steps) {
   trainer.TrainStep(b);  // warm-up under the new condition
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) trainer.TrainStep(b);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-int IntFlag(const std::string& arg, const std::string& name, int fallback) {
-  if (arg.rfind(name + "=", 0) != 0) return fallback;
-  const std::string v = arg.substr(name.size() + 1);
-  char* end = nullptr;
-  const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || n < 1) {
-    std::cerr << name << "='" << v << "' is not a positive integer" << std::endl;
-    std::exit(2);
-  }
-  return static_cast<int>(n);
 }
 
 }  // namespace
@@ -120,9 +107,9 @@ int main(int argc, char** argv) {
   std::string configs = "tiny,small";
   for (const std::string& a : args) {
     if (a.rfind("--steps=", 0) == 0) {
-      steps = IntFlag(a, "--steps", steps);
+      steps = t5xx::bench::IntFlag(a, "--steps", steps);
     } else if (a.rfind("--rounds=", 0) == 0) {
-      rounds = IntFlag(a, "--rounds", rounds);
+      rounds = t5xx::bench::IntFlag(a, "--rounds", rounds);
     } else if (a.rfind("--configs=", 0) == 0) {
       configs = a.substr(10);
     } else {
@@ -132,25 +119,19 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::vector<Config> all = {{"tiny", 0, 32, 128, 32}, {"small", 1, 8, 128, 32}};
-  std::vector<Config> chosen;
+  std::vector<t5xx::bench::BenchConfig> chosen;
   std::stringstream names(configs);
   for (std::string n; std::getline(names, n, ',');) {
-    bool found = false;
-    for (const Config& c : all) {
-      if (c.label == n) {
-        chosen.push_back(c);
-        found = true;
-      }
-    }
-    if (!found) {
-      std::cerr << "--configs: unknown configuration '" << n << "' (known: tiny, small)"
-                << std::endl;
+    const t5xx::bench::BenchConfig* c = t5xx::bench::FindBenchConfig(n);
+    if (!c) {
+      std::cerr << "--configs: unknown configuration '" << n
+                << "' (known: " << t5xx::bench::BenchConfigNames() << ")" << std::endl;
       return 2;
     }
+    chosen.push_back(*c);
   }
   std::printf("%-40s %-22s %12s %9s\n", "configuration", "condition", "tokens/s", "of alone");
-  for (const Config& c : chosen) {
+  for (const t5xx::bench::BenchConfig& c : chosen) {
     t5xx::bench::BenchModel bm = t5xx::bench::MakeBenchModel(c.which, "float32");
     t5xx::partitioning::PjitPartitioner partitioner(
         1, t5xx::partitioning::StandardLogicalAxisRules());

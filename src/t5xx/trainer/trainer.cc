@@ -2,6 +2,7 @@
 #include "t5xx/trainer/trainer.h"
 
 #include <ATen/core/grad_mode.h>
+#include <ATen/record_function.h>
 
 #include <stdexcept>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "t5xx/device/device.h"
 #include "t5xx/trainer/batch_conversion.h"
 #include "t5xx/trainer/checkpoint_restore.h"  // SlotShapes
+#include "t5xx/trainer/step_scopes.h"
 #include "t5xx/util/hash.h"  // HashSeed
 #include "t5xx/util/error.h"
 
@@ -155,16 +157,26 @@ StepMetrics Trainer::TrainStepOnLocalBatch(const models::FeatureBatch& batch) {
         HashSeed(random_seed_, static_cast<uint64_t>(step) * static_cast<uint64_t>(k) + i,
                  kDropoutPurpose),
         device_);
-    models::LossOutput out = model_.Loss(params_, micro, /*train=*/true, &rng, factor);
-    partitioner_.BeforeBackward(params_, i == k - 1);
-    out.loss.backward();  // accumulates into .grad across microbatches
+    models::LossOutput out;
+    {
+      RECORD_USER_SCOPE(kForwardScope);
+      out = model_.Loss(params_, micro, /*train=*/true, &rng, factor);
+    }
+    {
+      RECORD_USER_SCOPE(kBackwardScope);
+      partitioner_.BeforeBackward(params_, i == k - 1);
+      out.loss.backward();  // accumulates into .grad across microbatches
+    }
     const at::Tensor s = StepSums(out, micro);
     sums = sums.defined() ? sums + s : s;
   }
   StepMetrics m = FinishMetrics(sums, batch.at("decoder_target_tokens").numel(),
                                 InputTokens(batch), partitioner_, defer_metrics_);
-  partitioner_.ReduceGradients(params_);
-  m.learning_rate = optimizer_->Apply(params_, schedule_(step));
+  {
+    RECORD_USER_SCOPE(kOptimizerScope);
+    partitioner_.ReduceGradients(params_);
+    m.learning_rate = optimizer_->Apply(params_, schedule_(step));
+  }
   params_.ZeroGrad();
   return m;
 }

@@ -83,8 +83,9 @@ class Trainer {
 
   // One training step on a global batch (every process passes the same
   // one; each keeps its data shard's rows, partitioner.ShardBatch); returns
-  // the global step's metrics. Throws t5xx::Error when the batch size is not
-  // divisible by num_microbatches.
+  // the global step's metrics. Its forward, backward and optimizer parts run
+  // inside the libtorch user scopes named in step_scopes.h. Throws
+  // t5xx::Error when the batch size is not divisible by num_microbatches.
   StepMetrics TrainStep(const models::FeatureBatch& batch);
   // The same on this process's own rows of the global batch (its data
   // shard's batch, read with partitioner.data_shard_info(): global batch
