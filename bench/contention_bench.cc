@@ -45,6 +45,7 @@
 #include "bench_models.h"
 #include "bench_schedule.h"
 #include "t5xx/device/cpu_runtime.h"
+#include "t5xx/device/openmp_wait.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
@@ -99,6 +100,7 @@ double TimeSteps(t5xx::trainer::Trainer& trainer, const t5xx::models::FeatureBat
 }  // namespace
 
 int main(int argc, char** argv) {
+  t5xx::device::ApplyOpenMpWaitDefaults(argv);  // as the t5xx binary (openmp_wait.h)
   std::vector<std::string> args(argv + 1, argv + argc);
   t5xx::device::CpuRuntimeOptions cpu;
   cpu.intra_op_threads = t5xx::device::TakeIntraOpThreadsFlag(args);

@@ -80,6 +80,20 @@ TEST_F(CpuCache, RawAllocationsOfEverySizeAreFreed) {
   EXPECT_EQ(GetCpuCacheStats().cached_bytes, before.cached_bytes + kMiB);  // kept
 }
 
+TEST_F(CpuCache, PeakInUseCountsTheMostLiveBytes) {
+  ResetCpuCachePeak();
+  const size_t base = GetCpuCacheStats().in_use_bytes;
+  EXPECT_EQ(GetCpuCacheStats().peak_in_use_bytes, base);
+  {
+    at::Tensor one = at::empty({256, 1024}, at::kFloat);   // 1 MiB
+    at::Tensor two = at::empty({512, 1024}, at::kFloat);   // 2 MiB
+  }
+  { at::Tensor again = at::empty({256, 1024}, at::kFloat); }  // reuses a freed block
+  EXPECT_EQ(GetCpuCacheStats().peak_in_use_bytes, base + 3 * kMiB);
+  ResetCpuCachePeak();
+  EXPECT_EQ(GetCpuCacheStats().peak_in_use_bytes, base);
+}
+
 TEST_F(CpuCache, FreeBytesStayWithinTheLimit) {
   InstallCpuCachingAllocator(3 * kMiB);
   {

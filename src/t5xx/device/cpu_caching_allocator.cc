@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -63,9 +64,15 @@ class CachingCpuAllocator final : public c10::Allocator {
     s.limit_bytes = limit_;
     s.cached_bytes = cached_;
     s.in_use_bytes = in_use_;
+    s.peak_in_use_bytes = peak_in_use_;
     s.hits = hits_;
     s.misses = misses_;
     return s;
+  }
+
+  void ResetPeak() {
+    std::lock_guard<std::mutex> lock(mu_);
+    peak_in_use_ = in_use_;
   }
 
   static CachingCpuAllocator* instance;
@@ -82,6 +89,7 @@ class CachingCpuAllocator final : public c10::Allocator {
         void* p = it->second;
         cached_ -= it->first;
         in_use_ += it->first;
+        peak_in_use_ = std::max(peak_in_use_, in_use_);
         free_.erase(it);
         ++hits_;
         return p;
@@ -100,6 +108,7 @@ class CachingCpuAllocator final : public c10::Allocator {
     std::lock_guard<std::mutex> lock(mu_);
     sizes_[p] = want;
     in_use_ += want;
+    peak_in_use_ = std::max(peak_in_use_, in_use_);
     return p;
   }
 
@@ -149,7 +158,7 @@ class CachingCpuAllocator final : public c10::Allocator {
   mutable std::mutex mu_;
   mutable std::multimap<size_t, void*> free_;        // size -> free block
   mutable std::unordered_map<void*, size_t> sizes_;  // every block -> its size
-  mutable size_t limit_ = 0, cached_ = 0, in_use_ = 0;
+  mutable size_t limit_ = 0, cached_ = 0, in_use_ = 0, peak_in_use_ = 0;
   mutable int64_t hits_ = 0, misses_ = 0;
 };
 
@@ -196,6 +205,10 @@ void EmptyCpuCache() {
 CpuCacheStats GetCpuCacheStats() {
   if (CachingCpuAllocator::instance == nullptr) return {};
   return CachingCpuAllocator::instance->Stats();
+}
+
+void ResetCpuCachePeak() {
+  if (CachingCpuAllocator::instance != nullptr) CachingCpuAllocator::instance->ResetPeak();
 }
 
 }  // namespace t5xx::device

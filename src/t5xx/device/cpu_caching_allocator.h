@@ -31,6 +31,7 @@ struct CpuCacheStats {
   size_t limit_bytes = 0;     // most free bytes kept
   size_t cached_bytes = 0;    // free bytes held now
   size_t in_use_bytes = 0;    // bytes of live blocks from the cache
+  size_t peak_in_use_bytes = 0;  // most in_use_bytes since install or ResetCpuCachePeak
   int64_t hits = 0;           // requests served from the cache
   int64_t misses = 0;         // requests that allocated a new block
 };
@@ -53,5 +54,9 @@ size_t DefaultCpuCacheLimitBytes();
 void EmptyCpuCache();
 
 CpuCacheStats GetCpuCacheStats();
+
+// Sets peak_in_use_bytes to the bytes in use now (benchmarks measure the
+// peak of a span this way, without sampling).
+void ResetCpuCachePeak();
 
 }  // namespace t5xx::device
