@@ -28,7 +28,9 @@
 //     to, contiguous, clone, ...), memory (empty, zeros, fill_, ...), views
 //     (metadata only: view, reshape, transpose, ...), autograd bookkeeping
 //     (nodes' and the engine's own time), outside ops.
-// Times are wall clock; on a shared machine they move from run to run.
+// The CPU is set up as the t5xx binary sets it (device/openmp_wait.h,
+// device/cpu_runtime.h; the first output line says how). Times are wall
+// clock; on a shared machine they move from run to run.
 // --json_out=FILE writes the same figures (all rows, not only --top) as JSON.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -52,6 +54,7 @@
 #include "bench_schedule.h"
 #include "op_profiler.h"
 #include "t5xx/device/cpu_runtime.h"
+#include "t5xx/device/openmp_wait.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
@@ -358,6 +361,7 @@ int Run(std::vector<std::string> args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  t5xx::device::ApplyOpenMpWaitDefaults(argv);  // as the t5xx binary (openmp_wait.h)
   try {
     return Run(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const t5xx::Error& e) {
