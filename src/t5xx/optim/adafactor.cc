@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "t5xx/optim/adafactor_fused.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::optim {
@@ -245,6 +246,20 @@ double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
     grads.push_back(g.to(at::kFloat));
     names.push_back(p.name);
   }
+  // Which parameters the fused path updates (adafactor_fused.h).
+  std::vector<bool> fused(grads.size(), false);
+  std::vector<FusedAdafactorParam> fused_params;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    models::Param& p = params.params()[i];
+    AdafactorParamState& s = state_.at(p.name);
+    if (!use_fused_cpu_update_ || !FusedAdafactorCovers(c, s, p.value, p.value.grad())) continue;
+    fused[i] = true;
+    fused_params.push_back({&p.name, p.value, grads[i], &s});
+  }
+
+  // Scalars in float32, as t5x computes them.
+  AdafactorStepScalars k;
+  k.learning_rate = learning_rate;
   // t5x: `if hyper_params.global_norm_clip_threshold:` (None and 0 are off).
   if (c.global_norm_clip_threshold && *c.global_norm_clip_threshold != 0) {
     const float thr = static_cast<float>(*c.global_norm_clip_threshold);
@@ -252,10 +267,11 @@ double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
     // scale = thr * min(1/thr, 1/norm): 1 below the threshold.
     at::Tensor scale =
         at::minimum(at::scalar_tensor(1.0f / thr, norm.options()), norm.reciprocal()) * thr;
-    for (auto& g : grads) g = g * scale;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      if (!fused[i]) grads[i] = grads[i] * scale;
+    }
+    if (!fused_params.empty()) k.grad_scale = scale.item<float>();
   }
-
-  // Scalars in float32, as t5x computes them.
   const float t = static_cast<float>(step_ - c.step_offset) + 1.0f;
   const float decay = 1.0f - std::pow(t, -static_cast<float>(c.decay_rate));
   const float mixing = 1.0f - decay;
@@ -263,8 +279,14 @@ double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
   if (c.weight_decay_rate_lr_exponent && *c.weight_decay_rate_lr_exponent != 0) {
     wd = ((wd && *wd != 0) ? *wd : 1.0) * std::pow(learning_rate, *c.weight_decay_rate_lr_exponent);
   }
+  k.decay = decay;
+  k.mixing = mixing;
+  k.weight_decay = wd;
+  FusedAdafactorUpdate(c, k, fused_params, r);
 
+  // The general path: ATen ops, any dtype and device.
   for (size_t i = 0; i < grads.size(); ++i) {
+    if (fused[i]) continue;
     models::Param& p = params.params()[i];
     AdafactorParamState& s = state_.at(p.name);
     const at::Tensor& grad = grads[i];

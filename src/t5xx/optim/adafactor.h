@@ -43,6 +43,15 @@
 //
 // Shardable: every mean / RMS / norm goes through the Reducer (partitioning/reducer.h);
 // factoring is decided from Reducer::GlobalShape.
+//
+// Two implementations of the same formulas: float32 CPU parameters take the
+// fused path (adafactor_fused.h: three passes of plain loops over memory on
+// libtorch's intra-op threads; FusedAdafactorCovers gives the exact rule:
+// skip_nan_updates off, float32 CPU parameter and gradient, each role's dims
+// consecutive), everything else (skip_nan_updates, other dtypes, GPU
+// tensors) the general path of whole-tensor ATen ops. They agree to float32
+// rounding (tests/optim/adafactor_fused_test.cc), the fused one on any
+// number of threads bit for bit.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -128,8 +137,14 @@ class Adafactor : public Optimizer {
   const AdafactorConfig& config() const { return config_; }
   const std::map<std::string, AdafactorParamState>& state() const { return state_; }
 
+  // Whether Apply may use the fused path for the parameters it covers
+  // (default true); false sends every parameter through the general path
+  // (for tests and A/B measurements).
+  void set_use_fused_cpu_update(bool use) { use_fused_cpu_update_ = use; }
+
  private:
   AdafactorConfig config_;
+  bool use_fused_cpu_update_ = true;
   std::map<std::string, AdafactorParamState> state_;
   std::vector<std::string> order_;  // parameter paths in ParamStore order
 };

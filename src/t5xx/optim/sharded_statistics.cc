@@ -12,11 +12,19 @@ at::Tensor ShardedMean(const at::Tensor& x, const std::vector<int64_t>& dims, bo
   at::Tensor sum = x.sum(dims, keepdim);
   int64_t n = 1;
   for (int64_t d : dims) n *= x.size(d);
-  at::Tensor count = at::scalar_tensor(static_cast<double>(n), x.options().dtype(at::kFloat));
+  const at::Tensor count = AllReduceSumAndCount(sum, n, reducer, param, param_dims);
+  return sum / count;
+}
+
+at::Tensor AllReduceSumAndCount(at::Tensor& sum, int64_t local_count, const Reducer& reducer,
+                                const std::string& param,
+                                const std::vector<int64_t>& param_dims) {
+  at::Tensor count =
+      at::scalar_tensor(static_cast<double>(local_count), sum.options().dtype(at::kFloat));
   const ReduceContext ctx{param, param_dims};
   reducer.AllReduceSum(sum, ctx);
   reducer.AllReduceSum(count, ctx);
-  return sum / count;
+  return count;
 }
 
 at::Tensor ShardedGlobalNorm(const std::vector<at::Tensor>& tensors,

@@ -25,6 +25,16 @@ at::Tensor ShardedMean(const at::Tensor& x, const std::vector<int64_t>& dims, bo
                        const Reducer& reducer, const std::string& param,
                        const std::vector<int64_t>& param_dims);
 
+// The reductions ShardedMean makes, for a caller that summed itself (the
+// fused Adafactor update, adafactor_fused.h): all-reduces `sum` (a float32
+// local partial sum, shaped as x.sum(dims, keepdim) would be) and then a
+// float32 0-d tensor holding `local_count` (the elements summed into each
+// entry here), both with the context {param, param_dims}; returns that count
+// all-reduced, on sum's device. ShardedMean is sum / this count.
+at::Tensor AllReduceSumAndCount(at::Tensor& sum, int64_t local_count, const Reducer& reducer,
+                                const std::string& param,
+                                const std::vector<int64_t>& param_dims);
+
 // sqrt(sum over every tensor of sum(t^2)): the global L2 norm of a list of
 // tensors (one per parameter, names[i] the parameter of tensors[i]), each
 // partial sum reduced over its parameter's shards. A float32 0-d tensor.
