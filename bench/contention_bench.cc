@@ -41,11 +41,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_cpu.h"
 #include "bench_flags.h"
 #include "bench_models.h"
 #include "bench_schedule.h"
-#include "t5xx/device/cpu_runtime.h"
-#include "t5xx/device/openmp_wait.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
@@ -100,11 +99,7 @@ double TimeSteps(t5xx::trainer::Trainer& trainer, const t5xx::models::FeatureBat
 }  // namespace
 
 int main(int argc, char** argv) {
-  t5xx::device::ApplyOpenMpWaitDefaults(argv);  // as the t5xx binary (openmp_wait.h)
-  std::vector<std::string> args(argv + 1, argv + argc);
-  t5xx::device::CpuRuntimeOptions cpu;
-  cpu.intra_op_threads = t5xx::device::TakeIntraOpThreadsFlag(args);
-  std::cerr << "CPU: " << t5xx::device::ConfigureCpuRuntime(cpu) << std::endl;
+  const std::vector<std::string> args = t5xx::bench::SetUpBenchCpu(argc, argv);
   int steps = 5, rounds = 2;
   std::string configs = "tiny,small";
   for (const std::string& a : args) {

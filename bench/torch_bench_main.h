@@ -10,19 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/device/cpu_runtime.h"
-#include "t5xx/device/openmp_wait.h"
+#include "bench_cpu.h"
 
 namespace t5xx::bench {
 
 // Sets the threads, runs the benchmarks named on the command line; returns
 // main's exit status (1 for an unrecognized argument).
 inline int RunTorchBenchmarks(int argc, char** argv) {
-  t5xx::device::ApplyOpenMpWaitDefaults(argv);  // as the t5xx binary (openmp_wait.h)
-  std::vector<std::string> args(argv + 1, argv + argc);
-  t5xx::device::CpuRuntimeOptions cpu;
-  cpu.intra_op_threads = t5xx::device::TakeIntraOpThreadsFlag(args);
-  std::cerr << "CPU: " << t5xx::device::ConfigureCpuRuntime(cpu) << std::endl;
+  std::vector<std::string> args = SetUpBenchCpu(argc, argv);
   // Google Benchmark sees the arguments without --intra_op_threads.
   std::vector<char*> rest = {argv[0]};
   for (std::string& a : args) rest.push_back(a.data());

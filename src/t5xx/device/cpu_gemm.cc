@@ -130,7 +130,7 @@ std::string CpuGemmPath() {
 }
 
 std::string CpuGemmDescription() {
-  const CpuGemmBackend backend = CpuGemmBackendFromEnv();
+  CpuGemmBackendFromEnv();  // refuses a bad T5XX_CPU_GEMM
   const std::string path = CpuGemmPath();
   std::ostringstream out;
   out << "float32 matmuls: " << path;
@@ -140,11 +140,10 @@ std::string CpuGemmDescription() {
     out << " (oneDNN " << v->major << "." << v->minor << "." << v->patch << ")";
   } else if (path == "libtorch's BLAS") {
     out << " (the sgemm_ forwarder is not in the dynamic symbol table)";
-  } else if (backend == CpuGemmBackend::kBlas) {
+  } else {
     out << " (T5XX_CPU_GEMM=blas)";
   }
 #else
-  (void)backend;
   out << " (built without oneDNN)";
 #endif
   return out.str();

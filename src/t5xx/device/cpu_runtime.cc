@@ -13,6 +13,7 @@
 #include "t5xx/device/cpu_caching_allocator.h"
 #include "t5xx/device/cpu_contention.h"
 #include "t5xx/device/cpu_gemm.h"
+#include "t5xx/device/openmp_wait.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::device {
@@ -160,17 +161,7 @@ std::string ConfigureCpuRuntime(const CpuRuntimeOptions& options) {
   } else {
     out << "; CPU tensor cache off (T5XX_CPU_CACHE_MIB=0)";
   }
-  const char* spin = std::getenv("GOMP_SPINCOUNT");
-  const char* policy = std::getenv("OMP_WAIT_POLICY");
-  out << "; OpenMP wait: ";
-  if (spin != nullptr) {
-    out << "GOMP_SPINCOUNT=" << spin;
-  } else if (policy != nullptr) {
-    out << "OMP_WAIT_POLICY=" << policy;
-  } else {
-    out << "libgomp's default spin";
-  }
-  out << "; " << CpuGemmDescription();
+  out << "; OpenMP wait: " << OpenMpWaitDescription() << "; " << CpuGemmDescription();
   std::lock_guard<std::mutex> lock(g_description_mutex);
   g_description = out.str();
   return g_description;

@@ -19,4 +19,12 @@ void ApplyOpenMpWaitDefaults(char** argv) {
   // variable stays set so that child processes do not try again.
 }
 
+std::string OpenMpWaitDescription() {
+  if (const char* spin = std::getenv("GOMP_SPINCOUNT")) return std::string("GOMP_SPINCOUNT=") + spin;
+  if (const char* policy = std::getenv("OMP_WAIT_POLICY")) {
+    return std::string("OMP_WAIT_POLICY=") + policy;
+  }
+  return "libgomp's default spin";
+}
+
 }  // namespace t5xx::device

@@ -25,6 +25,8 @@
 // them is to start itself again with them set.
 #pragma once
 
+#include <string>
+
 namespace t5xx::device {
 
 // The GOMP_SPINCOUNT t5xx runs with unless the user set it or
@@ -39,5 +41,10 @@ constexpr const char* kDefaultGompSpinCount = "1000";
 // process runs on with libgomp's defaults (nothing else changes).
 // T5XX_OPENMP_RESTART=0 turns the restart off.
 void ApplyOpenMpWaitDefaults(char** argv);
+
+// How libgomp's threads wait in this process, for logs:
+// "GOMP_SPINCOUNT=1000", "OMP_WAIT_POLICY=passive" or "libgomp's default
+// spin" (read from the environment libgomp started with).
+std::string OpenMpWaitDescription();
 
 }  // namespace t5xx::device
