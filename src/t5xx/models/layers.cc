@@ -10,7 +10,12 @@
 
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "t5xx/models/attention_matmul.h"
+#include "t5xx/models/attention_softmax.h"
 #include "t5xx/models/bf16_matmul.h"
+#include "t5xx/models/fused_rms_norm.h"
+#include "t5xx/models/gated_gelu.h"
+#include "t5xx/models/index_select_columns.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
 
@@ -29,6 +34,9 @@ at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& scale,
   // dtype); return y * jnp.asarray(scale, dtype). In float32 the casts are
   // no-ops and this is (x * rsqrt(...)) * scale.
   const at::Tensor xf = x.to(at::kFloat);
+  if (dtype == at::kFloat && FusedRmsNormApplies(xf, scale)) {
+    return FusedRmsNorm(xf, scale, epsilon);  // one pass on float32 CPU rows
+  }
   at::Tensor normalized;
   if (compat::kHasFusedRmsNorm && xf.is_cuda()) {
     normalized = compat::RmsNormalize(xf, epsilon);  // one fused float32 kernel
@@ -81,7 +89,7 @@ at::Tensor RelativePositionBias(const at::Tensor& rel_embedding, int64_t q_len,
   // gradient then sums over positions in float32, as XLA's dot accumulates;
   // libtorch's index_select backward on a bfloat16 table would add in
   // bfloat16, where 256 + 1 is 256.)
-  at::Tensor values = rel_embedding.index_select(1, buckets.reshape({-1}))
+  at::Tensor values = IndexSelectColumns(rel_embedding, buckets.reshape({-1}))
                           .reshape({rel_embedding.size(0), q_len, k_len});
   return values.to(dtype).unsqueeze(0);
 }
@@ -277,15 +285,26 @@ at::Tensor AttentionHeads(const at::Tensor& q_in, const at::Tensor& k_in, const 
   }
   // dot_product_attention(float32_logits=True) casts q and k to float32.
   const at::ScalarType logits_dtype = float32_logits ? at::kFloat : dtype;
-  at::Tensor logits = MatmulIn(q, k.transpose(-2, -1), logits_dtype);  // [B, H, Lq, Lk]
-  if (bias.defined()) logits = logits + bias.to(logits.scalar_type());
+  // float32 on the CPU: attention_matmul.h's products read the heads' views
+  // in place and leave the output as [B, Lq, H, D] in memory.
+  const bool float32_cpu = dtype == at::kFloat && AttentionMatmulFused(q, k.transpose(-2, -1));
+  at::Tensor logits = float32_cpu ? AttentionMatmul(q, k.transpose(-2, -1), false)
+                                  : MatmulIn(q, k.transpose(-2, -1), logits_dtype);  // [B, H, Lq, Lk]
   // jax.nn.softmax(attn_weights).astype(dtype): softmax in the logits' dtype.
-  at::Tensor probs = at::softmax(logits, -1).to(dtype);
+  at::Tensor probs;
+  if (float32_cpu) {  // bias add and softmax in one pass (attention_softmax.h)
+    probs = AttentionSoftmax(logits, bias.defined() ? bias.to(at::kFloat) : bias);
+  } else {
+    if (bias.defined()) logits = logits + bias.to(logits.scalar_type());
+    probs = at::softmax(logits, -1).to(dtype);
+  }
   if (train && dropout_rate > 0.0) {
     // Broadcast over the query axis, as t5x does.
     probs = probs * KeepScale({b, num_heads, 1, lk}, dropout_rate, probs.options(), rng);
   }
-  return MatmulIn(probs, v, dtype).transpose(1, 2).reshape({b, lq, hd});
+  const at::Tensor mixed = float32_cpu ? AttentionMatmul(probs, v, /*heads_inner_out=*/true)
+                                       : MatmulIn(probs, v, dtype);
+  return mixed.transpose(1, 2).reshape({b, lq, hd});
 }
 
 at::Tensor MultiHeadDotProductAttention(
@@ -309,17 +328,31 @@ at::Tensor MlpActivation(const at::Tensor& a, const std::string& activation) {
   throw std::invalid_argument("unknown MLP activation " + activation);
 }
 
+at::Tensor MlpActivations(const std::vector<at::Tensor>& projected,
+                          const std::vector<std::string>& activations) {
+  T5XX_CHECK(projected.size() == activations.size() && !projected.empty(),
+             "MlpActivations: " + std::to_string(projected.size()) + " projections for " +
+                 std::to_string(activations.size()) + " activations");
+  if (activations.size() == 2 && activations[0] == "gelu" && activations[1] == "linear") {
+    return GatedGelu(projected[0], projected[1]);
+  }
+  at::Tensor h;
+  for (size_t i = 0; i < activations.size(); ++i) {
+    at::Tensor a = MlpActivation(projected[i], activations[i]);
+    h = h.defined() ? h * a : a;
+  }
+  return h;
+}
+
 at::Tensor MlpBlock(const at::Tensor& x, const std::vector<at::Tensor>& wi,
                     const at::Tensor& wo,
                     const std::vector<std::string>& activations,
                     double dropout_rate, bool train, at::Generator* rng,
                     at::ScalarType dtype) {
   const at::Tensor xd = x.to(dtype);
-  at::Tensor h;
-  for (size_t i = 0; i < activations.size(); ++i) {
-    at::Tensor a = MlpActivation(MatmulIn(xd, wi[i], dtype), activations[i]);
-    h = h.defined() ? h * a : a;
-  }
+  std::vector<at::Tensor> projected;
+  for (size_t i = 0; i < activations.size(); ++i) projected.push_back(MatmulIn(xd, wi[i], dtype));
+  at::Tensor h = MlpActivations(projected, activations);
   h = Dropout(h, dropout_rate, train, rng);
   return MatmulIn(h, wo, dtype);
 }

@@ -47,7 +47,9 @@ at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dty
 // `jnp.asarray(scale, self.dtype)`). Returns [..., E] in dtype.
 // On CUDA with libtorch >= 2.8 the float32 normalisation is libtorch's fused
 // at::rms_norm kernel (compat::RmsNormalize; same formula, float32, rounding
-// may differ in the last bit); on the CPU it is pow/mean/rsqrt as before.
+// may differ in the last bit); on the CPU in float32 it is
+// fused_rms_norm.h's one-pass kernel (same formula and float32 steps, sums
+// in another order), otherwise pow/mean/rsqrt.
 at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& scale,
                    double epsilon = 1e-6, at::ScalarType dtype = at::kFloat);
 
@@ -196,6 +198,14 @@ at::Tensor AttentionHeads(const at::Tensor& q, const at::Tensor& k, const at::Te
 // One MLP activation by t5x's name: 'gelu' (flax's tanh approximation),
 // 'relu' or 'linear'; throws std::invalid_argument for another.
 at::Tensor MlpActivation(const at::Tensor& a, const std::string& activation);
+
+// The MLP's hidden activations, t5x MlpBlock's product over i of
+// activations[i](projected[i]), where projected[i] = x @ wi_i is [..., F] in
+// the activation dtype (same size as activations). T5.1.1's ('gelu',
+// 'linear') is one fused pass on float32 CPU tensors (gated_gelu.h). Throws
+// as MlpActivation for an unknown name.
+at::Tensor MlpActivations(const std::vector<at::Tensor>& projected,
+                          const std::vector<std::string>& activations);
 
 // t5x's MlpBlock: for activations (a_0, a_1, ...) computes
 // prod_i a_i(x @ wi_i) then @ wo. ('gelu','linear') is T5.1.1's gated GELU

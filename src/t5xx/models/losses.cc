@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "t5xx/models/fused_logsumexp.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::models {
@@ -113,7 +114,13 @@ LossOutput ComputeWeightedCrossEntropy(const at::Tensor& logits,
   const bool split = partition.split();
   const int64_t vocab = split ? partition.vocab_size : logits.size(-1);
   at::Tensor lse, target_logit, argmax;  // [B, L] each
-  if (!split) {
+  if (!split && FusedLogSumExpApplies(logits, targets)) {
+    // float32 on the CPU: one read of the logits (fused_logsumexp.h).
+    LogSumExpPieces pieces = FusedLogSumExp(logits, targets);
+    lse = pieces.lse;
+    target_logit = pieces.target_logit;
+    argmax = pieces.argmax;
+  } else if (!split) {
     lse = at::logsumexp(logits, {-1});
     target_logit = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
     argmax = logits.argmax(-1);

@@ -109,12 +109,12 @@ at::Tensor MlpBlockAt(const ParamStore& p, const std::string& prefix, const at::
   // MlpBlock with each kernel applied through the parameters' hooks.
   const ShardingHooks& h = p.hooks();
   const at::Tensor xd = x.to(dtype);
-  at::Tensor hidden;
+  std::vector<at::Tensor> projected;
   for (size_t i = 0; i < activations.size(); ++i) {
     const Param& wi = p.GetParam(prefix + "." + WiName(i, activations.size()) + ".kernel");
-    at::Tensor a = MlpActivation(h.Dense(xd, wi, dtype), activations[i]);
-    hidden = hidden.defined() ? hidden * a : a;
+    projected.push_back(h.Dense(xd, wi, dtype));
   }
+  at::Tensor hidden = MlpActivations(projected, activations);
   hidden = Dropout(hidden, dropout_rate, train, rng);
   return h.Dense(hidden, p.GetParam(prefix + ".wo.kernel"), dtype);
 }

@@ -1,0 +1,59 @@
+// Elementwise float32 math that GCC and Clang vectorise inside t5xx's own
+// CPU loops (device/intra_op_parallel.h), and a way to compile such loops
+// for the CPU at hand.
+//
+// Why: t5xx is compiled for baseline x86-64 (SSE2) so one binary runs on
+// every machine, and libm's expf is a scalar call that stops a loop from
+// vectorising. T5XX_CPU_CLONES compiles a function three times (AVX-512,
+// AVX2+FMA, baseline) and the dynamic loader picks the best one the CPU has
+// (GCC/Clang target_clones, an ifunc); ExpApprox is plain arithmetic that
+// each of those clones turns into vector instructions.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define T5XX_CPU_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define T5XX_CPU_CLONES
+#endif
+
+namespace t5xx::device {
+
+// exp(x) for float32 x, relative error below 2e-7 (about 2 ulp) for x in
+// [-87.3, 88.3]; below it the result is 0 (float32's exp is subnormal
+// there: flushed, as a masked attention logit of -1e10 needs), above it
+// 2.0e38 (clamped, not inf); NaN gives an unspecified value. Method: Cody-Waite reduction x = n ln2 + r, |r| <=
+// ln2/2, with ln2 in two parts, and Cephes' degree-6 minimax polynomial for
+// exp(r) (S. L. Moshier, Cephes Math Library, expf.c), scaled by 2^n built in
+// the exponent bits.
+inline float ExpApprox(float x) {
+  // Selects, not branches, so the loop around it vectorises.
+  const bool underflow = x < -87.3f;
+  x = std::max(x, -87.3f);
+  x = std::min(x, 88.3f);
+  // n = round(x / ln2): adding and subtracting 1.5 * 2^23 rounds to an
+  // integer (float32 has 23 fraction bits), plain arithmetic that vectorises
+  // without SSE4.1's round instruction.
+  const float nf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const int32_t n = static_cast<int32_t>(nf);
+  float r = x - nf * 0.693359375f;
+  r = r - nf * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  const int32_t bits = (n + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return underflow ? 0.0f : y * scale;
+}
+
+}  // namespace t5xx::device
