@@ -2,6 +2,7 @@
 #include "t5xx/models/attention_matmul.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "t5xx/device/cpu_batched_gemm.h"
@@ -13,6 +14,7 @@ class CpuBatchedMatmulFunction : public torch::autograd::Function<CpuBatchedMatm
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& a,
                             const at::Tensor& b, bool heads_inner_out) {
+    RECORD_USER_SCOPE("t5xx::attention_matmul");  // a row in bench/step_profile's per-op profile
     ctx->save_for_backward({a, b});
     const int64_t batch = a.size(0), heads = a.size(1), m = a.size(2), n = b.size(3);
     at::Tensor out = heads_inner_out

@@ -2,11 +2,13 @@
 #include "t5xx/models/attention_softmax.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "t5xx/device/cpu_row_max.h"
 #include "t5xx/device/cpu_vector_math.h"
 #include "t5xx/device/intra_op_parallel.h"
 
@@ -24,18 +26,10 @@ void ForwardRow(const float* l, const float* b, float* p, int64_t n) {
   } else {
     for (int64_t i = 0; i < n; ++i) p[i] = l[i];
   }
-  float lanes_max[kLanes];
-  for (int j = 0; j < kLanes; ++j) lanes_max[j] = -3.0e38f;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) lanes_max[j] = std::max(lanes_max[j], p[i + j]);
-  }
-  for (int j = 0; i < n; ++i, ++j) lanes_max[j] = std::max(lanes_max[j], p[i]);
-  float m = lanes_max[0];
-  for (int j = 1; j < kLanes; ++j) m = std::max(m, lanes_max[j]);
+  const float m = device::RowMax(p, n);
   // e = exp(v - max), summed in kLanes partial sums.
   float acc[kLanes] = {};
-  i = 0;
+  int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     for (int j = 0; j < kLanes; ++j) {
       const float e = device::ExpApprox(p[i + j] - m);
@@ -93,6 +87,7 @@ class AttentionSoftmaxFunction : public torch::autograd::Function<AttentionSoftm
   // not take undefined tensors).
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& logits_in,
                             const at::Tensor& bias_in, bool has_bias) {
+    RECORD_USER_SCOPE("t5xx::attention_softmax");  // a row in bench/step_profile's per-op profile
     const at::Tensor logits = logits_in.contiguous();
     const int64_t n = logits.size(-1), rows = n == 0 ? 0 : logits.numel() / n;
     at::Tensor probs = at::empty(logits.sizes(), logits.options());

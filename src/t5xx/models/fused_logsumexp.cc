@@ -2,12 +2,14 @@
 #include "t5xx/models/fused_logsumexp.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "t5xx/device/cpu_row_max.h"
 #include "t5xx/device/cpu_vector_math.h"
 #include "t5xx/device/intra_op_parallel.h"
 #include "t5xx/util/error.h"
@@ -16,26 +18,6 @@ namespace t5xx::models {
 namespace {
 
 constexpr int kLanes = 16;
-
-struct RowMax {
-  float value;
-  int64_t index;
-};
-
-// The maximum of a row (NaN entries are skipped here; they reach the sum).
-T5XX_CPU_CLONES
-float MaxOfRow(const float* x, int64_t n) {
-  float lane_max[kLanes];
-  for (int j = 0; j < kLanes; ++j) lane_max[j] = -INFINITY;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) lane_max[j] = std::max(lane_max[j], x[i + j]);
-  }
-  for (int j = 0; i < n; ++i, ++j) lane_max[j] = std::max(lane_max[j], x[i]);
-  float m = lane_max[0];
-  for (int j = 1; j < kLanes; ++j) m = std::max(m, lane_max[j]);
-  return m;
-}
 
 // The first index of m in x (0 when absent: a row of NaN), by blocks of
 // kLanes compared at once.
@@ -78,6 +60,7 @@ class FusedLogSumExpFunction : public torch::autograd::Function<FusedLogSumExpFu
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const at::Tensor& logits_in,
                                                 const at::Tensor& targets_in) {
+    RECORD_USER_SCOPE("t5xx::logsumexp");  // a row in bench/step_profile's per-op profile
     const at::Tensor logits = logits_in.contiguous();
     const at::Tensor targets = targets_in.contiguous();
     const int64_t v = logits.size(-1), rows = logits.numel() / v;
@@ -99,7 +82,7 @@ class FusedLogSumExpFunction : public torch::autograd::Function<FusedLogSumExpFu
     device::IntraOpParallelFor(rows, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const float* x = px + r * v;
-        const float m = MaxOfRow(x, v);
+        const float m = device::RowMax(x, v);
         parg[r] = FirstIndexOf(x, m, v);
         // A row of -inf (or +inf) has no finite shift: ATen's logsumexp gives
         // -inf (or +inf) there too.

@@ -2,6 +2,7 @@
 #include "t5xx/models/fused_rms_norm.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
@@ -72,6 +73,7 @@ class FusedRmsNormFunction : public torch::autograd::Function<FusedRmsNormFuncti
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x_in,
                             const at::Tensor& scale_in, double epsilon) {
+    RECORD_USER_SCOPE("t5xx::rms_norm");  // a row in bench/step_profile's per-op profile
     const at::Tensor x = x_in.contiguous(), scale = scale_in.contiguous();
     const int64_t e = x.size(-1), rows = e == 0 ? 0 : x.numel() / e;
     at::Tensor y = at::empty(x.sizes(), x.options());
