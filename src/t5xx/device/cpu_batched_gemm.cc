@@ -12,6 +12,7 @@
 
 #include "t5xx/device/cpu_gemm.h"
 #include "t5xx/device/intra_op_parallel.h"
+#include "t5xx/device/tensor_offsets.h"
 #include "t5xx/util/error.h"
 
 #if T5XX_WITH_ONEDNN_GEMM
@@ -55,26 +56,6 @@ bool LayoutOf(const at::Tensor& t, MatrixLayout* layout) {
   return false;
 }
 
-// Element offsets of every batch entry of t (all dimensions but the last
-// two), in row-major order of the batch index.
-std::vector<int64_t> BatchOffsets(const at::Tensor& t) {
-  const int64_t batch_dims = t.dim() - 2;
-  int64_t count = 1;
-  for (int64_t d = 0; d < batch_dims; ++d) count *= t.size(d);
-  std::vector<int64_t> offsets(static_cast<size_t>(count), 0);
-  std::vector<int64_t> index(static_cast<size_t>(batch_dims), 0);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t offset = 0;
-    for (int64_t d = 0; d < batch_dims; ++d) offset += index[d] * t.stride(d);
-    offsets[static_cast<size_t>(i)] = offset;
-    for (int64_t d = batch_dims - 1; d >= 0; --d) {
-      if (++index[d] < t.size(d)) break;
-      index[d] = 0;
-    }
-  }
-  return offsets;
-}
-
 // An operand as sgemm reads it: contiguous() when its strides do not fit.
 at::Tensor Readable(const at::Tensor& t, MatrixLayout* layout) {
   if (LayoutOf(t, layout)) return t;
@@ -92,8 +73,8 @@ void RunBatched(const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor
   const at::Tensor a = Readable(a_in, &la);
   const at::Tensor b = Readable(b_in, &lb);
   const int64_t m = out.size(-2), n = out.size(-1), k = a.size(-1);
-  const std::vector<int64_t> off_a = BatchOffsets(a), off_b = BatchOffsets(b),
-                             off_c = BatchOffsets(out);
+  const std::vector<int64_t> off_a = LeadingOffsets(a, 2), off_b = LeadingOffsets(b, 2),
+                             off_c = LeadingOffsets(out, 2);
   const int64_t count = static_cast<int64_t>(off_c.size());
   const float* pa = a.data_ptr<float>();
   const float* pb = b.data_ptr<float>();

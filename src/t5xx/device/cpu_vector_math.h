@@ -56,4 +56,24 @@ inline float ExpApprox(float x) {
   return underflow ? 0.0f : y * scale;
 }
 
+// Lanes of the interleaved partial sums below: a multiple of every vector
+// width (16 floats fill an AVX-512 register), so each clone vectorises them.
+inline constexpr int kSumLanes = 16;
+
+// sum of a[i] * b[i] over n, in kSumLanes interleaved float32 partial sums
+// added in a fixed order: the same value on every thread count (and, up to
+// FMA contraction, every instruction set). Inline, so a T5XX_CPU_CLONES
+// caller compiles it for its own instruction set.
+inline float DotLanes(const float* a, const float* b, int64_t n) {
+  float acc[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (int j = 0; j < kSumLanes; ++j) acc[j] += a[i + j] * b[i + j];
+  }
+  for (int j = 0; i < n; ++i, ++j) acc[j] += a[i] * b[i];
+  float total = 0.0f;
+  for (int j = 0; j < kSumLanes; ++j) total += acc[j];
+  return total;
+}
+
 }  // namespace t5xx::device

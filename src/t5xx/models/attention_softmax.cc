@@ -11,11 +11,12 @@
 #include "t5xx/device/cpu_row_max.h"
 #include "t5xx/device/cpu_vector_math.h"
 #include "t5xx/device/intra_op_parallel.h"
+#include "t5xx/device/tensor_offsets.h"
 
 namespace t5xx::models {
 namespace {
 
-constexpr int kLanes = 16;
+constexpr int kLanes = device::kSumLanes;
 
 // p = softmax(l + b) over one row of n (b may be null).
 T5XX_CPU_CLONES
@@ -51,34 +52,8 @@ void ForwardRow(const float* l, const float* b, float* p, int64_t n) {
 // dl = p (g - sum(g p)) over one row of n.
 T5XX_CPU_CLONES
 void BackwardRow(const float* p, const float* g, float* dl, int64_t n) {
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) acc[j] += g[i + j] * p[i + j];
-  }
-  for (int j = 0; i < n; ++i, ++j) acc[j] += g[i] * p[i];
-  float dot = 0.0f;
-  for (int j = 0; j < kLanes; ++j) dot += acc[j];
+  const float dot = device::DotLanes(g, p, n);
   for (int64_t k = 0; k < n; ++k) dl[k] = (g[k] - dot) * p[k];
-}
-
-// Element offsets of every row (all dimensions but the last) of t.
-std::vector<int64_t> RowOffsets(const at::Tensor& t) {
-  const int64_t dims = t.dim() - 1;
-  int64_t rows = 1;
-  for (int64_t d = 0; d < dims; ++d) rows *= t.size(d);
-  std::vector<int64_t> offsets(static_cast<size_t>(rows), 0);
-  std::vector<int64_t> index(static_cast<size_t>(dims), 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t offset = 0;
-    for (int64_t d = 0; d < dims; ++d) offset += index[d] * t.stride(d);
-    offsets[static_cast<size_t>(r)] = offset;
-    for (int64_t d = dims - 1; d >= 0; --d) {
-      if (++index[d] < t.size(d)) break;
-      index[d] = 0;
-    }
-  }
-  return offsets;
 }
 
 class AttentionSoftmaxFunction : public torch::autograd::Function<AttentionSoftmaxFunction> {
@@ -98,7 +73,7 @@ class AttentionSoftmaxFunction : public torch::autograd::Function<AttentionSoftm
     at::Tensor bias;
     if (has_bias) {
       bias = bias_in.contiguous();
-      bias_rows = RowOffsets(bias.expand(logits.sizes()));
+      bias_rows = device::LeadingOffsets(bias.expand(logits.sizes()), 1);
       pb = bias.data_ptr<float>();
       ctx->saved_data["bias_sizes"] = bias_in.sizes().vec();
     }

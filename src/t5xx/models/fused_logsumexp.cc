@@ -17,7 +17,7 @@
 namespace t5xx::models {
 namespace {
 
-constexpr int kLanes = 16;
+constexpr int kLanes = device::kSumLanes;
 
 // The first index of m in x (0 when absent: a row of NaN), by blocks of
 // kLanes compared at once.

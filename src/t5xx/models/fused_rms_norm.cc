@@ -17,24 +17,13 @@
 namespace t5xx::models {
 namespace {
 
-constexpr int kLanes = 16;
 // Rows per task; dscale's partial sums are per block, so the block size
 // (not the thread count) fixes the order of its additions.
 constexpr int64_t kRowsPerBlock = 32;
 
-// Sum of a[i] * b[i] in kLanes interleaved partial sums, added in order.
+// Sum of a[i] * b[i] (device::DotLanes, compiled for the CPU at hand).
 T5XX_CPU_CLONES
-float Dot(const float* a, const float* b, int64_t n) {
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) acc[j] += a[i + j] * b[i + j];
-  }
-  for (int j = 0; i < n; ++i, ++j) acc[j] += a[i] * b[i];
-  float total = 0.0f;
-  for (int j = 0; j < kLanes; ++j) total += acc[j];
-  return total;
-}
+float Dot(const float* a, const float* b, int64_t n) { return device::DotLanes(a, b, n); }
 
 // y = (x * r) * scale.
 T5XX_CPU_CLONES
