@@ -91,3 +91,33 @@ TEST(IntraOpParallelForTest, RethrowsAnExceptionFromAnyThread) {
 
 }  // namespace
 }  // namespace t5xx::device
+
+namespace t5xx::device {
+namespace {
+
+TEST(IntraOpParallelForChunksTest, PiecesHaveFixedBoundsOnAnyThreadCount) {
+  ThreadCountGuard guard;
+  EXPECT_EQ(ChunkCount(0, 4), 0);
+  EXPECT_EQ(ChunkCount(8, 4), 2);
+  EXPECT_EQ(ChunkCount(9, 4), 3);
+  for (int threads : {1, 2, 3}) {
+    at::set_num_threads(threads);
+    for (int64_t n : {0, 1, 4, 9, 1000}) {
+      std::vector<std::pair<int64_t, int64_t>> bounds(static_cast<size_t>(ChunkCount(n, 4)),
+                                                      {-1, -1});
+      IntraOpParallelForChunks(n, 4, [&](int64_t piece, int64_t begin, int64_t end) {
+        bounds[static_cast<size_t>(piece)] = {begin, end};
+      });
+      for (size_t p = 0; p < bounds.size(); ++p) {
+        const int64_t begin = static_cast<int64_t>(p) * 4;
+        EXPECT_EQ(bounds[p].first, begin) << threads << " threads, n " << n;
+        EXPECT_EQ(bounds[p].second, std::min<int64_t>(n, begin + 4)) << threads << " threads";
+      }
+    }
+  }
+  EXPECT_THROW(IntraOpParallelForChunks(5, 0, [](int64_t, int64_t, int64_t) {}),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace t5xx::device

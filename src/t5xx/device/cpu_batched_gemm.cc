@@ -108,9 +108,7 @@ void RunBatched(const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor
 }  // namespace
 
 bool CpuBatchedMatmulAvailable() {
-  if (!CpuGemmForwarderBuilt()) return false;
-  static const bool onednn = CpuGemmBackendFromEnv() == CpuGemmBackend::kOneDnn;
-  return onednn;
+  return CpuGemmForwarderBuilt() && ActiveCpuGemmBackend() == CpuGemmBackend::kOneDnn;
 }
 
 void CpuBatchedMatmulInto(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out) {

@@ -54,6 +54,18 @@ CpuGemmBackend CpuGemmBackendFromEnv() {
   return backend;
 }
 
+CpuGemmBackend ActiveCpuGemmBackend() {
+  // Read once; ConfigureCpuRuntime has already refused a bad value in the
+  // t5xx binary and the benchmarks (an unchecked bad value means the default).
+  static const CpuGemmBackend backend = [] {
+    const char* error = nullptr;
+    const CpuGemmBackend parsed = ParseBackend(&error);
+    if (error == nullptr) return parsed;
+    return CpuGemmForwarderBuilt() ? CpuGemmBackend::kOneDnn : CpuGemmBackend::kBlas;
+  }();
+  return backend;
+}
+
 CpuGemmCalls GetCpuGemmCalls() {
   return {g_onednn_calls.load(std::memory_order_relaxed),
           g_blas_calls.load(std::memory_order_relaxed)};
@@ -81,16 +93,6 @@ SgemmFn SystemSgemm() {
   return fn;
 }
 
-t5xx::device::CpuGemmBackend ActiveBackend() {
-  // Read once; ConfigureCpuRuntime has already refused a bad value in the
-  // t5xx binary and the benchmarks (an unchecked bad value means the default).
-  static const t5xx::device::CpuGemmBackend backend = [] {
-    const char* error = nullptr;
-    return t5xx::device::ParseBackend(&error);
-  }();
-  return backend;
-}
-
 }  // namespace
 
 // Fortran BLAS sgemm (column-major): C = alpha * op(A) * op(B) + beta * C,
@@ -99,7 +101,7 @@ extern "C" void sgemm_(const char* transa, const char* transb, const int* m, con
                        const int* k, const float* alpha, const float* a, const int* lda,
                        const float* b, const int* ldb, const float* beta, float* c,
                        const int* ldc) {
-  if (ActiveBackend() == t5xx::device::CpuGemmBackend::kOneDnn) {
+  if (t5xx::device::ActiveCpuGemmBackend() == t5xx::device::CpuGemmBackend::kOneDnn) {
     // Column-major C (m x n, ldc) is row-major C^T (n x m, ldc), and
     // C^T = op(B)^T op(A)^T where column-major B read row-major is B^T.
     const dnnl_status_t status = dnnl_sgemm(*transb, *transa, *n, *m, *k, *alpha, b, *ldb, a,
@@ -123,7 +125,7 @@ std::string CpuGemmPath() {
   // libtorch calls sgemm_ through its PLT; it reaches this forwarder when the
   // global lookup finds this executable's definition first.
   if (dlsym(RTLD_DEFAULT, "sgemm_") != reinterpret_cast<void*>(&sgemm_)) return "libtorch's BLAS";
-  return ActiveBackend() == CpuGemmBackend::kOneDnn ? "oneDNN sgemm" : "system BLAS sgemm";
+  return ActiveCpuGemmBackend() == CpuGemmBackend::kOneDnn ? "oneDNN sgemm" : "system BLAS sgemm";
 #else
   return "libtorch's BLAS";
 #endif

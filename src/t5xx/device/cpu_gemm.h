@@ -48,6 +48,11 @@ bool CpuGemmForwarderBuilt();
 // in a build without oneDNN.
 CpuGemmBackend CpuGemmBackendFromEnv();
 
+// The backend this process uses, read from T5XX_CPU_GEMM once and kept (a
+// bad value counts as the default here; ConfigureCpuRuntime refuses it at
+// start-up through CpuGemmDescription). kBlas in a build without oneDNN.
+CpuGemmBackend ActiveCpuGemmBackend();
+
 // Checks T5XX_CPU_GEMM (throws as CpuGemmBackendFromEnv) and returns a
 // one-line description for logs: "float32 matmuls: " + CpuGemmPath() and
 // where it came from, e.g. "float32 matmuls: oneDNN sgemm (oneDNN 2.6.3)".

@@ -5,6 +5,10 @@
 #include <ATen/Parallel.h>
 #include <ATen/TensorIterator.h>
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 namespace t5xx::device {
 
 void IntraOpParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) {
@@ -31,6 +35,20 @@ void IntraOpParallelFor(int64_t n, const std::function<void(int64_t begin, int64
         }
       },
       /*grain_size=*/1);
+}
+
+void IntraOpParallelForChunks(
+    int64_t n, int64_t chunk,
+    const std::function<void(int64_t piece, int64_t begin, int64_t end)>& fn) {
+  if (chunk <= 0) {
+    throw std::invalid_argument("IntraOpParallelForChunks: chunk must be positive, got " +
+                                std::to_string(chunk));
+  }
+  IntraOpParallelFor(ChunkCount(n, chunk), [&](int64_t first, int64_t last) {
+    for (int64_t piece = first; piece < last; ++piece) {
+      fn(piece, piece * chunk, std::min(n, (piece + 1) * chunk));
+    }
+  });
 }
 
 }  // namespace t5xx::device

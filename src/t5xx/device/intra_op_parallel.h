@@ -32,4 +32,17 @@ namespace t5xx::device {
 // calls nothing.
 void IntraOpParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
 
+// How many pieces of `chunk` (> 0) cover [0, n): ceil(n / chunk), 0 for n <= 0.
+inline int64_t ChunkCount(int64_t n, int64_t chunk) { return n <= 0 ? 0 : (n + chunk - 1) / chunk; }
+
+// [0, n) cut into ChunkCount(n, chunk) pieces of `chunk` elements (the last
+// one shorter), the pieces shared among threads as IntraOpParallelFor shares
+// indices: calls fn(piece, begin, end) once per piece. A piece's bounds
+// depend only on n and chunk, never on the thread count, so per-piece
+// results combined in piece order are thread-count independent. Same rules
+// for fn as IntraOpParallelFor; throws std::invalid_argument for chunk <= 0.
+void IntraOpParallelForChunks(
+    int64_t n, int64_t chunk,
+    const std::function<void(int64_t piece, int64_t begin, int64_t end)>& fn);
+
 }  // namespace t5xx::device

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <vector>
 
 #include "t5xx/device/cpu_vector_math.h"
@@ -48,16 +47,6 @@ void AddInto(float* acc, const float* part, int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] += part[i];
 }
 
-void ForBlocks(int64_t rows, const std::function<void(int64_t block, int64_t first,
-                                                      int64_t last)>& fn) {
-  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  device::IntraOpParallelFor(blocks, [&](int64_t begin, int64_t end) {
-    for (int64_t block = begin; block < end; ++block) {
-      fn(block, block * kRowsPerBlock, std::min(rows, (block + 1) * kRowsPerBlock));
-    }
-  });
-}
-
 class FusedRmsNormFunction : public torch::autograd::Function<FusedRmsNormFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x_in,
@@ -72,7 +61,7 @@ class FusedRmsNormFunction : public torch::autograd::Function<FusedRmsNormFuncti
     float* py = y.data_ptr<float>();
     float* pr = rstd.data_ptr<float>();
     const float eps = static_cast<float>(epsilon);
-    ForBlocks(rows, [&](int64_t, int64_t first, int64_t last) {
+    device::IntraOpParallelForChunks(rows, kRowsPerBlock, [&](int64_t, int64_t first, int64_t last) {
       for (int64_t row = first; row < last; ++row) {
         const float* xr = px + row * e;
         // rsqrt(mean(x^2) + eps), each step rounded to float32 as t5x's.
@@ -94,7 +83,7 @@ class FusedRmsNormFunction : public torch::autograd::Function<FusedRmsNormFuncti
     const at::Tensor& rstd = saved[2];
     const at::Tensor g = grad_out[0].contiguous();
     const int64_t e = x.size(-1), rows = rstd.size(0);
-    const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    const int64_t blocks = device::ChunkCount(rows, kRowsPerBlock);
     at::Tensor dx = at::empty(x.sizes(), x.options());
     at::Tensor parts = at::zeros({std::max<int64_t>(blocks, 1), e}, x.options());
     const float* px = x.data_ptr<float>();
@@ -103,7 +92,7 @@ class FusedRmsNormFunction : public torch::autograd::Function<FusedRmsNormFuncti
     const float* pg = g.data_ptr<float>();
     float* pdx = dx.data_ptr<float>();
     float* pparts = parts.data_ptr<float>();
-    ForBlocks(rows, [&](int64_t block, int64_t first, int64_t last) {
+    device::IntraOpParallelForChunks(rows, kRowsPerBlock, [&](int64_t block, int64_t first, int64_t last) {
       std::vector<float> gs_row(static_cast<size_t>(e));
       for (int64_t row = first; row < last; ++row) {
         const float* xr = px + row * e;

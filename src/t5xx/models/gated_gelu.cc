@@ -5,8 +5,6 @@
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include <algorithm>
-
 #include "t5xx/device/cpu_vector_math.h"
 #include "t5xx/device/intra_op_parallel.h"
 #include "t5xx/util/torch_compat.h"
@@ -19,14 +17,18 @@ constexpr float kCubic = 0.044715f;
 // Elements per task handed to a thread (the split does not change values).
 constexpr int64_t kChunk = 1 << 14;
 
+// s = sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): gelu_tanh(x) = x s.
+inline float Gate(float x) {
+  const float u2 = 2.0f * kSqrt2OverPi * (x + kCubic * x * x * x);
+  return 1.0f / (1.0f + device::ExpApprox(-u2));
+}
+
 // h = x * s(x) * y.
 T5XX_CPU_CLONES
 void ForwardLoop(const float* x, const float* y, float* h, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float xi = x[i];
-    const float u2 = 2.0f * kSqrt2OverPi * (xi + kCubic * xi * xi * xi);
-    const float s = 1.0f / (1.0f + device::ExpApprox(-u2));
-    h[i] = xi * s * y[i];
+    h[i] = xi * Gate(xi) * y[i];
   }
 }
 
@@ -36,21 +38,12 @@ void BackwardLoop(const float* x, const float* y, const float* g, float* gx, flo
                   int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float xi = x[i];
-    const float u2 = 2.0f * kSqrt2OverPi * (xi + kCubic * xi * xi * xi);
     const float du2 = 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kCubic * xi * xi);
-    const float s = 1.0f / (1.0f + device::ExpApprox(-u2));
+    const float s = Gate(xi);
     const float gi = g[i];
     gx[i] = gi * y[i] * (s + xi * s * (1.0f - s) * du2);
     gy[i] = gi * xi * s;
   }
-}
-
-template <typename Fn>
-void InChunks(int64_t n, const Fn& fn) {
-  device::IntraOpParallelFor((n + kChunk - 1) / kChunk, [&](int64_t begin, int64_t end) {
-    const int64_t from = begin * kChunk, to = std::min(n, end * kChunk);
-    fn(from, to - from);
-  });
 }
 
 class GatedGeluFunction : public torch::autograd::Function<GatedGeluFunction> {
@@ -64,8 +57,8 @@ class GatedGeluFunction : public torch::autograd::Function<GatedGeluFunction> {
     const float* px = x.data_ptr<float>();
     const float* py = y.data_ptr<float>();
     float* ph = h.data_ptr<float>();
-    InChunks(x.numel(), [&](int64_t from, int64_t count) {
-      ForwardLoop(px + from, py + from, ph + from, count);
+    device::IntraOpParallelForChunks(x.numel(), kChunk, [&](int64_t, int64_t from, int64_t to) {
+      ForwardLoop(px + from, py + from, ph + from, to - from);
     });
     return h;
   }
@@ -83,8 +76,8 @@ class GatedGeluFunction : public torch::autograd::Function<GatedGeluFunction> {
     const float* pg = g.data_ptr<float>();
     float* pgx = gx.data_ptr<float>();
     float* pgy = gy.data_ptr<float>();
-    InChunks(x.numel(), [&](int64_t from, int64_t count) {
-      BackwardLoop(px + from, py + from, pg + from, pgx + from, pgy + from, count);
+    device::IntraOpParallelForChunks(x.numel(), kChunk, [&](int64_t, int64_t from, int64_t to) {
+      BackwardLoop(px + from, py + from, pg + from, pgx + from, pgy + from, to - from);
     });
     return {gx, gy};
   }

@@ -203,7 +203,8 @@ at::Tensor MlpActivation(const at::Tensor& a, const std::string& activation);
 // activations[i](projected[i]), where projected[i] = x @ wi_i is [..., F] in
 // the activation dtype (same size as activations). T5.1.1's ('gelu',
 // 'linear') is one fused pass on float32 CPU tensors (gated_gelu.h). Throws
-// as MlpActivation for an unknown name.
+// as MlpActivation for an unknown name, and t5xx::Error when the two lists
+// differ in length or are empty.
 at::Tensor MlpActivations(const std::vector<at::Tensor>& projected,
                           const std::vector<std::string>& activations);
 
