@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what t5xx needs on Debian 12, idempotently and non-interactively.
 #   scripts/setup.sh          build + run dependencies, demo corpus sources
-#   scripts/setup.sh --test   also the Python packages the tests use to
-#                             check t5xx against real clients (zarr,
+#   scripts/setup.sh --test   also clang-14 with libFuzzer (the fuzz
+#                             targets) and the Python packages the tests use
+#                             to check t5xx against real clients (zarr,
 #                             tensorboard, ...)
 set -euo pipefail
 
@@ -22,6 +23,12 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   fortunes fortunes-min dict-gcide dict-freedict-eng-deu
 )
+
+if [ "${1:-}" = "--test" ]; then
+  # clang with libFuzzer and the sanitizer runtimes: the fuzz targets
+  # (scripts/fuzz.sh, README "Fuzzing").
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -321,7 +321,7 @@ expect_error "SentencePiece model that is a directory" "SentencePiece model file
   --gin.seqio.SentencePieceVocabulary.sentencepiece_model_file="$work/spdir"
 expect_error "gin file that is a directory" "$work/spdir is a directory" -- \
   "$T5XX" config --gin_file="$work/spdir"
-expect_error "predictions file that is a directory" "--predictions file '$work/spdir' is a directory" -- \
+expect_error "predictions file that is a directory" "--predictions: predictions file '$work/spdir' is a directory" -- \
   "$T5XX" data score --gin_file="$work/lm_task.gin" "$spm" "${D[@]}" --task=jsonl_lm --split=train \
   --predictions="$work/spdir"
 cp "$work/ids.jsonl" "$work/gl/a.jsonl"

@@ -616,3 +616,51 @@ TEST_F(ConfigTest, MacrosSetByFlagsButNeverUsedAreReported) {
 
 }  // namespace
 }  // namespace t5xx::gin
+
+namespace t5xx::gin {
+namespace {
+
+// Macro chains and expansion are bounded (issue 17): a chain of 6,000
+// macros was a stack overflow, and macros that each use the previous one
+// four times expand to 4^20 values.
+TEST(GinLimits, MacroChainDeeperThan32IsAnError) {
+  Registry registry = TestRegistry();
+  std::string text;
+  for (int i = 0; i < 6000; ++i) text += "M" + std::to_string(i) + " = %M" + std::to_string(i + 1) + "\n";
+  text += "M6000 = 1\npkg.mod.Fn.count = %M0\n";
+  Config config(&registry);
+  config.ParseString(text, "chain.gin");
+  const std::string message = ErrorOf([&] { config.Finalize(); });
+  EXPECT_NE(message.find("chain.gin:32:7: macros refer to macros more than 32 deep (the limit): "
+                         "%M0 -> ... -> %M32"),
+            std::string::npos)
+      << message.substr(0, 400);
+
+  // 31 macros deep is fine.
+  std::string ok;
+  for (int i = 0; i < 31; ++i) ok += "N" + std::to_string(i) + " = %N" + std::to_string(i + 1) + "\n";
+  ok += "N31 = 5\npkg.mod.Fn.count = %N0\npkg.mod.Fn.needed = 1\n";
+  Config fine(&registry);
+  fine.ParseString(ok, "ok.gin");
+  fine.Finalize();
+  EXPECT_EQ(fine.Query("pkg.mod.Fn", "count").AsInt(), 5);
+}
+
+TEST(GinLimits, ExponentialMacroExpansionIsRefused) {
+  Registry registry = TestRegistry();
+  std::string text = "E0 = [1, 2]\n";
+  for (int i = 1; i <= 20; ++i) {
+    const std::string prev = "%E" + std::to_string(i - 1);
+    text += "E" + std::to_string(i) + " = [" + prev + ", " + prev + ", " + prev + ", " + prev + "]\n";
+  }
+  text += "pkg.mod.Fn.items = %E20\n";
+  Config config(&registry);
+  config.ParseString(text, "bomb.gin");
+  const std::string message = ErrorOf([&] { config.Finalize(); });
+  EXPECT_NE(message.find("expanding macros makes more than 4194304 values in all (the limit)"),
+            std::string::npos)
+      << message.substr(0, 400);
+}
+
+}  // namespace
+}  // namespace t5xx::gin

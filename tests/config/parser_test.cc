@@ -338,3 +338,25 @@ TEST(GinParser, ValueErrors) {
 
 }  // namespace
 }  // namespace t5xx::gin
+
+namespace t5xx::gin {
+namespace {
+
+// Values nest by recursion in the parser: a value 100 deep (99 lists around
+// a number) parses, 101 deep is refused with a location (issue 17: no
+// input may overflow the stack).
+TEST(GinLimits, ValueNestingIsBoundedAt100) {
+  const auto nested = [](int depth) {
+    return std::string(depth, '[') + "1" + std::string(depth, ']');
+  };
+  EXPECT_EQ(V(nested(99)).kind(), Value::Kind::kList);
+  const std::string message = ErrorOf([&] { V(nested(100)); });
+  EXPECT_NE(message.find("v.gin:1:101: value nested more than 100 levels deep (the limit)"),
+            std::string::npos)
+      << message;
+  // 60,000 levels: refused as well, not a stack overflow.
+  EXPECT_NE(ErrorOf([&] { V(nested(60000)); }).find("nested more than 100"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace t5xx::gin

@@ -65,3 +65,36 @@ TEST(JsonTextTest, ParseErrorsShowInvalidBytesAsHex) {
 
 }  // namespace
 }  // namespace t5xx
+
+namespace t5xx {
+namespace {
+
+// Nesting is bounded at parse time (issue 17): 100 levels parse, 101 are
+// refused with a message, in both parsers, and 60,000 are refused rather
+// than overflowing the stack of whoever walks or dumps the value.
+TEST(JsonDepthLimit, BothParsersRefuseMoreThan100Levels) {
+  const auto nested = [](int depth, const std::string& inner) {
+    return std::string(depth, '[') + inner + std::string(depth, ']');
+  };
+  for (const std::string inner : {std::string("1"), std::string("\"\xff\"")}) {
+    nlohmann::json j;
+    std::string error;
+    EXPECT_TRUE(ParseJsonKeepingBytes(nested(100, inner), &j, &error)) << error;
+    EXPECT_FALSE(ParseJsonKeepingBytes(nested(101, inner), &j, &error));
+    EXPECT_EQ(error, "JSON nested more than 100 arrays/objects deep (the limit)");
+    error.clear();
+    EXPECT_FALSE(ParseJsonKeepingBytes(nested(60000, inner), &j, &error));
+    EXPECT_EQ(error, "JSON nested more than 100 arrays/objects deep (the limit)");
+  }
+  nlohmann::json j;
+  std::string error;
+  EXPECT_TRUE(ParseJson(nested(100, "1"), &j, &error)) << error;
+  EXPECT_FALSE(ParseJson(nested(101, "1"), &j, &error));
+  EXPECT_EQ(error, "JSON nested more than 100 arrays/objects deep (the limit)");
+  EXPECT_FALSE(ParseJson("{\"a\": 1", &j, &error));
+  EXPECT_NE(error.find("parse error"), std::string::npos) << error;
+  EXPECT_FALSE(ParseJson("\"\xff\"", &j, &error));  // strict: not UTF-8
+}
+
+}  // namespace
+}  // namespace t5xx

@@ -9,6 +9,14 @@ int64_t NumElements(const std::vector<int64_t>& shape) {
   return n;
 }
 
+std::optional<uint64_t> CheckedNumBytes(const std::vector<int64_t>& shape, DType dtype) {
+  int64_t n = static_cast<int64_t>(DTypeSize(dtype));
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  return static_cast<uint64_t>(n);
+}
+
 std::string ShapeString(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -22,8 +22,13 @@ size_t DTypeSize(DType dtype);
 std::optional<DType> DTypeFromName(const std::string& name);
 std::optional<DType> DTypeFromZarrName(const std::string& name);
 
-// Product of the dimensions (1 for a scalar, shape []).
+// Product of the dimensions (1 for a scalar, shape []). For shapes already
+// checked (CheckedNumBytes); it does not guard against overflow.
 int64_t NumElements(const std::vector<int64_t>& shape);
+// Bytes of an array of `shape` and `dtype`, or nullopt when a dimension is
+// negative or the count does not fit 63 bits: the check of a shape read from
+// a file, before anything is sized by it.
+std::optional<uint64_t> CheckedNumBytes(const std::vector<int64_t>& shape, DType dtype);
 // "[2, 3]" — shapes as they appear in error messages.
 std::string ShapeString(const std::vector<int64_t>& shape);
 

@@ -8,6 +8,7 @@
 #include "t5xx/checkpoints/file_io.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
 
 namespace t5xx::checkpoints {
 namespace fs = std::filesystem;
@@ -37,8 +38,14 @@ std::optional<ChunkChecksums> ReadChecksums(const fs::path& dir, const std::stri
   std::error_code ec;
   if (!fs::exists(file, ec)) return std::nullopt;
   const std::vector<uint8_t> raw = ReadFile(file, "checkpoint checksums");
+  json j;
+  std::string parse_error;
+  if (!ParseJson(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()), &j,
+                 &parse_error)) {
+    throw Error("malformed checkpoint checksums " + file.string() + ": " + parse_error +
+                " (delete the file to read the checkpoint unchecked)");
+  }
   try {
-    const json j = json::parse(raw.begin(), raw.end());
     const int version = j.at("version").get<int>();
     if (version > kChecksumsVersion) {
       throw Error(file.string() + " was written by a newer t5xx (version " +

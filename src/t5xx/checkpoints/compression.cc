@@ -58,8 +58,11 @@ std::vector<uint8_t> ZlibInflate(const void* data, size_t size,
   if (inflateInit2(&zs, 15 + 32) != Z_OK) {  // +32: gzip or zlib header
     throw Error("zlib inflateInit2 failed");
   }
+  // At most one byte more than may come out, to tell "too much" from "all".
+  const size_t max_size = expected_size ? expected_size : kMaxInflatedBytes;
   std::vector<uint8_t> out(expected_size ? expected_size + 1
-                                         : std::max<size_t>(size * 4, 1024));
+                                         : std::min(std::max<size_t>(size * 4, 1024),
+                                                    max_size + 1));
   size_t produced = 0;
   const uint8_t* in = static_cast<const uint8_t*>(data);
   size_t remaining = size;
@@ -74,7 +77,17 @@ std::vector<uint8_t> ZlibInflate(const void* data, size_t size,
       in += chunk;
       remaining -= chunk;
     }
-    if (produced == out.size()) out.resize(out.size() * 2);
+    if (produced == out.size()) {
+      if (produced > max_size) {
+        inflateEnd(&zs);
+        throw Error("compressed data in " + what + " inflates to more than " +
+                    std::to_string(max_size) + " bytes" +
+                    (expected_size ? " (the size it should have); it is corrupt or not "
+                                     "what it should be"
+                                   : " (the limit)"));
+      }
+      out.resize(std::min(out.size() * 2, max_size + 1));
+    }
     zs.next_out = out.data() + produced;
     zs.avail_out =
         static_cast<uInt>(std::min<size_t>(out.size() - produced, 1u << 30));

@@ -44,7 +44,9 @@ void WriteFile(const fs::path& path, const void* data, size_t size) {
 }
 
 std::vector<uint8_t> ReadFile(const fs::path& path, const std::string& what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; a file that is
+  // not regular (FIFO, device, directory) is refused below, before reading.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     throw Error("cannot read " + what + " " + path.string() + ": " + std::strerror(err) +
@@ -55,9 +57,12 @@ std::vector<uint8_t> ReadFile(const fs::path& path, const std::string& what) {
   // One allocation of the file's size, then reads until end of file (a file
   // that grows meanwhile is read in full too).
   struct stat st {};
-  std::vector<uint8_t> out(::fstat(fd, &st) == 0 && st.st_size > 0
-                               ? static_cast<size_t>(st.st_size)
-                               : 0);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error("cannot read " + what + " " + path.string() +
+                ": not a regular file (a directory, FIFO or device)");
+  }
+  std::vector<uint8_t> out(st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0);
   size_t got = 0;
   int err = 0;
   while (true) {

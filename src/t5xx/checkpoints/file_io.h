@@ -19,7 +19,8 @@ namespace t5xx::checkpoints {
 void WriteFile(const std::filesystem::path& path, const void* data,
                size_t size);
 // Reads all of `path`; `what` names it in errors ("cannot read <what> ...",
-// with a hint when the file is missing).
+// with a hint when the file is missing; also for a path that is not a
+// regular file, refused without waiting on it).
 std::vector<uint8_t> ReadFile(const std::filesystem::path& path,
                               const std::string& what);
 // create_directories; throws t5xx::Error naming the path on failure.

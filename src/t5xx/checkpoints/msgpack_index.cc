@@ -1,6 +1,8 @@
 // The msgpack `checkpoint` index: encoding the 'optimizer' tree, decoding it.
 #include "t5xx/checkpoints/msgpack_index.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -82,6 +84,27 @@ void PackSpec(Packer& pk, const std::string& path, DType dtype,
 
 // ---- msgpack reading ----
 
+// Unpacks `size` bytes of msgpack with every declared count and length
+// bounded by `size` (each element takes at least one byte, so a larger
+// count is a lie, refused before msgpack allocates for it) and nesting
+// bounded by kMaxIndexDepth. Throws t5xx::Error "<what>: ..." otherwise.
+msgpack::object_handle UnpackBounded(const char* data, size_t size, const std::string& what) {
+  const std::size_t n = std::max<size_t>(size, 1);
+  const msgpack::unpack_limit limit(n, n, n, n, n, kMaxIndexDepth);
+  try {
+    return msgpack::unpack(data, size, nullptr, nullptr, limit);
+  } catch (const msgpack::depth_size_overflow&) {
+    throw Error(what + ": msgpack nested more than " + std::to_string(kMaxIndexDepth) +
+                " levels deep (the limit; a t5x index is a few levels deep)");
+  } catch (const msgpack::size_overflow& e) {
+    throw Error(what + ": a msgpack array, map or string declares more entries than the " +
+                std::to_string(size) + " bytes it is read from hold (" + e.what() +
+                "); the data is corrupt");
+  } catch (const std::exception& e) {
+    throw Error(what + ": malformed msgpack (" + e.what() + ")");
+  }
+}
+
 const msgpack::object* MapGet(const msgpack::object& map,
                               const std::string& key) {
   if (map.type != msgpack::type::MAP) return nullptr;
@@ -131,7 +154,8 @@ LoadedArray DecodeNdarrayExt(const msgpack::object& o, const std::string& at) {
                 std::to_string(type) + " (only flax ndarray (1) and numpy "
                 "scalar (3) are supported)");
   }
-  msgpack::object_handle h = msgpack::unpack(o.via.ext.data(), o.via.ext.size);
+  msgpack::object_handle h =
+      UnpackBounded(o.via.ext.data(), o.via.ext.size, "checkpoint leaf '" + at + "'");
   const msgpack::object& t = h.get();
   if (t.type != msgpack::type::ARRAY || t.via.array.size != 3) {
     throw Error("checkpoint leaf '" + at + "': malformed flax ndarray");
@@ -151,7 +175,8 @@ LoadedArray DecodeNdarrayExt(const msgpack::object& o, const std::string& at) {
   }
   const char* p = b.type == msgpack::type::BIN ? b.via.bin.ptr : b.via.str.ptr;
   uint32_t n = b.type == msgpack::type::BIN ? b.via.bin.size : b.via.str.size;
-  if (n != static_cast<uint64_t>(NumElements(out.shape)) * DTypeSize(*dt)) {
+  const std::optional<uint64_t> want = CheckedNumBytes(out.shape, *dt);
+  if (!want || n != *want) {
     throw Error("checkpoint leaf '" + at + "': ndarray has " +
                 std::to_string(n) + " bytes, expected shape " +
                 ShapeString(out.shape) + " of " + dname);
@@ -306,6 +331,9 @@ int64_t ScalarToInt(const LoadedArray& a, const std::string& what) {
     case DType::kFloat32: {
       float v;
       std::memcpy(&v, a.bytes.data(), 4);
+      if (!(v >= 0 && v < 9.2e18f) || v != std::floor(v)) {
+        throw Error(what + " is " + std::to_string(v) + ", not a step number");
+      }
       return static_cast<int64_t>(v);
     }
     default:
@@ -399,12 +427,8 @@ std::string IndexBuilder::Encode(int64_t step,
 IndexListing ListIndex(const fs::path& dir, const std::string& checkpoint_dir) {
   const fs::path index = dir / "checkpoint";
   std::vector<uint8_t> raw = ReadFile(index, "checkpoint index");
-  msgpack::object_handle h;
-  try {
-    h = msgpack::unpack(reinterpret_cast<const char*>(raw.data()), raw.size());
-  } catch (const std::exception& e) {
-    throw Error("malformed msgpack in " + index.string() + ": " + e.what());
-  }
+  msgpack::object_handle h =
+      UnpackBounded(reinterpret_cast<const char*>(raw.data()), raw.size(), index.string());
   const msgpack::object& top = h.get();
   if (top.type != msgpack::type::MAP) {
     throw Error(index.string() + " is not a t5x checkpoint (top level is not "
@@ -431,10 +455,18 @@ IndexListing ListIndex(const fs::path& dir, const std::string& checkpoint_dir) {
   std::optional<LoadedArray> step;
   try {
     Walk(dir, *opt, "", out.entries, step);
+    if (step) out.step = ScalarToInt(*step, "optimizer.state.step");
   } catch (const msgpack::type_error& e) {
     throw Error("malformed checkpoint " + index.string() + ": " + e.what());
+  } catch (const Error& e) {
+    // Errors of one leaf name the leaf; say which checkpoint holds it.
+    const std::string message = e.what();
+    if (message.find(index.string()) != std::string::npos ||
+        message.find(dir.string()) != std::string::npos) {
+      throw;
+    }
+    throw Error(index.string() + ": " + message);
   }
-  if (step) out.step = ScalarToInt(*step, "optimizer.state.step");
   return out;
 }
 

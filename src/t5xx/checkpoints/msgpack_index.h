@@ -20,6 +20,11 @@ namespace t5xx::checkpoints {
 // refused on load (same meaning as t5x's checkpoints.VERSION).
 inline constexpr int kCheckpointVersion = 3;
 
+// The deepest msgpack nesting an index may have (t5x's are under 15 levels:
+// optimizer/target/encoder/layers_0/attention/query/kernel and a spec); a
+// deeper one is refused as corrupt before it is walked.
+inline constexpr int kMaxIndexDepth = 64;
+
 // Builds the 'optimizer' tree of an index from dotted array paths, checking
 // the paths as they come, then encodes it.
 class IndexBuilder {

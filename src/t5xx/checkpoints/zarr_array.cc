@@ -13,6 +13,8 @@
 #include "t5xx/checkpoints/file_io.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
+#include "t5xx/util/system_memory.h"
 
 namespace t5xx::checkpoints {
 namespace fs = std::filesystem;
@@ -130,52 +132,64 @@ std::string ZarrayJson(DType dtype, const std::vector<int64_t>& shape,
 }
 
 // Fills `out` (n elements of dtype) with a zarr fill_value.
-void Fill(std::vector<uint8_t>& out, DType dtype, const json& fill) {
-  if (fill.is_null()) {
-    std::fill(out.begin(), out.end(), 0);
-    return;
-  }
+// One element of zarr's fill_value in `dtype`'s bytes (null: zero). Throws
+// t5xx::Error for a fill_value that is not a number, "NaN", "Infinity" or
+// "-Infinity", and for one an integer dtype cannot hold.
+std::vector<uint8_t> FillElement(DType dtype, const json& fill) {
+  std::vector<uint8_t> bytes(DTypeSize(dtype), 0);
+  if (fill.is_null()) return bytes;
   double v = 0;
   if (fill.is_number()) {
     v = fill.get<double>();
   } else if (fill.is_string()) {
-    std::string s = fill.get<std::string>();
+    const std::string s = fill.get<std::string>();
     if (s == "NaN") v = std::nan("");
     else if (s == "Infinity") v = HUGE_VAL;
     else if (s == "-Infinity") v = -HUGE_VAL;
     else throw Error("unsupported zarr fill_value '" + s + "'");
+  } else {
+    throw Error("unsupported zarr fill_value " + fill.dump() +
+                " (expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or null)");
   }
-  const size_t elem = DTypeSize(dtype);
-  uint8_t bytes[8];
-  switch (dtype) {
-    case DType::kFloat32: {
-      float f = static_cast<float>(v);
-      std::memcpy(bytes, &f, 4);
-      break;
+  // A finite double beyond float's range becomes +-inf, as numpy casts it.
+  const float f = std::isfinite(v) && std::fabs(v) > 3.4028234663852886e38
+                      ? static_cast<float>(v > 0 ? HUGE_VAL : -HUGE_VAL)
+                      : static_cast<float>(v);
+  const auto integer = [&](double lo, double hi) {
+    if (fill.is_number_integer() && !fill.is_number_unsigned()) {
+      const int64_t i = fill.get<int64_t>();
+      if (i >= lo && i <= hi) return i;
+    } else if (fill.is_number_unsigned()) {
+      const uint64_t u = fill.get<uint64_t>();
+      if (u <= static_cast<uint64_t>(hi)) return static_cast<int64_t>(u);
+    } else if (std::isfinite(v) && v == std::floor(v) && v >= lo && v <= hi) {
+      return static_cast<int64_t>(v);
     }
+    throw Error("zarr fill_value " + fill.dump() + " does not fit the integer dtype");
+  };
+  switch (dtype) {
+    case DType::kFloat32:
+      std::memcpy(bytes.data(), &f, 4);
+      break;
     case DType::kBFloat16: {
-      float f = static_cast<float>(v);
       uint32_t u;
       std::memcpy(&u, &f, 4);
-      uint16_t h = static_cast<uint16_t>(u >> 16);
-      std::memcpy(bytes, &h, 2);
+      const uint16_t h = static_cast<uint16_t>(u >> 16);
+      std::memcpy(bytes.data(), &h, 2);
       break;
     }
     case DType::kInt32: {
-      int32_t i = static_cast<int32_t>(v);
-      std::memcpy(bytes, &i, 4);
+      const int32_t i = static_cast<int32_t>(integer(-2147483648.0, 2147483647.0));
+      std::memcpy(bytes.data(), &i, 4);
       break;
     }
     case DType::kInt64: {
-      int64_t i = fill.is_number_integer() ? fill.get<int64_t>()
-                                           : static_cast<int64_t>(v);
-      std::memcpy(bytes, &i, 8);
+      const int64_t i = integer(-9223372036854775808.0, 9223372036854775807.0);
+      std::memcpy(bytes.data(), &i, 8);
       break;
     }
   }
-  for (size_t off = 0; off < out.size(); off += elem) {
-    std::memcpy(out.data() + off, bytes, elem);
-  }
+  return bytes;
 }
 
 }  // namespace
@@ -271,11 +285,10 @@ ZarrMetadata ReadZarrMetadata(
   const fs::path zarray_path = dir / ".zarray";
   std::vector<uint8_t> raw = ReadFile(zarray_path, "zarr metadata of '" + at + "'");
   json meta;
-  try {
-    meta = json::parse(raw.begin(), raw.end());
-  } catch (const json::exception& e) {
-    throw Error("malformed zarr metadata " + zarray_path.string() + ": " +
-                e.what());
+  std::string parse_error;
+  if (!ParseJson(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()), &meta,
+                 &parse_error)) {
+    throw Error("malformed zarr metadata " + zarray_path.string() + ": " + parse_error);
   }
   auto bad = [&](const std::string& msg) {
     return Error(zarray_path.string() + ": " + msg);
@@ -309,12 +322,29 @@ ZarrMetadata ReadZarrMetadata(
     out.shape = meta.at("shape").get<std::vector<int64_t>>();
     out.chunks = meta.at("chunks").get<std::vector<int64_t>>();
     if (out.chunks.size() != out.shape.size()) throw bad("chunks rank != shape rank");
+    if (out.shape.size() > kMaxZarrRank) {
+      throw bad("rank " + std::to_string(out.shape.size()) + " is over the limit of " +
+                std::to_string(kMaxZarrRank));
+    }
     for (int64_t c : out.chunks) {
       if (c <= 0) throw bad("non-positive chunk size");
     }
     for (int64_t d : out.shape) {
       if (d < 0) throw bad("negative shape");
     }
+    const std::optional<uint64_t> array_bytes = CheckedNumBytes(out.shape, *dt);
+    if (!array_bytes || *array_bytes > kMaxZarrArrayBytes) {
+      throw bad("shape " + ShapeString(out.shape) + " of " + ZarrDTypeName(*dt) +
+                " declares more than " + std::to_string(kMaxZarrArrayBytes) +
+                " bytes (the limit, 1 TiB); the metadata is corrupt");
+    }
+    const std::optional<uint64_t> chunk_bytes = CheckedNumBytes(out.chunks, *dt);
+    if (!chunk_bytes || *chunk_bytes > kMaxZarrChunkBytes) {
+      throw bad("chunks " + ShapeString(out.chunks) + " of " + ZarrDTypeName(*dt) +
+                " declare more than " + std::to_string(kMaxZarrChunkBytes) +
+                " bytes per chunk (the limit, 2 GiB; t5x writes chunks of at most 64 MiB)");
+    }
+    out.chunk_bytes = static_cast<size_t>(*chunk_bytes);
     if (spec_shape && *spec_shape != out.shape) {
       throw bad("shape " + ShapeString(out.shape) +
                 " disagrees with the msgpack spec " + ShapeString(*spec_shape));
@@ -332,11 +362,11 @@ ZarrMetadata ReadZarrMetadata(
       if (sep != "." && sep != "/") throw bad("bad dimension_separator");
       out.separator = sep[0];
     }
-    const json fill = meta.contains("fill_value") ? meta["fill_value"] : json();
-    const int64_t chunk_elems = NumElements(out.chunks);
-    if (chunk_elems > (int64_t{1} << 40)) throw bad("chunk too large");
-    out.fill_chunk.resize(static_cast<size_t>(chunk_elems) * DTypeSize(*dt));
-    Fill(out.fill_chunk, *dt, fill);
+    try {
+      out.fill_element = FillElement(*dt, meta.contains("fill_value") ? meta["fill_value"] : json());
+    } catch (const Error& e) {
+      throw bad(e.what());
+    }
     return out;
   } catch (const json::exception& e) {
     throw bad(std::string("malformed zarr metadata: ") + e.what());
@@ -375,15 +405,32 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
   out.dtype = meta.dtype;
   out.shape = want.shape;
   if (NumElements(want.shape) == 0) return out;
-  if (!(want.shape == meta.shape && meta.chunks == meta.shape)) {
-    out.bytes.resize(static_cast<size_t>(NumElements(want.shape)) * elem);
+  // Refused before anything is allocated or any chunk is looked for: more
+  // bytes than this machine has, or more chunks than the limit.
+  const uint64_t out_bytes = static_cast<uint64_t>(NumElements(want.shape)) * elem;
+  if (out_bytes > PhysicalMemoryBytes()) {
+    throw Error("checkpoint array '" + at + "' (" + dir.string() + "): reading " +
+                ShapeString(want.shape) + " of " + ZarrDTypeName(meta.dtype) + " needs " +
+                std::to_string(out_bytes) + " bytes, more than this machine's " +
+                std::to_string(PhysicalMemoryBytes()) + " bytes of memory");
   }
-  const size_t chunk_bytes = meta.fill_chunk.size();
+  const size_t chunk_bytes = meta.chunk_bytes;
   // The chunk grid range that intersects the box.
   std::vector<int64_t> first(rank), count(rank);
+  uint64_t chunk_count = 1;
   for (size_t d = 0; d < rank; ++d) {
     first[d] = want.origin[d] / meta.chunks[d];
     count[d] = (want.origin[d] + want.shape[d] - 1) / meta.chunks[d] - first[d] + 1;
+    chunk_count *= static_cast<uint64_t>(count[d]);  // <= the element count: no overflow
+  }
+  if (chunk_count > kMaxZarrChunksPerRead) {
+    throw Error("checkpoint array '" + at + "' (" + dir.string() + "): reading " +
+                ShapeString(want.shape) + " in chunks " + ShapeString(meta.chunks) +
+                " means " + std::to_string(chunk_count) + " chunk files, more than the limit of " +
+                std::to_string(kMaxZarrChunksPerRead) + " (t5x writes chunks of up to 64 MiB)");
+  }
+  if (!(want.shape == meta.shape && meta.chunks == meta.shape)) {
+    out.bytes.resize(static_cast<size_t>(out_bytes));
   }
   std::vector<int64_t> step(rank, 0);
   while (true) {
@@ -404,7 +451,13 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
                     " is missing, though the checkpoint's checksums list it (the checkpoint "
                     "was damaged after it was written; restore an earlier checkpoint)");
       }
-      data = meta.fill_chunk;  // zarr: a missing chunk is all fill_value
+      // zarr: a missing chunk is all fill_value (TensorStore writes none
+      // for chunks equal to it).
+      data.resize(chunk_bytes);
+      const size_t e = meta.fill_element.size();
+      for (size_t off = 0; off < chunk_bytes; off += e) {
+        std::memcpy(data.data() + off, meta.fill_element.data(), e);
+      }
     } else {
       data = ReadFile(file, "zarr chunk of '" + at + "'");
       if (bytes_read) *bytes_read += data.size();

@@ -49,17 +49,30 @@ void WriteZarrArray(const std::filesystem::path& dir, const ArrayRef& array,
                     std::optional<int> gzip_level,
                     ChunkChecksums* sums = nullptr);
 
+// Limits on what a .zarray may declare, checked before anything is
+// allocated (issue 17): an array of at most 1 TiB, chunks of at most 2 GiB
+// (t5x writes chunks of at most 64 MiB, checkpoints.py
+// _DESIRED_CHUNK_SIZE_BYTES), rank at most 32 (numpy's); one read visits at
+// most 2^20 chunk files (a 1 TiB array in t5x's chunks has 16,384).
+inline constexpr uint64_t kMaxZarrArrayBytes = uint64_t{1} << 40;
+inline constexpr uint64_t kMaxZarrChunkBytes = uint64_t{1} << 31;
+inline constexpr size_t kMaxZarrRank = 32;
+inline constexpr uint64_t kMaxZarrChunksPerRead = uint64_t{1} << 20;
+
 // A zarr array's .zarray, checked.
 struct ZarrMetadata {
   DType dtype = DType::kFloat32;
   std::vector<int64_t> shape;
   std::vector<int64_t> chunks;
+  size_t chunk_bytes = 0;   // bytes of one (uncompressed) chunk
   bool compressed = false;  // gzip or zlib
   char separator = '.';
-  std::vector<uint8_t> fill_chunk;  // one chunk of fill_value
+  std::vector<uint8_t> fill_element;  // fill_value as one element of dtype
 };
 
 // Reads and checks `dir`/.zarray (see ReadZarrArray for what is accepted).
+// Throws t5xx::Error naming the file for malformed JSON, an unsupported
+// dtype/compressor/order/filter, and shapes or chunks over the limits above.
 ZarrMetadata ReadZarrMetadata(
     const std::filesystem::path& dir, const std::string& at,
     std::optional<DType> spec_dtype,
@@ -71,7 +84,10 @@ ZarrMetadata ReadZarrMetadata(
 // and match its checksum, else t5xx::Error names the array, the chunk file
 // and "corrupted" or "missing". Adds the stored bytes read to *bytes_read.
 // Throws t5xx::Error for a box outside the array, truncated or undecodable
-// chunks (naming the array and the chunk file).
+// chunks, or a chunk that would inflate past its size (naming the array and
+// the chunk file); for a box of more bytes than the machine's physical
+// memory or more than kMaxZarrChunksPerRead chunks (naming the array),
+// before anything is allocated.
 LoadedArray ReadZarrRegion(const std::filesystem::path& dir,
                            const std::string& at, const ZarrMetadata& meta,
                            const std::optional<Box>& box,

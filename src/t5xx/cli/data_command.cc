@@ -37,7 +37,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -245,15 +244,10 @@ int DataCommandImpl(const std::vector<std::string>& args) {
           "t5xx data score: '" + f["task"] + "' is a mixture; score each of its tasks "
           "(seqio evaluates tasks, not mixtures)");
     std::vector<std::string> predictions;
-    {
-      const std::string why = NotARegularFile(f["predictions"]);
-      T5XX_CHECK(why.empty(), "t5xx data score: --predictions file '" + f["predictions"] + "' " + why);
-      std::ifstream in(f["predictions"]);
-      T5XX_CHECK(in.good(), "t5xx data score: cannot open --predictions file '" + f["predictions"] + "'");
-      for (std::string line; std::getline(in, line);) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF files
-        predictions.push_back(line);
-      }
+    try {
+      predictions = seqio::ReadPredictionsFile(f["predictions"]);
+    } catch (const Error& e) {
+      throw Error(std::string("t5xx data score: --predictions: ") + e.what());
     }
     DataRequest r = Open(f, "validation", demo_problem);
     std::vector<seqio::Example> examples;

@@ -188,6 +188,12 @@ void Config::ParseStatements(const std::vector<Statement>& statements, const std
 Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack,
                            std::vector<std::string>* required) const {
   using K = Value::Kind;
+  if (--resolve_budget_ < 0) {
+    Fail(v.location(), "expanding macros makes more than " +
+                           std::to_string(kMaxResolvedValues) +
+                           " values in all (the limit); is a macro used many times inside "
+                           "macros that are themselves used many times?");
+  }
   switch (v.kind()) {
     case K::kMacro: {
       const std::string& name = v.macro_name();
@@ -206,6 +212,11 @@ Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack
         std::string chain;
         for (auto i = seen; i != macro_stack.end(); ++i) chain += "%" + *i + " -> ";
         Fail(v.location(), "macro cycle: " + chain + "%" + name);
+      }
+      if (macro_stack.size() >= kMaxMacroDepth) {
+        Fail(v.location(), "macros refer to macros more than " + std::to_string(kMaxMacroDepth) +
+                               " deep (the limit): %" + macro_stack.front() + " -> ... -> %" +
+                               name);
       }
       macro_stack.push_back(name);
       Value out = ResolveValue(it->second.value, macro_stack, required);

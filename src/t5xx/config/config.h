@@ -190,9 +190,16 @@ class Config {
                        std::vector<std::string>* tried) const;
   // Throws t5xx::Error for an undefined macro, a macro cycle or a bad
   // reference; a %gin.REQUIRED stays as it is and is recorded in
-  // *required (the macro it came through, "" if direct) when given.
+  // *required (the macro it came through, "" if direct) when given. Also
+  // for macros chained more than kMaxMacroDepth deep, and once one Finalize
+  // has resolved kMaxResolvedValues values in all (macros used many times
+  // inside other macros expand exponentially: the budget bounds the time
+  // and memory any config can take).
   Value ResolveValue(const Value& v, std::vector<std::string>& macro_stack,
                      std::vector<std::string>* required) const;
+  static constexpr size_t kMaxMacroDepth = 32;
+  static constexpr int64_t kMaxResolvedValues = int64_t{1} << 22;
+  mutable int64_t resolve_budget_ = 0;  // values Finalize may still resolve
   // Unset %gin.REQUIRED values read by the configurables `called` reaches
   // (see Finalize): (macro, reader) or ("", message for a direct binding).
   std::vector<std::pair<std::string, std::string>> MissingRequired(

@@ -29,6 +29,7 @@ bool IsStringTyped(const ParamSpec& p) {
 
 void Config::Finalize(const std::vector<std::string>& called) {
   finalized_ = false;
+  resolve_budget_ = kMaxResolvedValues;
   bindings_.clear();
   macros_.clear();
   resolved_macros_.clear();

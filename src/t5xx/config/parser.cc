@@ -253,6 +253,17 @@ class Parser {
   Value ParseValue() {
     const Token& tok = Peek();
     Location loc = tok.loc;
+    // Values nest by recursion: bound the depth so that no input overflows
+    // the stack (issue 17).
+    if (depth_ >= kMaxGinValueDepth) {
+      Fail(tok, "value nested more than " + std::to_string(kMaxGinValueDepth) +
+                    " levels deep (the limit), at");
+    }
+    struct DepthGuard {
+      int& depth;
+      explicit DepthGuard(int& d) : depth(d) { ++depth; }
+      ~DepthGuard() { --depth; }
+    } guard(depth_);
     switch (tok.kind) {
       case TokenKind::kInt: Next(); return Value::Int(tok.int_value, loc);
       case TokenKind::kFloat: Next(); return Value::Float(tok.float_value, loc);
@@ -381,6 +392,7 @@ class Parser {
 
   std::vector<Token> t_;
   size_t pos_ = 0;
+  int depth_ = 0;  // ParseValue calls in progress
 };
 
 }  // namespace

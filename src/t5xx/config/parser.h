@@ -26,6 +26,10 @@
 
 namespace t5xx::gin {
 
+// The deepest a value may nest ([...], (...), {...}); deeper is a parse
+// error (no config needs it, and it bounds the parser's recursion).
+inline constexpr int kMaxGinValueDepth = 100;
+
 struct Statement {
   enum class Kind {
     kDynamicRegistration,  // from __gin__ import dynamic_registration

@@ -215,7 +215,7 @@ std::string Registry::SuggestName(const std::string& name,
   std::string best;
   size_t best_d = std::max<size_t>(2, name.size() / 3) + 1;
   auto consider = [&](const std::string& written, const std::string& shown) {
-    size_t d = EditDistance(name, written);
+    const size_t d = EditDistanceWithin(name, written, best_d - 1);
     if (d < best_d) {
       best_d = d;
       best = shown;

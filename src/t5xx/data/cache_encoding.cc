@@ -86,11 +86,12 @@ CacheStats CacheStats::FromJson(const nlohmann::json& j, const std::string& wher
   CacheStats s;
   for (const auto& [key, value] : j.items()) {
     T5XX_CHECK(value.is_number_integer() && value.get<int64_t>() >= 0,
-               where + ": \"" + key + "\" must be a non-negative integer, got " + value.dump());
+               where + ": \"" + key + "\" must be a non-negative integer, got " + DumpJson(value));
     const int64_t n = value.get<int64_t>();
-    const auto ends_with = [&](const std::string& suffix) {
-      return key.size() > suffix.size() &&
-             key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+    const std::string& name = key;  // (a structured binding cannot be captured in C++17)
+    const auto ends_with = [&name](const std::string& suffix) {
+      return name.size() > suffix.size() &&
+             name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
     if (key == "examples") {
       s.examples = n;

@@ -6,10 +6,12 @@
 #include <optional>
 #include <utility>
 
+#include "t5xx/data/file_utils.h"
 #include "t5xx/data/rouge_scorer.h"
 #include "t5xx/data/sacrebleu_tokenizers.h"
 #include "t5xx/data/task.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/file_kind.h"
 
 namespace t5xx::seqio {
 namespace {
@@ -280,6 +282,15 @@ metrics::Metrics EvaluatePredictions(const Task& task, const std::vector<Example
     }
   }
   return out;
+}
+
+std::vector<std::string> ReadPredictionsFile(const std::string& path) {
+  const std::string why = NotARegularFile(path);
+  T5XX_CHECK(why.empty(), "predictions file '" + path + "' " + why);
+  LineReader reader(path);
+  std::vector<std::string> predictions;
+  for (std::string line; reader.Next(&line);) predictions.push_back(std::move(line));
+  return predictions;
 }
 
 }  // namespace t5xx::seqio

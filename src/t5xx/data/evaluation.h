@@ -77,4 +77,12 @@ metrics::Metrics EvaluatePredictions(const Task& task,
                                      const std::vector<Example>& examples,
                                      const std::vector<std::string>& predictions);
 
+// The predictions file of `t5xx data score`: one prediction per line, in
+// example order, plain or gzip (LineReader, file_utils.h: "\n" and "\r\n"
+// line ends; every other byte kept, so a prediction may hold any bytes but a
+// newline). An empty file has no predictions. Throws t5xx::Error naming the
+// path when it is missing, not a regular file, or unreadable (a truncated
+// gzip stream: naming the line).
+std::vector<std::string> ReadPredictionsFile(const std::string& path);
+
 }  // namespace t5xx::seqio

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/file_kind.h"
 
 namespace t5xx::seqio {
 
@@ -121,6 +122,10 @@ void WriteStringToFileAtomic(const std::string& path,
 
 LineReader::LineReader(const std::string& path) : path_(path) {
   if (!FileExists(path)) throw Error("file not found: '" + path + "'");
+  // A FIFO would block the reader for ever, a directory fail later.
+  if (const std::string why = NotARegularFile(path); !why.empty()) {
+    throw Error("cannot read '" + path + "': it " + why);
+  }
   file_ = gzopen(path.c_str(), "rb");
   if (file_ == nullptr) {
     throw Error("cannot open '" + path + "': " + std::strerror(errno));
@@ -184,6 +189,11 @@ bool LineReader::Next(std::string* line) {
     const void* newline = std::memchr(begin, '\n', available);
     const size_t take =
         newline ? static_cast<size_t>(static_cast<const char*>(newline) - begin) : available;
+    if (line->size() + take > kMaxLineBytes) {
+      throw Error(path_ + ":" + std::to_string(line_number_ + 1) + ": a line longer than " +
+                  std::to_string(kMaxLineBytes) + " bytes (the limit, 2 GiB); is this a " +
+                  "text file?");
+    }
     line->append(begin, take);
     got_any = true;
     if (newline) {

@@ -45,13 +45,19 @@ std::string ReadFileToString(const std::string& path);
 void WriteStringToFileAtomic(const std::string& path,
                              const std::string& contents);
 
+// The longest line LineReader returns (2 GiB, protobuf's limit on a
+// message: no record is longer); a longer one is an error, not an
+// allocation as large as the file (or a gzip stream's inflated size).
+inline constexpr size_t kMaxLineBytes = size_t{1} << 31;
+
 // Reads a gzip or plain text file line by line. Lines are returned without the
 // trailing '\n' (and without a '\r' before it), every other byte as it is
 // (NUL bytes and bytes that are not UTF-8 included); lines of any length are
 // supported. Not copyable; movable.
 class LineReader {
  public:
-  // Throws t5xx::Error naming the path when it cannot be opened.
+  // Throws t5xx::Error naming the path when it does not exist, is not a
+  // regular file (a directory, FIFO or device), or cannot be opened.
   explicit LineReader(const std::string& path);
   ~LineReader();
   LineReader(const LineReader&) = delete;
@@ -61,7 +67,7 @@ class LineReader {
 
   // Stores the next line in *line and returns true; returns false at end of
   // file. Throws t5xx::Error naming the path and line on a read error
-  // (e.g. a truncated gzip stream).
+  // (e.g. a truncated gzip stream) and for a line over kMaxLineBytes.
   bool Next(std::string* line);
   // 1-based number of the line last returned by Next (0 before the first).
   int64_t line_number() const { return line_number_; }

@@ -51,6 +51,23 @@ std::vector<std::string> CandidatePaths() {
   return paths;
 }
 
+// Sanitizer runtimes refuse dlopen(RTLD_DEEPBIND). Under them the module
+// (built without sanitizers, see sentencepiece_shim/CMakeLists.txt) is loaded
+// into a link-map namespace of its own instead, which isolates its protobuf
+// as DEEPBIND does in normal builds.
+#if defined(T5XX_SANITIZED_BUILD)
+constexpr bool kIsolateWithNamespace = true;
+#else
+constexpr bool kIsolateWithNamespace = false;
+#endif
+
+void* OpenModule(const std::string& path) {
+  if (kIsolateWithNamespace) {
+    return ::dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+  return ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+}
+
 template <typename F>
 void Bind(void* handle, const char* name, F* fn, const std::string& path) {
   *fn = reinterpret_cast<F>(::dlsym(handle, name));
@@ -71,7 +88,7 @@ const Api& GetApi() {
         tried += (tried.empty() ? "" : ", ") + path;
         continue;
       }
-      void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+      void* h = OpenModule(path);
       if (!h) {
         failure = std::string("cannot load the SentencePiece module ") + path + ": " +
                   ::dlerror() + " (is libsentencepiece0 installed? run scripts/setup.sh)";

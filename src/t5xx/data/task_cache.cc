@@ -268,9 +268,9 @@ CachedSplitInfo ReadCachedInfo(const std::string& cache_dir, const std::string& 
   if (j.contains("t5xx_cache_format")) {
     const auto& f = j["t5xx_cache_format"];
     T5XX_CHECK(f.is_number_integer() && f.get<int64_t>() >= 1,
-               path + ": \"t5xx_cache_format\" must be an integer >= 1, got " + f.dump());
+               path + ": \"t5xx_cache_format\" must be an integer >= 1, got " + DumpJson(f));
     T5XX_CHECK(f.get<int64_t>() <= kCacheFormatVersion,
-               path + ": t5xx_cache_format " + f.dump() +
+               path + ": t5xx_cache_format " + DumpJson(f) +
                    " was written by a newer t5xx (this one reads format " +
                    std::to_string(kCacheFormatVersion) +
                    " and older); upgrade t5xx, or " + RebuildHint(cache_dir));
@@ -293,7 +293,7 @@ CachedSplitInfo ReadCachedInfo(const std::string& cache_dir, const std::string& 
     const std::string where = path + ": feature '" + key + "'";
     T5XX_CHECK(desc.is_object() && desc.contains("dtype") && desc["dtype"].is_string() &&
                    desc.contains("shape") && desc["shape"].is_array(),
-               where + ": expected {\"dtype\": ..., \"shape\": [...]}, got " + desc.dump());
+               where + ": expected {\"dtype\": ..., \"shape\": [...]}, got " + DumpJson(desc));
     T5XX_CHECK(key.rfind(kRaggedLengthKeyPrefix, 0) != 0 &&
                    key.rfind(kSparseIndicesKeyPrefix, 0) != 0,
                where + ": names starting with '_rl:'/'_sp:' hold ragged/sparse metadata in "
@@ -302,12 +302,12 @@ CachedSplitInfo ReadCachedInfo(const std::string& cache_dir, const std::string& 
     f.dtype = desc["dtype"].get<std::string>();
     const auto& shape = desc["shape"];
     T5XX_CHECK(shape.size() <= 1,
-               where + " has shape " + shape.dump() + " (rank " + std::to_string(shape.size()) +
+               where + " has shape " + DumpJson(shape) + " (rank " + std::to_string(shape.size()) +
                    "): seqio stores such features ragged, with `_rl:<dim>:" + key +
                    "` row-length keys, and t5xx Examples hold rank-1 features only; cache "
                    "the task with the feature flattened to rank 1");
     T5XX_CHECK(shape.empty() || shape[0].is_null() || shape[0].is_number_integer(),
-               where + " has shape " + shape.dump() + "; expected [null] or []");
+               where + " has shape " + DumpJson(shape) + "; expected [null] or []");
     if (legacy && f.dtype == "int64") f.dtype = "int32";
     f.tokens = shape.size() == 1;
     const bool integer = f.dtype == "int32" || f.dtype == "int64" || f.dtype == "bool";

@@ -9,6 +9,7 @@
 #include "t5xx/data/file_utils.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/file_kind.h"
 #include "t5xx/util/protobuf_wire.h"
 #include "t5xx/util/record_frame.h"
 
@@ -17,6 +18,9 @@ namespace t5xx::seqio {
 // ---- TFRecordReader ---------------------------------------------------------
 
 TFRecordReader::TFRecordReader(const std::string& path) : path_(path) {
+  if (const std::string why = NotARegularFile(path); !why.empty()) {
+    throw Error(path + ": cannot open TFRecord file: it " + why);
+  }
   file_ = gzopen(path.c_str(), "rb");
   if (file_ == nullptr) {
     throw Error(path + ": cannot open TFRecord file: " +
@@ -67,6 +71,10 @@ bool TFRecordReader::Next(std::string* record) {
   if (MaskedCrc32c(header, 8) != length_crc) {
     throw Error(path_ + ": corrupt TFRecord" + at +
                 ": length CRC mismatch (not a TFRecord file, or damaged)");
+  }
+  if (length > kMaxTFRecordBytes) {
+    throw Error(path_ + ": corrupt TFRecord" + at + ": it declares " + std::to_string(length) +
+                " data bytes, more than a protobuf message can have (2 GiB)");
   }
   record->clear();
   // Grow in bounded steps so a damaged length cannot force a huge allocation

@@ -20,11 +20,17 @@
 
 namespace t5xx::seqio {
 
+// The largest record data a reader accepts: 2 GiB, protobuf's limit on a
+// serialized message (a tf.Example cannot be larger). A length CRC that
+// matches a larger length is refused as corruption before reading on.
+inline constexpr uint64_t kMaxTFRecordBytes = uint64_t{1} << 31;
+
 // Reads the records of one TFRecord file (plain or gzip) sequentially.
 // Not copyable.
 class TFRecordReader {
  public:
-  // Throws t5xx::Error naming the path when it cannot be opened.
+  // Throws t5xx::Error naming the path when it is missing, not a regular
+  // file (a directory, FIFO or device) or cannot be opened.
   explicit TFRecordReader(const std::string& path);
   ~TFRecordReader();
   TFRecordReader(const TFRecordReader&) = delete;
@@ -32,8 +38,9 @@ class TFRecordReader {
 
   // Stores the next record's data in *record and returns true; false at a
   // clean end of file. Throws t5xx::Error "<path>: ... at byte offset N ..."
-  // for a length or data CRC mismatch, a truncated record (header or data
-  // cut short), or a read/decompression error. Offsets count bytes of the
+  // for a length or data CRC mismatch, a length over kMaxTFRecordBytes, a
+  // truncated record (header or data cut short), or a read/decompression
+  // error. Offsets count bytes of the
   // (decompressed) record stream and point at the start of the bad record.
   bool Next(std::string* record);
   // Records consumed from the stream: those returned plus those whose data

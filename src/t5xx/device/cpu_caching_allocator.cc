@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/system_memory.h"
 #include "t5xx/util/torch_compat.h"
 
 namespace t5xx::device {
@@ -193,9 +194,7 @@ size_t DefaultCpuCacheLimitBytes() {
                    "t5xx may keep for reuse, or 0 to turn the CPU tensor cache off");
     return static_cast<size_t>(mib) * 1024 * 1024;
   }
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return size_t{1} << 30;
-  return static_cast<size_t>(pages) * static_cast<size_t>(page) / 4;
+  return static_cast<size_t>(PhysicalMemoryBytes() / 4);
 }
 
 void EmptyCpuCache() {

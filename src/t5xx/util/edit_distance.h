@@ -13,6 +13,12 @@ namespace t5xx {
 // substitutions turning a into b (bytes, not code points).
 size_t EditDistance(const std::string& a, const std::string& b);
 
+// min(EditDistance(a, b), limit + 1), computed without finishing the table
+// once every path costs more than `limit` (and not at all when the lengths
+// alone differ by more): suggestions scan every registered name, so an
+// input full of unknown names must not cost a full table per pair.
+size_t EditDistanceWithin(const std::string& a, const std::string& b, size_t limit);
+
 // Up to `max_count` candidates within EditDistance
 // max(min_limit, word.size() / 3) of `word`, nearest first (ties keep the
 // candidates' order). Empty when none is close.

@@ -108,7 +108,31 @@ bool HoldsPlaceholderRange(std::string_view text) {
   return false;
 }
 
+// json::parse with a parser callback that stops at kMaxJsonDepth. Throws
+// json::parse_error, or TooDeep.
+struct TooDeep {};
+json ParseBounded(std::string_view text) {
+  return json::parse(text, [](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxJsonDepth) throw TooDeep{};
+    return true;
+  });
+}
+
+const char kTooDeepMessage[] = "JSON nested more than 100 arrays/objects deep (the limit)";
+
 }  // namespace
+
+bool ParseJson(std::string_view text, json* out, std::string* error) {
+  try {
+    *out = ParseBounded(text);
+    return true;
+  } catch (const json::parse_error& e) {
+    *error = e.what();
+  } catch (const TooDeep&) {
+    *error = kTooDeepMessage;
+  }
+  return false;
+}
 
 std::string DumpJson(const json& j, int indent) {
   if (AllValid(j)) return j.dump(indent);
@@ -116,15 +140,7 @@ std::string DumpJson(const json& j, int indent) {
 }
 
 bool ParseJsonKeepingBytes(std::string_view text, json* out, std::string* error) {
-  if (IsValidUtf8(text)) {
-    try {
-      *out = json::parse(text);
-      return true;
-    } catch (const json::parse_error& e) {
-      *error = e.what();
-      return false;
-    }
-  }
+  if (IsValidUtf8(text)) return ParseJson(text, out, error);
   if (HoldsPlaceholderRange(text)) {
     *error = "the text holds bytes that are not UTF-8 and also code points in "
              "U+10FF80..U+10FFFF, which t5xx uses to carry such bytes through its JSON "
@@ -156,9 +172,12 @@ bool ParseJsonKeepingBytes(std::string_view text, json* out, std::string* error)
   }
   json parsed;
   try {
-    parsed = json::parse(mapped);
+    parsed = ParseBounded(mapped);
   } catch (const json::parse_error& e) {
     *error = EscapeInvalidUtf8(Unmap(e.what(), /*as_text=*/true));
+    return false;
+  } catch (const TooDeep&) {
+    *error = kTooDeepMessage;
     return false;
   }
   *out = MapStrings(parsed, [](const std::string& s) { return Unmap(s, /*as_text=*/false); });

@@ -27,6 +27,17 @@ std::string DumpJson(const nlohmann::json& j, int indent = -1);
 // is not JSON — including an invalid byte outside a string — or when it
 // holds both invalid bytes and any of the code points U+10FF80..U+10FFFF
 // (raw or as \u escapes), which the parse uses to carry the bytes.
+// Both parsers refuse JSON nested more than kMaxJsonDepth arrays/objects
+// deep (an error, not a stack overflow in whoever walks the value: dump()
+// and t5xx's own walkers recurse).
 bool ParseJsonKeepingBytes(std::string_view text, nlohmann::json* out, std::string* error);
+
+// nlohmann::json::parse (well-formed UTF-8 only) with the depth limit;
+// returns false and sets *error (nlohmann's message) when `text` is not
+// JSON or nests too deep. For t5xx's own metadata files (.zarray,
+// checksums), where bytes that are not UTF-8 are corruption.
+bool ParseJson(std::string_view text, nlohmann::json* out, std::string* error);
+
+inline constexpr int kMaxJsonDepth = 100;
 
 }  // namespace t5xx

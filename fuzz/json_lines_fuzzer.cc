@@ -1,0 +1,31 @@
+// Fuzz target: the JSON-lines source (data/json_lines_source.h) reading one
+// file, plain or gzip, with and without skip_bad_records.
+// Input: byte 0 selects the options (bit 0: skip bad records; bit 1: read
+// only the field "text" instead of every string field); the rest is the file.
+#include <cstdint>
+#include <string>
+
+#include "fuzz/fuzz_support.h"
+#include "t5xx/data/json_lines_source.h"
+#include "t5xx/util/error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  using namespace t5xx;
+  fuzz::ClearScratchDir();
+  const std::string path = fuzz::WriteScratchFile(
+      "data.jsonl", std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
+  seqio::BadRecordPolicy policy;
+  policy.skip = data[0] & 1;
+  std::vector<std::string> fields;
+  if (data[0] & 2) fields = {"text"};
+  try {
+    seqio::JsonLinesDataSource source({{"train", path}}, fields, policy);
+    auto dataset = source.GetDataset("train", false, 0, {});
+    while (dataset->Next()) {
+    }
+  } catch (const Error& e) {
+    fuzz::ExpectNamedError(e.what(), {path});
+  }
+  return 0;
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets (fuzz/corpus/<target>/) from
+t5xx's test data and small hand-made files. Run from the repository root
+with a Python that has msgpack (the test venv of scripts/setup.sh --test):
+    python3 fuzz/make_seeds.py
+Each seed is a valid (or deliberately near-valid) input in the target's
+input layout (see the target's *_fuzzer.cc); the fuzzer mutates from there.
+Multi-file inputs separate their files with "\\n%%\\n" (fuzz_support.h)."""
+import glob
+import gzip
+import json
+import os
+import struct
+import zlib
+
+import msgpack
+
+SEP = b"\n%%\n"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "fuzz", "corpus")
+
+
+def gz(data):  # reproducible: no timestamp in the header
+    return gzip.compress(data, mtime=0)
+
+
+def put(target, name, data):
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def read(path):
+    with open(os.path.join(ROOT, path), "rb") as f:
+        return f.read()
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def masked(crc):
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def tfrecord(records):
+    out = b""
+    for r in records:
+        n = struct.pack("<Q", len(r))
+        out += n + struct.pack("<I", masked(crc32c(n))) + r + struct.pack("<I", masked(crc32c(r)))
+    return out
+
+
+def varint(v):
+    out = b""
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def field(num, payload):  # length-delimited
+    return varint(num << 3 | 2) + varint(len(payload)) + payload
+
+
+def tf_example(features):
+    entries = b""
+    for key, value in sorted(features.items()):
+        if isinstance(value, str):
+            feature = field(1, field(1, value.encode()))
+        else:
+            packed = b"".join(varint(v & 0xFFFFFFFFFFFFFFFF) for v in value)
+            feature = field(3, field(1, packed))
+        entries += field(1, field(1, key.encode()) + field(2, feature))
+    return field(1, entries)
+
+
+# ---- json_lines: option byte, then the file.
+c4 = b'{"text": "Hello world.", "url": "https://x", "timestamp": "2019"}\n\n{"text": "caf\\u00e9 \\ud83d\\ude00"}\n'
+put("json_lines", "c4_plain", b"\x00" + c4)
+put("json_lines", "c4_fields_skip", b"\x03" + c4 + b'{"text": 3}\nnot json\n{"url": "u"}\n')
+put("json_lines", "c4_gzip", b"\x01" + gz(c4))
+# ---- text_lines
+text = b"first line\r\nsecond\n\nthird without newline"
+put("text_lines", "plain", b"\x00" + text)
+put("text_lines", "header", b"\x01" + text)
+put("text_lines", "gzip", b"\x02" + gz(text))
+# ---- tfrecord
+recs = [tf_example({"inputs": [1, 2, 3], "targets": [4, 5], "text": "hi"}),
+        tf_example({"inputs": [], "targets": [7]})]
+put("tfrecord", "examples", b"\x00" + tfrecord(recs))
+put("tfrecord", "examples_selected", b"\x02" + tfrecord(recs))
+put("tfrecord", "examples_gzip_skip", b"\x03" + gz(tfrecord(recs)))
+bad = bytearray(tfrecord(recs))
+bad[20] ^= 0xFF
+put("tfrecord", "bad_crc_skip", b"\x01" + bytes(bad))
+put("tfrecord", "seqio_cache_validation",
+    b"\x00" + read("tests/testdata/seqio_cache/interop_cached_upper/validation.tfrecord-00000-of-00002"))
+# ---- gzip_stream
+put("gzip_stream", "gzip_text", gz(b"line one\nline two\r\n" * 4))
+put("gzip_stream", "zlib", zlib.compress(b"\x00\x01" * 300))
+put("gzip_stream", "two_members", gz(b"a\n") + gz(b"b\n"))
+put("gzip_stream", "plain", b"not compressed\nat all\n")
+# ---- sentencepiece: seeded from tests/testdata/seqio_cache/vocab/ itself
+# (fuzz/CMakeLists.txt, extra seed folders); one hand-made near-model.
+put("sentencepiece", "empty_model_proto", b"")
+# ---- zarr_array: .zarray, then "<key>\n<bytes>" chunk files.
+def zarray(shape, chunks, dtype="<f4", compressor={"id": "gzip", "level": 1}, **extra):
+    meta = {"chunks": chunks, "compressor": compressor, "dtype": dtype, "fill_value": None,
+            "filters": None, "order": "C", "shape": shape, "zarr_format": 2}
+    meta.update(extra)
+    return json.dumps(meta).encode()
+
+floats = struct.pack("<6f", 1, 2, 3, 4, 5, 6)
+put("zarr_array", "gzip_2x3", zarray([2, 3], [2, 3]) + SEP + b"0.0\n" + gz(floats))
+put("zarr_array", "zlib_chunked", zarray([4, 3], [2, 3], compressor={"id": "zlib", "level": 1})
+    + SEP + b"0.0\n" + zlib.compress(floats) + SEP + b"1.0\n" + zlib.compress(floats))
+put("zarr_array", "raw_slash_missing_chunk",
+    zarray([3, 2], [2, 2], dtype="<i8", compressor=None, fill_value=7, dimension_separator="/")
+    + SEP + b"0/0\n" + struct.pack("<4q", 1, 2, 3, 4))
+put("zarr_array", "bf16_scalar", zarray([], [], dtype="bfloat16", compressor=None) + SEP + b"0\n\x80\x3f")
+ck = "tests/testdata/t5x_checkpoint/checkpoint_2/"
+for d in sorted(glob.glob(os.path.join(ROOT, ck, "*")))[:3]:
+    if os.path.isdir(d):
+        parts = [read(os.path.join(d, ".zarray"))]
+        for c in sorted(os.listdir(d)):
+            if c != ".zarray":
+                parts.append(c.encode() + b"\n" + read(os.path.join(d, c)))
+        put("zarr_array", "t5x_" + os.path.basename(d)[-40:], SEP.join(parts))
+# ---- checkpoint_index: the bytes of <dir>/checkpoint; target.a is a valid
+# float32 [2, 3] zarr array beside it.
+spec = {"driver": "zarr", "kvstore": {"driver": "file", "path": "target.a"},
+        "metadata": {"shape": [2, 3]}, "dtype": "float32"}
+ndarray = msgpack.ExtType(1, msgpack.packb([[2], "int32", struct.pack("<2i", 5, 6)]))
+index = {"version": 3, "optimizer": {"target": {"a": spec, "b": ndarray, "c": 1.5},
+                                     "state": {"step": msgpack.ExtType(1, msgpack.packb(
+                                         [[], "int32", struct.pack("<i", 42)])),
+                                               "param_states": {"a": None}}}}
+put("checkpoint_index", "spec_and_inline", msgpack.packb(index))
+put("checkpoint_index", "t5x_checkpoint_2", read(ck + "checkpoint"))
+# ---- predictions
+put("predictions", "lines", b"The cat sat.\nyes\r\n3.5\n\n\xe4\xbd\xa0\xe5\xa5\xbd world\nno\n")
+put("predictions", "gzip", gz(b"a b c\n1\n2\n"))
+# ---- task_cache: option byte, then info, stats, shards.
+cache = "tests/testdata/seqio_cache/interop_cached_upper/"
+info = json.loads(read(cache + "info.validation.json"))
+put("task_cache", "interop_validation", b"\x00" + SEP.join([
+    json.dumps(info).encode(), read(cache + "stats.validation.json"),
+    read(cache + "validation.tfrecord-00000-of-00002"),
+    read(cache + "validation.tfrecord-00001-of-00002")]))
+info_t5xx = dict(info, t5xx_cache_format=1, num_shards=1)
+put("task_cache", "t5xx_one_shard_skip", b"\x01" + SEP.join([
+    json.dumps(info_t5xx).encode(), b'{"examples": 2}', tfrecord(recs)]))
+# ---- gin_config: main.gin, inc.gin, then --gin_bindings.
+task_gin = b"""from __gin__ import dynamic_registration
+import seqio
+include 'inc.gin'
+VOCAB = @seqio.SentencePieceVocabulary()
+seqio.SentencePieceVocabulary.sentencepiece_model_file = 'spiece.model'
+my_task/seqio.Task:
+  source = @seqio.TextLineDataSource()
+  output_features = {'targets': @seqio.Feature()}
+seqio.TextLineDataSource.split_to_filepattern = {'train': %DATA}
+seqio.Feature.vocabulary = %VOCAB
+t5xx.seqio.register.tasks = [@my_task/seqio.Task()]
+"""
+put("gin_config", "task_with_include", task_gin + SEP + b"DATA = '/tmp/x.txt'\nN = [1, (2, 3.5), {'a': None}]\n"
+    + SEP + b"seqio.Feature.add_eos = False")
+# The stock configs (configs/) are seeds too, read from there
+# (fuzz/CMakeLists.txt, extra seed folders).
