@@ -1,12 +1,18 @@
-// Fuzz target: the JSON-lines source (data/json_lines_source.h) reading one
-// file, plain or gzip, with and without skip_bad_records.
+// Fuzz target: the two JSON-lines sources reading one file, plain or gzip,
+// with and without skip_bad_records: seqio's C4-style strings
+// (data/json_lines_source.h) and t5xx's token-id lines
+// (data/token_json_lines_source.h).
 // Input: byte 0 selects the options (bit 0: skip bad records; bit 1: read
-// only the field "text" instead of every string field); the rest is the file.
+// only the field "text" instead of every field; bit 2: the token-id source);
+// the rest is the file.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 
 #include "fuzz/fuzz_support.h"
 #include "t5xx/data/json_lines_source.h"
+#include "t5xx/data/token_json_lines_source.h"
 #include "t5xx/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -20,8 +26,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> fields;
   if (data[0] & 2) fields = {"text"};
   try {
-    seqio::JsonLinesDataSource source({{"train", path}}, fields, policy);
-    auto dataset = source.GetDataset("train", false, 0, {});
+    std::unique_ptr<seqio::DataSource> source;
+    if (data[0] & 4) {
+      source = std::make_unique<seqio::TokenJsonLinesDataSource>(
+          std::map<std::string, std::string>{{"train", path}}, fields, policy);
+    } else {
+      source = std::make_unique<seqio::JsonLinesDataSource>(
+          std::map<std::string, std::string>{{"train", path}}, fields, policy);
+    }
+    auto dataset = source->GetDataset("train", false, 0, {});
     while (dataset->Next()) {
     }
   } catch (const Error& e) {

@@ -89,6 +89,9 @@ c4 = b'{"text": "Hello world.", "url": "https://x", "timestamp": "2019"}\n\n{"te
 put("json_lines", "c4_plain", b"\x00" + c4)
 put("json_lines", "c4_fields_skip", b"\x03" + c4 + b'{"text": 3}\nnot json\n{"url": "u"}\n')
 put("json_lines", "c4_gzip", b"\x01" + gz(c4))
+tokens = b'{"inputs": [1, 2, 3], "targets": [4], "text": "x"}\n\n{"inputs": [], "targets": [2147483647]}\n'
+put("json_lines", "token_ids", b"\x04" + tokens)
+put("json_lines", "token_ids_fields_skip", b"\x07" + tokens + b'{"text": [1.5]}\n{"text": [99999999999]}\n')
 # ---- text_lines
 text = b"first line\r\nsecond\n\nthird without newline"
 put("text_lines", "plain", b"\x00" + text)

@@ -3,6 +3,7 @@
 // declares. Built here byte by byte; the limits are those of
 // checkpoints/zarr_array.h and msgpack_index.h.
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <chrono>
@@ -219,6 +220,17 @@ TEST(HostileCheckpointTest, CutStreamWithoutExpectedSizeIsTruncatedError) {
   const std::string bomb = GzipBomb(2);
   const std::string message = ErrorOf([&] { Inflate(bomb.data(), bomb.size(), "bomb"); });
   EXPECT_NE(message.find("truncated compressed data in bomb"), std::string::npos) << message;
+}
+
+TEST(HostileCheckpointTest, IndexThatIsAFifoIsRefusedWithoutWaiting) {
+  // Opening a FIFO for reading waits for a writer; the index reader opens
+  // without waiting and refuses what is not a regular file.
+  TempDir tmp;
+  const std::string fifo = tmp.path + "/checkpoint";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string message = RefusedQuicklyAndSmall([&] { ListIndex(tmp.path, tmp.path); });
+  EXPECT_EQ(message, "cannot read checkpoint index " + fifo +
+                         ": not a regular file (a directory, FIFO or device)");
 }
 
 }  // namespace

@@ -657,9 +657,32 @@ TEST(GinLimits, ExponentialMacroExpansionIsRefused) {
   Config config(&registry);
   config.ParseString(text, "bomb.gin");
   const std::string message = ErrorOf([&] { config.Finalize(); });
-  EXPECT_NE(message.find("expanding macros makes more than 4194304 values in all (the limit)"),
+  EXPECT_NE(message.find("expanding macros makes more than 1048576 values in all (the limit)"),
             std::string::npos)
       << message.substr(0, 400);
+}
+
+}  // namespace
+}  // namespace t5xx::gin
+
+namespace t5xx::gin {
+namespace {
+
+TEST(GinLimits, FileOver16MiBIsRefusedBeforeReading) {
+  t5xx::testing::TempDir tmp;
+  const std::string path = tmp.path + "/huge.gin";
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::string line(1023, '#');
+    for (int i = 0; i < 16 * 1024 + 1; ++i) out << line << '\n';  // 16 MiB + 1 KiB of comments
+  }
+  Registry registry = TestRegistry();
+  Config config(&registry);
+  const std::string message = ErrorOf([&] { config.ParseFile(path); });
+  EXPECT_NE(message.find("gin file '" + path + "' has 16778240 bytes, more than the limit of "
+                         "16777216 (16 MiB)"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

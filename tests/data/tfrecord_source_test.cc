@@ -6,6 +6,7 @@
 #include "t5xx/data/tfrecord_source.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "t5xx/data/file_utils.h"
+#include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
 #include "test_util.h"
 
@@ -281,6 +283,42 @@ TEST_F(TFRecordTest, SourceErrors) {
   EXPECT_ERROR_CONTAINS(ok.GetDataset("train", false, 0, ShardInfo{2, 2}),
                         "invalid ShardInfo");
   EXPECT_ERROR_CONTAINS(TFRecordReader(Path("nope.tfrecord")), "cannot open");
+}
+
+}  // namespace
+}  // namespace t5xx::seqio
+
+namespace t5xx::seqio {
+namespace {
+
+// Issue 17: a FIFO (or directory) given as a data file is refused when it is
+// opened, naming it, instead of blocking the reader for ever.
+TEST_F(TFRecordTest, FifoAndDirectoryAreRefusedWithoutBlocking) {
+  const std::string fifo = Path("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(t5xx::testing::ErrorOf([&] { TFRecordReader r(fifo); }),
+            fifo + ": cannot open TFRecord file: it is not a regular file (a FIFO, socket or "
+                   "device)");
+  EXPECT_EQ(t5xx::testing::ErrorOf([&] { LineReader r(fifo); }),
+            "cannot read '" + fifo + "': it is not a regular file (a FIFO, socket or device)");
+  EXPECT_EQ(t5xx::testing::ErrorOf([&] { LineReader r(dir_); }),
+            "cannot read '" + dir_ + "': it is a directory");
+}
+
+// A header whose length (with a matching CRC) exceeds protobuf's 2 GiB is
+// corruption, refused before any data is read for it.
+TEST_F(TFRecordTest, LengthOverTwoGiBIsRefused) {
+  const uint64_t length = (uint64_t{1} << 31) + 1;
+  char header[12];
+  for (int i = 0; i < 8; ++i) header[i] = static_cast<char>(length >> (8 * i));
+  const uint32_t crc = MaskedCrc32c(header, 8);
+  for (int i = 0; i < 4; ++i) header[8 + i] = static_cast<char>(crc >> (8 * i));
+  std::ofstream(Path("big.tfrecord"), std::ios::binary) << std::string(header, 12) << "x";
+  const std::string message =
+      t5xx::testing::ErrorOf([&] { ReadTFRecordFile(Path("big.tfrecord")); });
+  EXPECT_EQ(message, Path("big.tfrecord") +
+                         ": corrupt TFRecord at byte offset 0 (record 0): it declares 2147483649 "
+                         "data bytes, more than a protobuf message can have (2 GiB)");
 }
 
 }  // namespace

@@ -98,3 +98,22 @@ TEST(JsonDepthLimit, BothParsersRefuseMoreThan100Levels) {
 
 }  // namespace
 }  // namespace t5xx
+
+namespace t5xx {
+namespace {
+
+// A number beyond double's range is nlohmann's out_of_range 406, not a
+// parse_error: both parsers report it as not JSON (found by the zarr_array
+// fuzz target, fuzz/regressions/zarr_array/).
+TEST(JsonDepthLimit, NumberBeyondDoubleIsAnErrorNotAnException) {
+  nlohmann::json j;
+  std::string error;
+  EXPECT_FALSE(ParseJson("{\"a\": 60.0e+1666666666}", &j, &error));
+  EXPECT_NE(error.find("number overflow"), std::string::npos) << error;
+  error.clear();
+  EXPECT_FALSE(ParseJsonKeepingBytes("{\"\xff\": 1e999}", &j, &error));
+  EXPECT_NE(error.find("number overflow"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace t5xx

@@ -90,6 +90,13 @@ void Config::ParseFile(const std::string& path) {
 }
 
 void Config::ParseFileAt(const std::string& resolved_path, const std::string& shown_path) {
+  std::error_code size_ec;
+  const uintmax_t size = fs::file_size(resolved_path, size_ec);
+  if (!size_ec && size > kMaxGinFileBytes) {
+    throw Error("gin file '" + resolved_path + "' has " + std::to_string(size) +
+                " bytes, more than the limit of " + std::to_string(kMaxGinFileBytes) +
+                " (16 MiB); is it a gin file?");
+  }
   std::ifstream in(resolved_path, std::ios::binary);
   if (!in) throw Error("cannot read gin file '" + resolved_path + "'");
   std::stringstream ss;

@@ -30,6 +30,7 @@
 // programming error). Not thread-safe: Query records what it returns.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <optional>
@@ -58,9 +59,14 @@ class Config {
   void AddSearchPath(const std::string& dir);
   const std::vector<std::string>& search_paths() const { return search_paths_; }
 
+  // The largest gin file ParseFile or an include reads (configs are
+  // kilobytes; this refuses a data file named by mistake before reading it).
+  static constexpr uintmax_t kMaxGinFileBytes = uintmax_t{16} << 20;
+
   // Parses a gin file. A relative `path` is tried against the current
   // directory, then each search path. Throws t5xx::Error if not found
-  // (listing where it looked) or on any syntax error.
+  // (listing where it looked), over kMaxGinFileBytes, or on any syntax
+  // error.
   void ParseFile(const std::string& path);
 
   // Parses gin text; `source_name` is used in locations, and its folder (if
@@ -198,7 +204,7 @@ class Config {
   Value ResolveValue(const Value& v, std::vector<std::string>& macro_stack,
                      std::vector<std::string>* required) const;
   static constexpr size_t kMaxMacroDepth = 32;
-  static constexpr int64_t kMaxResolvedValues = int64_t{1} << 22;
+  static constexpr int64_t kMaxResolvedValues = int64_t{1} << 20;
   mutable int64_t resolve_budget_ = 0;  // values Finalize may still resolve
   // Unset %gin.REQUIRED values read by the configurables `called` reaches
   // (see Finalize): (macro, reader) or ("", message for a direct binding).

@@ -126,7 +126,7 @@ bool ParseJson(std::string_view text, json* out, std::string* error) {
   try {
     *out = ParseBounded(text);
     return true;
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error; out_of_range 406: a number beyond double
     *error = e.what();
   } catch (const TooDeep&) {
     *error = kTooDeepMessage;
@@ -173,7 +173,7 @@ bool ParseJsonKeepingBytes(std::string_view text, json* out, std::string* error)
   json parsed;
   try {
     parsed = ParseBounded(mapped);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error; out_of_range 406: a number beyond double
     *error = EscapeInvalidUtf8(Unmap(e.what(), /*as_text=*/true));
     return false;
   } catch (const TooDeep&) {
