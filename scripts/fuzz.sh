@@ -3,6 +3,8 @@
 # and fuzzes each for SECONDS (default 30), starting from its seed corpus
 # and regression inputs. New coverage is kept in build-fuzz/fuzz_corpus/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      e.g. scripts/fuzz.sh 3600 gin_config
+# T5XX_FUZZ_SEED=N fixes libFuzzer's random seed (CI uses 1, so that its
+# short runs explore the same inputs every time); unset, each run differs.
 # A fault stops that target's run and fails the script; the input that
 # caused it is written as build-fuzz/crash-* (leak-*, timeout-*, oom-*): add
 # it to fuzz/regressions/<target>/ with the fix (README "Fuzzing").
@@ -16,7 +18,7 @@ if ! command -v "$cxx" >/dev/null; then
   exit 2
 fi
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
-  -DT5XX_FUZZING=ON -DT5XX_FUZZ_SECONDS="$seconds" >/dev/null
+  -DT5XX_FUZZING=ON -DT5XX_FUZZ_SECONDS="$seconds" -DT5XX_FUZZ_SEED="${T5XX_FUZZ_SEED:-0}" >/dev/null
 cmake --build build-fuzz -j"$(nproc)"
 regex="^fuzz\\..*\\.run$"
 if (($#)); then

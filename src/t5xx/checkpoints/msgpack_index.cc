@@ -440,14 +440,19 @@ IndexListing ListIndex(const fs::path& dir, const std::string& checkpoint_dir) {
                    version->type != msgpack::type::NEGATIVE_INTEGER)) {
     throw Error(index.string() + " has no integer 'version'");
   }
-  const int64_t v = version->as<int64_t>();
-  if (v > kCheckpointVersion) {
+  // Read as msgpack stored it: a positive version may not fit int64.
+  if (version->type == msgpack::type::POSITIVE_INTEGER &&
+      version->via.u64 > static_cast<uint64_t>(kCheckpointVersion)) {
     throw Error("checkpoint " + checkpoint_dir +
                 " was written by a newer t5x/t5xx (version " +
-                std::to_string(v) + " > " +
+                std::to_string(version->via.u64) + " > " +
                 std::to_string(kCheckpointVersion) + ")");
   }
-  out.version = static_cast<int>(v);
+  if (version->type == msgpack::type::NEGATIVE_INTEGER) {
+    throw Error(index.string() + " has a negative 'version' (" +
+                std::to_string(version->via.i64) + "); the index is corrupt");
+  }
+  out.version = static_cast<int>(version->via.u64);
   const msgpack::object* opt = MapGet(top, "optimizer");
   if (!opt || opt->type != msgpack::type::MAP) {
     throw Error(index.string() + " has no 'optimizer' map");
