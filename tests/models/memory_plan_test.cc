@@ -33,7 +33,10 @@ TEST(MemoryPlanTest, DecoderOnlyByHand) {
   c.mlp_activations = {"gelu", "linear"};
   DecoderOnlyTransformer net(c);
   std::vector<std::vector<int64_t>> shapes;
-  for (const auto& p : net.InitParams(0).params()) shapes.push_back(p.value.sizes().vec());
+  // (The store is named: a range-for over params() of a temporary would
+  // read it after its end, as ASan found.)
+  const auto store = net.InitParams(0);
+  for (const auto& p : store.params()) shapes.push_back(p.value.sizes().vec());
   MemoryPlan plan = PlanDecoderOnly(c, shapes, OptimizerSlots{}, /*batch=*/2, /*length=*/10);
   // Parameters: embedding 800, relpos 2*32=64, per layer 2 norms (16) +
   // q,k,v,out 4*64=256 + wi_0, wi_1, wo 3*128=384 -> 656, x3 = 1968, final

@@ -34,6 +34,11 @@ namespace t5xx::device {
 inline float ExpApprox(float x) {
   // Selects, not branches, so the loop around it vectorises.
   const bool underflow = x < -87.3f;
+  // NaN goes through as NaN; the arithmetic below runs on 0 instead (a
+  // NaN's integer conversion and the shift after it are undefined).
+  const float in = x;
+  const bool is_nan = x != x;
+  x = is_nan ? 0.0f : x;
   x = std::max(x, -87.3f);
   x = std::min(x, 88.3f);
   // n = round(x / ln2): adding and subtracting 1.5 * 2^23 rounds to an
@@ -50,10 +55,10 @@ inline float ExpApprox(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const float y = p * r * r + r + 1.0f;
-  const int32_t bits = (n + 127) << 23;
+  const uint32_t bits = static_cast<uint32_t>(n + 127) << 23;  // n + 127 in [1, 254]
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
-  return underflow ? 0.0f : y * scale;
+  return is_nan ? in : (underflow ? 0.0f : y * scale);
 }
 
 // Lanes of the interleaved partial sums below: a multiple of every vector
