@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::ClearScratchDir();
   WriteFixedArray();
   const std::string index = fuzz::WriteScratchFile(
-      "ckpt/checkpoint", std::string_view(reinterpret_cast<const char*>(data), size));
+      "ckpt/checkpoint", fuzz::InputBytes(data, size));
   const std::string dir = fuzz::ScratchDir() + "/ckpt";
   try {
     checkpoints::ListIndex(dir, dir);

@@ -81,14 +81,16 @@ void ClearScratchDir() {
   }
 }
 
+void Fault(const std::string& what) {
+  std::fprintf(stderr, "fuzz: %s\n", what.c_str());
+  std::abort();
+}
+
 void ExpectNamedError(const std::string& message, const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     if (message.find(name) == std::string::npos) {
-      std::fprintf(stderr,
-                   "fuzz: t5xx::Error does not name '%s' (every refusal must name what "
-                   "it read):\n  %s\n",
-                   name.c_str(), message.c_str());
-      std::abort();
+      Fault("t5xx::Error does not name '" + name +
+            "' (every refusal must name what it read):\n  " + message);
     }
   }
 }
@@ -97,9 +99,7 @@ void ExpectNamedErrorAny(const std::string& message, const std::vector<std::stri
   for (const std::string& name : names) {
     if (message.find(name) != std::string::npos) return;
   }
-  std::fprintf(stderr, "fuzz: t5xx::Error names none of the inputs it read:\n  %s\n",
-               message.c_str());
-  std::abort();
+  Fault("t5xx::Error names none of the inputs it read:\n  " + message);
 }
 
 }  // namespace t5xx::fuzz

@@ -23,6 +23,16 @@ namespace t5xx::fuzz {
 // cache and gin targets): a line holding only "%%".
 inline constexpr std::string_view kPartSeparator = "\n%%\n";
 
+// The input's bytes from `skip` on (the option bytes some targets read
+// first are skipped), as text; `skip` <= size.
+inline std::string_view InputBytes(const uint8_t* data, size_t size, size_t skip = 0) {
+  return std::string_view(reinterpret_cast<const char*>(data) + skip, size - skip);
+}
+
+// Reports a fault that is not an exception (a result breaking the reader's
+// contract) and aborts.
+[[noreturn]] void Fault(const std::string& what);
+
 // Splits `data` at kPartSeparator into at most `max_parts` parts (the last
 // part keeps any further separators).
 std::vector<std::string> SplitParts(const uint8_t* data, size_t size, size_t max_parts);

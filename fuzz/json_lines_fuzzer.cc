@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace t5xx;
   fuzz::ClearScratchDir();
   const std::string path = fuzz::WriteScratchFile(
-      "data.jsonl", std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
+      "data.jsonl", fuzz::InputBytes(data, size, 1));
   seqio::BadRecordPolicy policy;
   policy.skip = data[0] & 1;
   std::vector<std::string> fields;

@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using seqio::PostprocessedValue;
   fuzz::ClearScratchDir();
   const std::string path = fuzz::WriteScratchFile(
-      "predictions.txt", std::string_view(reinterpret_cast<const char*>(data), size));
+      "predictions.txt", fuzz::InputBytes(data, size));
   std::vector<std::string> lines;
   try {
     lines = seqio::ReadPredictionsFile(path);

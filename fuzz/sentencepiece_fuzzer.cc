@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace t5xx;
   fuzz::ClearScratchDir();
   const std::string path = fuzz::WriteScratchFile(
-      "spiece.model", std::string_view(reinterpret_cast<const char*>(data), size));
+      "spiece.model", fuzz::InputBytes(data, size));
   try {
     seqio::SentencePieceVocabulary vocab(path, 3);
     const std::vector<int32_t> ids = vocab.Encode("Hello world, \xe2\x96\x81 <extra_id_0> 12");

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace t5xx;
   fuzz::ClearScratchDir();
   const std::string path = fuzz::WriteScratchFile(
-      "data.txt", std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
+      "data.txt", fuzz::InputBytes(data, size, 1));
   try {
     seqio::TextLineDataSource source({{"train", path}}, data[0] % 4);
     auto dataset = source.GetDataset("train", false, 0, {});

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace t5xx;
   fuzz::ClearScratchDir();
   const std::string path = fuzz::WriteScratchFile(
-      "data.tfrecord", std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
+      "data.tfrecord", fuzz::InputBytes(data, size, 1));
   seqio::BadRecordPolicy policy;
   policy.skip = data[0] & 1;
   std::vector<std::string> features;
