@@ -304,5 +304,40 @@ TEST_F(JsonLinesTest, GzipWriterRoundTripsLongLines) {
   EXPECT_FALSE(r.Next(&line));
 }
 
+// Issue 17: ReadFileToString holds at most `max_bytes` (counted after gzip
+// decompression, each line plus its '\n'). Hand arithmetic: "ab\ncd\n" is
+// 6 bytes, so a limit of 6 reads it and 5 refuses it; a gzip stream of
+// 64 MiB of 'x' with no newline (about 64 KiB compressed) is refused at a
+// 1 MiB limit, before the line is held whole.
+TEST_F(JsonLinesTest, ReadFileToStringRefusesContentsOverTheLimit) {
+  const std::string plain = WritePlain("small.txt", "ab\ncd\n");
+  EXPECT_EQ(ReadFileToString(plain, 6), "ab\ncd\n");
+  try {
+    ReadFileToString(plain, 5);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("cannot read '" + plain + "'"), std::string::npos) << m;
+    EXPECT_NE(m.find("exceed 5 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("line 2"), std::string::npos) << m;
+  }
+  const std::string bomb = WriteGz("bomb.gz", std::string(size_t{64} << 20, 'x'));
+  try {
+    ReadFileToString(bomb, size_t{1} << 20);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(bomb + ":1: a line longer than 1048576 bytes (the limit)"), std::string::npos)
+        << m;
+  }
+  // Many short lines are counted together, not line by line.
+  std::string lines;
+  for (int i = 0; i < 1000; ++i) lines += "0123456789\n";  // 11,000 bytes
+  const std::string many = WriteGz("many.gz", lines);
+  EXPECT_EQ(ReadFileToString(many, 11000).size(), 11000u);
+  EXPECT_THROW(ReadFileToString(many, 10999), Error);
+  EXPECT_EQ(kMaxWholeFileBytes, size_t{1} << 30);
+}
+
 }  // namespace
 }  // namespace t5xx::seqio

@@ -92,10 +92,17 @@ void RenameFile(const std::string& from, const std::string& to) {
   }
 }
 
-std::string ReadFileToString(const std::string& path) {
-  LineReader reader(path);  // uniform gzip/plain handling and errors
+std::string ReadFileToString(const std::string& path, size_t max_bytes) {
+  // Uniform gzip/plain handling and errors; no line may exceed the whole's limit.
+  LineReader reader(path, std::min(max_bytes, kMaxLineBytes));
   std::string out, line;
   while (reader.Next(&line)) {
+    if (line.size() + 1 > max_bytes - std::min(out.size(), max_bytes)) {
+      throw Error("cannot read '" + path + "': its contents (after gzip decompression) exceed " +
+                  std::to_string(max_bytes) + " bytes, the limit for reading a whole file at once "
+                  "(stopped at line " + std::to_string(reader.line_number()) +
+                  "); is this the file you meant?");
+    }
     out += line;
     out += '\n';
   }
@@ -120,7 +127,8 @@ void WriteStringToFileAtomic(const std::string& path,
 
 // ---------------------------------------------------------------- LineReader
 
-LineReader::LineReader(const std::string& path) : path_(path) {
+LineReader::LineReader(const std::string& path, size_t max_line_bytes)
+    : path_(path), max_line_bytes_(max_line_bytes) {
   if (!FileExists(path)) throw Error("file not found: '" + path + "'");
   // A FIFO would block the reader for ever, a directory fail later.
   if (const std::string why = NotARegularFile(path); !why.empty()) {
@@ -140,6 +148,7 @@ LineReader::~LineReader() {
 LineReader::LineReader(LineReader&& other) noexcept
     : path_(std::move(other.path_)),
       file_(std::exchange(other.file_, nullptr)),
+      max_line_bytes_(other.max_line_bytes_),
       line_number_(other.line_number_),
       buffer_(std::move(other.buffer_)),
       buffer_pos_(other.buffer_pos_) {}
@@ -149,6 +158,7 @@ LineReader& LineReader::operator=(LineReader&& other) noexcept {
     if (file_ != nullptr) gzclose(file_);
     path_ = std::move(other.path_);
     file_ = std::exchange(other.file_, nullptr);
+    max_line_bytes_ = other.max_line_bytes_;
     line_number_ = other.line_number_;
     buffer_ = std::move(other.buffer_);
     buffer_pos_ = other.buffer_pos_;
@@ -189,9 +199,9 @@ bool LineReader::Next(std::string* line) {
     const void* newline = std::memchr(begin, '\n', available);
     const size_t take =
         newline ? static_cast<size_t>(static_cast<const char*>(newline) - begin) : available;
-    if (line->size() + take > kMaxLineBytes) {
+    if (line->size() + take > max_line_bytes_) {
       throw Error(path_ + ":" + std::to_string(line_number_ + 1) + ": a line longer than " +
-                  std::to_string(kMaxLineBytes) + " bytes (the limit, 2 GiB); is this a " +
+                  std::to_string(max_line_bytes_) + " bytes (the limit); is this a " +
                   "text file?");
     }
     line->append(begin, take);

@@ -36,9 +36,17 @@ void MakeDirs(const std::string& path);
 // both paths on failure.
 void RenameFile(const std::string& from, const std::string& to);
 
-// Reads a whole file (gzip or plain) into a string. Throws t5xx::Error naming
-// the path when it cannot be opened or read.
-std::string ReadFileToString(const std::string& path);
+// The most ReadFileToString returns by default (1 GiB, counted after gzip
+// decompression): whole-file reads are for metadata, configs and metrics, so
+// a larger file (or a small gzip stream inflating past it) is refused before
+// it is held in memory.
+inline constexpr size_t kMaxWholeFileBytes = size_t{1} << 30;
+
+// Reads a whole file (gzip or plain) into a string, each line followed by
+// '\n'. Throws t5xx::Error naming the path when it cannot be opened or read,
+// and when its (decompressed) contents exceed `max_bytes`, naming the limit.
+std::string ReadFileToString(const std::string& path,
+                             size_t max_bytes = kMaxWholeFileBytes);
 
 // Writes `contents` to `path` (plain, not compressed) via a temporary file in
 // the same directory and a rename, so readers never see a partial file.
@@ -58,7 +66,8 @@ class LineReader {
  public:
   // Throws t5xx::Error naming the path when it does not exist, is not a
   // regular file (a directory, FIFO or device), or cannot be opened.
-  explicit LineReader(const std::string& path);
+  // `max_line_bytes` (at most kMaxLineBytes) bounds each line's length.
+  explicit LineReader(const std::string& path, size_t max_line_bytes = kMaxLineBytes);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
@@ -67,7 +76,7 @@ class LineReader {
 
   // Stores the next line in *line and returns true; returns false at end of
   // file. Throws t5xx::Error naming the path and line on a read error
-  // (e.g. a truncated gzip stream) and for a line over kMaxLineBytes.
+  // (e.g. a truncated gzip stream) and for a line over max_line_bytes.
   bool Next(std::string* line);
   // 1-based number of the line last returned by Next (0 before the first).
   int64_t line_number() const { return line_number_; }
@@ -76,6 +85,7 @@ class LineReader {
  private:
   std::string path_;
   gzFile file_ = nullptr;
+  size_t max_line_bytes_ = kMaxLineBytes;
   int64_t line_number_ = 0;
   std::string buffer_;     // decompressed bytes read ahead
   size_t buffer_pos_ = 0;  // the first of them not yet returned

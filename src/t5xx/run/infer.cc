@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -149,7 +150,11 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
                    "infer.num_shards");
     if (!s.merge_chunked_results) continue;
     std::string merged;
-    for (const std::string& p : chunk_paths) merged += seqio::ReadFileToString(p);
+    // The chunks are this run's own output, each already held whole once when
+    // written: no whole-file limit (kMaxWholeFileBytes is for foreign files).
+    for (const std::string& p : chunk_paths) {
+      merged += seqio::ReadFileToString(p, std::numeric_limits<size_t>::max());
+    }
     WriteCompleted(out_path, merged);
     fs::remove_all(tmp_dir);
     log << "[infer] wrote " << out_path << std::endl;
