@@ -95,6 +95,33 @@ TEST(HostileCheckpointTest, ShapeWhoseElementCountOverflowsIsRefused) {
   EXPECT_NE(message.find("[4294967296, 4294967296]"), std::string::npos) << message;
 }
 
+// Found by fuzzing (fuzz/regressions/zarr_array/): a dimension written as a
+// number beyond int64 is parsed as a double, which the vector conversion
+// cast to int64 (undefined behaviour). Each such dimension is now an error
+// naming the key and index; so are floats and non-lists. (The number's
+// shortest round-trip form, 6.666666666666666e+83, is Python's repr of it.)
+TEST(HostileCheckpointTest, ShapeEntriesThatAreNotInt64AreRefused) {
+  TempDir tmp;
+  const fs::path dir = fs::path(tmp.path) / "a";
+  const std::string zarray = (dir / ".zarray").string();
+  const struct {
+    std::string shape, chunks, expected;
+  } cases[] = {
+      {"[666666666666666666666666666666666666666666666666666666666666666666666666666666666616]",
+       "[16]", ": shape[0] is 6.666666666666666e+83, not an integer in int64 range"},
+      {"[4, 9223372036854775808]", "[1, 1]",
+       ": shape[1] is 9223372036854775808, not an integer in int64 range"},
+      {"[4]", "[2.0]", ": chunks[0] is 2.0, not an integer in int64 range"},
+      {"4", "[4]", ": shape is 4, not a list of integers"},
+  };
+  for (const auto& c : cases) {
+    WriteBytes(dir / ".zarray", Zarray(c.shape, c.chunks));
+    const std::string message = RefusedQuicklyAndSmall(
+        [&] { ReadZarrMetadata(dir, "a", std::nullopt, std::nullopt); });
+    EXPECT_EQ(message, zarray + c.expected) << c.shape;
+  }
+}
+
 TEST(HostileCheckpointTest, MillionsOfTinyChunksAreRefusedWithoutLookingForThem) {
   TempDir tmp;
   const fs::path dir = fs::path(tmp.path) / "a";

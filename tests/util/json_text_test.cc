@@ -76,7 +76,7 @@ TEST(JsonDepthLimit, BothParsersRefuseMoreThan100Levels) {
   const auto nested = [](int depth, const std::string& inner) {
     return std::string(depth, '[') + inner + std::string(depth, ']');
   };
-  for (const std::string inner : {std::string("1"), std::string("\"\xff\"")}) {
+  for (const std::string& inner : {std::string("1"), std::string("\"\xff\"")}) {
     nlohmann::json j;
     std::string error;
     EXPECT_TRUE(ParseJsonKeepingBytes(nested(100, inner), &j, &error)) << error;
@@ -113,6 +113,31 @@ TEST(JsonDepthLimit, NumberBeyondDoubleIsAnErrorNotAnException) {
   error.clear();
   EXPECT_FALSE(ParseJsonKeepingBytes("{\"\xff\": 1e999}", &j, &error));
   EXPECT_NE(error.find("number overflow"), std::string::npos) << error;
+}
+
+// JsonInteger reads integers only, in range. The cases are the three JSON
+// number kinds nlohmann stores (int64, uint64, double) at their edges:
+// 2^63 - 1 fits int64, 2^63 and 2^64 - 1 are number_unsigned beyond it, and
+// 6.666e83 (the fuzz input of fuzz/regressions/zarr_array/) is a double that
+// get<int64_t>() would convert with undefined behaviour.
+TEST(JsonInteger, ReadsIntegersInRangeOnly) {
+  using nlohmann::json;
+  EXPECT_EQ(JsonInteger(json::parse("5")), 5);
+  EXPECT_EQ(JsonInteger(json::parse("-3")), -3);
+  EXPECT_EQ(JsonInteger(json::parse("9223372036854775807")), INT64_MAX);
+  EXPECT_EQ(JsonInteger(json::parse("-9223372036854775808")), INT64_MIN);
+  EXPECT_EQ(JsonInteger(json::parse("9223372036854775808")), std::nullopt);
+  EXPECT_EQ(JsonInteger(json::parse("18446744073709551615")), std::nullopt);
+  EXPECT_EQ(JsonInteger(json::parse("6.666e83")), std::nullopt);
+  EXPECT_EQ(JsonInteger(json::parse("3.0")), std::nullopt);
+  EXPECT_EQ(JsonInteger(json::parse("\"3\"")), std::nullopt);
+  EXPECT_EQ(JsonInteger(json::parse("true")), std::nullopt);
+  EXPECT_EQ(JsonInteger(json::parse("null")), std::nullopt);
+  EXPECT_EQ(JsonInteger(json::parse("-1"), 0), std::nullopt);
+  EXPECT_EQ(JsonInteger(json::parse("0"), 0), 0);
+  EXPECT_EQ(JsonInteger(json::parse("2147483647"), INT32_MIN, INT32_MAX), INT32_MAX);
+  EXPECT_EQ(JsonInteger(json::parse("2147483648"), INT32_MIN, INT32_MAX), std::nullopt);
+  EXPECT_EQ(JsonInteger(json::parse("-2147483649"), INT32_MIN, INT32_MAX), std::nullopt);
 }
 
 }  // namespace

@@ -46,7 +46,13 @@ std::optional<ChunkChecksums> ReadChecksums(const fs::path& dir, const std::stri
                 " (delete the file to read the checkpoint unchecked)");
   }
   try {
-    const int version = j.at("version").get<int>();
+    const std::optional<int64_t> read_version = JsonInteger(j.at("version"));
+    if (!read_version) {
+      throw Error("malformed checkpoint checksums " + file.string() + ": version " +
+                  DumpJson(j.at("version")) +
+                  " is not an integer (delete the file to read the checkpoint unchecked)");
+    }
+    const int64_t version = *read_version;
     if (version > kChecksumsVersion) {
       throw Error(file.string() + " was written by a newer t5xx (version " +
                   std::to_string(version) + " > " + std::to_string(kChecksumsVersion) +

@@ -319,8 +319,24 @@ ZarrMetadata ReadZarrMetadata(
     }
     ZarrMetadata out;
     out.dtype = *dt;
-    out.shape = meta.at("shape").get<std::vector<int64_t>>();
-    out.chunks = meta.at("chunks").get<std::vector<int64_t>>();
+    // Element by element: get<std::vector<int64_t>>() would cast a float such
+    // as 1e84 to int64 (undefined behaviour; found by fuzzing).
+    auto dims = [&](const std::string& key) {
+      const json& list = meta.at(key);
+      if (!list.is_array()) throw bad(key + " is " + DumpJson(list) + ", not a list of integers");
+      std::vector<int64_t> dims;
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::optional<int64_t> d = JsonInteger(list[i]);
+        if (!d) {
+          throw bad(key + "[" + std::to_string(i) + "] is " + DumpJson(list[i]) +
+                    ", not an integer in int64 range");
+        }
+        dims.push_back(*d);
+      }
+      return dims;
+    };
+    out.shape = dims("shape");
+    out.chunks = dims("chunks");
     if (out.chunks.size() != out.shape.size()) throw bad("chunks rank != shape rank");
     if (out.shape.size() > kMaxZarrRank) {
       throw bad("rank " + std::to_string(out.shape.size()) + " is over the limit of " +

@@ -85,9 +85,10 @@ CacheStats CacheStats::FromJson(const nlohmann::json& j, const std::string& wher
              where + ": expected a JSON object with \"examples\"");
   CacheStats s;
   for (const auto& [key, value] : j.items()) {
-    T5XX_CHECK(value.is_number_integer() && value.get<int64_t>() >= 0,
+    const std::optional<int64_t> count = JsonInteger(value, 0);
+    T5XX_CHECK(count.has_value(),
                where + ": \"" + key + "\" must be a non-negative integer, got " + DumpJson(value));
-    const int64_t n = value.get<int64_t>();
+    const int64_t n = *count;
     const std::string& name = key;  // (a structured binding cannot be captured in C++17)
     const auto ends_with = [&name](const std::string& suffix) {
       return name.size() > suffix.size() &&

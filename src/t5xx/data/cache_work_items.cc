@@ -345,9 +345,13 @@ CacheStats FinalizeSplit(const CacheSplitPlan& plan) {
   int64_t shard_examples = 0;
   for (int64_t j = 0; j < plan.num_shards; ++j) {
     const nlohmann::json side = ReadJson(SidecarPath(plan, j), where);
-    T5XX_CHECK(side.contains("examples") && side["examples"].is_number_integer(),
-               where + ": '" + SidecarPath(plan, j) + "' lacks \"examples\"");
-    shard_examples += side["examples"].get<int64_t>();
+    // Bounded so that the sum cannot overflow (each shard holds at most 2^40).
+    const std::optional<int64_t> examples =
+        side.contains("examples") ? JsonInteger(side["examples"], 0, int64_t{1} << 40)
+                                  : std::nullopt;
+    T5XX_CHECK(examples.has_value(), where + ": '" + SidecarPath(plan, j) +
+                                         "' lacks \"examples\" (an integer in [0, 2^40])");
+    shard_examples += *examples;
   }
   T5XX_CHECK(shard_examples == total.examples,
              where + ": the output shards hold " + std::to_string(shard_examples) +

@@ -267,19 +267,21 @@ CachedSplitInfo ReadCachedInfo(const std::string& cache_dir, const std::string& 
   CachedSplitInfo info;
   if (j.contains("t5xx_cache_format")) {
     const auto& f = j["t5xx_cache_format"];
-    T5XX_CHECK(f.is_number_integer() && f.get<int64_t>() >= 1,
+    const std::optional<int64_t> format = JsonInteger(f, 1);
+    T5XX_CHECK(format.has_value(),
                path + ": \"t5xx_cache_format\" must be an integer >= 1, got " + DumpJson(f));
-    T5XX_CHECK(f.get<int64_t>() <= kCacheFormatVersion,
+    T5XX_CHECK(*format <= kCacheFormatVersion,
                path + ": t5xx_cache_format " + DumpJson(f) +
                    " was written by a newer t5xx (this one reads format " +
                    std::to_string(kCacheFormatVersion) +
                    " and older); upgrade t5xx, or " + RebuildHint(cache_dir));
-    info.t5xx_cache_format = f.get<int>();
+    info.t5xx_cache_format = static_cast<int>(*format);
   }
-  T5XX_CHECK(j.contains("num_shards") && j["num_shards"].is_number_integer() &&
-                 j["num_shards"].get<int64_t>() >= 1,
+  const std::optional<int64_t> num_shards =
+      j.contains("num_shards") ? JsonInteger(j["num_shards"], 1) : std::nullopt;
+  T5XX_CHECK(num_shards.has_value(),
              path + ": \"num_shards\" must be an integer >= 1; " + RebuildHint(cache_dir));
-  info.num_shards = j["num_shards"].get<int64_t>();
+  info.num_shards = *num_shards;
   T5XX_CHECK(j.contains("features") && j["features"].is_object(),
              path + ": \"features\" (an object) is missing; seqio writes an empty info file "
                     "for a split without examples. " + RebuildHint(cache_dir));

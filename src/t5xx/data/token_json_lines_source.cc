@@ -41,12 +41,12 @@ std::optional<Example> ParseTokenJsonLine(const std::string& path, int64_t line_
       Tokens ids;
       bool ok = true;
       for (const auto& e : x) {
-        if (!e.is_number_integer() || e.get<int64_t>() < INT32_MIN ||
-            e.get<int64_t>() > INT32_MAX) {
+        const std::optional<int64_t> id = JsonInteger(e, INT32_MIN, INT32_MAX);
+        if (!id) {
           ok = false;
           break;
         }
-        ids.push_back(static_cast<int32_t>(e.get<int64_t>()));
+        ids.push_back(static_cast<int32_t>(*id));
       }
       if (ok) {
         ex[k] = std::move(ids);

@@ -184,4 +184,19 @@ bool ParseJsonKeepingBytes(std::string_view text, json* out, std::string* error)
   return true;
 }
 
+std::optional<int64_t> JsonInteger(const nlohmann::json& j, int64_t min, int64_t max) {
+  int64_t v = 0;
+  if (j.is_number_unsigned()) {
+    const uint64_t u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    v = static_cast<int64_t>(u);
+  } else if (j.is_number_integer()) {
+    v = j.get<int64_t>();
+  } else {
+    return std::nullopt;
+  }
+  if (v < min || v > max) return std::nullopt;
+  return v;
+}
+
 }  // namespace t5xx

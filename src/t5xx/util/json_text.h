@@ -5,6 +5,9 @@
 // unchanged, and output replaces what is not UTF-8 by U+FFFD.
 #pragma once
 
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,5 +42,15 @@ bool ParseJsonKeepingBytes(std::string_view text, nlohmann::json* out, std::stri
 bool ParseJson(std::string_view text, nlohmann::json* out, std::string* error);
 
 inline constexpr int kMaxJsonDepth = 100;
+
+// The value of `j` when it is a JSON integer (nlohmann's number_integer or
+// number_unsigned) in [min, max]; nullopt for anything else. Readers of files
+// use this instead of get<int64_t>(): that converts a float such as 1e300 by
+// a cast whose overflow is undefined behaviour, and wraps an unsigned value
+// over INT64_MAX (18446744073709551615 would read as -1). A float with an
+// integral value (3.0) is not an integer here, as in Python's json.
+std::optional<int64_t> JsonInteger(const nlohmann::json& j,
+                                   int64_t min = std::numeric_limits<int64_t>::min(),
+                                   int64_t max = std::numeric_limits<int64_t>::max());
 
 }  // namespace t5xx
