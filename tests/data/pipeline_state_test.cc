@@ -26,6 +26,7 @@
 #include "t5xx/data/tfrecord_file.h"
 #include "t5xx/data/tfrecord_source.h"
 #include "t5xx/data/utils.h"
+#include "t5xx/util/json_text.h"
 #include "test_util.h"
 
 namespace t5xx::seqio {
@@ -352,6 +353,53 @@ TEST(PipelineStateTest, NewerVersionIsRefused) {
               RestorePipelineState(*FromVector(Numbers(3)), no_version);
             }).find("version"),
             std::string::npos);
+}
+
+// Issue 17: a position holding raw text that is not UTF-8 (a shuffle buffer
+// before tokenization; sources pass bytes through) is written as JSON text
+// keeping the bytes (dump() threw type_error 316, so the checkpoint save
+// failed) and read back byte for byte.
+TEST(PipelineStateTest, ShuffleBufferOfNonUtf8TextRoundTripsThroughText) {
+  auto make = [] {
+    std::vector<Example> v;
+    for (int i = 0; i < 20; ++i) {
+      v.push_back({{"s", std::string("t\xff") + std::to_string(i) + "\xc3"}});
+    }
+    return Shuffle(FromVector(std::move(v)), 6, 7);
+  };
+  DatasetPtr a = make();
+  Collect(*a, 4);
+  const std::string text = DumpJsonKeepingBytes(SavePipelineState(*a));
+  EXPECT_NE(text.find("\xff"), std::string::npos);
+  json parsed;
+  std::string error;
+  ASSERT_TRUE(ParseJsonKeepingBytes(text, &parsed, &error)) << error;
+  DatasetPtr b = make();
+  RestorePipelineState(*b, parsed);
+  const auto rest_a = Collect(*a, 200);
+  const auto rest_b = Collect(*b, 200);
+  ASSERT_EQ(rest_a.size(), 16u);
+  EXPECT_EQ(rest_a, rest_b);
+}
+
+// Issue 17: pipeline states hold integers only; a float anywhere (which the
+// restore code would cast to an integer with undefined behaviour when out of
+// range) is refused up front, naming where it is.
+TEST(PipelineStateTest, ANonIntegerNumberIsRefusedNamingItsPath) {
+  DatasetPtr ds = Shuffle(FromVector(Numbers(10)), 4, 3);
+  Collect(*ds, 2);
+  json root = SavePipelineState(*ds);
+  ASSERT_TRUE(root["state"].contains("draws")) << root.dump();
+  root["state"]["draws"] = 1e300;
+  EXPECT_EQ(::t5xx::testing::ErrorOf(
+                [&] { RestorePipelineState(*Shuffle(FromVector(Numbers(10)), 4, 3), root); }),
+            "pipeline state: a non-integer number, 1e+300, at /draws; t5xx writes only "
+            "integers there, so the state is damaged");
+  root["state"]["draws"] = 1;
+  root["version"] = json::parse("18446744073709551615");
+  EXPECT_EQ(::t5xx::testing::ErrorOf(
+                [&] { RestorePipelineState(*Shuffle(FromVector(Numbers(10)), 4, 3), root); }),
+            "pipeline state: \"version\" 18446744073709551615 is out of range");
 }
 
 TEST(PipelineStateTest, StageWithoutStateSaysSo) {

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "t5xx/util/error.h"
+
 namespace t5xx {
 namespace {
 
@@ -138,6 +140,25 @@ TEST(JsonInteger, ReadsIntegersInRangeOnly) {
   EXPECT_EQ(JsonInteger(json::parse("2147483647"), INT32_MIN, INT32_MAX), INT32_MAX);
   EXPECT_EQ(JsonInteger(json::parse("2147483648"), INT32_MIN, INT32_MAX), std::nullopt);
   EXPECT_EQ(JsonInteger(json::parse("-2147483649"), INT32_MIN, INT32_MAX), std::nullopt);
+}
+
+// DumpJsonKeepingBytes writes bytes that are not UTF-8 as they are, where
+// dump() throws; ParseJsonKeepingBytes reads them back, so the pair round-
+// trips any byte strings (values and keys). Valid JSON is dump()'s output.
+TEST(JsonTextTest, DumpKeepingBytesRoundTripsThroughParseKeepingBytes) {
+  using nlohmann::json;
+  const json valid = {{"a", "\xc3\xa9"}, {"n", 1}};
+  EXPECT_EQ(DumpJsonKeepingBytes(valid), valid.dump());
+  json bytes = {{"t", "a\xff" "b"}, {"\xfe", json::array({"ok", "\xc3"})}};
+  EXPECT_THROW((void)bytes.dump(), json::type_error);
+  const std::string text = DumpJsonKeepingBytes(bytes);
+  EXPECT_EQ(text, "{\"t\":\"a\xff" "b\",\"\xfe\":[\"ok\",\"\xc3\"]}");
+  json back;
+  std::string error;
+  ASSERT_TRUE(ParseJsonKeepingBytes(text, &back, &error)) << error;
+  EXPECT_EQ(back, bytes);
+  // U+10FFFF (F4 8F BF BF) beside an invalid byte cannot be carried.
+  EXPECT_THROW(DumpJsonKeepingBytes(json{{"x", "\xf4\x8f\xbf\xbf\xff"}}), Error);
 }
 
 }  // namespace

@@ -21,6 +21,30 @@ namespace t5xx::seqio {
 using json = nlohmann::json;
 
 namespace {
+// The path ("/key/index/...") of the first non-integer number in `j`, stored
+// in *found; "" if there is none. Pipeline states hold only integers
+// (positions, counters, token ids), and the restore code converts numbers
+// with get<integer>(), which casts a float with undefined behaviour when it
+// is out of range: one check here stands in for one at every StateField.
+std::string FirstFloat(const json& j, const std::string& at, const json** found) {
+  if (j.is_number_float()) {
+    *found = &j;
+    return at.empty() ? "/" : at;
+  }
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string path = FirstFloat(it.value(), at + "/" + it.key(), found);
+      if (!path.empty()) return path;
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      std::string path = FirstFloat(j[i], at + "/" + std::to_string(i), found);
+      if (!path.empty()) return path;
+    }
+  }
+  return "";
+}
+
 std::string StageName(const Dataset& ds) {
   const char* mangled = typeid(ds).name();
   int status = 0;
@@ -83,14 +107,24 @@ json UnwrapRootState(const json& root) {
   T5XX_CHECK(root.is_object() && root.contains("version") &&
             root["version"].is_number_integer(),
         "pipeline state: missing integer \"version\" field");
-  const int v = root["version"].get<int>();
+  const std::optional<int64_t> read_version = JsonInteger(root["version"]);
+  T5XX_CHECK(read_version.has_value(), "pipeline state: \"version\" " +
+                                           DumpJson(root["version"]) + " is out of range");
+  const int64_t v = *read_version;
   T5XX_CHECK(v <= kPipelineStateVersion,
         "pipeline state has version " + std::to_string(v) +
             ", newer than this build supports (" +
             std::to_string(kPipelineStateVersion) +
             "); restore it with a newer t5xx");
   T5XX_CHECK(v >= 1, "pipeline state: invalid version " + std::to_string(v));
-  return StateField(root, "state", "pipeline state");
+  const json& state = StateField(root, "state", "pipeline state");
+  const json* value = nullptr;
+  const std::string float_at = FirstFloat(state, "", &value);
+  T5XX_CHECK(float_at.empty(), "pipeline state: a non-integer number, " +
+                                   (value ? DumpJson(*value) : std::string()) + ", at " +
+                                   float_at +
+                                   "; t5xx writes only integers there, so the state is damaged");
+  return state;
 }
 
 json SavePipelineState(const Dataset& ds) { return WrapRootState(ds.SaveState()); }

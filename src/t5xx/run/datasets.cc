@@ -14,6 +14,7 @@
 #include "t5xx/data/preprocessor_registry.h"
 #include "t5xx/trainer/batch_conversion.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
 
 namespace t5xx::run {
 namespace {
@@ -81,14 +82,16 @@ bool BatchStream::HasNext() {
 }
 
 std::string BatchStream::SaveState() const {
-  if (!producer_) return it_->SaveState().dump();
+  // Keeping bytes: a position may hold raw text that is not UTF-8 (a
+  // shuffle buffer before tokenization), which dump() would refuse.
+  if (!producer_) return DumpJsonKeepingBytes(it_->SaveState());
   // The producer is held between two batches: the iterator's state is the
   // position after the queued batches, which go back in front of it.
   return producer_->WithProducerIdle([&](const std::deque<ReadAhead>& queued) {
     std::vector<const seqio::Batch*> returned;
     returned.reserve(queued.size());
     for (const ReadAhead& r : queued) returned.push_back(&r.batch);
-    return it_->SaveStateBefore(returned).dump();
+    return DumpJsonKeepingBytes(it_->SaveStateBefore(returned));
   });
 }
 
@@ -97,10 +100,9 @@ void BatchStream::RestoreState(const std::string& state, const std::string& sour
              "cannot restore the position of " + what_ + " from " + source +
                  ": the stream has been read already (restore before the first batch)");
   nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(state);
-  } catch (const std::exception& e) {
-    throw Error(source + " is not valid JSON (" + e.what() +
+  std::string parse_error;
+  if (!ParseJsonKeepingBytes(state, &j, &parse_error)) {  // with the depth limit
+    throw Error(source + " is not valid JSON (" + parse_error +
                 "): it is damaged; delete it to start the data from its beginning");
   }
   try {

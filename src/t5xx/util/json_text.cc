@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "t5xx/util/error.h"
 #include "t5xx/util/utf8.h"
 
 namespace t5xx {
@@ -137,6 +138,34 @@ bool ParseJson(std::string_view text, json* out, std::string* error) {
 std::string DumpJson(const json& j, int indent) {
   if (AllValid(j)) return j.dump(indent);
   return MapStrings(j, [](const std::string& s) { return ToValidUtf8(s); }).dump(indent);
+}
+
+std::string DumpJsonKeepingBytes(const json& j, int indent) {
+  if (AllValid(j)) return j.dump(indent);
+  bool clash = false;
+  const json mapped = MapStrings(j, [&clash](const std::string& s) {
+    if (IsValidUtf8(s)) return s;
+    clash = clash || HoldsPlaceholderRange(s);
+    std::string out;
+    out.reserve(s.size() + 8);
+    for (size_t i = 0; i < s.size();) {
+      const size_t n = DecodeUtf8Char(s, i).length;
+      if (n == 0) {
+        AppendPlaceholder(out, static_cast<unsigned char>(s[i]));
+        ++i;
+      } else {
+        out.append(s, i, n);
+        i += n;
+      }
+    }
+    return out;
+  });
+  if (clash) {
+    throw Error("cannot write JSON keeping bytes: a string holds both bytes that are not "
+                "UTF-8 and code points in U+10FF80..U+10FFFF, which t5xx uses to carry such "
+                "bytes; the two could not be told apart when read back");
+  }
+  return Unmap(mapped.dump(indent), /*as_text=*/false);
 }
 
 bool ParseJsonKeepingBytes(std::string_view text, json* out, std::string* error) {

@@ -1,8 +1,10 @@
 // JSON text holding byte strings: t5xx's strings are bytes (utf8.h), JSON
-// text is UTF-8 (RFC 8259 section 8.1). These two functions are the one way
-// t5xx writes JSON that may hold user data, and the one way its JSON-lines
-// sources read it, so both follow utf8.h's rule: bytes pass through sources
-// unchanged, and output replaces what is not UTF-8 by U+FFFD.
+// text is UTF-8 (RFC 8259 section 8.1). DumpJson and ParseJsonKeepingBytes
+// are the one way t5xx writes JSON that may hold user data, and the one way
+// its JSON-lines sources read it, so both follow utf8.h's rule: bytes pass
+// through sources unchanged, and output replaces what is not UTF-8 by
+// U+FFFD. DumpJsonKeepingBytes is for t5xx's own state, read back by
+// ParseJsonKeepingBytes byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,15 @@ namespace t5xx {
 // escapes. If two keys of one object become equal by the replacement, the
 // value of the later key (in the object's order) is written.
 std::string DumpJson(const nlohmann::json& j, int indent = -1);
+
+// The inverse of ParseJsonKeepingBytes: j.dump(indent), except that strings
+// and keys that are not well-formed UTF-8 are written with their bytes as
+// they are (so the text is not UTF-8), where dump() would throw nlohmann's
+// type_error 316. For t5xx's own state files, which hold user data that
+// must come back byte for byte (a pipeline position holding a shuffle buffer
+// of raw text). Throws t5xx::Error when a string holds both such bytes and
+// code points in U+10FF80..U+10FFFF (see ParseJsonKeepingBytes).
+std::string DumpJsonKeepingBytes(const nlohmann::json& j, int indent = -1);
 
 // Parses `text` as nlohmann::json::parse does, except that bytes inside JSON
 // strings (values or keys) that are not well-formed UTF-8 are kept in the
