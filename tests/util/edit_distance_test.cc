@@ -50,5 +50,22 @@ TEST(EditDistanceTest, ClosestNamesKeepsNearestFirstWithinTheLimit) {
   EXPECT_EQ(ClosestName("learning_rat", names), "learning_rate");
 }
 
+// Issue 17 (fuzzing the gin engine): the word itself is never suggested, and
+// the distance limit stops at kMaxSuggestionDistance (16) however long the
+// word: a 60-character name 17 edits from a candidate (60 / 3 = 20 would
+// have allowed it) gets no suggestion, one 16 edits away does.
+TEST(EditDistanceTest, ClosestNamesSkipsTheWordAndCapsTheLimit) {
+  EXPECT_EQ(ClosestNames("batch_size", {"batch_size", "batch_sizes"}),
+            std::vector<std::string>{"batch_sizes"});
+  EXPECT_EQ(ClosestName("M1", {"M1"}), "");
+  const std::string word(60, 'a');
+  const std::string near16 = std::string(16, 'b') + std::string(44, 'a');
+  const std::string near17 = std::string(17, 'b') + std::string(43, 'a');
+  EXPECT_EQ(EditDistance(word, near16), 16u);
+  EXPECT_EQ(EditDistance(word, near17), 17u);
+  EXPECT_EQ(ClosestName(word, {near17}), "");
+  EXPECT_EQ(ClosestName(word, {near17, near16}), near16);
+}
+
 }  // namespace
 }  // namespace t5xx

@@ -206,10 +206,14 @@ Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack
       const std::string& name = v.macro_name();
       auto it = macros_.find(name);
       if (it == macros_.end()) {
-        std::vector<std::string> names;
-        for (const auto& kv : macros_) names.push_back(kv.first);
         std::string msg = "undefined macro '%" + name + "'";
-        std::string near = ClosestName(name, names);
+        std::string near;
+        if (suggestions_left_ > 0) {  // each scans every macro: see kMaxSuggestions
+          --suggestions_left_;
+          std::vector<std::string> names;
+          for (const auto& kv : macros_) names.push_back(kv.first);
+          near = ClosestName(name, names);
+        }
         if (!near.empty()) msg += "; did you mean '%" + near + "'?";
         else msg += "; define it with '" + name + " = <value>' or --gin." + name + "=<value>";
         Fail(v.location(), msg);

@@ -160,6 +160,12 @@ class Config {
 
  private:
   std::vector<std::string> UnusedFlagMacros() const;
+  // How many "did you mean" suggestions among macros one Finalize makes (for
+  // undefined and unused macros): each scans every macro, so a config with
+  // thousands of such errors would cost their square (found by fuzzing:
+  // minutes for 4,000 macros). Later errors are reported without one.
+  static constexpr int kMaxSuggestions = 20;
+  mutable int suggestions_left_ = kMaxSuggestions;
   // Whether a binding in `binding_scope` of `configurable` belongs to a
   // call the run made: some query's scope falls back to it.
   bool Called(const std::string& configurable, const std::string& binding_scope) const;

@@ -30,6 +30,7 @@ bool IsStringTyped(const ParamSpec& p) {
 void Config::Finalize(const std::vector<std::string>& called) {
   finalized_ = false;
   resolve_budget_ = kMaxResolvedValues;
+  suggestions_left_ = kMaxSuggestions;
   bindings_.clear();
   macros_.clear();
   resolved_macros_.clear();
@@ -179,11 +180,11 @@ std::vector<std::string> Config::UnusedFlagMacros() const {
   std::vector<std::string> out;
   for (const auto& [name, def] : macros_) {
     if (referenced.count(name) || def.loc.file.rfind("--", 0) != 0) continue;
-    std::vector<std::string> others;
-    for (const auto& n : names) {
-      if (n != name) others.push_back(n);
+    std::string near;
+    if (suggestions_left_ > 0) {  // see kMaxSuggestions
+      --suggestions_left_;
+      near = ClosestName(name, names);
     }
-    std::string near = ClosestName(name, others);
     out.push_back(def.loc.ToString() + ": macro " + name + " is never used" +
                   (near.empty() ? "" : " (did you mean '" + near + "'?)"));
   }

@@ -49,10 +49,11 @@ size_t EditDistanceWithin(const std::string& a, const std::string& b, size_t lim
 std::vector<std::string> ClosestNames(const std::string& word,
                                       const std::vector<std::string>& candidates,
                                       size_t max_count, size_t min_limit) {
-  const size_t limit = std::max(min_limit, word.size() / 3);
+  const size_t limit = std::min(kMaxSuggestionDistance, std::max(min_limit, word.size() / 3));
   std::vector<std::pair<size_t, const std::string*>> scored;
   scored.reserve(candidates.size());
   for (const auto& c : candidates) {
+    if (c == word) continue;  // never "did you mean" the word itself
     const size_t d = EditDistanceWithin(word, c, limit);
     if (d <= limit) scored.emplace_back(d, &c);
   }
