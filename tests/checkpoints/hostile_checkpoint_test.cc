@@ -122,6 +122,24 @@ TEST(HostileCheckpointTest, ShapeEntriesThatAreNotInt64AreRefused) {
   }
 }
 
+// Also found by fuzzing: zarr_format written as 1e69 was read by
+// value<int>(), a cast with undefined behaviour.
+TEST(HostileCheckpointTest, ZarrFormatThatIsNotAnIntegerIsRefused) {
+  TempDir tmp;
+  const fs::path dir = fs::path(tmp.path) / "a";
+  std::string zarray = Zarray("[4]", "[4]");
+  const std::string two = "\"zarr_format\":2";
+  ASSERT_NE(zarray.find(two), std::string::npos);
+  for (const auto& [written, shown] : std::vector<std::pair<std::string, std::string>>{
+           {"1e69", "1e+69"}, {"2.0", "2.0"}, {"\"2\"", "\"2\""}, {"3", "3"}}) {
+    WriteBytes(dir / ".zarray",
+               std::string(zarray).replace(zarray.find(two), two.size(),
+                                           "\"zarr_format\":" + written));
+    EXPECT_EQ(ErrorOf([&] { ReadZarrMetadata(dir, "a", std::nullopt, std::nullopt); }),
+              (dir / ".zarray").string() + ": zarr_format is " + shown + ", not 2");
+  }
+}
+
 TEST(HostileCheckpointTest, MillionsOfTinyChunksAreRefusedWithoutLookingForThem) {
   TempDir tmp;
   const fs::path dir = fs::path(tmp.path) / "a";

@@ -294,7 +294,13 @@ ZarrMetadata ReadZarrMetadata(
     return Error(zarray_path.string() + ": " + msg);
   };
   try {
-    if (meta.value("zarr_format", 0) != 2) throw bad("zarr_format is not 2");
+    // JsonInteger, not value<int>: a float such as 1e69 would be cast with
+    // undefined behaviour (found by fuzzing).
+    if (!meta.contains("zarr_format") || JsonInteger(meta["zarr_format"]) != 2) {
+      throw bad("zarr_format is " +
+                (meta.contains("zarr_format") ? DumpJson(meta["zarr_format"]) : "missing") +
+                ", not 2");
+    }
     std::string dname = meta.at("dtype").get<std::string>();
     auto dt = DTypeFromZarrName(dname);
     if (!dt) {
