@@ -330,16 +330,16 @@ ZarrMetadata ReadZarrMetadata(
     auto dims = [&](const std::string& key) {
       const json& list = meta.at(key);
       if (!list.is_array()) throw bad(key + " is " + DumpJson(list) + ", not a list of integers");
-      std::vector<int64_t> dims;
+      std::vector<int64_t> values;
       for (size_t i = 0; i < list.size(); ++i) {
         const std::optional<int64_t> d = JsonInteger(list[i]);
         if (!d) {
           throw bad(key + "[" + std::to_string(i) + "] is " + DumpJson(list[i]) +
                     ", not an integer in int64 range");
         }
-        dims.push_back(*d);
+        values.push_back(*d);
       }
-      return dims;
+      return values;
     };
     out.shape = dims("shape");
     out.chunks = dims("chunks");

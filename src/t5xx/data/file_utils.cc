@@ -97,7 +97,7 @@ std::string ReadFileToString(const std::string& path, size_t max_bytes) {
   LineReader reader(path, std::min(max_bytes, kMaxLineBytes));
   std::string out, line;
   while (reader.Next(&line)) {
-    if (line.size() + 1 > max_bytes - std::min(out.size(), max_bytes)) {
+    if (out.size() + line.size() + 1 > max_bytes) {  // out.size() <= max_bytes here
       throw Error("cannot read '" + path + "': its contents (after gzip decompression) exceed " +
                   std::to_string(max_bytes) + " bytes, the limit for reading a whole file at once "
                   "(stopped at line " + std::to_string(reader.line_number()) +
