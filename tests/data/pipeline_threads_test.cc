@@ -300,5 +300,39 @@ TEST(BatchIteratorStateTest, ReadsTheOneBatchLookaheadLayout) {
                         "BatchIterator: saved batch size 2 differs from this iterator's 3");
 }
 
+TEST(BatchIteratorStateTest, RefusesSavedBatchesThatDisagreeWithTheirShape) {
+  // Read back from a checkpoint, a batch whose lengths or value counts
+  // disagree would make the model read past its data (a resume once crashed
+  // with lookahead lengths of 1e8): each is refused, naming the batch.
+  BatchIterator it(FromVector(Rows(20)), 3);
+  std::vector<Batch> got;
+  for (int i = 0; i < 2; ++i) got.push_back(*it.Next());
+  const json saved = json::parse(it.SaveStateBefore({&got[0], &got[1]}).dump());
+  auto restore = [](const json& state) {
+    BatchIterator fresh(FromVector(Rows(20)), 3);
+    fresh.RestoreState(state);
+  };
+  restore(saved);  // the unchanged state restores
+  json huge = saved;
+  huge["state"]["lookahead"][0]["lengths"]["a"] = 100000000;
+  EXPECT_ERROR_CONTAINS(restore(huge),
+                        "BatchIterator: saved batch lookahead[0]: its feature lengths "
+                        "{a=100000000} are not the iterator's {a=2}");
+  json short_row = saved;
+  short_row["state"]["lookahead"][1]["features"]["a"] = {1, 2, 3};
+  EXPECT_ERROR_CONTAINS(restore(short_row),
+                        "BatchIterator: saved batch lookahead[1]: feature 'a' holds 3 values, "
+                        "not batch_size 3 x length 2");
+  json renamed = saved;
+  renamed["state"]["lookahead"][0]["features"] = {{"b", {0, 0, 1, -1, 2, -2}}};
+  EXPECT_ERROR_CONTAINS(restore(renamed),
+                        "BatchIterator: saved batch lookahead[0]: lacks feature 'a'");
+  json extra = saved;
+  extra["state"]["lookahead"][0]["features"]["b"] = {0};
+  EXPECT_ERROR_CONTAINS(restore(extra),
+                        "BatchIterator: saved batch lookahead[0]: holds 2 features for 1 "
+                        "lengths {a=2}");
+}
+
 }  // namespace
 }  // namespace t5xx::seqio

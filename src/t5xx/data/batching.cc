@@ -91,15 +91,42 @@ nlohmann::json BatchToJson(const Batch& b) {
   return {{"batch_size", b.batch_size}, {"features", b.features}, {"lengths", b.lengths}};
 }
 
-Batch BatchFromJson(const nlohmann::json& j, int64_t batch_size, const char* who) {
+std::string ShowLengths(const FeatureLengths& l) {
+  std::string out;
+  for (const auto& [k, v] : l) out += (out.empty() ? "" : ", ") + k + "=" + std::to_string(v);
+  return "{" + out + "}";
+}
+
+// A saved batch, checked against what this iterator would have produced
+// (`lengths`, `batch_size`) before anything uses it: a batch read back from a
+// file is untrusted, and a length or row count that disagrees with its data
+// would make the model read past a buffer. `where` names the batch
+// ("lookahead[i]").
+Batch BatchFromJson(const nlohmann::json& j, int64_t batch_size, const FeatureLengths& lengths,
+                    const std::string& where, const char* who) {
   Batch b;
   b.batch_size = StateField(j, "batch_size", who).get<int64_t>();
   b.features =
       StateField(j, "features", who).get<std::map<std::string, std::vector<int32_t>>>();
   b.lengths = StateField(j, "lengths", who).get<std::map<std::string, int64_t>>();
+  const std::string at = std::string(who) + ": saved batch " + where + ": ";
   T5XX_CHECK(b.batch_size == batch_size,
              std::string(who) + ": saved batch size " + std::to_string(b.batch_size) +
                  " differs from this iterator's " + std::to_string(batch_size));
+  T5XX_CHECK(b.lengths == lengths, at + "its feature lengths " + ShowLengths(b.lengths) +
+                                       " are not the iterator's " + ShowLengths(lengths));
+  T5XX_CHECK(b.features.size() == b.lengths.size(),
+             at + "holds " + std::to_string(b.features.size()) + " features for " +
+                 std::to_string(b.lengths.size()) + " lengths " + ShowLengths(b.lengths));
+  for (const auto& [k, L] : b.lengths) {
+    auto it = b.features.find(k);
+    T5XX_CHECK(it != b.features.end(), at + "lacks feature '" + k + "'");
+    const auto n = static_cast<int64_t>(it->second.size());
+    // n == batch_size * L, without forming a product that could overflow.
+    T5XX_CHECK(L >= 0 && n % batch_size == 0 && n / batch_size == L,
+               at + "feature '" + k + "' holds " + std::to_string(n) + " values, not batch_size " +
+                   std::to_string(batch_size) + " x length " + std::to_string(L));
+  }
   return b;
 }
 
@@ -128,21 +155,19 @@ void BatchIterator::RestoreState(const nlohmann::json& root) {
   done_ = StateField(state, "done", who).get<bool>();
   const FeatureLengths saved = StateField(state, "lengths", who).get<FeatureLengths>();
   if (!lengths_.empty() && !saved.empty() && saved != lengths_) {
-    auto show = [](const FeatureLengths& l) {
-      std::string out;
-      for (const auto& [k, v] : l) out += (out.empty() ? "" : ", ") + k + "=" + std::to_string(v);
-      return "{" + out + "}";
-    };
-    throw Error(std::string(who) + ": the saved position is for feature lengths " + show(saved) +
-                ", this pipeline has " + show(lengths_));
+    throw Error(std::string(who) + ": the saved position is for feature lengths " +
+                ShowLengths(saved) + ", this pipeline has " + ShowLengths(lengths_));
   }
   lengths_ = saved;
   const auto& la = StateField(state, "lookahead", who);
   lookahead_.clear();
   if (la.is_array()) {
-    for (const auto& b : la) lookahead_.push_back(BatchFromJson(b, batch_size_, who));
-  } else if (!la.is_null()) {
-    lookahead_.push_back(BatchFromJson(la, batch_size_, who));  // one batch (older layout)
+    for (size_t i = 0; i < la.size(); ++i) {
+      lookahead_.push_back(
+          BatchFromJson(la[i], batch_size_, lengths_, "lookahead[" + std::to_string(i) + "]", who));
+    }
+  } else if (!la.is_null()) {  // one batch (older layout)
+    lookahead_.push_back(BatchFromJson(la, batch_size_, lengths_, "lookahead", who));
   }
   input_->RestoreState(StateField(state, "input", who));
 }
