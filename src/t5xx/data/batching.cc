@@ -91,6 +91,7 @@ nlohmann::json BatchToJson(const Batch& b) {
   return {{"batch_size", b.batch_size}, {"features", b.features}, {"lengths", b.lengths}};
 }
 
+// Lengths for an error message: "{a=2, b=3}".
 std::string ShowLengths(const FeatureLengths& l) {
   std::string out;
   for (const auto& [k, v] : l) out += (out.empty() ? "" : ", ") + k + "=" + std::to_string(v);

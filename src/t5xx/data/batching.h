@@ -60,7 +60,11 @@ class BatchIterator {
   // first), and the input pipeline's state. RestoreState must be called on a
   // freshly built identical iterator (same pipeline, seeds and batch size);
   // it throws t5xx::Error for a newer state version or a mismatched
-  // pipeline. It also reads the older "lookahead" layout of one batch
+  // pipeline, and for a saved batch that disagrees with this iterator (its
+  // batch size or feature lengths differ, a feature is missing or extra, or
+  // a feature does not hold batch_size x length values; the error names the
+  // batch, e.g. "lookahead[1]", and the feature), since a file read back is
+  // untrusted. It also reads the older "lookahead" layout of one batch
   // object.
   nlohmann::json SaveState() const;
   void RestoreState(const nlohmann::json& root);
