@@ -168,6 +168,22 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
       std::make_shared<partitioning::LocalCommunicator>();
   const std::optional<partitioning::ProcessEnvironment> env =
       partitioning::DetectProcessEnvironment();
+  {
+    // The checks of the mesh and the batch splits need only the process
+    // count, so every process makes them before joining the others: a
+    // configuration error then stops each with that error, never with one
+    // process's Gloo setup broken by another's early exit.
+    const partitioning::PjitPartitioner planned(s.num_partitions, s.logical_axis_rules,
+                                                env ? env->world_size : 1);
+    // t5x's get_dataset: each data replica reads batch_size / data-axis-size
+    // examples of every global batch (train and train-eval alike).
+    CheckBatchSplits(s.train_dataset, "train", static_cast<int>(planned.mesh().data));
+    if (s.train_eval_dataset) {
+      for (const DatasetConfig& cfg : run.eval_datasets) {
+        CheckBatchSplits(cfg, "train_eval", static_cast<int>(planned.mesh().data));
+      }
+    }
+  }
   if (env && env->world_size > 1) {
     partitioning::ConnectOptions connect = ConnectOptionsFromEnvironment();
     // NCCL between GPUs (one process per GPU), Gloo between CPU processes.
@@ -180,14 +196,6 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   }
   out.partitioner = std::make_unique<partitioning::PjitPartitioner>(
       s.num_partitions, s.logical_axis_rules, comm);
-  // t5x's get_dataset: each data replica reads batch_size / data-axis-size
-  // examples of every global batch (train and train-eval alike).
-  CheckBatchSplits(s.train_dataset, "train", static_cast<int>(out.partitioner->mesh().data));
-  if (s.train_eval_dataset) {
-    for (const DatasetConfig& cfg : run.eval_datasets) {
-      CheckBatchSplits(cfg, "train_eval", static_cast<int>(out.partitioner->mesh().data));
-    }
-  }
   // Every process initialises the whole parameters from the seed (as t5x's
   // jitted init) and keeps its pieces; the optimizer's state follows them,
   // sized from the global shapes through the partitioner's reducer.
