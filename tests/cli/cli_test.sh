@@ -84,7 +84,9 @@ for size in tiny small base large xl xxl; do
     echo "FAIL config $size:"; cat "$work/err"; failures=$((failures + 1))
   fi
 done
-grep -q "^t5x.examples.t5.network.T5Config.emb_dim = 512$" "$work/op_small.gin" ||
+# MODEL = @models.EncoderDecoderModel(): gin calls it, and what it reaches,
+# in scope MODEL (%MODEL is gin's @MODEL/gin.macro()).
+grep -q "^MODEL/t5x.examples.t5.network.T5Config.emb_dim = 512$" "$work/op_small.gin" ||
   { echo "FAIL small.gin emb_dim"; failures=$((failures + 1)); }
 T5XX_DATA_DIR="$work/cfgdata" "$T5XX" config "--gin_file=$work/op_small.gin" >"$work/op_again.gin" 2>"$work/err" &&
   cmp -s "$work/op_small.gin" "$work/op_again.gin" && pass=$((pass + 1)) ||
@@ -98,7 +100,7 @@ if T5XX_DATA_DIR="$work/cfgdata" "$T5XX" config --gin_file=models/decoder_only/t
      "--gin.TASK_FEATURE_LENGTHS={'targets': 8}" --gin.DROPOUT_RATE=0.0 "$spm" \
      "--gin.OPTIMIZER=@t5x.optimizers.adamw()" --gin.t5x.optimizers.adamw.learning_rate=0.001 \
      >"$work/op_adamw.gin" 2>"$work/err" &&
-   grep -q "^t5x.models.DecoderOnlyModel.optimizer_def = @t5x.optimizers.adamw()$" "$work/op_adamw.gin" &&
+   grep -q "^MODEL/t5x.models.DecoderOnlyModel.optimizer_def = @OPTIMIZER/t5x.optimizers.adamw()$" "$work/op_adamw.gin" &&
    grep -q "note: bindings of configurables \`t5xx config\` does not use are ignored" "$work/err"; then
   pass=$((pass + 1))
 else

@@ -157,10 +157,13 @@ done
 [ ! -e "$work/never" ] && pass=$((pass + 1)) ||
   { echo "FAIL a refused run created MODEL_DIR"; failures=$((failures + 1)); }
 
-# --- 4. gin's REQUIRED rule. (a) A REQUIRED macro nothing reads is fine.
+# --- 4. gin's REQUIRED rule, as t5x runs gin (finalize_config=True, checked
+# against gin-config 0.5.0): (a) a REQUIRED macro nothing reads is refused
+# by train/config, as t5x refuses it; the data commands, which build no
+# model, accept a model file's unset DROPOUT_RATE.
 echo "SOME_UNUSED_SETTING = %gin.REQUIRED" >"$work/extra.gin"
-show="$work/req.err" check "an unread REQUIRED macro is no error" \
-  bash -c '"$@" >/dev/null 2>"'"$work/req.err"'"' _ \
+expect_error "an unread REQUIRED macro is refused as t5x refuses it" \
+  "extra.gin:1:1: macro 'SOME_UNUSED_SETTING' is %gin.REQUIRED and was never set (nothing this command calls reads it" -- \
   "$T5XX" config "${demo[@]}" --gin_file="$work/extra.gin"
 show="$work/show_tiny.err" check "data show with a model file (DROPOUT_RATE unset, never read)" \
   bash -c '"$@" >/dev/null 2>"'"$work/show_tiny.err"'"' _ \
@@ -190,8 +193,12 @@ show="$work/noeval.err" check "bindings of an uncalled scope are ignored" \
            grep -q "note: bindings of configurables .* are ignored, as gin does: train_eval/t5x.utils.DatasetConfig (9 bindings, first at .*runs/pretrain.gin:72)$" "'"$work/noeval.err"'"' \
   _ "$T5XX" config "${demo[@]}" --gin.train.train_eval_dataset_cfg=None
 
-# Scopes nest as gin's config_scope does: a reference evaluated inside
-# @t/seqio.Task() runs in scope t, so t/ bindings reach an unscoped source.
+# Scopes as gin-config's ConfigurableReference sets them (checked against
+# gin-config 0.5.0 by tests/config/gin_oracle_test.py): an unscoped @x()
+# evaluated inside @t/seqio.Task() runs in scope t, so t/ bindings reach the
+# source; a scoped @targets/seqio.Feature() runs in exactly 'targets' (not
+# t/targets), so targets/ bindings reach it; a callable @x the task calls
+# later runs at top level unless its reference names a scope (@t/...).
 printf '{"ids": [5, 6]}\n' >"$work/ids.jsonl"
 cat >"$work/scope_nest.gin" <<EOF
 import seqio
@@ -200,14 +207,14 @@ seqio.PassThroughVocabulary.size = 1000
 t/seqio.Task:
   name = 'scoped_src'
   source = @t5xx.seqio.JsonLinesDataSource()
-  preprocessors = [@preprocessors.rekey]
-  output_features = {'targets': @seqio.Feature()}
+  preprocessors = [@t/preprocessors.rekey]
+  output_features = {'targets': @targets/seqio.Feature()}
 t/t5xx.seqio.JsonLinesDataSource.split_to_filepattern = {'train': '$work/ids.jsonl'}
 t/preprocessors.rekey.key_map = {'targets': 'ids'}
-seqio.Feature.vocabulary = @seqio.PassThroughVocabulary()
+targets/seqio.Feature.vocabulary = @seqio.PassThroughVocabulary()
 t5xx.seqio.register.tasks = [@t/seqio.Task()]
 EOF
-show="$work/nest.out" check "scopes nest (gin's config_scope)" bash -c \
+show="$work/nest.out" check "scopes as gin sets them (scoped references replace the scope)" bash -c \
   '"$@" >"'"$work/nest.out"'" 2>&1 && grep -qx "{\"targets\":\[5,6\],\"targets_text\":\"5 6\"}" "'"$work/nest.out"'"' \
   _ "$T5XX" data show --gin_file="$work/scope_nest.gin" --task=scoped_src
 
@@ -347,7 +354,7 @@ expect_error "flag value that is not gin" "the flag's value is not gin: --gin.TR
   "$T5XX" config "${demo[@]}" --gin.TRAIN_STEPS=99999999999999999999
 expect_error "label_smoothing range" "must be in [0, 1)" -- \
   "$T5XX" config "${demo[@]}" --gin.t5x.models.EncoderDecoderModel.label_smoothing=2.0
-sed 's#preprocessors = \[@preprocessors.rekey\]#preprocessors = [@preprocessors.rekey, @preprocessors.append_eos]#' \
+sed 's#preprocessors = \[@t/preprocessors.rekey\]#preprocessors = [@t/preprocessors.rekey, @preprocessors.append_eos]#' \
   "$work/scope_nest.gin" >"$work/no_eos.gin"
 expect_error "append_eos without an EOS id" "the vocabulary of output feature 'targets' has no EOS id" -- \
   "$T5XX" data show --gin_file="$work/no_eos.gin" --task=scoped_src

@@ -31,7 +31,9 @@ expect_config() {
     echo "FAIL $name:"; cat "$work/err"; failures=$((failures + 1))
   fi
 }
-# expect_line NAME FILE LINE: FILE has exactly LINE.
+# expect_line NAME FILE LINE: FILE has exactly LINE. (OPTIMIZER = @x() is
+# called in scope OPTIMIZER, as gin reads %OPTIMIZER as
+# @OPTIMIZER/gin.macro(): its operative values are OPTIMIZER/x.param.)
 expect_line() {
   if grep -qxF -- "$3" "$2"; then pass=$((pass + 1)); else
     echo "FAIL $1: no line '$3' in:"; grep -i "optax\|optimizers\|adafactor\|scheduler" "$2"
@@ -60,9 +62,9 @@ expect_config adafactor_options "$work/ada.gin" -- "${stock[@]}" \
   --gin.adafactor.Adafactor.weight_decay_rate=0.001 --gin.adafactor.Adafactor.skip_nan_updates=True \
   --gin.adafactor.Adafactor.weight_decay_rate_lr_exponent=1.0 \
   "--gin.utils.create_learning_rate_scheduler.factors='constant * linear_decay'"
-expect_line adafactor_beta1 "$work/ada.gin" "t5x.adafactor.Adafactor.beta1 = 0.9"
-expect_line adafactor_dtype "$work/ada.gin" "t5x.adafactor.Adafactor.dtype_momentum = 'bfloat16'"
-expect_line adafactor_default "$work/ada.gin" "t5x.adafactor.Adafactor.epsilon1 = 1e-30"
+expect_line adafactor_beta1 "$work/ada.gin" "OPTIMIZER/t5x.adafactor.Adafactor.beta1 = 0.9"
+expect_line adafactor_dtype "$work/ada.gin" "OPTIMIZER/t5x.adafactor.Adafactor.dtype_momentum = 'bfloat16'"
+expect_line adafactor_default "$work/ada.gin" "OPTIMIZER/t5x.adafactor.Adafactor.epsilon1 = 1e-30"
 round_trip adafactor "$work/ada.gin"
 expect_config adafactor_rule_dict "$work/ada_rules.gin" -- "${stock[@]}" \
   "--gin.adafactor.Adafactor.logical_factor_rules={'embed': 'row', 'mlp': 'col', 'heads': 'column', 'kv': 'column', 'joined_kv': 'column', 'vocab': 'column', 'relpos_buckets': None}"
@@ -122,9 +124,9 @@ adamw/utils.create_learning_rate_scheduler:
 EOF
 expect_config chain "$work/op_chain.gin" -- --gin_file="$work/model.gin" --gin_file="$work/chain.gin" "${run_args[@]}"
 expect_line chain_transformations "$work/op_chain.gin" \
-  "t5x.optimizers.chain.transformations = [@optax.clip_by_global_norm(), @optax.adamw()]"
-expect_line chain_max_norm "$work/op_chain.gin" "optax.clip_by_global_norm.max_norm = 1.0"
-expect_line chain_b2 "$work/op_chain.gin" "optax.adamw.b2 = 0.999"
+  "OPTIMIZER/t5x.optimizers.chain.transformations = [@optax.clip_by_global_norm(), @optax.adamw()]"
+expect_line chain_max_norm "$work/op_chain.gin" "OPTIMIZER/optax.clip_by_global_norm.max_norm = 1.0"
+expect_line chain_b2 "$work/op_chain.gin" "OPTIMIZER/optax.adamw.b2 = 0.999"
 expect_line chain_schedule "$work/op_chain.gin" \
   "adamw/t5x.utils.create_learning_rate_scheduler.factors = 'constant * linear_warmup * cosine_decay'"
 round_trip chain "$work/op_chain.gin"
@@ -142,8 +144,8 @@ optimizers.adamw:
   nesterov = True
 EOF
 expect_config adamw "$work/op_adamw.gin" -- --gin_file="$work/model.gin" --gin_file="$work/adamw.gin" "${run_args[@]}"
-expect_line adamw_lr "$work/op_adamw.gin" "t5x.optimizers.adamw.learning_rate = 0.0001"
-expect_line adamw_wd "$work/op_adamw.gin" "t5x.optimizers.adamw.weight_decay = 0.0001"
+expect_line adamw_lr "$work/op_adamw.gin" "OPTIMIZER/t5x.optimizers.adamw.learning_rate = 0.0001"
+expect_line adamw_wd "$work/op_adamw.gin" "OPTIMIZER/t5x.optimizers.adamw.weight_decay = 0.0001"
 round_trip adamw "$work/op_adamw.gin"
 
 chain=(--gin_file="$work/model.gin" --gin_file="$work/chain.gin" "${run_args[@]}")

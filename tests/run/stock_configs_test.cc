@@ -39,14 +39,8 @@ std::vector<std::string> GinFiles(const std::string& sub) {
   return out;
 }
 
-std::string Join(const std::string& outer, const std::string& inner) {
-  if (outer.empty()) return inner;
-  if (inner.empty()) return outer;
-  return outer + "/" + inner;
-}
-
 // Queries every parameter of `name` in `scope` the way the trainer would,
-// following references (a reference's scope nests inside the caller's).
+// following references, each in the scope gin calls it in (gin::CallScope).
 void Walk(Config& config, const Registry& registry, const std::string& name, const std::string& scope,
           std::set<std::string>& seen) {
   if (!seen.insert(scope + "|" + name).second) return;
@@ -57,7 +51,7 @@ void Walk(Config& config, const Registry& registry, const std::string& name, con
       Value v = todo.back();
       todo.pop_back();
       if (v.kind() == Value::Kind::kReference) {
-        Walk(config, registry, v.reference_name(), Join(scope, v.reference_scope()), seen);
+        Walk(config, registry, v.reference_name(), gin::CallScope(scope, v), seen);
       } else if (v.kind() == Value::Kind::kList || v.kind() == Value::Kind::kTuple) {
         for (const Value& item : v.AsList()) todo.push_back(item);
       }

@@ -131,12 +131,16 @@ TEST_F(CachePlaceholderGinTest, MisusesNameTheBinding) {
       "its data source forbids caching (caching_permitted=False)");
 }
 
+// seqio's Mixture calls its rate functions later, outside any gin scope: a
+// bare @seqio.mixing_rate_num_examples takes unscoped bindings; a scoped
+// reference @m/... runs in scope m (gin's rule, checked against gin-config
+// by tests/config/gin_oracle_test.py).
 TEST_F(CachePlaceholderGinTest, MixingRateNumExamples) {
   // interop_cached_upper has 64 examples in its seqio-written cache.
   Register(TaskGin("interop_cached_upper", kCached) + TaskGin("u", kCached) +
            "m/seqio.Mixture.name = 'm'\n"
            "m/seqio.Mixture.tasks = ['interop_cached_upper', ('u', 14)]\n"
-           "m/seqio.Mixture.default_rate = @seqio.mixing_rate_num_examples\n"
+           "m/seqio.Mixture.default_rate = @m/seqio.mixing_rate_num_examples\n"
            "m/seqio.mixing_rate_num_examples.maximum = 50\n"
            "t5xx.seqio.register.tasks = [@interop_cached_upper/seqio.Task(), @u/seqio.Task()]\n"
            "t5xx.seqio.register.mixtures = [@m/seqio.Mixture()]\n");
@@ -150,8 +154,8 @@ TEST_F(CachePlaceholderGinTest, MixingRateAsAnEntryRateWithTemperature) {
   Register(TaskGin("interop_cached_upper", kCached) +
            "m/seqio.Mixture.name = 'm'\n"
            "m/seqio.Mixture.tasks = [('interop_cached_upper', @seqio.mixing_rate_num_examples)]\n"
-           "m/seqio.mixing_rate_num_examples.temperature = 2.0\n"
-           "m/seqio.mixing_rate_num_examples.scale = 4\n"
+           "seqio.mixing_rate_num_examples.temperature = 2.0\n"
+           "seqio.mixing_rate_num_examples.scale = 4\n"
            "t5xx.seqio.register.tasks = [@interop_cached_upper/seqio.Task()]\n"
            "t5xx.seqio.register.mixtures = [@m/seqio.Mixture()]\n");
   // (64 * 4) ** (1 / 2) = 16.
@@ -170,8 +174,8 @@ TEST_F(CachePlaceholderGinTest, MixingRateMisuses) {
   EXPECT_ERROR_CONTAINS(Register(task + "m/seqio.Mixture.default_rate = 'many'\n"),
                         "tasks.gin:12:");
   EXPECT_ERROR_CONTAINS(
-      Register(task + "m/seqio.Mixture.default_rate = @seqio.mixing_rate_num_examples\n"
-                      "m/seqio.mixing_rate_num_examples.temperature = 0.0\n"),
+      Register(task + "m/seqio.Mixture.default_rate = @r/seqio.mixing_rate_num_examples\n"
+                      "r/seqio.mixing_rate_num_examples.temperature = 0.0\n"),
       "temperature must be a finite number > 0");
 }
 

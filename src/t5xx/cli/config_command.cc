@@ -14,6 +14,20 @@ namespace t5xx::cli {
 
 int ConfigCommand(const std::vector<std::string>& args) {
   const run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "config");
+  if (loaded.command != "train") {
+    // An infer or eval run file (t5x's runs/infer.gin, runs/eval.gin):
+    // the checks that command runs before it reads a checkpoint.
+    const std::vector<std::string> dirs = loaded.command == "infer"
+                                              ? run::ValidateInferRun(loaded)
+                                              : run::ValidateEvalRun(loaded);
+    std::cerr << "t5xx: note: an " << loaded.command << " configuration; `t5xx "
+              << loaded.command << "` would restore " << dirs.size() << " checkpoint"
+              << (dirs.size() == 1 ? "" : "s") << (dirs.empty() ? "" : " (" + dirs.front() +
+                                                                         (dirs.size() > 1 ? ", ..." : "") + ")")
+              << std::endl;
+    std::cout << loaded.config->OperativeConfigString();
+    return 0;
+  }
   const run::ValidatedTrainRun run = run::ValidateTrainRun(loaded);
   if (run.memory_problem) {
     std::cerr << "t5xx: note: on this machine `t5xx train` would refuse this run: "

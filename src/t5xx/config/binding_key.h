@@ -10,8 +10,24 @@
 
 #include "t5xx/config/lexer.h"
 #include "t5xx/config/value.h"
+#include "t5xx/util/error.h"
 
 namespace t5xx::gin {
+
+// A macro that reaches itself (%A -> %B -> %A). gin evaluates macros only
+// when a called configurable reads them, so this is an error only there: a
+// binding whose value holds one keeps the message for its readers.
+class MacroCycleError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A macro no definition names; Finalize reports each one where it is
+// written (Config::CheckMacros), so resolution only stops at it.
+class UndefinedMacroError : public Error {
+ public:
+  using Error::Error;
+};
 
 // "scope/configurable.param" ("configurable.param" in the root scope).
 std::string KeyName(const std::string& scope, const std::string& configurable,

@@ -42,10 +42,17 @@ std::string Tried(const std::vector<std::string>& tried) {
 
 }  // namespace
 
-std::string NestedScope(const std::string& outer, const std::string& inner) {
-  if (outer.empty()) return inner;
-  if (inner.empty()) return outer;
-  return outer + "/" + inner;
+std::string CallScope(const std::string& caller_scope, const Value& ref) {
+  if (!ref.reference_scope().empty()) return ref.reference_scope();
+  return ref.reference_evaluated() ? caller_scope : "";
+}
+
+std::map<std::string, Config::MacroDef>::const_iterator Config::FindMacro(
+    const std::string& name) const {
+  // Exactly the name written: gin's finalize (validate_macros_hook) refuses
+  // a %a/M that no 'a/M = ...' defines, so its scoped fallback to a macro
+  // 'a' never applies in t5x.
+  return macros_.find(name);
 }
 
 Config::Config(const Registry* registry) : registry_(registry) {
@@ -148,18 +155,25 @@ void Config::AddFlagBinding(const std::string& name, const std::string& value_te
 
 void Config::ParseStatements(const std::vector<Statement>& statements, const std::string& dir) {
   finalized_ = false;
+  // This text's imports (an included file has its own, as in gin).
+  alias_tables_.emplace_back();
+  const size_t table = alias_tables_.size() - 1;
   for (const Statement& st : statements) {
     switch (st.kind) {
       case Statement::Kind::kDynamicRegistration:
-        break;  // everything registered is available by import alias anyway
+        break;  // every registered name is reachable through its aliases anyway
       case Statement::Kind::kImport: {
-        auto it = aliases_.find(st.alias);
-        if (it != aliases_.end() && it->second.first != st.module) {
+        AliasTable& t = alias_tables_[table];
+        auto it = t.modules.find(st.alias);
+        if (it != t.modules.end() && it->second != st.module) {
           Fail(st.loc, "import alias '" + st.alias + "' for '" + st.module + "' conflicts with '" +
-                           it->second.first + "' imported as '" + st.alias + "' at " +
-                           it->second.second.ToString());
+                           it->second + "' imported as '" + st.alias + "' at " +
+                           t.where.at(st.alias).ToString() + " in the same file");
         }
-        if (it == aliases_.end()) aliases_[st.alias] = {st.module, st.loc};
+        if (it == t.modules.end()) {
+          t.modules[st.alias] = st.module;
+          t.where[st.alias] = st.loc;
+        }
         break;
       }
       case Statement::Kind::kInclude: {
@@ -185,6 +199,7 @@ void Config::ParseStatements(const std::vector<Statement>& statements, const std
       case Statement::Kind::kMacro: {
         Record rec;
         rec.st = st;
+        rec.aliases = table;
         records_.push_back(std::move(rec));
         break;
       }
@@ -192,8 +207,61 @@ void Config::ParseStatements(const std::vector<Statement>& statements, const std
   }
 }
 
+std::string Config::UndefinedMacroMessage(const Value& v) const {
+  const std::string& name = v.macro_name();
+  std::string msg = "undefined macro '%" + name + "'";
+  std::string near;
+  if (suggestions_left_ > 0) {  // each scans every macro: see kMaxSuggestions
+    --suggestions_left_;
+    std::vector<std::string> names;
+    for (const auto& kv : macros_) names.push_back(kv.first);
+    near = ClosestName(name, names);
+  }
+  if (!near.empty()) msg += "; did you mean '%" + near + "'?";
+  else msg += "; define it with '" + name + " = <value>' or --gin." + name + "=<value>";
+  const std::string where = v.location().ToString();
+  return where.empty() ? msg : where + ": " + msg;
+}
+
+bool Config::CheckMacros(const Value& v, std::vector<std::string>& errors) const {
+  bool ok = true;
+  std::function<void(const Value&)> walk = [&](const Value& x) {
+    switch (x.kind()) {
+      case Value::Kind::kList:
+      case Value::Kind::kTuple:
+        for (const Value& item : x.AsList()) walk(item);
+        break;
+      case Value::Kind::kDict:
+        for (const auto& [k, val] : PythonDictItems(x.AsDict())) {
+          walk(k);
+          walk(val);
+        }
+        break;
+      case Value::Kind::kMacro:
+        if (FindMacro(x.macro_name()) == macros_.end()) {
+          errors.push_back(UndefinedMacroMessage(x));
+          ok = false;
+        }
+        break;
+      default:
+        break;
+    }
+  };
+  walk(v);
+  return ok;
+}
+
+Registry::Resolution Config::ResolveName(const std::string& name, size_t table) const {
+  Registry::Resolution r = registry_->Resolve(name, alias_tables_.at(table).modules);
+  if (r.ok()) return r;
+  std::map<std::string, std::string> all;  // every text's imports, the first one of an alias
+  for (const AliasTable& t : alias_tables_) all.insert(t.modules.begin(), t.modules.end());
+  Registry::Resolution any = registry_->Resolve(name, all);
+  return any.ok() ? any : r;
+}
+
 Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack,
-                           std::vector<std::string>* required) const {
+                           std::vector<std::string>* required, size_t aliases) const {
   using K = Value::Kind;
   if (--resolve_budget_ < 0) {
     Fail(v.location(), "expanding macros makes more than " +
@@ -204,25 +272,16 @@ Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack
   switch (v.kind()) {
     case K::kMacro: {
       const std::string& name = v.macro_name();
-      auto it = macros_.find(name);
-      if (it == macros_.end()) {
-        std::string msg = "undefined macro '%" + name + "'";
-        std::string near;
-        if (suggestions_left_ > 0) {  // each scans every macro: see kMaxSuggestions
-          --suggestions_left_;
-          std::vector<std::string> names;
-          for (const auto& kv : macros_) names.push_back(kv.first);
-          near = ClosestName(name, names);
-        }
-        if (!near.empty()) msg += "; did you mean '%" + near + "'?";
-        else msg += "; define it with '" + name + " = <value>' or --gin." + name + "=<value>";
-        Fail(v.location(), msg);
-      }
+      auto it = FindMacro(name);
+      // Reported by Finalize's check of every macro written (CheckMacros).
+      if (it == macros_.end()) throw UndefinedMacroError(UndefinedMacroMessage(v));
       auto seen = std::find(macro_stack.begin(), macro_stack.end(), name);
       if (seen != macro_stack.end()) {
         std::string chain;
         for (auto i = seen; i != macro_stack.end(); ++i) chain += "%" + *i + " -> ";
-        Fail(v.location(), "macro cycle: " + chain + "%" + name);
+        const std::string where = v.location().ToString();
+        throw MacroCycleError((where.empty() ? "" : where + ": ") + "macro cycle: " + chain + "%" +
+                              name);
       }
       if (macro_stack.size() >= kMaxMacroDepth) {
         Fail(v.location(), "macros refer to macros more than " + std::to_string(kMaxMacroDepth) +
@@ -230,33 +289,43 @@ Value Config::ResolveValue(const Value& v, std::vector<std::string>& macro_stack
                                name);
       }
       macro_stack.push_back(name);
-      Value out = ResolveValue(it->second.value, macro_stack, required);
+      // The macro's text resolves its names with its own file's imports.
+      Value out = ResolveValue(it->second.value, macro_stack, required, it->second.aliases);
       macro_stack.pop_back();
       return out;
     }
     case K::kReference: {
-      Registry::Resolution r = registry_->Resolve(v.reference_name(), [&] {
-        std::map<std::string, std::string> a;
-        for (const auto& kv : aliases_) a[kv.first] = kv.second.first;
-        return a;
-      }());
+      Registry::Resolution r = ResolveName(v.reference_name(), aliases);
       if (!r.ok()) Fail(v.location(), r.error + " (in reference '" + v.ToGinString() + "')");
       Value out = v;
       out.set_reference_name(r.full_name);
+      // gin reads %M as @M/gin.macro(): the macro's value is evaluated in
+      // scope exactly M, so an unscoped @x() written in it is called there
+      // (M/x bindings apply, the reader's scope does not).
+      if (v.reference_evaluated() && v.reference_scope().empty() && !macro_stack.empty()) {
+        out.set_reference_scope(macro_stack.back());
+      }
       return out;
     }
     case K::kList:
     case K::kTuple: {
       Value out = v;
-      for (Value& item : out.mutable_items()) item = ResolveValue(item, macro_stack, required);
+      for (Value& item : out.mutable_items()) {
+        item = ResolveValue(item, macro_stack, required, aliases);
+      }
       return out;
     }
     case K::kDict: {
+      // The dict gin parses (one entry per key as written: a value a
+      // repeated key replaces is never evaluated), then the dict its
+      // evaluation builds (keys equal once macros are read are one key).
       Value out = v;
+      out.mutable_dict() = PythonDictItems(v.AsDict());
       for (auto& kv : out.mutable_dict()) {
-        kv.first = ResolveValue(kv.first, macro_stack, required);
-        kv.second = ResolveValue(kv.second, macro_stack, required);
+        kv.first = ResolveValue(kv.first, macro_stack, required, aliases);
+        kv.second = ResolveValue(kv.second, macro_stack, required, aliases);
       }
+      out.mutable_dict() = PythonDictItems(out.AsDict());
       return out;
     }
     case K::kRequired:
@@ -316,6 +385,7 @@ Value Config::Query(const std::string& configurable, const std::string& param,
   Value v;
   if (const Bound* b = FindBound(configurable, param, scope)) {
     b->used = true;
+    if (!b->lazy_error.empty()) throw Error(b->lazy_error);
     v = b->value;
     if (!b->required_macros.empty()) {
       const auto missing = RequiredEntries(*b, KeyName(scope, configurable, param));

@@ -44,10 +44,19 @@
 
 namespace t5xx::gin {
 
-// The scope a reference `@inner/x()` is evaluated in when the configurable
-// holding it was called in scope `outer`: gin's config_scope nests, so
-// "outer/inner" ("outer" when inner is empty, "inner" when outer is).
-std::string NestedScope(const std::string& outer, const std::string& inner);
+// The scope gin calls the configurable of reference `ref` in, when the
+// configurable whose binding holds `ref` was called in `caller_scope`
+// (gin/config.py ConfigurableReference, config_scope):
+//   @s/x() and @s/x  -> exactly "s": a scoped reference replaces the active
+//                       scope (config_scope given a list), it never nests;
+//   @x()             -> caller_scope: evaluated while the caller's
+//                       bindings are copied, so it inherits the active scope;
+//   @x               -> "": the callable is called later by the run, outside
+//                       any scope, as t5x and seqio call stored callables
+//                       (decode_fn, preprocessors, metric_fns, *_cls).
+// A reference written in a macro's value already carries the macro's name
+// as its scope (Finalize resolves %M as gin's @M/gin.macro()).
+std::string CallScope(const std::string& caller_scope, const Value& ref);
 
 class Config {
  public:
@@ -101,7 +110,13 @@ class Config {
   // errors give one line each under "N errors in the gin config:". A
   // REQUIRED read that `called` did not foresee is reported by Query. May
   // be called again after more parsing.
-  void Finalize(const std::vector<std::string>& called = {});
+  // `require_overrides` (t5x's train, infer and eval): also refuse every
+  // binding or macro left at %gin.REQUIRED itself, read or not, as gin's
+  // finalize() does for t5x; false (t5xx's data commands, which run no
+  // model) refuses only the values the calls read. A cycle of evaluated
+  // references the calls reach (`f.x = @s/f()`, `s/f.x = @f()` read in s)
+  // is an error naming each link with its file:line:col.
+  void Finalize(const std::vector<std::string>& called = {}, bool require_overrides = true);
   bool finalized() const { return finalized_; }
 
   // The value for `param` of `configurable` (full registered name) in
@@ -131,6 +146,9 @@ class Config {
   // back (with the same registry) gives the same Query results.
   std::string OperativeConfigString() const;
 
+  // The same values as a map: "[scope/]full.name.param" -> gin text.
+  std::map<std::string, std::string> OperativeValues() const;
+
   // Final bindings that no Query has read: "file:line: scope/full.name.param"
   // (flag bindings: "--gin.X flag: name.param"), in the order written.
   // Only configurables the run queried count, in a scope it queried them in
@@ -155,6 +173,10 @@ class Config {
   // runs/pretrain.gin:67)".
   std::vector<std::string> IgnoredConfigurables() const;
 
+  // Whether any binding parsed so far (in any scope) names `full_name`
+  // (before Finalize: which entry point a run file configures).
+  bool Binds(const std::string& full_name) const;
+
   // Files parsed so far (including included ones), in order.
   const std::vector<std::string>& parsed_files() const { return parsed_files_; }
 
@@ -173,6 +195,7 @@ class Config {
   bool ScopeEntered(const std::string& scope) const;
   struct Record {
     Statement st;
+    size_t aliases = 0;            // the import aliases of its text (alias_tables_)
     bool string_fallback = false;  // value is a raw flag string (see AddFlagBinding)
     std::string fallback_error;    // why it did not parse as gin
   };
@@ -184,11 +207,17 @@ class Config {
     // Unset %gin.REQUIRED in the value: the macros it came through ("" if
     // bound directly). Reading such a binding is the error.
     std::vector<std::string> required_macros;
+    // Set when the value holds a macro cycle: the error for whoever reads it
+    // (gin evaluates a macro only there); `value` is then None.
+    std::string lazy_error;
   };
   struct MacroDef {
     Value value;  // as written
     Location loc;
+    size_t aliases = 0;  // the import aliases of its text
   };
+  // The definition %name reads (exactly that name).
+  std::map<std::string, MacroDef>::const_iterator FindMacro(const std::string& name) const;
   using Key = std::tuple<std::string, std::string, std::string>;  // scope, full name, param
   // Whether a more specific binding of the same parameter was read instead
   // (an unscoped placeholder that train/ and train_eval/ both override).
@@ -197,6 +226,15 @@ class Config {
   bool Ignored(const Key& key, const Bound& b) const;
 
   void ParseStatements(const std::vector<Statement>& statements, const std::string& dir);
+  // Resolves every reference in `v` (not its macros), appending errors for
+  // unknown configurables to `errors`: gin builds each reference when it
+  // parses it, so even an overridden binding's must name a configurable.
+  void CheckReferences(const Value& v, size_t aliases, std::vector<std::string>& errors) const;
+  // gin's finalize check (validate_macros_hook) of one final value: every
+  // macro written in it (not in the values a repeated dict key replaced)
+  // is defined. Appends "undefined macro" errors; false when any.
+  bool CheckMacros(const Value& v, std::vector<std::string>& errors) const;
+  std::string UndefinedMacroMessage(const Value& macro) const;
   void ParseFileAt(const std::string& resolved_path, const std::string& shown_path);
   std::string FindFile(const std::string& path, const std::string& including_dir,
                        std::vector<std::string>* tried) const;
@@ -208,14 +246,21 @@ class Config {
   // inside other macros expand exponentially: the budget bounds the time
   // and memory any config can take).
   Value ResolveValue(const Value& v, std::vector<std::string>& macro_stack,
-                     std::vector<std::string>* required) const;
+                     std::vector<std::string>* required, size_t aliases) const;
   static constexpr size_t kMaxMacroDepth = 32;
   static constexpr int64_t kMaxResolvedValues = int64_t{1} << 20;
   mutable int64_t resolve_budget_ = 0;  // values Finalize may still resolve
-  // Unset %gin.REQUIRED values read by the configurables `called` reaches
-  // (see Finalize): (macro, reader) or ("", message for a direct binding).
-  std::vector<std::pair<std::string, std::string>> MissingRequired(
-      const std::vector<std::string>& called) const;
+  // Walks the calls gin makes from `called` (see Finalize): returns the unset
+  // %gin.REQUIRED values they read -- (macro, reader) or ("", message for a
+  // direct binding) -- and appends reference cycles to `errors`.
+  std::vector<std::pair<std::string, std::string>> WalkCalls(
+      const std::vector<std::string>& called, std::vector<std::string>* errors) const;
+  // Calls nested deeper than this are an error (gin's Python recursion
+  // limit stops far sooner); bounds the walk's recursion.
+  static constexpr size_t kMaxCallDepth = 1000;
+  // Adds gin's finalize rule to `missing`: macros and bindings left at
+  // %gin.REQUIRED itself, read or not (macro, "") / ("", message).
+  void AddUnsetRequired(std::vector<std::pair<std::string, std::string>>* missing) const;
   // The entries above for binding `b`, read as `key`.
   std::vector<std::pair<std::string, std::string>> RequiredEntries(const Bound& b,
                                                                    const std::string& key) const;
@@ -231,7 +276,18 @@ class Config {
   std::vector<std::string> search_paths_;
   std::vector<std::string> include_stack_;  // canonical paths being parsed
   std::vector<std::string> parsed_files_;
-  std::map<std::string, std::pair<std::string, Location>> aliases_;  // alias -> (module, where)
+  // Import aliases, one table per text parsed (a file, an included file,
+  // a string, a binding): gin resolves a name with the imports of the file
+  // it is written in. alias -> module, and where it was imported.
+  struct AliasTable {
+    std::map<std::string, std::string> modules;
+    std::map<std::string, Location> where;
+  };
+  std::vector<AliasTable> alias_tables_{AliasTable{}};  // [0]: no imports
+  // `name` as written in a text with alias table `table`; a name its own
+  // imports do not resolve is tried with every text's imports (a t5xx
+  // leniency: gin would refuse it), and the first error is returned.
+  Registry::Resolution ResolveName(const std::string& name, size_t table) const;
   std::vector<Record> records_;
 
   bool finalized_ = false;

@@ -2,6 +2,7 @@
 // command line that nothing uses, and unset %gin.REQUIRED values a called
 // configurable reads (gin/config.py: bind_parameter, finalize, REQUIRED).
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -27,7 +28,7 @@ bool IsStringTyped(const ParamSpec& p) {
 
 }  // namespace
 
-void Config::Finalize(const std::vector<std::string>& called) {
+void Config::Finalize(const std::vector<std::string>& called, bool require_overrides) {
   finalized_ = false;
   resolve_budget_ = kMaxResolvedValues;
   suggestions_left_ = kMaxSuggestions;
@@ -35,9 +36,6 @@ void Config::Finalize(const std::vector<std::string>& called) {
   macros_.clear();
   resolved_macros_.clear();
   operative_.clear();
-  std::map<std::string, std::string> aliases;
-  for (const auto& kv : aliases_) aliases[kv.first] = kv.second.first;
-
   // Every error is collected and reported together, in the order written
   // (gin reports binding errors at parse time, before any REQUIRED one).
   std::vector<std::string> errors;
@@ -50,23 +48,50 @@ void Config::Finalize(const std::vector<std::string>& called) {
   // after them. An unset %gin.REQUIRED macro is not an error here: only a
   // called configurable reading it is (Query), as in gin.
   for (const Record& rec : records_) {
-    if (rec.st.kind == Statement::Kind::kMacro) macros_[rec.st.param] = {rec.st.value, rec.st.loc};
+    if (rec.st.kind == Statement::Kind::kMacro) {
+      macros_[rec.st.param] = {rec.st.value, rec.st.loc, rec.aliases};
+    }
   }
+  // gin builds every reference when it parses it: each must name a
+  // configurable, even in a binding overridden later or a dict entry a
+  // repeated key replaces.
+  for (const Record& rec : records_) {
+    if (!rec.string_fallback) CheckReferences(rec.st.value, rec.aliases, errors);
+  }
+  // gin's finalize validates every macro reference in the final bindings
+  // and macro definitions (validate_macros_hook): an undefined macro is an
+  // error here, read or not; a cycle only where a called configurable reads
+  // it (see MacroCycleError).
+  for (const auto& kv : macros_) CheckMacros(kv.second.value, errors);
   for (const auto& kv : macros_) {
     std::vector<std::string> stack{kv.first};
     try {
-      resolved_macros_[kv.first] = ResolveValue(kv.second.value, stack, nullptr);
+      resolved_macros_[kv.first] = ResolveValue(kv.second.value, stack, nullptr, kv.second.aliases);
+    } catch (const MacroCycleError&) {
+      // reported where it is read
+    } catch (const UndefinedMacroError&) {
+      // reported by CheckMacros
     } catch (const Error& e) {
       errors.push_back(e.what());
     }
   }
 
+  // The record that binds each key last: only its value is resolved (gin
+  // keeps the last binding; an earlier one's macros are never evaluated).
+  std::map<Key, size_t> last;
+  for (size_t i = 0; i < records_.size(); ++i) {
+    const Statement& st = records_[i].st;
+    if (st.kind != Statement::Kind::kBinding) continue;
+    Registry::Resolution r = ResolveName(st.configurable, records_[i].aliases);
+    if (r.ok()) last[Key{st.scope, r.full_name, st.param}] = i;
+  }
   size_t order = 0;
-  for (const Record& rec : records_) {
+  for (size_t index = 0; index < records_.size(); ++index) {
+    const Record& rec = records_[index];
     const Statement& st = rec.st;
     if (st.kind != Statement::Kind::kBinding) continue;
     const std::string written = KeyName(st.scope, st.configurable, st.param);
-    Registry::Resolution r = registry_->Resolve(st.configurable, aliases);
+    Registry::Resolution r = ResolveName(st.configurable, rec.aliases);
     if (!r.ok()) {
       collect(st.loc, r.error + " (in binding '" + written + "')");
       continue;
@@ -90,8 +115,10 @@ void Config::Finalize(const std::vector<std::string>& called) {
       continue;
     }
     const std::string full_param = KeyName(st.scope, r.full_name, st.param);
+    if (last.at(Key{st.scope, r.full_name, st.param}) != index) continue;
     Value value;
     std::vector<std::string> required;
+    std::string lazy_error;
     if (rec.string_fallback) {
       if (!IsStringTyped(*ps)) {
         errors.push_back(rec.fallback_error + " (value for '" + written + "', which takes " +
@@ -101,15 +128,22 @@ void Config::Finalize(const std::vector<std::string>& called) {
       value = st.value;
     } else {
       std::vector<std::string> stack;
+      if (!CheckMacros(st.value, errors)) continue;
       try {
-        value = ResolveValue(st.value, stack, &required);
+        value = ResolveValue(st.value, stack, &required, rec.aliases);
+      } catch (const UndefinedMacroError&) {
+        continue;  // reported by CheckMacros (a macro's own value)
+      } catch (const MacroCycleError& e) {
+        lazy_error = std::string(e.what()) + " (in the value of " + written + " at " +
+                     st.loc.ToString() + "; gin would recurse without end)";
+        required.clear();
       } catch (const Error& e) {
         errors.push_back(e.what());
         continue;
       }
     }
     // A value holding %gin.REQUIRED is checked where it is read.
-    if (required.empty()) {
+    if (required.empty() && lazy_error.empty()) {
       std::string err = CheckParamValue(*ps, value, full_param);
       if (!err.empty()) {
         if (st.value.kind() == Value::Kind::kMacro) {
@@ -134,6 +168,7 @@ void Config::Finalize(const std::vector<std::string>& called) {
     b.order = order++;
     b.used = false;
     b.required_macros = std::move(required);
+    b.lazy_error = std::move(lazy_error);
   }
   // Scopes some reference enters (@scope/x), in any value ever written
   // (overridden ones too: train_eval/ stays a known scope when
@@ -141,8 +176,11 @@ void Config::Finalize(const std::vector<std::string>& called) {
   entered_scopes_.clear();
   for (const Record& rec : records_) {
     ForEachLeaf(rec.st.value, [this](const Value& leaf) {
-      if (leaf.kind() != Value::Kind::kReference) return;
-      for (const std::string& sc : ScopePrefixes(leaf.reference_scope())) {
+      // %M calls its value in scope M (gin's @M/gin.macro()).
+      const bool macro = leaf.kind() == Value::Kind::kMacro;
+      if (leaf.kind() != Value::Kind::kReference && !macro) return;
+      for (const std::string& sc :
+           ScopePrefixes(macro ? leaf.macro_name() : leaf.reference_scope())) {
         if (!sc.empty()) entered_scopes_.insert(sc);
       }
     });
@@ -150,8 +188,9 @@ void Config::Finalize(const std::vector<std::string>& called) {
 
   // Macros set on the command line that no binding uses (typos).
   for (std::string& m : UnusedFlagMacros()) errors.push_back(std::move(m));
-  // Unset %gin.REQUIRED values that the called configurables read.
-  std::vector<std::pair<std::string, std::string>> missing = MissingRequired(called);
+  // Reference cycles, and unset %gin.REQUIRED values the calls read.
+  std::vector<std::pair<std::string, std::string>> missing = WalkCalls(called, &errors);
+  if (require_overrides) AddUnsetRequired(&missing);
   if (!missing.empty()) errors.push_back(RequiredMessage(missing));
   ThrowIfAny(errors, "the gin config");
   finalized_ = true;
@@ -179,7 +218,10 @@ std::vector<std::string> Config::UnusedFlagMacros() const {
   for (const auto& kv : macros_) names.push_back(kv.first);
   std::vector<std::string> out;
   for (const auto& [name, def] : macros_) {
-    if (referenced.count(name) || def.loc.file.rfind("--", 0) != 0) continue;
+    // Only --gin.NAME=VALUE flags (t5x's sugar, where a misspelt name is
+    // easiest to miss): --gin_bindings text follows gin, which accepts an
+    // unused macro.
+    if (referenced.count(name) || def.loc.file.rfind("--gin.", 0) != 0) continue;
     std::string near;
     if (suggestions_left_ > 0) {  // see kMaxSuggestions
       --suggestions_left_;
@@ -191,46 +233,128 @@ std::vector<std::string> Config::UnusedFlagMacros() const {
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> Config::MissingRequired(
-    const std::vector<std::string>& called) const {
-  // Walks the configurables `called` reaches through the references in
-  // their bound (or default) values, each in the scope its reference names
-  // nested in its caller's (gin's config_scope) -- the configurables gin
-  // would call, and the scopes t5xx queries them in.
+std::vector<std::pair<std::string, std::string>> Config::WalkCalls(
+    const std::vector<std::string>& called, std::vector<std::string>* errors) const {
+  // Depth first over (configurable, scope) -- the calls gin makes: `called`
+  // at top level, each evaluated reference (@x(), through bound or default
+  // values) while its caller's bindings are copied, in the scope CallScope
+  // gives; a callable (@x) later, at top level, with a stack of its own.
+  // A call reached again while it is on the stack is gin's endless
+  // recursion (RecursionError): an error naming each link.
   std::vector<std::pair<std::string, std::string>> missing;
-  std::set<std::pair<std::string, std::string>> seen;  // (name, scope)
-  std::vector<std::pair<std::string, std::string>> todo;
-  for (const std::string& c : called) todo.emplace_back(c, "");
-  std::string outer;  // the scope of the configurable being walked
-  auto add_refs = [&](const Value& v) {
-    ForEachLeaf(v, [&](const Value& leaf) {
-      if (leaf.kind() == Value::Kind::kReference) {
-        todo.emplace_back(leaf.reference_name(), NestedScope(outer, leaf.reference_scope()));
+  using Node = std::pair<std::string, std::string>;  // (name, scope)
+  std::set<Node> done;
+  std::vector<Node> stack;
+  std::vector<std::string> links;  // links[i]: how stack[i] called stack[i + 1]
+  std::vector<Node> later;         // callables, called at top level
+  std::set<std::string> reported;  // cycles already named (by their first node)
+  std::function<void(const Node&)> visit = [&](const Node& node) {
+    if (done.count(node)) return;
+    auto on_stack = std::find(stack.begin(), stack.end(), node);
+    if (on_stack != stack.end()) {
+      const size_t first = static_cast<size_t>(on_stack - stack.begin());
+      const std::string id = KeyName(node.second, node.first, "");
+      if (!reported.insert(id).second) return;
+      std::string chain;
+      for (size_t i = first; i < links.size(); ++i) chain += (i > first ? "; then " : "") + links[i];
+      errors->push_back("gin reference cycle: " + chain + ", which calls " +
+                        (node.second.empty() ? "" : node.second + "/") + node.first +
+                        " again (gin would recurse without end); break the cycle");
+      return;
+    }
+    if (stack.size() >= kMaxCallDepth) {
+      if (reported.insert("depth").second) {
+        errors->push_back(links.back() + ": references are nested more than " +
+                          std::to_string(kMaxCallDepth) + " calls deep (the limit)");
       }
-    });
-  };
-  while (!todo.empty()) {
-    const auto node = todo.back();
-    todo.pop_back();
-    if (!seen.insert(node).second) continue;
-    outer = node.second;
+      return;
+    }
     const ConfigurableSpec* spec = registry_->Find(node.first);
-    if (spec == nullptr) continue;
+    if (spec == nullptr) return;
+    stack.push_back(node);
     for (const ParamSpec& p : spec->params) {
       const Bound* b = FindBound(node.first, p.name, node.second);
-      if (b == nullptr) {
-        add_refs(p.default_value);
+      const std::string key = KeyName(node.second, node.first, p.name);
+      if (b != nullptr && !b->lazy_error.empty()) {
+        if (reported.insert(b->lazy_error).second) errors->push_back(b->lazy_error);
         continue;
       }
-      for (auto& entry : RequiredEntries(*b, KeyName(node.second, node.first, p.name))) {
-        if (std::find(missing.begin(), missing.end(), entry) == missing.end()) {
-          missing.push_back(std::move(entry));
+      if (b != nullptr) {
+        for (auto& entry : RequiredEntries(*b, key)) {
+          if (std::find(missing.begin(), missing.end(), entry) == missing.end()) {
+            missing.push_back(std::move(entry));
+          }
         }
       }
-      add_refs(b->value);
+      ForEachLeaf(b ? b->value : p.default_value, [&](const Value& leaf) {
+        if (leaf.kind() != Value::Kind::kReference) return;
+        const Node next{leaf.reference_name(), CallScope(node.second, leaf)};
+        if (!leaf.reference_evaluated()) {
+          later.push_back(next);
+          return;
+        }
+        const std::string at = leaf.location().ToString();
+        links.push_back(key + " = " + leaf.ToGinString() + (at.empty() ? "" : " at " + at));
+        visit(next);
+        links.pop_back();
+      });
     }
+    stack.pop_back();
+    done.insert(node);
+  };
+  for (const std::string& c : called) visit(Node{c, ""});
+  while (!later.empty()) {
+    const Node node = later.back();
+    later.pop_back();
+    visit(node);
   }
   return missing;
+}
+
+void Config::CheckReferences(const Value& v, size_t aliases,
+                             std::vector<std::string>& errors) const {
+  ForEachLeaf(v, [&](const Value& leaf) {
+    if (leaf.kind() != Value::Kind::kReference) return;
+    const Registry::Resolution r = ResolveName(leaf.reference_name(), aliases);
+    if (!r.ok()) {
+      errors.push_back(leaf.location().ToString() + ": " + r.error + " (in reference '" +
+                       leaf.ToGinString() + "')");
+    }
+  });
+}
+
+void Config::AddUnsetRequired(std::vector<std::pair<std::string, std::string>>* missing) const {
+  // gin's finalize hook (find_missing_overrides_hook), which t5x runs: every
+  // binding and macro whose final value is %gin.REQUIRED itself is an error,
+  // read or not. (Inside a list or dict gin passes REQUIRED on; t5xx refuses
+  // it where it is read, above.)
+  auto listed = [&](const std::string& macro, const std::string& at) {
+    for (const auto& [m, reader] : *missing) {
+      if (!macro.empty() ? m == macro : (m.empty() && reader.rfind(at + ":", 0) == 0)) return true;
+    }
+    return false;
+  };
+  for (const auto& [name, def] : macros_) {
+    if (def.value.kind() == Value::Kind::kRequired && !listed(name, "")) {
+      missing->emplace_back(name, "");
+    }
+  }
+  std::vector<std::pair<size_t, std::pair<std::string, std::string>>> direct;
+  for (const auto& [key, b] : bindings_) {
+    const auto& [scope, name, param] = key;
+    if (b.value.kind() != Value::Kind::kRequired ||
+        (!b.required_macros.empty() && !b.required_macros.front().empty())) {
+      continue;
+    }
+    const std::string at = b.value.location().ToString();
+    if (listed("", at)) continue;
+    const std::string k = KeyName(scope, name, param);
+    direct.push_back({b.order, {"", at + ": " + k + " is %gin.REQUIRED and was never overridden "
+                                 "(t5x's gin refuses it even where nothing reads it); bind it "
+                                 "in a gin file or with --gin." + k + "=<value>"}});
+  }
+  std::sort(direct.begin(), direct.end());
+  for (auto& d : direct) missing->push_back(std::move(d.second));
 }
 
 std::vector<std::pair<std::string, std::string>> Config::RequiredEntries(
@@ -269,14 +393,21 @@ std::string Config::RequiredMessage(const std::vector<std::pair<std::string, std
     if (records_[i].st.kind == Statement::Kind::kMacro) defined_at[records_[i].st.param] = i;
   }
   std::stable_sort(macros.begin(), macros.end(), [&](const std::string& a, const std::string& b) {
-    return defined_at[a] < defined_at[b];
+    return defined_at[FindMacro(a)->first] < defined_at[FindMacro(b)->first];
   });
+  auto def = [this](const std::string& m) -> const MacroDef& { return FindMacro(m)->second; };
+  // "(read by X)", or why gin refuses a macro nothing reads.
+  auto read_by = [&readers](const std::string& m) {
+    return readers[m].empty() ? std::string("(nothing this command calls reads it, but t5x's gin "
+                                            "refuses an unset %gin.REQUIRED all the same)")
+                              : "(read by " + readers[m] + ")";
+  };
   std::vector<std::string> parts;
   // A macro whose value holds %gin.REQUIRED inside it (a dict or list) was
   // set; the REQUIRED in it was not.
   std::vector<std::string> inner;
   for (auto it = macros.begin(); it != macros.end();) {
-    if (macros_.at(*it).value.kind() == Value::Kind::kRequired) {
+    if (def(*it).value.kind() == Value::Kind::kRequired) {
       ++it;
       continue;
     }
@@ -284,21 +415,23 @@ std::string Config::RequiredMessage(const std::vector<std::pair<std::string, std
     it = macros.erase(it);
   }
   for (const std::string& m : inner) {
-    parts.push_back(macros_.at(m).loc.ToString() + ": macro '" + m + "' = " +
-                    macros_.at(m).value.ToGinString() + " holds a %gin.REQUIRED that was never "
-                    "overridden (read by " + readers[m] + "); give it a value in place");
+    parts.push_back(def(m).loc.ToString() + ": macro '" + m + "' = " +
+                    def(m).value.ToGinString() + " holds a %gin.REQUIRED that was never "
+                    "overridden " + read_by(m) + "; give it a value in place");
   }
   if (macros.size() == 1) {
     const std::string& m = macros[0];
-    parts.push_back(macros_.at(m).loc.ToString() + ": macro '" + m +
-                    "' is %gin.REQUIRED and was never set (read by " + readers[m] +
-                    "); set it in a gin file ('" + m + " = ...') or with --gin." + m + "=<value>");
+    parts.push_back(def(m).loc.ToString() + ": macro '" + m +
+                    "' is %gin.REQUIRED and was never set " + read_by(m) +
+                    "; set it in a gin file ('" + m + " = ...') or with --gin." + m + "=<value>");
   } else if (!macros.empty()) {
-    std::string msg = macros_.at(macros[0]).loc.ToString() + ": macros";
+    std::string msg = def(macros[0]).loc.ToString() + ": macros";
     for (size_t i = 0; i < macros.size(); ++i) msg += (i ? ", '" : " '") + macros[i] + "'";
     msg += " are %gin.REQUIRED and were never set (";
     for (size_t i = 0; i < macros.size(); ++i) {
-      msg += (i ? "; " : "") + macros[i] + " read by " + readers[macros[i]];
+      msg += (i ? "; " : "") + macros[i] +
+             (readers[macros[i]].empty() ? " read by nothing this command calls"
+                                         : " read by " + readers[macros[i]]);
     }
     msg += "); set each in a gin file or with --gin.NAME=<value> (e.g. --gin." + macros[0] +
            "=<value>)";

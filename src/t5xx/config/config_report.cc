@@ -40,6 +40,25 @@ std::string Config::OperativeConfigString() const {
   return out;
 }
 
+std::map<std::string, std::string> Config::OperativeValues() const {
+  RequireFinalized("OperativeValues");
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : operative_) {
+    const auto& [configurable, scope, param] = key;
+    out[KeyName(scope, configurable, param)] = value.ToGinString();
+  }
+  return out;
+}
+
+bool Config::Binds(const std::string& full_name) const {
+  for (const Record& rec : records_) {
+    if (rec.st.kind != Statement::Kind::kBinding) continue;
+    const Registry::Resolution r = ResolveName(rec.st.configurable, rec.aliases);
+    if (r.ok() && r.full_name == full_name) return true;
+  }
+  return false;
+}
+
 bool Config::Called(const std::string& configurable, const std::string& binding_scope) const {
   auto it = queried_.find(configurable);
   if (it == queried_.end()) return false;

@@ -1,6 +1,7 @@
 // Parser for gin files -- the implementation of parser.h.
 #include "t5xx/config/parser.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "t5xx/config/lexer.h"
@@ -54,18 +55,21 @@ class Parser {
       } else {
         Statement st = ParseKey();
         if (IsPunct(Peek(), ":")) {
-          if (st.kind == Statement::Kind::kMacro) {
-            Fail(st.loc, "a block header must name a configurable ('module.Name:'), got '" +
-                             st.param + ":'");
-          }
           Next();
           ExpectEndOfLine("after the block header '" + KeyText(st) + ":'");
           in_block = true;
           block_has_lines = false;
           block_loc = st.loc;
-          // In a block header the whole dotted name is the configurable.
-          block_scope = st.scope;
-          block_configurable = st.configurable + "." + st.param;
+          // In a block header the whole name is the configurable, dotted or
+          // not ('Feature:' names a configurable as gin's selectors do).
+          if (st.kind == Statement::Kind::kMacro) {
+            const size_t slash = st.param.rfind('/');
+            block_scope = slash == std::string::npos ? "" : st.param.substr(0, slash);
+            block_configurable = st.param.substr(slash == std::string::npos ? 0 : slash + 1);
+          } else {
+            block_scope = st.scope;
+            block_configurable = st.configurable + "." + st.param;
+          }
           continue;
         }
         Expect("=", "after '" + KeyText(st) + "'");
@@ -174,9 +178,11 @@ class Parser {
     size_t dot = name.rfind('.');
     st.scope = scope;
     if (dot == std::string::npos) {
+      // A scoped macro ("train/STEPS = 3") is a macro named "train/STEPS",
+      // read as %train/STEPS (gin binds it as train/STEPS/gin.macro.value).
       st.kind = Statement::Kind::kMacro;
-      st.param = name;
-      if (!scope.empty()) Fail(st.loc, "macros cannot be scoped, got '" + scope + "/" + name + "'");
+      st.param = JoinName(scope, name);
+      st.scope.clear();
     } else {
       st.kind = Statement::Kind::kBinding;
       st.configurable = name.substr(0, dot);
@@ -361,7 +367,8 @@ class Parser {
     }
     if (p == "%") {
       Next();
-      std::string name = ParseDotted("after '%'");
+      auto [scope, dotted] = ParseScopedName("after '%'");
+      const std::string name = JoinName(scope, dotted);
       if (name == "gin.REQUIRED") return Value::Required(loc);
       if (name.rfind("gin.", 0) == 0) {
         Fail(loc, "unsupported '%" + name + "' (only %gin.REQUIRED is supported)");

@@ -12,8 +12,11 @@
 //              | '[' [value (',' value)* [',']] ']'
 //              | '{' [value ':' value (',' ...)* [',']] '}'
 //              | '@' [scope '/']* dotted ['(' ')']  # reference
-//              | '%' dotted                          # macro, or %gin.REQUIRED
-// A key without a '.' ("NAME = value") defines a macro.
+//              | '%' [scope '/']* dotted             # macro, or %gin.REQUIRED
+// A key without a '.' ("NAME = value", "scope/NAME = value") defines a macro;
+// a scoped macro's name includes its scope ("scope/NAME", read as
+// %scope/NAME). A dict literal keeps one entry per key, as Python's does: a
+// repeated key keeps its first place and its last value.
 //
 // The parser checks syntax only; names are resolved against the registry by
 // Config::Finalize. Errors throw t5xx::Error "<file:line:col>: <what>, got '<text>'".

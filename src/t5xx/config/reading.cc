@@ -28,7 +28,7 @@ std::string ExpectReference(const Value& v, const std::string& expected, bool ev
   T5XX_CHECK(v.reference_evaluated() == evaluated,
              Where(v) + ": expected " + call + " (" + (evaluated ? "evaluated" : "not called") +
                  "), got " + v.ToGinString());
-  return NestedScope(outer, v.reference_scope());
+  return CallScope(outer, v);
 }
 
 const std::string& ExpectOneOf(const Value& v, const std::vector<std::string>& kinds,

@@ -1,6 +1,6 @@
 // Reading typed values out of a finalized gin Config: the checks that every
 // reader of configurables shares -- a reference to the expected configurable
-// (with gin's nested scopes), numbers in range, options refused as not yet
+// (in the scope gin calls it in), numbers in range, options refused as not yet
 // supported -- each error naming the binding's file:line. Knows no
 // configurable by name.
 #pragma once
@@ -25,9 +25,10 @@ std::string Where(const Value& v);
 std::string WhereShort(const Value& v);
 
 // Checks that `v` is a reference to `expected` -- evaluated (`@x()`) unless
-// `evaluated` is false (`@x`) -- and returns its scope nested in `outer`
-// (the scope the configurable holding `v` was called in), as gin's
-// config_scope nests them. Throws t5xx::Error naming Where(v).
+// `evaluated` is false (`@x`) -- and returns the scope gin calls it in when
+// the configurable holding `v` was called in `outer` (CallScope: a scoped
+// reference's own scope, an unscoped @x() inherits `outer`, an unscoped @x
+// is called at top level). Throws t5xx::Error naming Where(v).
 std::string ExpectReference(const Value& v, const std::string& expected, bool evaluated = true,
                             const std::string& outer = "");
 

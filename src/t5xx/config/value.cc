@@ -1,6 +1,8 @@
 // t5xx::gin::Value and Location -- the implementation of value.h.
 #include "t5xx/config/value.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -255,6 +257,52 @@ bool Value::operator==(const Value& o) const {
       return str_ == o.str_ && scope_ == o.scope_ && evaluated_ == o.evaluated_;
   }
   return false;
+}
+
+// Whether two dict keys are one key of a Python dict: equal numbers (True,
+// 1 and 1.0 are one key), equal strings, None, or tuples of such keys.
+bool SamePythonDictKey(const Value& a, const Value& b) {
+  using K = Value::Kind;
+  auto number = [](const Value& v, double* out) {
+    if (v.kind() == K::kBool) *out = v.AsBool() ? 1.0 : 0.0;
+    else if (v.kind() == K::kInt) *out = static_cast<double>(v.AsInt());
+    else if (v.kind() == K::kFloat) *out = v.AsFloat();
+    else return false;
+    return true;
+  };
+  double x = 0, y = 0;
+  if (number(a, &x) && number(b, &y)) {
+    if (a.kind() == K::kInt && b.kind() == K::kInt) return a.AsInt() == b.AsInt();
+    return x == y;
+  }
+  if (a.kind() != b.kind()) return false;
+  if (a.kind() == K::kTuple) {
+    const auto& l = a.AsList();
+    const auto& r = b.AsList();
+    if (l.size() != r.size()) return false;
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (!SamePythonDictKey(l[i], r[i])) return false;
+    }
+    return true;
+  }
+  if (a.kind() == K::kString || a.kind() == K::kNone || a.kind() == K::kMacro) return a == b;
+  // gin's references compare by configurable and hash by their text.
+  if (a.kind() == K::kReference) return a.ToGinString() == b.ToGinString();
+  return false;  // lists and dicts cannot be keys
+}
+
+std::vector<std::pair<Value, Value>> PythonDictItems(const std::vector<std::pair<Value, Value>>& items) {
+  std::vector<std::pair<Value, Value>> out;
+  for (const auto& kv : items) {
+    auto same = std::find_if(out.begin(), out.end(),
+                             [&](const auto& o) { return SamePythonDictKey(o.first, kv.first); });
+    if (same != out.end()) {
+      same->second = kv.second;
+    } else {
+      out.push_back(kv);
+    }
+  }
+  return out;
 }
 
 }  // namespace t5xx::gin

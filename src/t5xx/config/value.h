@@ -110,6 +110,7 @@ class Value {
   std::vector<Value>& mutable_items() { return items_; }
   std::vector<std::pair<Value, Value>>& mutable_dict() { return dict_; }
   void set_reference_name(std::string name) { str_ = std::move(name); }
+  void set_reference_scope(std::string scope) { scope_ = std::move(scope); }
 
  private:
   [[noreturn]] void ThrowWrongKind(const char* expected) const;
@@ -126,6 +127,14 @@ class Value {
   Location loc_;
   std::string description_;
 };
+
+// Whether two dict keys are one key of a Python dict: equal numbers (True,
+// 1 and 1.0 are one key), equal strings, None, or tuples of such keys.
+bool SamePythonDictKey(const Value& a, const Value& b);
+
+// The entries of a dict literal as the Python dict gin builds from it: a
+// repeated key keeps its first place and takes the last value.
+std::vector<std::pair<Value, Value>> PythonDictItems(const std::vector<std::pair<Value, Value>>& items);
 
 // Quotes `s` as a gin/Python string literal (single quotes, escapes).
 std::string QuoteGinString(const std::string& s);

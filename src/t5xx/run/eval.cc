@@ -11,24 +11,17 @@
 #include "t5xx/run/device_setup.h"
 #include "t5xx/run/evaluator.h"
 #include "t5xx/run/inference.h"
+#include "t5xx/run/validation.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {
 
 EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
   const EvalSetup& s = loaded.eval;
-  const std::optional<partitioning::ProcessEnvironment> env =
-      partitioning::DetectProcessEnvironment();
-  T5XX_CHECK(!env || env->world_size == 1,
-             "t5xx eval runs in one process (launched with " +
-                 std::to_string(env ? env->world_size : 1) + ")");
-  T5XX_CHECK(s.num_partitions == 1,
-             "t5xx eval runs in one process: set partitioning.PjitPartitioner.num_partitions "
-             "= 1 (got " + std::to_string(s.num_partitions) + ")");
-  GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem);  // known task?
-  CheckCachedTasks(s.dataset, "eval");  // the caches use_cached reads
+  // What can be checked before a checkpoint is read (as `t5xx config`
+  // checks it), then the output directory.
+  std::vector<std::string> dirs = ValidateEvalRun(loaded);
   CreateOutputDir(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
-  std::vector<std::string> dirs = CheckpointsToRestore(s.restore);
   EvalResult result;
   const std::string done_path =
       s.output_dir + "/eval." + s.dataset.mixture_or_task_name + ".ckpt";

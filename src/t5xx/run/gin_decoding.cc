@@ -61,7 +61,7 @@ void ReadDecodeFn(gin::Config& c, const std::string& model_name, const std::stri
   T5XX_CHECK(!fn.reference_evaluated(),
              gin::Where(fn) + ": decode_fn takes the function itself, @decoding." +
                  kind.substr(kind.rfind('.') + 1) + " (without the parentheses)");
-  const std::string s = gin::NestedScope(model_scope, fn.reference_scope());
+  const std::string s = gin::CallScope(model_scope, fn);
   if (kind == kTemperatureSample) {
     m.decode_fn.kind = decoding::DecodeFnConfig::Kind::kTemperatureSample;
     decoding::TemperatureSampleOptions& o = m.decode_fn.temperature_sample;

@@ -96,7 +96,7 @@ EvaluatorConfig ReadEvaluatorConfig(gin::Config& c, const Value& evaluator_cls) 
     if (kind == kJsonLogger) {
       e.json_logger = true;
       e.json_write_n_results = gin::NoneOrAtLeast(
-          c.Query(kJsonLogger, "write_n_results", gin::NestedScope(s, l.reference_scope())), 0);
+          c.Query(kJsonLogger, "write_n_results", gin::CallScope(s, l)), 0);
     } else if (kind == kTensorBoardLogger) {
       e.tensorboard_logger = true;
     } else {

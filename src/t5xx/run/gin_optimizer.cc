@@ -119,7 +119,7 @@ std::vector<optim::OptaxTransform> ReadChain(gin::Config& c, const std::string& 
                    ": expected a list of @optax.adamw(), @optax.clip_by_global_norm() or "
                    "@optax.clip(), got " + v.ToGinString());
     const std::string& n = v.reference_name();
-    const std::string s = gin::NestedScope(scope, v.reference_scope());
+    const std::string s = gin::CallScope(scope, v);
     if (n == kOptaxAdamW) {
       out.push_back(ReadAdamW(c, kOptaxAdamW, s));
     } else if (n == kOptaxClipByGlobalNorm || n == kOptaxClip) {
@@ -228,7 +228,7 @@ optim::OptimizerConfig ReadOptimizer(gin::Config& c, const std::string& model_na
   T5XX_CHECK(opt_def.kind() == Value::Kind::kReference && opt_def.reference_evaluated(),
              gin::Where(opt_def) + ": expected @adafactor.Adafactor(), @optimizers.adamw() or "
                                    "@optimizers.chain(), got " + opt_def.ToGinString());
-  const std::string scope = gin::NestedScope(model_scope, opt_def.reference_scope());
+  const std::string scope = gin::CallScope(model_scope, opt_def);
   const std::string& name = opt_def.reference_name();
   if (name == kAdafactor) {
     o.kind = optim::OptimizerConfig::Kind::kAdafactor;

@@ -65,9 +65,10 @@ void RegisterTrainConfigurables(gin::Registry& registry);
 void ReadPartitioner(gin::Config& config, const std::string& root, int64_t* num_partitions,
                      partitioning::LogicalAxisRules* rules);
 // utils.RestoreCheckpointConfig in scope `scope`; mode 'all' is accepted
-// only when allow_all (eval).
+// only when allow_all (eval); an empty list as `path` (no paths returned)
+// only when allow_no_path (train, where t5x then restores nothing).
 RestoreCheckpointConfig ReadRestoreConfig(gin::Config& config, const std::string& scope,
-                                          bool allow_all);
+                                          bool allow_all, bool allow_no_path = false);
 extern const char kRestoreConfig[];  // "t5x.utils.RestoreCheckpointConfig"
 
 // __main__.infer, __main__.evaluate, seqio.Evaluator and its loggers

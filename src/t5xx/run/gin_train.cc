@@ -89,7 +89,7 @@ std::string ReadCheckpointerCls(gin::Config& c, const char* configurable,
 }  // namespace
 
 RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs,
-                                          bool allow_all) {
+                                          bool allow_all, bool allow_no_path) {
   auto q = [&](const char* p) { return c.Query(kRestoreConfig, p, rs); };
   RestoreCheckpointConfig r;
   const Value path = q("path");
@@ -103,7 +103,12 @@ RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs,
                    "INITIAL_CHECKPOINT_PATH = '/ckpts/t5_small/checkpoint_1000000')");
     r.paths = gin::StringList(path);
   }
-  T5XX_CHECK(!r.paths.empty(), gin::Where(path) + " is empty; give a checkpoint path");
+  // t5x's train: "`path` is an empty (non-`str`) sequence, so there is
+  // nothing to restore" (runs/pretrain.gin: path = []); infer and eval
+  // restore what it names.
+  T5XX_CHECK(!r.paths.empty() || (allow_no_path && path.kind() != Value::Kind::kString),
+             gin::Where(path) + " is empty; give a checkpoint path (an empty list means no "
+                                "restore only in train)");
   for (const std::string& p : r.paths) {
     T5XX_CHECK(!p.empty(), gin::Where(path) + " holds an empty path; give a checkpoint path");
   }
@@ -161,7 +166,8 @@ void ReadCheckpointConfig(gin::Config& c, TrainSetup& s) {
   const Value restore = c.Query(kCheckpointConfig, "restore", cs);
   if (!restore.is_none()) {
     s.restore = ReadRestoreConfig(c, gin::ExpectReference(restore, kRestoreConfig, true, cs),
-                                  /*allow_all=*/false);
+                                  /*allow_all=*/false, /*allow_no_path=*/true);
+    if (s.restore->paths.empty()) s.restore.reset();  // path = []: start from scratch
   }
   const Value save = c.Query(kCheckpointConfig, "save", cs);
   s.save_checkpoints = !save.is_none();
@@ -202,7 +208,7 @@ void ReadCheckpointConfig(gin::Config& c, TrainSetup& s) {
 // One of train.actions' @trainer.EarlyStoppingAction() /
 // @trainer.TerminateOnNanAction().
 trainer::ActionConfig ReadAction(gin::Config& c, const Value& a) {
-  const std::string scope = a.reference_scope();
+  const std::string scope = gin::CallScope("", a);
   trainer::ActionConfig ac;
   if (a.reference_name() == kTerminateOnNan) {
     auto q = [&](const char* p) { return c.Query(kTerminateOnNan, p, scope); };

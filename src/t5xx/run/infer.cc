@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -13,8 +14,10 @@
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
+#include "t5xx/run/infer_chunks.h"
 #include "t5xx/run/inference.h"
 #include "t5xx/run/model.h"
+#include "t5xx/run/validation.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/hash.h"
 #include "t5xx/util/json_text.h"
@@ -31,11 +34,12 @@ std::string Fmt5(int64_t v) {
   return b;
 }
 
-// Writes `text` to `path` (atomically), then the empty marker
-// path.COMPLETED (t5x's order: a chunk without its marker is recomputed).
-void WriteCompleted(const std::string& path, const std::string& text) {
+// Writes `text` to `path` (atomically), then the marker path.COMPLETED
+// holding `record` (t5x's order: a chunk without its marker is recomputed;
+// t5x's marker is empty, t5xx's says what the chunk covers).
+void WriteCompleted(const std::string& path, const std::string& text, const std::string& record) {
   seqio::WriteStringToFileAtomic(path, text);
-  seqio::WriteStringToFileAtomic(path + ".COMPLETED", "");
+  seqio::WriteStringToFileAtomic(path + ".COMPLETED", record);
 }
 
 // One example's line, as t5x's write_inferences_to_file writes it.
@@ -70,26 +74,61 @@ std::string InferenceLine(const seqio::Example& ex, const ExampleInference& out,
   return DumpJson(j) + "\n";
 }
 
+// What decides each line infer writes (infer_chunks.h): the operative gin
+// values without those that only cut the output into chunks or name where
+// it goes, the restored checkpoint and the data directory.
+std::map<std::string, std::string> InferSettings(const LoadedTrainConfig& loaded,
+                                                 const std::string& checkpoint) {
+  const InferSetup& s = loaded.infer;
+  const bool samples = ParseInferMode(s.mode) != InferMode::kScore &&
+                       s.model.decode_fn.kind == decoding::DecodeFnConfig::Kind::kTemperatureSample &&
+                       s.model.decode_fn.temperature_sample.temperature > 1e-4 &&
+                       s.model.decode_fn.temperature_sample.topk != 1;
+  auto ends_with = [](const std::string& k, const std::string& suffix) {
+    return k.size() >= suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : loaded.config->OperativeValues()) {
+    if (ends_with(k, "__main__.infer.checkpoint_period") || ends_with(k, "__main__.infer.output_dir") ||
+        ends_with(k, "__main__.infer.merge_chunked_results") ||
+        // One generator per chunk draws batch after batch: the batch size
+        // decides samples, not greedy or beam outputs.
+        (!samples && ends_with(k, "t5x.utils.DatasetConfig.batch_size"))) {
+      continue;
+    }
+    out[k] = v;
+  }
+  out["checkpoint (restored)"] = "'" + checkpoint + "'";
+  out["--data_dir"] = "'" + loaded.options.data_dir + "'";
+  return out;
+}
+
+// Removes chunk files of `fname` in `tmp_dir` numbered `count` or more
+// (cut by an earlier run into more chunks), saying so.
+void RemoveStaleChunks(const std::string& tmp_dir, const std::string& fname, int64_t count,
+                       std::ostream& log) {
+  const std::string prefix = fname + "-chunk";
+  for (const auto& e : fs::directory_iterator(tmp_dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) != 0 || n.size() < prefix.size() + 5) continue;
+    const std::string digits = n.substr(prefix.size(), 5);
+    if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (std::stoll(digits) < count) continue;
+    fs::remove(e.path());
+    log << "[infer] removed " << e.path().string() << " (an earlier run cut the examples into "
+        << "more chunks; this run has " << count << ")" << std::endl;
+  }
+}
+
 }  // namespace
 
 InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   const InferSetup& s = loaded.infer;
-  const std::optional<partitioning::ProcessEnvironment> env =
-      partitioning::DetectProcessEnvironment();
-  T5XX_CHECK(!env || env->world_size == 1,
-             "t5xx infer runs in one process (launched with " + std::to_string(env ? env->world_size : 1) +
-                 "); split the work across independent jobs with infer.shard_id and "
-                 "infer.num_shards instead");
-  T5XX_CHECK(s.num_partitions == 1,
-             "t5xx infer runs in one process: set partitioning.PjitPartitioner.num_partitions "
-             "= 1 (got " + std::to_string(s.num_partitions) + ")");
-  GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem);  // known task?
+  // What can be checked before the checkpoint is read (as `t5xx config`
+  // checks it), then the output directory.
+  const std::vector<std::string> dirs = ValidateInferRun(loaded);
   const InferMode mode = ParseInferMode(s.mode);
-  // What can be checked before the checkpoint is read: the dataset (task,
-  // split, files, lengths) and the output directory.
-  CheckDataset(s.dataset, "infer", *CreateModel(s.model));
   CreateOutputDir(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
-  const std::vector<std::string> dirs = CheckpointsToRestore(s.restore);
   const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
   const at::Device device = SetUpDevice(loaded.options, log);
   InferenceModel m =
@@ -101,8 +140,22 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
        seqio::GetMixtureOrTask(s.dataset.mixture_or_task_name)->tasks()) {
     const std::string fname = task->name() + "-" + s.mode + "." + s.file_extension + "-" + shard;
     const std::string out_path = s.output_dir + "/" + fname;
+    InferChunkRecord want;
+    want.batch_size = s.dataset.batch_size;
+    want.checkpoint_period = s.checkpoint_period;
+    want.settings = InferSettings(loaded, dirs.back());
+    want.settings["task"] = "'" + task->name() + "'";
     if (fs::exists(out_path + ".COMPLETED")) {
-      log << "[infer] " << out_path << " is complete; skipping task " << task->name() << std::endl;
+      const std::optional<InferChunkRecord> done = ReadInferChunkRecord(out_path + ".COMPLETED");
+      if (done) {
+        const std::string why = InferChunkMismatch(out_path, *done, want, /*compare_range=*/false);
+        T5XX_CHECK(why.empty(), why + "; this run would write other results there: use another "
+                                      "infer.output_dir (INFER_OUTPUT_DIR), or delete " + out_path +
+                                      " and its .COMPLETED marker to write it again");
+      }
+      log << "[infer] " << out_path << " is complete"
+          << (done ? "" : " (its marker records no settings: not checked)") << "; skipping task "
+          << task->name() << std::endl;
       result.files.push_back(out_path);
       continue;
     }
@@ -114,16 +167,29 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
         seqio::ShardInfo{static_cast<int>(s.shard_id), static_cast<int>(s.num_shards)},
         /*num_epochs=*/1, s.dataset.trim_output_features, s.dataset.use_cached);
     std::vector<std::string> chunk_paths;
+    int64_t first = 0;
     for (int64_t chunk = 0;; ++chunk) {
       std::vector<seqio::Example> examples = seqio::Collect(*ds, chunk_size);
       if (examples.empty()) break;
       const std::string chunk_path = tmp_dir + "/" + fname + "-chunk" + Fmt5(chunk);
       chunk_paths.push_back(chunk_path);
+      want.first = first;
+      want.end = first += static_cast<int64_t>(examples.size());
       if (fs::exists(chunk_path + ".COMPLETED") && fs::exists(chunk_path)) {
-        ++result.chunks_skipped;
-        log << "[infer] chunk " << chunk << " of task " << task->name()
-            << " is complete; skipping it" << std::endl;
-        continue;
+        // Reused only when it holds exactly these examples, made the way
+        // this run makes them.
+        const std::optional<InferChunkRecord> done = ReadInferChunkRecord(chunk_path + ".COMPLETED");
+        const std::string why =
+            done ? InferChunkMismatch("chunk " + Fmt5(chunk), *done, want)
+                 : "chunk " + Fmt5(chunk) + "'s marker records neither its examples nor its settings";
+        if (why.empty()) {
+          ++result.chunks_skipped;
+          log << "[infer] chunk " << chunk << " of task " << task->name()
+              << " is complete; skipping it" << std::endl;
+          continue;
+        }
+        log << "[infer] " << why << ": recomputing it (" << chunk_path << ")" << std::endl;
+        fs::remove(chunk_path + ".COMPLETED");
       }
       const auto t0 = std::chrono::steady_clock::now();
       // t5x: chunk_rng = fold_in(PRNGKey(0), chunk).
@@ -135,7 +201,7 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
         text += InferenceLine(examples[i], outs[i], mode, *vocab, s.output_ids,
                               s.model.return_all_decodes);
       }
-      WriteCompleted(chunk_path, text);
+      WriteCompleted(chunk_path, text, InferChunkRecordJson(want));
       result.examples += static_cast<int64_t>(examples.size());
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -148,6 +214,7 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
                    "' (shard " + std::to_string(s.shard_id) + " of " +
                    std::to_string(s.num_shards) + "); check utils.DatasetConfig.split and "
                    "infer.num_shards");
+    RemoveStaleChunks(tmp_dir, fname, static_cast<int64_t>(chunk_paths.size()), log);
     if (!s.merge_chunked_results) continue;
     std::string merged;
     // The chunks are this run's own output, each already held whole once when
@@ -155,7 +222,9 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
     for (const std::string& p : chunk_paths) {
       merged += seqio::ReadFileToString(p, std::numeric_limits<size_t>::max());
     }
-    WriteCompleted(out_path, merged);
+    want.first = 0;  // every example of this task's shard, in order
+    want.end = first;
+    WriteCompleted(out_path, merged, InferChunkRecordJson(want));
     fs::remove_all(tmp_dir);
     log << "[infer] wrote " << out_path << std::endl;
     result.files.push_back(out_path);

@@ -35,11 +35,19 @@ void LoadTrainConfig(LoadedTrainConfig& loaded, RunOptions options, const std::s
   loaded.options = std::move(options);
   const RunOptions& o = loaded.options;
   // What the command calls: t5x's train() (infer(), evaluate()) and the
-  // gin-defined tasks and mixtures.
-  if (command == "infer") {
+  // gin-defined tasks and mixtures. `t5xx config` validates what its files
+  // configure: t5x's runs/infer.gin binds infer(), runs/eval.gin
+  // evaluate(), the others train().
+  loaded.command = command == "infer" || command == "eval" ? command : "train";
+  if (command == "config" && !loaded.config->Binds("__main__.train")) {
+    const bool infer = loaded.config->Binds("__main__.infer");
+    const bool eval = loaded.config->Binds("__main__.evaluate");
+    if (infer != eval) loaded.command = infer ? "infer" : "eval";
+  }
+  if (loaded.command == "infer") {
     loaded.config->Finalize({"__main__.infer", "t5xx.seqio.register"});
     loaded.infer = ReadInferSetup(*loaded.config);
-  } else if (command == "eval") {
+  } else if (loaded.command == "eval") {
     loaded.config->Finalize({"__main__.evaluate", "t5xx.seqio.register"});
     loaded.eval = ReadEvalSetup(*loaded.config);
   } else {

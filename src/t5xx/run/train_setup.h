@@ -49,6 +49,9 @@ struct RunOptions {
 struct LoadedTrainConfig {
   std::unique_ptr<gin::Registry> registry;
   std::unique_ptr<gin::Config> config;  // points into *registry
+  // The entry point the config was read for: "train", "infer" or "eval"
+  // (`t5xx config` reads the one its files configure).
+  std::string command = "train";
   TrainSetup setup;    // command train, config, model_info
   InferSetup infer;    // command infer
   EvalSetup eval;      // command eval

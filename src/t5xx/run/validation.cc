@@ -6,8 +6,10 @@
 
 #include "t5xx/data/mixture.h"
 #include "t5xx/data/sentencepiece_vocabulary.h"
+#include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
+#include "t5xx/run/inference.h"
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
@@ -123,6 +125,72 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   attempt([&] { trainer::CheckTrainLoopConfig(loop, eval_names, start_step); });
   ThrowIfAny(errors, "the train configuration");
   return run;
+}
+
+namespace {
+
+// infer and eval run in one process (split infer's work with shard_id /
+// num_shards).
+void CheckOneProcess(const std::string& command, int64_t num_partitions) {
+  const std::optional<partitioning::ProcessEnvironment> env =
+      partitioning::DetectProcessEnvironment();
+  T5XX_CHECK(!env || env->world_size == 1,
+             "t5xx " + command + " runs in one process (launched with " +
+                 std::to_string(env ? env->world_size : 1) + ")" +
+                 (command == "infer" ? "; split the work across independent jobs with "
+                                       "infer.shard_id and infer.num_shards instead"
+                                     : ""));
+  T5XX_CHECK(num_partitions == 1,
+             "t5xx " + command + " runs in one process: set "
+             "partitioning.PjitPartitioner.num_partitions = 1 (got " +
+                 std::to_string(num_partitions) + ")");
+}
+
+}  // namespace
+
+std::vector<std::string> ValidateInferRun(const LoadedTrainConfig& loaded) {
+  const InferSetup& s = loaded.infer;
+  std::vector<std::string> errors;
+  std::vector<std::string> dirs;
+  auto attempt = [&errors](const auto& check) {
+    try {
+      check();
+      return true;
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+      return false;
+    }
+  };
+  attempt([&] { CheckOneProcess("infer", s.num_partitions); });
+  attempt([&] { ParseInferMode(s.mode); });
+  if (attempt([&] { GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem); })) {
+    attempt([&] { CheckDataset(s.dataset, "infer", *CreateModel(s.model)); });
+  }
+  attempt([&] { dirs = CheckpointsToRestore(s.restore); });
+  ThrowIfAny(errors, "the infer configuration");
+  return dirs;
+}
+
+std::vector<std::string> ValidateEvalRun(const LoadedTrainConfig& loaded) {
+  const EvalSetup& s = loaded.eval;
+  std::vector<std::string> errors;
+  std::vector<std::string> dirs;
+  auto attempt = [&errors](const auto& check) {
+    try {
+      check();
+      return true;
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+      return false;
+    }
+  };
+  attempt([&] { CheckOneProcess("eval", s.num_partitions); });
+  if (attempt([&] { GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem); })) {
+    attempt([&] { CheckCachedTasks(s.dataset, "eval"); });
+  }
+  attempt([&] { dirs = CheckpointsToRestore(s.restore); });
+  ThrowIfAny(errors, "the eval configuration");
+  return dirs;
 }
 
 }  // namespace t5xx::run

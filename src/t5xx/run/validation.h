@@ -51,4 +51,14 @@ void CheckVocabularies(const ModelConfig& model, const std::string& task_name,
 // microbatch divisibility are checked by ReadTrainSetup.
 ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded);
 
+// The checks `t5xx infer` (`t5xx eval`) runs before it reads a checkpoint,
+// and `t5xx config` runs for an infer (eval) configuration; nothing is
+// written. One process and num_partitions = 1; the task or mixture exists;
+// infer: the mode, and the dataset (CheckDataset: split, files, lengths);
+// eval: the caches use_cached reads; the checkpoints to restore exist.
+// Every failure in one t5xx::Error ("N errors in the infer
+// configuration:"). Returns the checkpoint directories to restore.
+std::vector<std::string> ValidateInferRun(const LoadedTrainConfig& loaded);
+std::vector<std::string> ValidateEvalRun(const LoadedTrainConfig& loaded);
+
 }  // namespace t5xx::run

@@ -39,7 +39,7 @@ seqio::PostprocessFn BuildPostprocessor(BuildContext& ctx, const Value& v,
   if (v.is_none()) return nullptr;
   const std::string& kind =
       gin::ExpectOneOf(v, {kStringToFloat, kLowerText, kLabelToId, kQa}, "a postprocess_fn");
-  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  const std::string s = gin::CallScope(outer, v);
   gin::Config& c = ctx.config;
   return At(v, [&]() -> seqio::PostprocessFn {
     if (kind == kStringToFloat) {
@@ -58,7 +58,7 @@ seqio::MetricFn BuildMetric(BuildContext& ctx, const Value& v, const std::string
       {kAccuracy, kSequenceAccuracy, kF1Invalid, kMeanF1, kSquad, kTriviaQa, kBleu, kRouge,
        kRougeMean, kPearson, kSpearman, kEditDistance},
       "a metric_fn");
-  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  const std::string s = gin::CallScope(outer, v);
   gin::Config& c = ctx.config;
   // A bad bound argument is reported at its binding, a default's at `v`.
   auto at_argument = [&](const Value& arg, auto build) {

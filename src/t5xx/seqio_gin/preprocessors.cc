@@ -117,7 +117,7 @@ seqio::PreprocessorListEntry PreprocessorListEntryOf(BuildContext& ctx, const Va
   T5XX_CHECK(v.reference_evaluated(),
              gin::WhereShort(v) + ": write @" + std::string(kCachePlaceholder) +
                  "() with parentheses: seqio needs an instance of the placeholder");
-  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  const std::string s = gin::CallScope(outer, v);
   const Value buffer = ctx.config.Query(kCachePlaceholder, "file_shuffle_buffer_size", s);
   gin::Refuse(!buffer.is_none(), buffer,
               "t5xx shuffles all of a cache's files (seqio's default, None); remove the "
@@ -141,7 +141,7 @@ seqio::Preprocessor BuildPreprocessor(BuildContext& ctx, const Value& v,
     throw Error(gin::WhereShort(v) + ": @" + name + " is not a preprocessor" +
                 (suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)"));
   }
-  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  const std::string s = gin::CallScope(outer, v);
   nlohmann::json kwargs = nlohmann::json::object();
   for (const auto& arg : reg.Args(name)) {
     if (!arg.required && !ctx.config.IsBound(name, arg.name, s)) continue;

@@ -42,7 +42,7 @@ gin::ParamSpec CachingPermitted() {
 seqio::DataSourcePtr BuildSource(BuildContext& ctx, const Value& v, const std::string& outer) {
   const std::string& kind =
       gin::ExpectOneOf(v, {kTextLine, kTFExample, kJsonLines}, "a data source");
-  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  const std::string s = gin::CallScope(outer, v);
   gin::Config& c = ctx.config;
   const bool caching_permitted = c.Query(kind, "caching_permitted", s).AsBool();
   seqio::DataSourcePtr source = At(v, [&]() -> seqio::DataSourcePtr {
@@ -66,7 +66,7 @@ seqio::DataSourcePtr BuildSource(BuildContext& ctx, const Value& v, const std::s
 
 seqio::VocabularyPtr BuildVocabulary(BuildContext& ctx, const Value& v, const std::string& outer) {
   const std::string& kind = gin::ExpectOneOf(v, {kSpm, kByte, kPassThrough}, "a vocabulary");
-  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  const std::string s = gin::CallScope(outer, v);
   auto key = std::make_pair(kind, s);
   if (auto it = ctx.vocabularies.find(key); it != ctx.vocabularies.end()) return it->second;
   gin::Config& c = ctx.config;

@@ -86,7 +86,7 @@ void RegisterTaskConfigurables(gin::Registry& r) {
 seqio::TaskPtr BuildTask(BuildContext& ctx, const Value& v) {
   gin::ExpectOneOf(v, {kTask}, "a task");
   gin::Config& c = ctx.config;
-  const std::string& s = v.reference_scope();
+  const std::string s = gin::CallScope("", v);
   const std::string name = c.Query(kTask, "name", s).AsString();
   seqio::DataSourcePtr source = BuildSource(ctx, c.Query(kTask, "source", s), s);
   std::vector<seqio::Preprocessor> steps;
@@ -106,7 +106,7 @@ seqio::TaskPtr BuildTask(BuildContext& ctx, const Value& v) {
   const Value of = c.Query(kTask, "output_features", s);
   for (const auto& [k, fv] : of.AsDict()) {
     gin::ExpectOneOf(fv, {kFeature}, "an output feature");
-    const std::string fs = gin::NestedScope(s, fv.reference_scope());
+    const std::string fs = gin::CallScope(s, fv);
     seqio::Feature f;
     f.vocabulary = BuildVocabulary(ctx, c.Query(kFeature, "vocabulary", fs), fs);
     f.add_eos = c.Query(kFeature, "add_eos", fs).AsBool();
@@ -136,7 +136,7 @@ seqio::MixtureRate BuildRate(BuildContext& ctx, const Value& v, const std::strin
              gin::WhereShort(v) + ": write @" + std::string(kNumExamplesRate) +
                  " without \"()\": the mixture calls it with each task");
   gin::Config& c = ctx.config;
-  const std::string s = gin::NestedScope(outer, v.reference_scope());
+  const std::string s = gin::CallScope(outer, v);
   seqio::MixingRateNumExamplesOptions o;
   const Value maximum = c.Query(kNumExamplesRate, "maximum", s);
   if (!maximum.is_none()) o.maximum = maximum.AsFloat();
@@ -152,7 +152,7 @@ seqio::MixturePtr BuildMixture(BuildContext& ctx, const Value& v, const seqio::T
                                const seqio::MixtureRegistry& mixtures) {
   gin::ExpectOneOf(v, {kMixture}, "a mixture");
   gin::Config& c = ctx.config;
-  const std::string& s = v.reference_scope();
+  const std::string s = gin::CallScope("", v);
   const std::string name = c.Query(kMixture, "name", s).AsString();
   std::vector<seqio::MixtureEntry> entries;
   const Value list = c.Query(kMixture, "tasks", s);
@@ -176,7 +176,7 @@ seqio::MixturePtr BuildMixture(BuildContext& ctx, const Value& v, const seqio::T
   if (!sample_fn.is_none()) {
     gin::ExpectOneOf(sample_fn, {kSampleFromDatasets}, "a sample_fn");
     stop_on_empty = c.Query(kSampleFromDatasets, "stop_on_empty_dataset",
-                            gin::NestedScope(s, sample_fn.reference_scope()))
+                            gin::CallScope(s, sample_fn))
                         .AsBool();
   }
   return At(v, [&] {

@@ -1,0 +1,79 @@
+// See infer_chunks.h.
+#include "t5xx/run/infer_chunks.h"
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/data/file_utils.h"
+#include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
+
+namespace t5xx::run {
+
+using json = nlohmann::json;
+
+std::string InferChunkRecordJson(const InferChunkRecord& r) {
+  json settings = json::object();
+  for (const auto& [k, v] : r.settings) settings[k] = v;
+  return DumpJson(json{{"t5xx_infer_chunk", 1},
+                       {"examples", {r.first, r.end}},
+                       {"cut", {{"batch_size", r.batch_size},
+                                {"checkpoint_period", r.checkpoint_period}}},
+                       {"settings", settings}}) +
+         "\n";
+}
+
+std::optional<InferChunkRecord> ReadInferChunkRecord(const std::string& path) {
+  const std::string text = seqio::ReadFileToString(path, size_t{16} << 20);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
+  const std::string why =
+      "; it is not a marker t5xx infer wrote: delete it and its chunk to recompute them";
+  json j;
+  std::string error;
+  T5XX_CHECK(ParseJson(text, &j, &error), path + ": " + error + why);
+  auto integer = [&](const json& v, const char* what) {
+    const std::optional<int64_t> i = JsonInteger(v, 0);
+    T5XX_CHECK(i.has_value(), path + ": " + what + " is not a count" + why);
+    return *i;
+  };
+  try {
+    T5XX_CHECK(j.is_object() && j.value("t5xx_infer_chunk", 0) == 1,
+               path + " holds no t5xx_infer_chunk record" + why);
+    InferChunkRecord r;
+    const json& ex = j.at("examples");
+    r.first = integer(ex.at(0), "examples[0]");
+    r.end = integer(ex.at(1), "examples[1]");
+    r.batch_size = integer(j.at("cut").at("batch_size"), "cut.batch_size");
+    r.checkpoint_period = integer(j.at("cut").at("checkpoint_period"), "cut.checkpoint_period");
+    for (const auto& [k, v] : j.at("settings").items()) r.settings[k] = v.get<std::string>();
+    return r;
+  } catch (const json::exception& e) {
+    throw Error(path + ": " + e.what() + why);
+  }
+}
+
+std::string InferChunkMismatch(const std::string& name, const InferChunkRecord& old,
+                               const InferChunkRecord& wanted, bool compare_range) {
+  if (compare_range && (old.first != wanted.first || old.end != wanted.end)) {
+    auto range = [](const InferChunkRecord& r) {
+      return "examples " + std::to_string(r.first) + "-" + std::to_string(r.end - 1) +
+             " (batch_size " + std::to_string(r.batch_size) + " x checkpoint_period " +
+             std::to_string(r.checkpoint_period) + ")";
+    };
+    return name + " holds " + range(old) + "; this run's chunk is " + range(wanted);
+  }
+  for (const auto& [k, v] : wanted.settings) {
+    auto it = old.settings.find(k);
+    if (it == old.settings.end()) {
+      return name + " was written without " + k + "; this run has " + k + " = " + v;
+    }
+    if (it->second != v) {
+      return name + " was written with " + k + " = " + it->second + "; this run has " + v;
+    }
+  }
+  for (const auto& [k, v] : old.settings) {
+    if (!wanted.settings.count(k)) return name + " was written with " + k + " = " + v + "; this run has none";
+  }
+  return "";
+}
+
+}  // namespace t5xx::run
