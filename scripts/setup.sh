@@ -64,10 +64,11 @@ if [ "${1:-}" = "--test" ]; then
   fi
   # sacrebleu, rouge-score (with nltk), scipy, editdistance: the reference
   # metric libraries (tests/data/metrics_live_test.py).
-  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard, sacrebleu, rouge_score, nltk, scipy, editdistance' 2>/dev/null; then
+  # gin-config: the oracle of t5xx's gin engine (tests/config/gin_oracle_test.py).
+  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard, sacrebleu, rouge_score, nltk, scipy, editdistance, gin' 2>/dev/null; then
     echo "[setup] installing test-only Python packages into $venv"
     "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore tensorboard \
-      sacrebleu rouge-score nltk scipy editdistance
+      sacrebleu rouge-score nltk scipy editdistance gin-config==0.5.0
   fi
 fi
 

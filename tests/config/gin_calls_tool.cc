@@ -5,6 +5,10 @@
 //
 //   gin_calls_tool --registry=FILE.json|t5xx < cases.jsonl > results.jsonl
 //   gin_calls_tool --registry=t5xx --dump_registry > registry.json
+//   gin_calls_tool --registry=t5xx --search_path=DIR --parse FILE...
+//     parses each gin file (and what it includes) and prints "ok FILE" or
+//     "error FILE: message" (syntax and includes only; names are checked
+//     by Finalize): tests/cli/t5x_run_files_test.sh audits t5x's files.
 //
 // A case: {"id", "files": {name: text}, "parse": [names in order],
 //          "bindings": [text], "roots": [full names], "operative": bool}.
@@ -20,6 +24,7 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -90,10 +95,13 @@ Json RunCase(const Json& c, const t5xx::gin::Registry& registry, const fs::path&
 int main(int argc, char** argv) {
   std::string registry_arg;
   bool dump_registry = false;
+  std::vector<std::string> search_paths, parse;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--registry=", 0) == 0) registry_arg = a.substr(11);
     else if (a == "--dump_registry") dump_registry = true;
+    else if (a.rfind("--search_path=", 0) == 0) search_paths.push_back(a.substr(14));
+    else if (a == "--parse") parse.assign(argv + i + 1, argv + argc), i = argc;
     else {
       std::cerr << "gin_calls_tool: unknown argument " << a << "\n";
       return 2;
@@ -105,6 +113,19 @@ int main(int argc, char** argv) {
   }
   t5xx::gin::Registry registry;
   LoadRegistry(registry_arg, registry);
+  if (!parse.empty()) {
+    for (const std::string& f : parse) {
+      t5xx::gin::Config config(&registry);
+      for (const std::string& d : search_paths) config.AddSearchPath(d);
+      try {
+        config.ParseFile(f);
+        std::cout << "ok " << f << "\n";
+      } catch (const t5xx::Error& e) {
+        std::cout << "error " << f << ": " << e.what() << "\n";
+      }
+    }
+    return 0;
+  }
   if (dump_registry) {
     std::cout << t5xx::gin::DumpRegistry(registry) << "\n";
     return 0;
