@@ -109,6 +109,51 @@ t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out2'" >"$work/
 check "a COMPLETED task is skipped" grep -q "is complete; skipping task" "$work/chunks3.log"
 show=""
 
+# --- issue 32: a rerun with other settings reuses exactly the chunks that
+# still hold what it would write (each chunk's marker records its examples
+# and settings) and recomputes the others: every example once, in order.
+# (a) Out of memory: batch 4 -> 2 -> 8 (the chunk boundaries move).
+out3="$work/infer_rebatch"
+tmp3="$out3/tmp-$TASK-00000-of-00001"
+c0="$TASK-predict.jsonl-00000-of-00001-chunk00000"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out3'" --gin.infer.checkpoint_period=1 \
+  --gin.infer.merge_chunked_results=False >"$work/rebatch1.log" 2>&1
+show="$tmp3/$c0.COMPLETED" check "a chunk's marker records its examples" \
+  grep -q '"examples":\[0,4\]' "$tmp3/$c0.COMPLETED"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out3'" --gin.infer.checkpoint_period=1 \
+  --gin.utils.DatasetConfig.batch_size=2 --gin.infer.merge_chunked_results=False >"$work/rebatch2.log" 2>&1
+show="$work/rebatch2.log" check "batch 4 -> 2: chunk 1 is recomputed, naming what changed" grep -qF \
+  "[infer] chunk 00001 holds examples 4-7 (batch_size 4 x checkpoint_period 1); this run's chunk is examples 2-3 (batch_size 2 x checkpoint_period 1): recomputing it" \
+  "$work/rebatch2.log"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out3'" --gin.infer.checkpoint_period=1 \
+  --gin.utils.DatasetConfig.batch_size=8 >"$work/rebatch3.log" 2>&1
+show="$work/rebatch3.log" check "batch 2 -> 8: stale chunks removed" grep -q "removed .*-chunk000" "$work/rebatch3.log"
+check "batch 4 -> 2 -> 8: every example once, in order (= the one-shot output)" \
+  cmp "$pred" "$out3/$TASK-predict.jsonl-00000-of-00001"
+# (b) Another checkpoint_period over kept chunks: reused where they match.
+out4="$work/infer_period"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out4'" --gin.infer.checkpoint_period=2 \
+  --gin.infer.merge_chunked_results=False >"$work/period1.log" 2>&1
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out4'" --gin.infer.checkpoint_period=3 \
+  >"$work/period2.log" 2>&1
+check "checkpoint_period 2 -> 3: every example once, in order" \
+  cmp "$pred" "$out4/$TASK-predict.jsonl-00000-of-00001"
+# (c) Another checkpoint: its chunks are recomputed; a merged file written
+# from another checkpoint is refused, naming the file and the setting.
+out5="$work/infer_ckpt"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out5'" --gin.CHECKPOINT_PATH="'$run/checkpoint_3'" \
+  --gin.infer.checkpoint_period=2 --gin.infer.merge_chunked_results=False >"$work/ckpt1.log" 2>&1
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out5'" --gin.infer.checkpoint_period=2 \
+  >"$work/ckpt2.log" 2>&1
+show="$work/ckpt2.log" check "checkpoint 3 -> 6: chunks recomputed, naming the checkpoint" grep -qF \
+  "[infer] chunk 00000 was written with checkpoint (restored) = '$run/checkpoint_3'; this run has '$run/checkpoint_6': recomputing it" \
+  "$work/ckpt2.log"
+check "checkpoint 3 -> 6: the output is checkpoint 6's" cmp "$pred" "$out5/$TASK-predict.jsonl-00000-of-00001"
+expect_error "a finished output from another checkpoint is refused" \
+  "$out5/$TASK-predict.jsonl-00000-of-00001 was written with checkpoint (restored) = '$run/checkpoint_6'; this run has '$run/checkpoint_3'; this run would write other results there" -- \
+  t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out5'" --gin.CHECKPOINT_PATH="'$run/checkpoint_3'"
+show=""
+
 # --- shard_id / num_shards: two jobs together infer every example once.
 for s in 0 1; do
   t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/shards'" \
