@@ -1,13 +1,18 @@
-// `t5xx config`: validates a train configuration without running it and
-// prints the operative config -- the same text `t5xx train` writes to
-// MODEL_DIR/config.gin. Runs every check train runs that needs no model
-// parameters and no data (run/validation.h); reads no data and writes
-// nothing; accepts train's --data_dir so the same command line works for
-// both.
+// `t5xx config`: validates a configuration without running it and prints
+// the operative config -- the same text `t5xx train` writes to
+// MODEL_DIR/config.gin. For a train configuration it runs every check train
+// runs before its first step that needs no model parameters
+// (run/validation.h, run/preflight.h: the same functions, so config refuses
+// what train refuses), reading the first batches but writing nothing; the
+// memory plan's verdict is a note. For an infer or eval configuration
+// (t5x's runs/infer.gin, runs/eval.gin) it runs that command's checks
+// before a checkpoint is read. Accepts train's --data_dir so the same
+// command line works for both.
 #include <iostream>
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/train_flags.h"
+#include "t5xx/run/preflight.h"
 #include "t5xx/run/validation.h"
 
 namespace t5xx::cli {
@@ -29,6 +34,9 @@ int ConfigCommand(const std::vector<std::string>& args) {
     return 0;
   }
   const run::ValidatedTrainRun run = run::ValidateTrainRun(loaded);
+  // What train checks before its first step without the model's
+  // parameters: the same function, so config refuses what train refuses.
+  run::PreflightTrainRun(loaded, run);
   if (run.memory_problem) {
     std::cerr << "t5xx: note: on this machine `t5xx train` would refuse this run: "
               << *run.memory_problem << std::endl;

@@ -9,6 +9,7 @@
 #include "t5xx/device/device.h"
 #include "t5xx/data/mixture.h"
 #include "t5xx/run/model.h"
+#include "t5xx/run/restore.h"
 #include "t5xx/trainer/batch_conversion.h"
 #include "t5xx/util/error.h"
 
@@ -54,6 +55,7 @@ std::vector<std::string> CheckpointsToRestore(const RestoreCheckpointConfig& r) 
     }
     return dirs;
   }
+  CheckRestoreDirectories(r);
   std::vector<std::pair<int64_t, std::string>> all;
   for (const std::string& p : r.paths) {
     for (int64_t step : checkpoints::ListCheckpointSteps(p)) {

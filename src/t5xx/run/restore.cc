@@ -64,6 +64,7 @@ std::optional<RestorePlan> PlanRestore(const TrainSetup& s, std::vector<std::str
     p.description = "restoring " + dir + " (utils.RestoreCheckpointConfig, mode 'specific')";
     return p;
   }
+  CheckRestoreDirectories(r);
   for (const std::string& path : r.paths) {  // mode 'latest'
     const std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(path);
     if (steps.empty()) {
@@ -78,6 +79,21 @@ std::optional<RestorePlan> PlanRestore(const TrainSetup& s, std::vector<std::str
   }
   notes->push_back("starting from scratch: utils.RestoreCheckpointConfig found no checkpoint");
   return std::nullopt;
+}
+
+void CheckRestoreDirectories(const RestoreCheckpointConfig& r) {
+  if (r.mode != "latest" && r.mode != "all") return;
+  for (const std::string& path : r.paths) {
+    std::error_code ec;
+    T5XX_CHECK(fs::is_directory(path, ec),
+               r.where + ": '" + path + "' " +
+                   (fs::exists(path, ec) ? "is not a directory" : "does not exist") +
+                   "; with utils.RestoreCheckpointConfig.mode = '" + r.mode +
+                   "' each path must be a directory that holds checkpoint_<N> directories (t5x: "
+                   "\"Checkpoint path(s) must be valid directories when using restore mode 'all' "
+                   "or 'latest'\"); give a checkpoint_<N> directory with mode 'specific', or "
+                   "path = [] to start from scratch");
+  }
 }
 
 }  // namespace t5xx::run

@@ -34,4 +34,10 @@ struct RestorePlan {
 // a checkpoint, or the index cannot be read.
 std::optional<RestorePlan> PlanRestore(const TrainSetup& s, std::vector<std::string>* notes);
 
+// t5x's get_first_valid_restore_config_and_paths: with mode 'latest' or
+// 'all' every path must be an existing directory (one without checkpoints
+// is skipped, as in t5x); throws t5xx::Error naming the binding and the path
+// otherwise. Used by train (PlanRestore), infer and eval.
+void CheckRestoreDirectories(const RestoreCheckpointConfig& r);
+
 }  // namespace t5xx::run

@@ -25,6 +25,7 @@
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
+#include "t5xx/run/preflight.h"
 #include "t5xx/models/bf16_matmul.h"
 #include "t5xx/models/layers.h"
 #include "t5xx/trainer/matmul_peak_cache.h"
@@ -141,6 +142,12 @@ std::pair<double, std::string> ProcessPeakFlops(const RunOptions& options, at::D
 PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run,
                                  std::ostream& log) {
   const TrainSetup& s = loaded.setup;
+  // The mesh, the batch splits and the first batches (PreflightTrainRun,
+  // which `t5xx config` runs too) need only the process count, so every
+  // process checks them before joining the others: a configuration error
+  // then stops each with that error, never with one process's Gloo setup
+  // broken by another's early exit.
+  PreflightTrainRun(loaded, run);
   if (run.memory_problem) throw Error(*run.memory_problem);
   PreparedTrainRun out;
   const at::Device device = SetUpDevice(loaded.options, log);
@@ -168,22 +175,6 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
       std::make_shared<partitioning::LocalCommunicator>();
   const std::optional<partitioning::ProcessEnvironment> env =
       partitioning::DetectProcessEnvironment();
-  {
-    // The checks of the mesh and the batch splits need only the process
-    // count, so every process makes them before joining the others: a
-    // configuration error then stops each with that error, never with one
-    // process's Gloo setup broken by another's early exit.
-    const partitioning::PjitPartitioner planned(s.num_partitions, s.logical_axis_rules,
-                                                env ? env->world_size : 1);
-    // t5x's get_dataset: each data replica reads batch_size / data-axis-size
-    // examples of every global batch (train and train-eval alike).
-    CheckBatchSplits(s.train_dataset, "train", static_cast<int>(planned.mesh().data));
-    if (s.train_eval_dataset) {
-      for (const DatasetConfig& cfg : run.eval_datasets) {
-        CheckBatchSplits(cfg, "train_eval", static_cast<int>(planned.mesh().data));
-      }
-    }
-  }
   if (env && env->world_size > 1) {
     partitioning::ConnectOptions connect = ConnectOptionsFromEnvironment();
     // NCCL between GPUs (one process per GPU), Gloo between CPU processes.

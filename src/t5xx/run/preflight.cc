@@ -1,0 +1,76 @@
+// See preflight.h.
+#include "t5xx/run/preflight.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "t5xx/partitioning/pjit_partitioner.h"
+#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/run/datasets.h"
+#include "t5xx/run/evaluator.h"
+#include "t5xx/run/model.h"
+#include "t5xx/util/error.h"
+#include "t5xx/util/error_list.h"
+
+namespace t5xx::run {
+
+void PreflightTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run) {
+  const TrainSetup& s = loaded.setup;
+  std::vector<std::string> errors;
+  auto attempt = [&errors](const auto& check) {
+    try {
+      check();
+      return true;
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+      return false;
+    }
+  };
+  const std::optional<partitioning::ProcessEnvironment> env =
+      partitioning::DetectProcessEnvironment();
+  const int world = env ? env->world_size : 1;
+  const int rank = env ? env->rank : 0;
+  // The mesh and the batch splits need only the process count.
+  seqio::ShardInfo shard{0, 1};
+  const bool mesh_ok = attempt([&] {
+    const partitioning::PjitPartitioner planned(s.num_partitions, s.logical_axis_rules, world);
+    // t5x's get_dataset: each data replica reads batch_size / data-axis-size
+    // examples of every global batch (train and train-eval alike).
+    const int data = static_cast<int>(planned.mesh().data);
+    shard = seqio::ShardInfo{rank / static_cast<int>(planned.mesh().model), data};
+    CheckBatchSplits(s.train_dataset, "train", data);
+    for (const DatasetConfig& cfg : run.eval_datasets) CheckBatchSplits(cfg, "train_eval", data);
+  });
+  if (!mesh_ok || run.output_features.empty()) {
+    ThrowIfAny(errors, "the train configuration");
+    return;  // no task: ValidateTrainRun said so
+  }
+  const std::unique_ptr<models::BaseTransformerModel> model = CreateModel(s.model);
+  const uint64_t seed = static_cast<uint64_t>(s.random_seed);
+  attempt([&] {
+    std::shared_ptr<BatchStream> train =
+        GetBatchStream(s.train_dataset, "train", *model, /*num_epochs=*/-1, seed, shard,
+                       /*read_ahead=*/0);
+    T5XX_CHECK(train->HasNext(), Describe(s.train_dataset, "train") + " yields no full batch of " +
+                                     std::to_string(s.train_dataset.batch_size) + " examples");
+  });
+  for (const DatasetConfig& cfg : run.eval_datasets) {
+    attempt([&] {
+      T5XX_CHECK(GetTrainingEvalBatches(cfg, *model, /*num_epochs=*/-1, seed, shard)().has_value(),
+                 Describe(cfg, "train_eval") + " yields no full batch of " +
+                     std::to_string(cfg.batch_size) +
+                     " examples; lower train_eval/utils.DatasetConfig.batch_size or set "
+                     "train.train_eval_dataset_cfg = None");
+    });
+  }
+  if (s.infer_eval_dataset) {
+    attempt([&] {
+      InferenceEvaluator(*s.infer_eval_dataset, "infer_eval", s.evaluator,
+                         s.model_dir + "/inference_eval", /*write_logs=*/false);
+    });
+  }
+  ThrowIfAny(errors, "the train configuration");
+}
+
+}  // namespace t5xx::run
