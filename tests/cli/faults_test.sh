@@ -169,6 +169,14 @@ show="$work/show_tiny.err" check "data show with a model file (DROPOUT_RATE unse
   bash -c '"$@" >/dev/null 2>"'"$work/show_tiny.err"'"' _ \
   "$T5XX" data show --gin_file=models/t5_1_1/tiny.gin --task=c4_demo_span_corruption "${D[@]}" \
   --n=1 --lengths=inputs=16,targets=8
+# Issue 32: a run config's TASK_FEATURE_LENGTHS are data show's lengths
+# (span corruption needs them); --lengths still overrides.
+show="$work/show_lengths.err" check "data show takes a run config's TASK_FEATURE_LENGTHS" \
+  bash -c '"$@" >"'"$work/show_lengths.out"'" 2>"'"$work/show_lengths.err"'" &&
+           grep -q "note: using the config.s TASK_FEATURE_LENGTHS (--lengths=inputs=16,targets=8" "'"$work/show_lengths.err"'" &&
+           test "$(wc -l <"'"$work/show_lengths.out"'")" = 1' _ \
+  "$T5XX" data show --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/pretrain.gin \
+  "--gin.TASK_FEATURE_LENGTHS={'inputs': 16, 'targets': 8}" --task=c4_demo_span_corruption "${D[@]}" --n=1
 # (b) Binding errors and REQUIRED macros: every one, in one message, binding
 # errors first.
 "$T5XX" config --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/pretrain.gin \

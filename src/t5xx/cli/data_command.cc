@@ -8,6 +8,8 @@
 //                  [--lengths=...] [--feature_converter=... --pack=true]
 //   t5xx data score --task=NAME --predictions=FILE [--split=validation]
 //                  [--lengths=...]
+// Without --lengths, the lengths are those of a --gin_file run config's
+// TASK_FEATURE_LENGTHS macro when it sets them (as train reads them).
 // score rates one prediction per line of FILE against the split's examples
 // in order with the task's postprocess_fn and metric_fns (seqio's Evaluator
 // for one task) and prints the metrics as JSON; FILE must have exactly one
@@ -139,13 +141,39 @@ bool ParseBool(const std::string& flag, const std::string& v) {
   return ParseBoolFlag("t5xx data", flag, v);
 }
 
+// The task feature lengths of a run config (its TASK_FEATURE_LENGTHS macro,
+// as t5x's run files set them), when it sets them; empty otherwise.
+seqio::FeatureLengths ConfigLengths(const gin::Config* config) {
+  seqio::FeatureLengths out;
+  if (config == nullptr) return out;
+  const std::optional<gin::Value> v = config->MacroValue("TASK_FEATURE_LENGTHS");
+  if (!v || v->kind() != gin::Value::Kind::kDict) return out;
+  for (const auto& [k, len] : v->AsDict()) {
+    T5XX_CHECK(k.kind() == gin::Value::Kind::kString && len.kind() == gin::Value::Kind::kInt &&
+                   len.AsInt() > 0,
+               gin::WhereShort(*v) + ": TASK_FEATURE_LENGTHS = " + v->ToGinString() +
+                   " is not a dict of feature names to positive lengths; fix it or pass "
+                   "--lengths=inputs=128,targets=32");
+    out[k.AsString()] = len.AsInt();
+  }
+  return out;
+}
+
 DataRequest Open(std::map<std::string, std::string>& f, const std::string& default_split,
-                 const std::optional<std::string>& demo_problem) {
+                 const std::optional<std::string>& demo_problem, const gin::Config* config) {
   T5XX_CHECK(f.count("task"), "t5xx data: --task=NAME is required (e.g. --task=" +
                              std::string(seqio::kDemoTaskName) + ")");
   if (seqio::IsDemoTaskName(f["task"]) && demo_problem) throw Error(*demo_problem);
   DataRequest r;
-  if (f.count("lengths")) r.lengths = ParseLengths(f["lengths"]);
+  if (f.count("lengths")) {
+    r.lengths = ParseLengths(f["lengths"]);
+  } else if (!(r.lengths = ConfigLengths(config)).empty()) {
+    // A run config's lengths, as train would use them (--lengths overrides).
+    std::string shown;
+    for (const auto& [k, n] : r.lengths) shown += (shown.empty() ? "" : ",") + k + "=" + std::to_string(n);
+    std::cerr << "t5xx: note: using the config's TASK_FEATURE_LENGTHS (--lengths=" << shown
+              << "; pass --lengths to override)" << std::endl;
+  }
   const std::string split = f.count("split") ? f["split"] : default_split;
   const uint64_t seed = f.count("seed") ? ParseInt("seed", f["seed"], 0) : 0;
   r.name = f["task"];
@@ -212,7 +240,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
 
   if (sub == "show") {
     const int64_t n = f.count("n") ? ParseInt("n", f["n"], 1) : 5;
-    DataRequest r = Open(f, "train", demo_problem);
+    DataRequest r = Open(f, "train", demo_problem, gin.config.get());
     for (int64_t i = 0; i < n; ++i) {
       auto ex = r.dataset->Next();
       if (!ex) break;
@@ -249,7 +277,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
     } catch (const Error& e) {
       throw Error(std::string("t5xx data score: --predictions: ") + e.what());
     }
-    DataRequest r = Open(f, "validation", demo_problem);
+    DataRequest r = Open(f, "validation", demo_problem, gin.config.get());
     std::vector<seqio::Example> examples;
     while (auto ex = r.dataset->Next()) {
       examples.push_back(std::move(*ex));
@@ -277,7 +305,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
 
   const int64_t max_examples = f.count("max_examples") ? ParseInt("max_examples", f["max_examples"], 1)
                                                         : 1000;
-  DataRequest r = Open(f, "validation", demo_problem);
+  DataRequest r = Open(f, "validation", demo_problem, gin.config.get());
   int64_t examples = 0, empty_examples = 0;
   std::map<std::string, int64_t> tokens, positions;
   while (examples < max_examples) {
