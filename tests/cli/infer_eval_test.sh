@@ -221,6 +221,12 @@ t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$run'" --gin.EVAL_OUT
   --gin.utils.RestoreCheckpointConfig.mode="'all'" >"$work/eval_all2.log" 2>&1
 show="$work/eval_all2.log"
 check "a rerun skips the 3 evaluated checkpoints" grep -q "0 checkpoint(s) evaluated, 3 skipped" "$work/eval_all2.log"
+# Issue 32's kind (results reused across changed settings): a rerun on
+# another split must not skip the checkpoints evaluated on the first one.
+expect_error "eval 'all' refuses to skip checkpoints evaluated with other settings" \
+  "the checkpoints listed in $work/eval_all/eval.$TASK.ckpt were written with t5x.utils.DatasetConfig.split = 'validation'; this run has 'train'; this run would skip them as evaluated" -- \
+  t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$run'" --gin.EVAL_OUTPUT_DIR="'$work/eval_all'" \
+  --gin.utils.RestoreCheckpointConfig.mode="'all'" --gin.utils.DatasetConfig.split="'train'"
 show=""
 
 # --- inference evaluation under tensor parallelism (2 processes, 'model'

@@ -18,15 +18,15 @@
 //        or {"id", "ok": false, "error": message}.
 // --registry=FILE.json: {"configurables": [{"name", "params": [{"name",
 // "required"}]}]}, every parameter of any type, default None.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "t5xx/config/call_dump.h"
 #include "t5xx/config/config.h"
@@ -98,10 +98,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> search_paths, parse;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a.rfind("--registry=", 0) == 0) registry_arg = a.substr(11);
-    else if (a == "--dump_registry") dump_registry = true;
-    else if (a.rfind("--search_path=", 0) == 0) search_paths.push_back(a.substr(14));
-    else if (a == "--parse") parse.assign(argv + i + 1, argv + argc), i = argc;
+    if (a.rfind("--registry=", 0) == 0)
+      registry_arg = a.substr(11);
+    else if (a == "--dump_registry")
+      dump_registry = true;
+    else if (a.rfind("--search_path=", 0) == 0)
+      search_paths.push_back(a.substr(14));
+    else if (a == "--parse")
+      parse.assign(argv + i + 1, argv + argc), i = argc;
     else {
       std::cerr << "gin_calls_tool: unknown argument " << a << "\n";
       return 2;
@@ -134,8 +138,8 @@ int main(int argc, char** argv) {
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
-    std::cout << RunCase(Json::parse(line), registry, dir).dump(-1, ' ', false,
-                                                                Json::error_handler_t::replace)
+    std::cout << RunCase(Json::parse(line), registry, dir)
+                     .dump(-1, ' ', false, Json::error_handler_t::replace)
               << "\n";
   }
   fs::remove_all(dir);

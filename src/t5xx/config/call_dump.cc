@@ -2,9 +2,8 @@
 #include "t5xx/config/call_dump.h"
 
 #include <algorithm>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "t5xx/util/error.h"
 
@@ -46,21 +45,29 @@ class Dumper {
   }
 
  private:
-  static std::string Name(const Node& n) { return n.second.empty() ? n.first : n.second + "/" + n.first; }
+  static std::string Name(const Node& n) {
+    return n.second.empty() ? n.first : n.second + "/" + n.first;
+  }
 
   Json ValueJson(const Value& v, const std::string& scope, std::vector<Node>& calling,
                  std::vector<Node>& expanding) {
     using K = Value::Kind;
     switch (v.kind()) {
-      case K::kNone: return nullptr;
-      case K::kBool: return v.AsBool();
-      case K::kInt: return v.AsInt();
-      case K::kFloat: return v.AsFloat();
-      case K::kString: return v.AsString();
+      case K::kNone:
+        return nullptr;
+      case K::kBool:
+        return v.AsBool();
+      case K::kInt:
+        return v.AsInt();
+      case K::kFloat:
+        return v.AsFloat();
+      case K::kString:
+        return v.AsString();
       case K::kList:
       case K::kTuple: {
         Json items = Json::array();
-        for (const Value& item : v.AsList()) items.push_back(ValueJson(item, scope, calling, expanding));
+        for (const Value& item : v.AsList())
+          items.push_back(ValueJson(item, scope, calling, expanding));
         return Json{{v.kind() == K::kList ? "list" : "tuple", std::move(items)}};
       }
       case K::kDict: {
@@ -75,7 +82,8 @@ class Dumper {
         const Node node{v.reference_name(), CallScope(scope, v)};
         if (v.reference_evaluated()) return Json{{"call", Call(node, calling, expanding)}};
         if (std::find(expanding.begin(), expanding.end(), node) != expanding.end()) {
-          return Json{{"callable", {{"fn", node.first}, {"scope", node.second}, {"recursive", true}}}};
+          return Json{
+              {"callable", {{"fn", node.first}, {"scope", node.second}, {"recursive", true}}}};
         }
         expanding.push_back(node);
         std::vector<Node> fresh;  // called later, at top level
@@ -84,7 +92,8 @@ class Dumper {
         return Json{{"callable", std::move(call)}};
       }
       case K::kRequired:
-        throw Error(v.location().ToString() + ": %gin.REQUIRED reaches a call of " + v.description());
+        throw Error(v.location().ToString() + ": %gin.REQUIRED reaches a call of " +
+                    v.description());
       case K::kMacro:
         throw Error("internal error: unresolved macro %" + v.macro_name());
     }

@@ -6,15 +6,19 @@
 #include <set>
 #include <sstream>
 
+#include "t5xx/data/file_utils.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/run/evaluator.h"
 #include "t5xx/run/inference.h"
+#include "t5xx/run/output_records.h"
 #include "t5xx/run/validation.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {
+
+namespace fs = std::filesystem;
 
 EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
   const EvalSetup& s = loaded.eval;
@@ -27,6 +31,23 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
       s.output_dir + "/eval." + s.dataset.mixture_or_task_name + ".ckpt";
   std::set<std::string> done;
   if (s.restore.mode == "all") {
+    // t5x's list of evaluated checkpoints, with t5xx's record of the
+    // settings they were evaluated with beside it (output_records.h): a
+    // rerun with other settings must not skip them as done.
+    OutputRecord want;
+    want.settings = OutputSettings(loaded, {"__main__.evaluate.output_dir"});
+    const std::string settings_path = done_path + ".settings.json";
+    if (fs::exists(done_path) && fs::exists(settings_path)) {
+      const std::optional<OutputRecord> had = ReadOutputRecord(settings_path);
+      const std::string why =
+          had ? OutputRecordMismatch("the checkpoints listed in " + done_path, *had, want, false)
+              : "";
+      T5XX_CHECK(why.empty(), why + "; this run would skip them as evaluated: use another "
+                                    "evaluate.output_dir (EVAL_OUTPUT_DIR), or delete " +
+                                    done_path + " to evaluate them again");
+    } else if (!fs::exists(done_path)) {
+      seqio::WriteStringToFileAtomic(settings_path, OutputRecordJson(want));
+    }
     std::ifstream f(done_path);
     for (std::string p; f >> p;) done.insert(p);
     std::vector<std::string> todo;

@@ -14,7 +14,7 @@
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
-#include "t5xx/run/infer_chunks.h"
+#include "t5xx/run/output_records.h"
 #include "t5xx/run/inference.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/validation.h"
@@ -74,7 +74,7 @@ std::string InferenceLine(const seqio::Example& ex, const ExampleInference& out,
   return DumpJson(j) + "\n";
 }
 
-// What decides each line infer writes (infer_chunks.h): the operative gin
+// What decides each line infer writes (output_records.h): the operative gin
 // values without those that only cut the output into chunks or name where
 // it goes, the restored checkpoint and the data directory.
 std::map<std::string, std::string> InferSettings(const LoadedTrainConfig& loaded,
@@ -84,22 +84,13 @@ std::map<std::string, std::string> InferSettings(const LoadedTrainConfig& loaded
                        s.model.decode_fn.kind == decoding::DecodeFnConfig::Kind::kTemperatureSample &&
                        s.model.decode_fn.temperature_sample.temperature > 1e-4 &&
                        s.model.decode_fn.temperature_sample.topk != 1;
-  auto ends_with = [](const std::string& k, const std::string& suffix) {
-    return k.size() >= suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  std::map<std::string, std::string> out;
-  for (const auto& [k, v] : loaded.config->OperativeValues()) {
-    if (ends_with(k, "__main__.infer.checkpoint_period") || ends_with(k, "__main__.infer.output_dir") ||
-        ends_with(k, "__main__.infer.merge_chunked_results") ||
-        // One generator per chunk draws batch after batch: the batch size
-        // decides samples, not greedy or beam outputs.
-        (!samples && ends_with(k, "t5x.utils.DatasetConfig.batch_size"))) {
-      continue;
-    }
-    out[k] = v;
-  }
+  std::vector<std::string> skip = {"__main__.infer.checkpoint_period", "__main__.infer.output_dir",
+                                   "__main__.infer.merge_chunked_results"};
+  // One generator per chunk draws batch after batch: the batch size decides
+  // samples, not greedy or beam outputs.
+  if (!samples) skip.push_back("t5x.utils.DatasetConfig.batch_size");
+  std::map<std::string, std::string> out = OutputSettings(loaded, skip);
   out["checkpoint (restored)"] = "'" + checkpoint + "'";
-  out["--data_dir"] = "'" + loaded.options.data_dir + "'";
   return out;
 }
 
@@ -140,15 +131,15 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
        seqio::GetMixtureOrTask(s.dataset.mixture_or_task_name)->tasks()) {
     const std::string fname = task->name() + "-" + s.mode + "." + s.file_extension + "-" + shard;
     const std::string out_path = s.output_dir + "/" + fname;
-    InferChunkRecord want;
+    OutputRecord want;
     want.batch_size = s.dataset.batch_size;
     want.checkpoint_period = s.checkpoint_period;
     want.settings = InferSettings(loaded, dirs.back());
     want.settings["task"] = "'" + task->name() + "'";
     if (fs::exists(out_path + ".COMPLETED")) {
-      const std::optional<InferChunkRecord> done = ReadInferChunkRecord(out_path + ".COMPLETED");
+      const std::optional<OutputRecord> done = ReadOutputRecord(out_path + ".COMPLETED");
       if (done) {
-        const std::string why = InferChunkMismatch(out_path, *done, want, /*compare_range=*/false);
+        const std::string why = OutputRecordMismatch(out_path, *done, want, /*compare_range=*/false);
         T5XX_CHECK(why.empty(), why + "; this run would write other results there: use another "
                                       "infer.output_dir (INFER_OUTPUT_DIR), or delete " + out_path +
                                       " and its .COMPLETED marker to write it again");
@@ -178,9 +169,9 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
       if (fs::exists(chunk_path + ".COMPLETED") && fs::exists(chunk_path)) {
         // Reused only when it holds exactly these examples, made the way
         // this run makes them.
-        const std::optional<InferChunkRecord> done = ReadInferChunkRecord(chunk_path + ".COMPLETED");
+        const std::optional<OutputRecord> done = ReadOutputRecord(chunk_path + ".COMPLETED");
         const std::string why =
-            done ? InferChunkMismatch("chunk " + Fmt5(chunk), *done, want)
+            done ? OutputRecordMismatch("chunk " + Fmt5(chunk), *done, want)
                  : "chunk " + Fmt5(chunk) + "'s marker records neither its examples nor its settings";
         if (why.empty()) {
           ++result.chunks_skipped;
@@ -201,7 +192,7 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
         text += InferenceLine(examples[i], outs[i], mode, *vocab, s.output_ids,
                               s.model.return_all_decodes);
       }
-      WriteCompleted(chunk_path, text, InferChunkRecordJson(want));
+      WriteCompleted(chunk_path, text, OutputRecordJson(want));
       result.examples += static_cast<int64_t>(examples.size());
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -224,7 +215,7 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
     }
     want.first = 0;  // every example of this task's shard, in order
     want.end = first;
-    WriteCompleted(out_path, merged, InferChunkRecordJson(want));
+    WriteCompleted(out_path, merged, OutputRecordJson(want));
     fs::remove_all(tmp_dir);
     log << "[infer] wrote " << out_path << std::endl;
     result.files.push_back(out_path);

@@ -17,23 +17,14 @@ namespace t5xx::run {
 
 void PreflightTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run) {
   const TrainSetup& s = loaded.setup;
-  std::vector<std::string> errors;
-  auto attempt = [&errors](const auto& check) {
-    try {
-      check();
-      return true;
-    } catch (const Error& e) {
-      errors.push_back(e.what());
-      return false;
-    }
-  };
+  ErrorList errors;
   const std::optional<partitioning::ProcessEnvironment> env =
       partitioning::DetectProcessEnvironment();
   const int world = env ? env->world_size : 1;
   const int rank = env ? env->rank : 0;
   // The mesh and the batch splits need only the process count.
   seqio::ShardInfo shard{0, 1};
-  const bool mesh_ok = attempt([&] {
+  const bool mesh_ok = errors.Attempt([&] {
     const partitioning::PjitPartitioner planned(s.num_partitions, s.logical_axis_rules, world);
     // t5x's get_dataset: each data replica reads batch_size / data-axis-size
     // examples of every global batch (train and train-eval alike).
@@ -42,13 +33,16 @@ void PreflightTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun&
     CheckBatchSplits(s.train_dataset, "train", data);
     for (const DatasetConfig& cfg : run.eval_datasets) CheckBatchSplits(cfg, "train_eval", data);
   });
-  if (!mesh_ok || run.output_features.empty()) {
-    ThrowIfAny(errors, "the train configuration");
+  // A run the memory plan refuses is not read from (a batch of 2^63
+  // examples would never be collected): train refuses it with the plan's
+  // verdict, config prints that as a note.
+  if (!mesh_ok || run.output_features.empty() || run.memory_problem) {
+    errors.ThrowIfAny("the train configuration");
     return;  // no task: ValidateTrainRun said so
   }
   const std::unique_ptr<models::BaseTransformerModel> model = CreateModel(s.model);
   const uint64_t seed = static_cast<uint64_t>(s.random_seed);
-  attempt([&] {
+  errors.Attempt([&] {
     std::shared_ptr<BatchStream> train =
         GetBatchStream(s.train_dataset, "train", *model, /*num_epochs=*/-1, seed, shard,
                        /*read_ahead=*/0);
@@ -56,7 +50,7 @@ void PreflightTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun&
                                      std::to_string(s.train_dataset.batch_size) + " examples");
   });
   for (const DatasetConfig& cfg : run.eval_datasets) {
-    attempt([&] {
+    errors.Attempt([&] {
       T5XX_CHECK(GetTrainingEvalBatches(cfg, *model, /*num_epochs=*/-1, seed, shard)().has_value(),
                  Describe(cfg, "train_eval") + " yields no full batch of " +
                      std::to_string(cfg.batch_size) +
@@ -65,12 +59,12 @@ void PreflightTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun&
     });
   }
   if (s.infer_eval_dataset) {
-    attempt([&] {
+    errors.Attempt([&] {
       InferenceEvaluator(*s.infer_eval_dataset, "infer_eval", s.evaluator,
                          s.model_dir + "/inference_eval", /*write_logs=*/false);
     });
   }
-  ThrowIfAny(errors, "the train configuration");
+  errors.ThrowIfAny("the train configuration");
 }
 
 }  // namespace t5xx::run

@@ -21,8 +21,9 @@ namespace t5xx::run {
 // it computes mixture rates, opens the files, reads and converts the
 // first records) and of each train-eval dataset, for this process's data
 // shard; the inference evaluation's examples (InferenceEvaluator, writing
-// nothing). Every failure in one t5xx::Error ("N errors in the train
-// configuration:"), each message as train would give it.
+// nothing); the data is not read when the memory plan refuses the run
+// (run.memory_problem). Every failure in one t5xx::Error ("N errors in the
+// train configuration:"), each message as train would give it.
 void PreflightTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run);
 
 }  // namespace t5xx::run

@@ -59,29 +59,22 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   const std::unique_ptr<models::BaseTransformerModel> model = CreateModel(s.model);
   ValidatedTrainRun run;
   // Independent checks all run; their errors are reported together.
-  std::vector<std::string> errors;
-  auto attempt = [&errors](const auto& check) {
-    try {
-      check();
-      return true;
-    } catch (const Error& e) {
-      errors.push_back(e.what());
-      return false;
-    }
-  };
-  attempt([&] { CheckModelDir(s.model_dir); });
-  attempt([&] { run.restore = PlanRestore(s, &run.restore_notes); });
+  ErrorList errors;
+  errors.Attempt([&] { CheckModelDir(s.model_dir); });
+  errors.Attempt([&] { run.restore = PlanRestore(s, &run.restore_notes); });
   const std::string& task_name = s.train_dataset.mixture_or_task_name;
-  if (attempt([&] { run.output_features = GetOutputFeatures(task_name, loaded.demo_problem); })) {
-    attempt([&] {
+  if (errors.Attempt(
+          [&] { run.output_features = GetOutputFeatures(task_name, loaded.demo_problem); })) {
+    errors.Attempt([&] {
       CheckVocabularies(s.model, task_name, run.output_features, loaded.options.data_dir);
     });
-    attempt([&] { CheckDataset(s.train_dataset, "train", *model); });
+    errors.Attempt([&] { CheckDataset(s.train_dataset, "train", *model); });
   }
   if (s.train_eval_dataset) {
     const DatasetConfig& eval_cfg = *s.train_eval_dataset;
-    if (attempt([&] { GetOutputFeatures(eval_cfg.mixture_or_task_name, loaded.demo_problem); }) &&
-        attempt([&] { CheckDataset(eval_cfg, "train_eval", *model); })) {
+    if (errors.Attempt(
+            [&] { GetOutputFeatures(eval_cfg.mixture_or_task_name, loaded.demo_problem); }) &&
+        errors.Attempt([&] { CheckDataset(eval_cfg, "train_eval", *model); })) {
       run.eval_datasets = TrainingEvalDatasetConfigs(eval_cfg);
     }
   }
@@ -90,7 +83,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   if (s.infer_eval_dataset &&
       (seqio::TaskRegistry::Global().Has(s.infer_eval_dataset->mixture_or_task_name) ||
        seqio::MixtureRegistry::Global().Has(s.infer_eval_dataset->mixture_or_task_name))) {
-    attempt([&] { CheckCachedTasks(*s.infer_eval_dataset, "infer_eval"); });
+    errors.Attempt([&] { CheckCachedTasks(*s.infer_eval_dataset, "infer_eval"); });
   }
   run.memory_problem = MemoryProblemBeforeAllocation(s, *model, RunDevice(loaded.options));
 
@@ -122,8 +115,8 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
     eval_names.push_back(s.train_eval_dataset->mixture_or_task_name);
   }
   const int64_t start_step = run.restore ? run.restore->step : 0;
-  attempt([&] { trainer::CheckTrainLoopConfig(loop, eval_names, start_step); });
-  ThrowIfAny(errors, "the train configuration");
+  errors.Attempt([&] { trainer::CheckTrainLoopConfig(loop, eval_names, start_step); });
+  errors.ThrowIfAny("the train configuration");
   return run;
 }
 
@@ -150,46 +143,30 @@ void CheckOneProcess(const std::string& command, int64_t num_partitions) {
 
 std::vector<std::string> ValidateInferRun(const LoadedTrainConfig& loaded) {
   const InferSetup& s = loaded.infer;
-  std::vector<std::string> errors;
+  ErrorList errors;
   std::vector<std::string> dirs;
-  auto attempt = [&errors](const auto& check) {
-    try {
-      check();
-      return true;
-    } catch (const Error& e) {
-      errors.push_back(e.what());
-      return false;
-    }
-  };
-  attempt([&] { CheckOneProcess("infer", s.num_partitions); });
-  attempt([&] { ParseInferMode(s.mode); });
-  if (attempt([&] { GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem); })) {
-    attempt([&] { CheckDataset(s.dataset, "infer", *CreateModel(s.model)); });
+  errors.Attempt([&] { CheckOneProcess("infer", s.num_partitions); });
+  errors.Attempt([&] { ParseInferMode(s.mode); });
+  if (errors.Attempt(
+          [&] { GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem); })) {
+    errors.Attempt([&] { CheckDataset(s.dataset, "infer", *CreateModel(s.model)); });
   }
-  attempt([&] { dirs = CheckpointsToRestore(s.restore); });
-  ThrowIfAny(errors, "the infer configuration");
+  errors.Attempt([&] { dirs = CheckpointsToRestore(s.restore); });
+  errors.ThrowIfAny("the infer configuration");
   return dirs;
 }
 
 std::vector<std::string> ValidateEvalRun(const LoadedTrainConfig& loaded) {
   const EvalSetup& s = loaded.eval;
-  std::vector<std::string> errors;
+  ErrorList errors;
   std::vector<std::string> dirs;
-  auto attempt = [&errors](const auto& check) {
-    try {
-      check();
-      return true;
-    } catch (const Error& e) {
-      errors.push_back(e.what());
-      return false;
-    }
-  };
-  attempt([&] { CheckOneProcess("eval", s.num_partitions); });
-  if (attempt([&] { GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem); })) {
-    attempt([&] { CheckCachedTasks(s.dataset, "eval"); });
+  errors.Attempt([&] { CheckOneProcess("eval", s.num_partitions); });
+  if (errors.Attempt(
+          [&] { GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem); })) {
+    errors.Attempt([&] { CheckCachedTasks(s.dataset, "eval"); });
   }
-  attempt([&] { dirs = CheckpointsToRestore(s.restore); });
-  ThrowIfAny(errors, "the eval configuration");
+  errors.Attempt([&] { dirs = CheckpointsToRestore(s.restore); });
+  errors.ThrowIfAny("the eval configuration");
   return dirs;
 }
 

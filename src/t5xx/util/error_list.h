@@ -31,4 +31,30 @@ inline void ThrowIfAny(const std::vector<std::string>& all_errors, const std::st
   throw Error(msg);
 }
 
+// Runs independent checks and keeps each one's t5xx::Error, so that all of
+// them are reported together:
+//   ErrorList errors;
+//   if (errors.Attempt([&] { CheckA(); })) errors.Attempt([&] { CheckB(); });
+//   errors.ThrowIfAny("the train configuration");
+class ErrorList {
+ public:
+  // Runs `check`; false (and the error kept) when it throws t5xx::Error.
+  template <typename Check>
+  bool Attempt(const Check& check) {
+    try {
+      check();
+      return true;
+    } catch (const Error& e) {
+      errors_.push_back(e.what());
+      return false;
+    }
+  }
+  void Add(std::string error) { errors_.push_back(std::move(error)); }
+  bool empty() const { return errors_.empty(); }
+  void ThrowIfAny(const std::string& what) const { ::t5xx::ThrowIfAny(errors_, what); }
+
+ private:
+  std::vector<std::string> errors_;
+};
+
 }  // namespace t5xx

@@ -1,9 +1,10 @@
-// See infer_chunks.h.
-#include "t5xx/run/infer_chunks.h"
+// See output_records.h.
+#include "t5xx/run/output_records.h"
 
 #include <nlohmann/json.hpp>
 
 #include "t5xx/data/file_utils.h"
+#include "t5xx/run/train_setup.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"
 
@@ -11,18 +12,18 @@ namespace t5xx::run {
 
 using json = nlohmann::json;
 
-std::string InferChunkRecordJson(const InferChunkRecord& r) {
+std::string OutputRecordJson(const OutputRecord& r) {
   json settings = json::object();
   for (const auto& [k, v] : r.settings) settings[k] = v;
-  return DumpJson(json{{"t5xx_infer_chunk", 1},
-                       {"examples", {r.first, r.end}},
-                       {"cut", {{"batch_size", r.batch_size},
-                                {"checkpoint_period", r.checkpoint_period}}},
-                       {"settings", settings}}) +
+  return DumpJson(json{
+             {"t5xx_infer_chunk", 1},
+             {"examples", {r.first, r.end}},
+             {"cut", {{"batch_size", r.batch_size}, {"checkpoint_period", r.checkpoint_period}}},
+             {"settings", settings}}) +
          "\n";
 }
 
-std::optional<InferChunkRecord> ReadInferChunkRecord(const std::string& path) {
+std::optional<OutputRecord> ReadOutputRecord(const std::string& path) {
   const std::string text = seqio::ReadFileToString(path, size_t{16} << 20);
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
   const std::string why =
@@ -38,7 +39,7 @@ std::optional<InferChunkRecord> ReadInferChunkRecord(const std::string& path) {
   try {
     T5XX_CHECK(j.is_object() && j.value("t5xx_infer_chunk", 0) == 1,
                path + " holds no t5xx_infer_chunk record" + why);
-    InferChunkRecord r;
+    OutputRecord r;
     const json& ex = j.at("examples");
     r.first = integer(ex.at(0), "examples[0]");
     r.end = integer(ex.at(1), "examples[1]");
@@ -51,10 +52,26 @@ std::optional<InferChunkRecord> ReadInferChunkRecord(const std::string& path) {
   }
 }
 
-std::string InferChunkMismatch(const std::string& name, const InferChunkRecord& old,
-                               const InferChunkRecord& wanted, bool compare_range) {
+std::map<std::string, std::string> OutputSettings(const LoadedTrainConfig& loaded,
+                                                  const std::vector<std::string>& skip) {
+  auto ends_with = [](const std::string& k, const std::string& suffix) {
+    return k.size() >= suffix.size() &&
+           k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : loaded.config->OperativeValues()) {
+    bool skipped = false;
+    for (const std::string& s : skip) skipped = skipped || ends_with(k, s);
+    if (!skipped) out[k] = v;
+  }
+  out["--data_dir"] = "'" + loaded.options.data_dir + "'";
+  return out;
+}
+
+std::string OutputRecordMismatch(const std::string& name, const OutputRecord& old,
+                                 const OutputRecord& wanted, bool compare_range) {
   if (compare_range && (old.first != wanted.first || old.end != wanted.end)) {
-    auto range = [](const InferChunkRecord& r) {
+    auto range = [](const OutputRecord& r) {
       return "examples " + std::to_string(r.first) + "-" + std::to_string(r.end - 1) +
              " (batch_size " + std::to_string(r.batch_size) + " x checkpoint_period " +
              std::to_string(r.checkpoint_period) + ")";
@@ -67,11 +84,13 @@ std::string InferChunkMismatch(const std::string& name, const InferChunkRecord& 
       return name + " was written without " + k + "; this run has " + k + " = " + v;
     }
     if (it->second != v) {
-      return name + " was written with " + k + " = " + it->second + "; this run has " + v;
+      return name + (name.rfind("the ", 0) == 0 ? " were" : " was") + " written with " + k + " = " +
+             it->second + "; this run has " + v;
     }
   }
   for (const auto& [k, v] : old.settings) {
-    if (!wanted.settings.count(k)) return name + " was written with " + k + " = " + v + "; this run has none";
+    if (!wanted.settings.count(k))
+      return name + " was written with " + k + " = " + v + "; this run has none";
   }
   return "";
 }
