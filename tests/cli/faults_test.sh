@@ -177,6 +177,21 @@ show="$work/show_lengths.err" check "data show takes a run config's TASK_FEATURE
            test "$(wc -l <"'"$work/show_lengths.out"'")" = 1' _ \
   "$T5XX" data show --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/pretrain.gin \
   "--gin.TASK_FEATURE_LENGTHS={'inputs': 16, 'targets': 8}" --task=c4_demo_span_corruption "${D[@]}" --n=1
+# ... and its MIXTURE_OR_TASK_NAME the task when --task is not given; an
+# unset TASK_FEATURE_LENGTHS is said (examples not trimmed).
+show="$work/show_task.err" check "data show takes a run config's MIXTURE_OR_TASK_NAME" \
+  bash -c '"$@" >"'"$work/show_task.out"'" 2>"'"$work/show_task.err"'" &&
+           grep -q "note: using the config.s MIXTURE_OR_TASK_NAME (--task=c4_demo_span_corruption;" "'"$work/show_task.err"'" &&
+           test "$(wc -l <"'"$work/show_task.out"'")" = 1' _ \
+  "$T5XX" data show --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/pretrain.gin \
+  "--gin.TASK_FEATURE_LENGTHS={'inputs': 16, 'targets': 8}" \
+  "--gin.MIXTURE_OR_TASK_NAME='c4_demo_span_corruption'" "${D[@]}" --n=1
+# (full_lm then asks for --lengths itself.)
+show="$work/show_req.err" check "data show says an unset TASK_FEATURE_LENGTHS" \
+  bash -c '"$@" >/dev/null 2>"'"$work/show_req.err"'";
+           grep -q "note: the config.s TASK_FEATURE_LENGTHS is %gin.REQUIRED and unset: examples are not trimmed" "'"$work/show_req.err"'"' _ \
+  "$T5XX" data show --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/pretrain.gin \
+  --task=c4_demo_full_lm "${D[@]}" --n=1
 # (b) Binding errors and REQUIRED macros: every one, in one message, binding
 # errors first.
 "$T5XX" config --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/pretrain.gin \

@@ -152,6 +152,35 @@ check "checkpoint 3 -> 6: the output is checkpoint 6's" cmp "$pred" "$out5/$TASK
 expect_error "a finished output from another checkpoint is refused" \
   "$out5/$TASK-predict.jsonl-00000-of-00001 was written with checkpoint (restored) = '$run/checkpoint_6'; this run has '$run/checkpoint_3'; this run would write other results there" -- \
   t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out5'" --gin.CHECKPOINT_PATH="'$run/checkpoint_3'"
+# t5xx config refuses what infer refuses before reading the checkpoint.
+expect_error "config: a finished output from another checkpoint is refused" \
+  "$out5/$TASK-predict.jsonl-00000-of-00001 was written with checkpoint (restored) = '$run/checkpoint_6'; this run has '$run/checkpoint_3'; this run would write other results there" -- \
+  t5xx config "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out5'" --gin.CHECKPOINT_PATH="'$run/checkpoint_3'"
+: >"$work/a_file"
+for cmd in infer config; do
+  expect_error "$cmd: INFER_OUTPUT_DIR under a file is refused" \
+    "infer.output_dir (INFER_OUTPUT_DIR) = '$work/a_file/out' cannot be created: $work/a_file is not a directory; choose a writable directory" -- \
+    t5xx $cmd "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/a_file/out'"
+done
+# (d) The data changed under kept chunks (the first two validation examples
+# swapped): the chunk holding them is recomputed, naming the change (each
+# marker records its examples' MD5); the others are reused.
+vfile="$work/data/freedict_en_de/validation.jsonl"
+out6="$work/infer_data"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out6'" --gin.infer.checkpoint_period=2 \
+  --gin.infer.merge_chunked_results=False >"$work/data1.log" 2>&1
+cp "$vfile" "$work/validation.orig"
+{ sed -n 2p "$work/validation.orig"; sed -n 1p "$work/validation.orig"; sed -n '3,$p' "$work/validation.orig"; } >"$vfile"
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$out6'" --gin.infer.checkpoint_period=2 \
+  >"$work/data2.log" 2>&1
+show="$work/data2.log" check "changed data: chunk 0 is recomputed, naming the change" grep -qF \
+  "[infer] chunk 00000 holds other examples than this run reads for it (examples 0-7: their MD5 was" \
+  "$work/data2.log"
+show="$work/data2.log" check "changed data: only chunk 0 is recomputed" \
+  test "$(grep -c '^\[infer\] task .* chunk [0-9]*: ' "$work/data2.log")" = 1
+{ sed -n 2p "$pred"; sed -n 1p "$pred"; sed -n '3,$p' "$pred"; } >"$work/pred_swapped"
+check "changed data: every example once, the new order's" cmp "$work/pred_swapped" "$out6/$TASK-predict.jsonl-00000-of-00001"
+mv "$work/validation.orig" "$vfile"
 show=""
 
 # --- shard_id / num_shards: two jobs together infer every example once.
@@ -226,6 +255,10 @@ check "a rerun skips the 3 evaluated checkpoints" grep -q "0 checkpoint(s) evalu
 expect_error "eval 'all' refuses to skip checkpoints evaluated with other settings" \
   "the checkpoints listed in $work/eval_all/eval.$TASK.ckpt were written with t5x.utils.DatasetConfig.split = 'validation'; this run has 'train'; this run would skip them as evaluated" -- \
   t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$run'" --gin.EVAL_OUTPUT_DIR="'$work/eval_all'" \
+  --gin.utils.RestoreCheckpointConfig.mode="'all'" --gin.utils.DatasetConfig.split="'train'"
+expect_error "config refuses it too" \
+  "the checkpoints listed in $work/eval_all/eval.$TASK.ckpt were written with t5x.utils.DatasetConfig.split = 'validation'; this run has 'train'; this run would skip them as evaluated" -- \
+  t5xx config "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$run'" --gin.EVAL_OUTPUT_DIR="'$work/eval_all'" \
   --gin.utils.RestoreCheckpointConfig.mode="'all'" --gin.utils.DatasetConfig.split="'train'"
 show=""
 

@@ -339,6 +339,29 @@ TEST_F(ConfigTest, MacroErrors) {
   EXPECT_ERROR_CONTAINS(c3.Query("pkg.mod.Fn", "items"), "macro cycle: %A -> %B -> %A");
 }
 
+TEST_F(ConfigTest, ReferenceCyclesNameEveryLink) {
+  // gin-config 0.5.0 recurses without end (RecursionError) on each of these
+  // once pkg.mod.Fn is called; t5xx names the chain, file:line per link.
+  Config scoped(&registry_);
+  scoped.ParseString(
+      "__main__.train.model = @s/pkg.mod.Fn()\n"
+      "s/pkg.mod.Fn.anything = @t/pkg.mod.Fn()\n"
+      "t/pkg.mod.Fn.anything = @s/pkg.mod.Fn()\n",
+      "c.gin");
+  EXPECT_ERROR_CONTAINS(
+      scoped.Finalize({"__main__.train"}),
+      "gin reference cycle: s/pkg.mod.Fn.anything = @t/pkg.mod.Fn() at c.gin:2:25 (bound at "
+      "c.gin:2:1); then t/pkg.mod.Fn.anything = @s/pkg.mod.Fn() at c.gin:3:25 (bound at "
+      "c.gin:3:1), which calls s/pkg.mod.Fn again (gin would recurse without end)");
+  // Through a macro: the macro's text and the binding that reads it (%M
+  // evaluates in scope M, as gin's @M/gin.macro()).
+  Config macro(&registry_);
+  macro.ParseString("M = @pkg.mod.Fn()\npkg.mod.Fn.anything = %M\n", "m.gin");
+  EXPECT_ERROR_CONTAINS(macro.Finalize({"pkg.mod.Fn"}),
+                        "gin reference cycle: M/pkg.mod.Fn.anything = @M/pkg.mod.Fn() at m.gin:1:5 "
+                        "(bound at m.gin:2:1), which calls M/pkg.mod.Fn again");
+}
+
 // ---------------------------------------------------------------- Validation errors
 
 TEST_F(ConfigTest, UnknownConfigurableSuggests) {

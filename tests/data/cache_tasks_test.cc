@@ -301,6 +301,20 @@ TEST_F(CacheTasksTest, SkipsTasksWithoutPlaceholderAndChecksOptions) {
   o.num_workers = 3;
   EXPECT_ERROR_CONTAINS(CacheTasks(o, registry_), "--worker_index must be in [0, --num_workers = 3)");
   EXPECT_ERROR_CONTAINS(CacheTasks(CacheTasksOptions{}, registry_), "--output_cache_dir is required");
+  // Selecting nothing is refused (seqio_cache_tasks logs it and exits 0),
+  // naming the registered tasks and nothing written.
+  TempDir none;
+  o = Options(none.path);
+  o.tasks = {"ctask"};
+  EXPECT_ERROR_CONTAINS(CacheTasks(o, registry_),
+                        "--tasks=ctask selects no registered task; registered: lines, no_placeholder. A "
+                        "task defined in gin is registered by the --gin_file that defines it");
+  o.tasks = {"no_.*"};
+  o.excluded_tasks = {"no_p.*"};
+  EXPECT_ERROR_CONTAINS(CacheTasks(o, registry_),
+                        "--tasks=no_.* selects no registered task not excluded by "
+                        "--excluded_tasks");
+  EXPECT_TRUE(std::filesystem::is_empty(none.path));
 }
 
 TEST_F(CacheTasksTest, ExamplesWithOtherFeaturesAreRefused) {

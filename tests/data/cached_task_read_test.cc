@@ -120,7 +120,8 @@ TEST(CachedTaskRead, MissingCacheNamesTaskDirectoriesAndCommand) {
   EXPECT_EQ(ErrorOf([&] { t.GetDataset({}, "train", false, 0, {}, 1, true, true); }),
             "task 'glue:cola' is read from its cache (use_cached=True) but has none: no cache "
             "directories were given; build it with `t5xx cache_tasks --tasks=glue:cola "
-            "--output_cache_dir=<dir>` and pass that directory with "
+            "--output_cache_dir=<dir>` (with this run's --gin_file flags when the task is "
+            "defined in gin) and pass that directory with "
             "--seqio_additional_cache_dirs=<dir> (or --cache_dir=<dir>)");
   SetGlobalCacheDirs({"/nonexistent/a", "/nonexistent/b"});
   // seqio's get_task_dir_from_name: "glue:cola" -> glue/cola.

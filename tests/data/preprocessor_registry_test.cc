@@ -46,6 +46,14 @@ TEST(PreprocessorRegistry, CreatesWorkingPreprocessors) {
   auto out = Collect(*rekey(FromVector({Example{{"text", std::string("hi")}}}), {}));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0], (Example{{"inputs", std::string("")}, {"targets", std::string("hi")}}));
+  // seqio's rekey(x, key_map=None): no key_map, None or {} keeps the example.
+  for (const json& kw : {json::object(), json{{"key_map", nullptr}},
+                         json{{"key_map", json::object()}}}) {
+    Preprocessor same = r.Create("seqio.preprocessors.rekey", kw);
+    out = Collect(*same(FromVector({Example{{"text", std::string("hi")}}}), {}));
+    ASSERT_EQ(out.size(), 1u) << kw;
+    EXPECT_EQ(out[0], (Example{{"text", std::string("hi")}})) << kw;
+  }
 
   // truncate_inputs_left keeps the last sequence_length["inputs"] tokens.
   Preprocessor tl = r.Create("seqio.preprocessors.truncate_inputs_left", json::object());

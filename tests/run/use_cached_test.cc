@@ -116,7 +116,8 @@ TEST_F(UseCachedTest, MissingCacheFailsUpFront) {
                      "', split 'train'): task '" + Task() +
                      "' is read from its cache (use_cached=True) but has none: no cache "
                      "directories were given; build it with `t5xx cache_tasks --tasks=" +
-                     Task() + " --output_cache_dir=<dir>` and pass that directory with "
+                     Task() + " --output_cache_dir=<dir>` (with this run's --gin_file flags "
+                              "when the task is defined in gin) and pass that directory with "
                               "--seqio_additional_cache_dirs=<dir> (or --cache_dir=<dir>)"),
             std::string::npos)
       << msg;

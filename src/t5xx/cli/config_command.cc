@@ -12,6 +12,8 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/train_flags.h"
+#include "t5xx/run/eval.h"
+#include "t5xx/run/infer.h"
 #include "t5xx/run/preflight.h"
 #include "t5xx/run/validation.h"
 
@@ -25,6 +27,11 @@ int ConfigCommand(const std::vector<std::string>& args) {
     const std::vector<std::string> dirs = loaded.command == "infer"
                                               ? run::ValidateInferRun(loaded)
                                               : run::ValidateEvalRun(loaded);
+    if (loaded.command == "infer") {
+      run::PreflightInferRun(loaded, dirs.back());
+    } else {
+      run::PreflightEvalRun(loaded);
+    }
     std::cerr << "t5xx: note: an " << loaded.command << " configuration; `t5xx "
               << loaded.command << "` would restore " << dirs.size() << " checkpoint"
               << (dirs.size() == 1 ? "" : "s") << (dirs.empty() ? "" : " (" + dirs.front() +

@@ -9,7 +9,8 @@
 //   t5xx data score --task=NAME --predictions=FILE [--split=validation]
 //                  [--lengths=...]
 // Without --lengths, the lengths are those of a --gin_file run config's
-// TASK_FEATURE_LENGTHS macro when it sets them (as train reads them).
+// TASK_FEATURE_LENGTHS macro when it sets them (as train reads them), and
+// the task from its MIXTURE_OR_TASK_NAME when --task is not given.
 // score rates one prediction per line of FILE against the split's examples
 // in order with the task's postprocess_fn and metric_fns (seqio's Evaluator
 // for one task) and prints the metrics as JSON; FILE must have exactly one
@@ -147,6 +148,12 @@ seqio::FeatureLengths ConfigLengths(const gin::Config* config) {
   seqio::FeatureLengths out;
   if (config == nullptr) return out;
   const std::optional<gin::Value> v = config->MacroValue("TASK_FEATURE_LENGTHS");
+  if (v && v->kind() == gin::Value::Kind::kRequired) {
+    std::cerr << "t5xx: note: the config's TASK_FEATURE_LENGTHS is %gin.REQUIRED and unset: "
+                 "examples are not trimmed (pass --lengths=inputs=128,targets=32 or "
+                 "--gin.TASK_FEATURE_LENGTHS to see what train would read)"
+              << std::endl;
+  }
   if (!v || v->kind() != gin::Value::Kind::kDict) return out;
   for (const auto& [k, len] : v->AsDict()) {
     T5XX_CHECK(k.kind() == gin::Value::Kind::kString && len.kind() == gin::Value::Kind::kInt &&
@@ -161,8 +168,18 @@ seqio::FeatureLengths ConfigLengths(const gin::Config* config) {
 
 DataRequest Open(std::map<std::string, std::string>& f, const std::string& default_split,
                  const std::optional<std::string>& demo_problem, const gin::Config* config) {
+  if (!f.count("task") && config != nullptr) {
+    // A run config's task, as train would read it (--task overrides).
+    const std::optional<gin::Value> v = config->MacroValue("MIXTURE_OR_TASK_NAME");
+    if (v && v->kind() == gin::Value::Kind::kString) {
+      f["task"] = v->AsString();
+      std::cerr << "t5xx: note: using the config's MIXTURE_OR_TASK_NAME (--task=" << f["task"]
+                << "; pass --task to override)" << std::endl;
+    }
+  }
   T5XX_CHECK(f.count("task"), "t5xx data: --task=NAME is required (e.g. --task=" +
-                             std::string(seqio::kDemoTaskName) + ")");
+                             std::string(seqio::kDemoTaskName) +
+                             "), unless a --gin_file sets MIXTURE_OR_TASK_NAME");
   if (seqio::IsDemoTaskName(f["task"]) && demo_problem) throw Error(*demo_problem);
   DataRequest r;
   if (f.count("lengths")) {

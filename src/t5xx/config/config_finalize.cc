@@ -294,7 +294,11 @@ std::vector<std::pair<std::string, std::string>> Config::WalkCalls(
           return;
         }
         const std::string at = leaf.location().ToString();
-        links.push_back(key + " = " + leaf.ToGinString() + (at.empty() ? "" : " at " + at));
+        // Through a macro the reference is written elsewhere than the
+        // binding: name both (the binding closes the loop).
+        const std::string bound_at = b != nullptr ? b->loc.ToString() : "";
+        links.push_back(key + " = " + leaf.ToGinString() + (at.empty() ? "" : " at " + at) +
+                        (bound_at.empty() || bound_at == at ? "" : " (bound at " + bound_at + ")"));
         visit(next);
         links.pop_back();
       });

@@ -325,8 +325,20 @@ CacheTasksReport CacheTasks(const CacheTasksOptions& o, const TaskRegistry& regi
   const std::vector<std::string> names =
       SelectCacheTasks(registry.Names(), o.tasks, o.excluded_tasks);
   if (names.empty()) {
-    log("no tasks have been selected from the task registry; check that the tasks you want "
-        "cached are registered and not excluded by --excluded_tasks");
+    // seqio_cache_tasks logs this and exits 0; t5xx refuses it (nothing to do
+    // is a mistake in the command, e.g. a gin-defined task without its
+    // --gin_file).
+    const std::vector<std::string> all = registry.Names();
+    std::string known;
+    for (size_t i = 0; i < all.size() && i < 20; ++i) known += (i ? ", " : "") + all[i];
+    if (all.size() > 20) known += ", ... (" + std::to_string(all.size()) + " in all)";
+    std::string tasks;
+    for (const std::string& t : o.tasks) tasks += (tasks.empty() ? "" : ",") + t;
+    throw Error("--tasks=" + (tasks.empty() ? std::string(".*") : tasks) +
+                " selects no registered task" +
+                (o.excluded_tasks.empty() ? std::string() : " not excluded by --excluded_tasks") +
+                "; registered: " + (known.empty() ? std::string("none") : known) +
+                ". A task defined in gin is registered by the --gin_file that defines it");
   }
   std::vector<std::string> search = GetGlobalCacheDirs();
   search.push_back(o.output_cache_dir);

@@ -141,10 +141,16 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
   // The Python signatures (PreprocessorSignature): [L] in the header.
   const PreprocessorSignature plain{false, false};
   const PreprocessorSignature takes_length{true, false};
+  // rekey(x, key_map=None): without a key_map (None or empty) seqio returns
+  // the example unchanged.
   r.Register("seqio.preprocessors.rekey",
-             {{"key_map", ArgType::kStringMap, true}}, [](const json& kw) {
+             {{"key_map", ArgType::kStringMap, false, true}}, [](const json& kw) {
+               const auto it = kw.find("key_map");
+               if (it == kw.end() || it->is_null() || it->empty()) {
+                 return MakePreprocessor([](DatasetPtr ds) { return ds; });
+               }
                std::map<std::string, std::string> key_map;
-               for (const auto& kv : kw.at("key_map").items())
+               for (const auto& kv : it->items())
                  key_map[kv.key()] =
                      kv.value().is_null() ? "" : kv.value().get<std::string>();
                return RekeyPreprocessor(std::move(key_map));

@@ -208,7 +208,8 @@ std::string Task::CacheDirOrThrow(const std::string& problem) const {
       (dirs.empty() ? std::string("no cache directories were given")
                     : "no COMPLETED cache in " + searched) +
       "; build it with `t5xx cache_tasks --tasks=" + name_ +
-      " --output_cache_dir=<dir>` and pass that directory with "
+      " --output_cache_dir=<dir>` (with this run's --gin_file flags when the task is "
+      "defined in gin) and pass that directory with "
       "--seqio_additional_cache_dirs=<dir> (or --cache_dir=<dir>)");
 }
 

@@ -20,33 +20,56 @@ namespace t5xx::run {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// t5x's list of evaluated checkpoints of mode 'all', and t5xx's record of
+// the settings they were evaluated with beside it (output_records.h).
+std::string EvaluatedListPath(const EvalSetup& s) {
+  return s.output_dir + "/eval." + s.dataset.mixture_or_task_name + ".ckpt";
+}
+
+OutputRecord EvalRecord(const LoadedTrainConfig& loaded) {
+  OutputRecord want;
+  want.settings = OutputSettings(loaded, {"__main__.evaluate.output_dir"});
+  return want;
+}
+
+}  // namespace
+
+void PreflightEvalRun(const LoadedTrainConfig& loaded) {
+  const EvalSetup& s = loaded.eval;
+  CheckOutputDirUsable(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
+  if (s.restore.mode != "all") return;
+  // A rerun with other settings must not skip the listed checkpoints as done.
+  const std::string done_path = EvaluatedListPath(s);
+  const std::string settings_path = done_path + ".settings.json";
+  if (!fs::exists(done_path) || !fs::exists(settings_path)) return;
+  const std::optional<OutputRecord> had = ReadOutputRecord(settings_path);
+  const std::string why =
+      had ? OutputRecordMismatch("the checkpoints listed in " + done_path, *had,
+                                 EvalRecord(loaded), false)
+          : "";
+  T5XX_CHECK(why.empty(), why + "; this run would skip them as evaluated: use another "
+                                "evaluate.output_dir (EVAL_OUTPUT_DIR), or delete " +
+                                done_path + " to evaluate them again");
+}
+
 EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
   const EvalSetup& s = loaded.eval;
   // What can be checked before a checkpoint is read (as `t5xx config`
   // checks it), then the output directory.
   std::vector<std::string> dirs = ValidateEvalRun(loaded);
+  PreflightEvalRun(loaded);
   CreateOutputDir(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
   EvalResult result;
-  const std::string done_path =
-      s.output_dir + "/eval." + s.dataset.mixture_or_task_name + ".ckpt";
+  const std::string done_path = EvaluatedListPath(s);
   std::set<std::string> done;
   if (s.restore.mode == "all") {
-    // t5x's list of evaluated checkpoints, with t5xx's record of the
-    // settings they were evaluated with beside it (output_records.h): a
-    // rerun with other settings must not skip them as done.
-    OutputRecord want;
-    want.settings = OutputSettings(loaded, {"__main__.evaluate.output_dir"});
+    // The list's settings match this run's (PreflightEvalRun, above); a new
+    // list gets this run's.
     const std::string settings_path = done_path + ".settings.json";
-    if (fs::exists(done_path) && fs::exists(settings_path)) {
-      const std::optional<OutputRecord> had = ReadOutputRecord(settings_path);
-      const std::string why =
-          had ? OutputRecordMismatch("the checkpoints listed in " + done_path, *had, want, false)
-              : "";
-      T5XX_CHECK(why.empty(), why + "; this run would skip them as evaluated: use another "
-                                    "evaluate.output_dir (EVAL_OUTPUT_DIR), or delete " +
-                                    done_path + " to evaluate them again");
-    } else if (!fs::exists(done_path)) {
-      seqio::WriteStringToFileAtomic(settings_path, OutputRecordJson(want));
+    if (!fs::exists(done_path)) {
+      seqio::WriteStringToFileAtomic(settings_path, OutputRecordJson(EvalRecord(loaded)));
     }
     std::ifstream f(done_path);
     for (std::string p; f >> p;) done.insert(p);

@@ -31,4 +31,11 @@ struct EvalResult {
 // failure.
 EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log);
 
+// What RunEval refuses before it reads a checkpoint, beyond ValidateEvalRun
+// (t5xx config runs both): evaluate.output_dir cannot be created
+// (CheckOutputDirUsable), or (mode 'all') its list of evaluated checkpoints
+// was made with other settings than this run's, naming the setting. Throws
+// t5xx::Error.
+void PreflightEvalRun(const LoadedTrainConfig& loaded);
+
 }  // namespace t5xx::run

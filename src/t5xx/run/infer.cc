@@ -111,13 +111,50 @@ void RemoveStaleChunks(const std::string& tmp_dir, const std::string& fname, int
   }
 }
 
+// The merged output of `task`'s shard and what it must record.
+struct TaskOutput {
+  std::string fname, path;
+  OutputRecord want;
+};
+
+TaskOutput OutputOf(const LoadedTrainConfig& loaded, const seqio::Task& task,
+                    const std::string& checkpoint) {
+  const InferSetup& s = loaded.infer;
+  TaskOutput o;
+  o.fname = task.name() + "-" + s.mode + "." + s.file_extension + "-" + Fmt5(s.shard_id) +
+            "-of-" + Fmt5(s.num_shards);
+  o.path = s.output_dir + "/" + o.fname;
+  o.want.batch_size = s.dataset.batch_size;
+  o.want.checkpoint_period = s.checkpoint_period;
+  o.want.settings = InferSettings(loaded, checkpoint);
+  o.want.settings["task"] = "'" + task.name() + "'";
+  return o;
+}
+
 }  // namespace
+
+void PreflightInferRun(const LoadedTrainConfig& loaded, const std::string& checkpoint) {
+  const InferSetup& s = loaded.infer;
+  CheckOutputDirUsable(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
+  for (const seqio::TaskPtr& task :
+       seqio::GetMixtureOrTask(s.dataset.mixture_or_task_name)->tasks()) {
+    const TaskOutput o = OutputOf(loaded, *task, checkpoint);
+    if (!fs::exists(o.path + ".COMPLETED")) continue;
+    const std::optional<OutputRecord> done = ReadOutputRecord(o.path + ".COMPLETED");
+    if (!done) continue;
+    const std::string why = OutputRecordMismatch(o.path, *done, o.want, /*compare_range=*/false);
+    T5XX_CHECK(why.empty(), why + "; this run would write other results there: use another "
+                                  "infer.output_dir (INFER_OUTPUT_DIR), or delete " + o.path +
+                                  " and its .COMPLETED marker to write it again");
+  }
+}
 
 InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   const InferSetup& s = loaded.infer;
   // What can be checked before the checkpoint is read (as `t5xx config`
   // checks it), then the output directory.
   const std::vector<std::string> dirs = ValidateInferRun(loaded);
+  PreflightInferRun(loaded, dirs.back());
   const InferMode mode = ParseInferMode(s.mode);
   CreateOutputDir(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
   const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
@@ -129,21 +166,13 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   const size_t chunk_size = static_cast<size_t>(s.checkpoint_period * s.dataset.batch_size);
   for (const seqio::TaskPtr& task :
        seqio::GetMixtureOrTask(s.dataset.mixture_or_task_name)->tasks()) {
-    const std::string fname = task->name() + "-" + s.mode + "." + s.file_extension + "-" + shard;
-    const std::string out_path = s.output_dir + "/" + fname;
-    OutputRecord want;
-    want.batch_size = s.dataset.batch_size;
-    want.checkpoint_period = s.checkpoint_period;
-    want.settings = InferSettings(loaded, dirs.back());
-    want.settings["task"] = "'" + task->name() + "'";
+    TaskOutput o = OutputOf(loaded, *task, dirs.back());
+    const std::string& fname = o.fname;
+    const std::string& out_path = o.path;
+    OutputRecord& want = o.want;
     if (fs::exists(out_path + ".COMPLETED")) {
+      // Its record matches this run's (PreflightInferRun, above).
       const std::optional<OutputRecord> done = ReadOutputRecord(out_path + ".COMPLETED");
-      if (done) {
-        const std::string why = OutputRecordMismatch(out_path, *done, want, /*compare_range=*/false);
-        T5XX_CHECK(why.empty(), why + "; this run would write other results there: use another "
-                                      "infer.output_dir (INFER_OUTPUT_DIR), or delete " + out_path +
-                                      " and its .COMPLETED marker to write it again");
-      }
       log << "[infer] " << out_path << " is complete"
           << (done ? "" : " (its marker records no settings: not checked)") << "; skipping task "
           << task->name() << std::endl;
@@ -166,6 +195,7 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
       chunk_paths.push_back(chunk_path);
       want.first = first;
       want.end = first += static_cast<int64_t>(examples.size());
+      want.examples_md5 = ExamplesMd5(examples);
       if (fs::exists(chunk_path + ".COMPLETED") && fs::exists(chunk_path)) {
         // Reused only when it holds exactly these examples, made the way
         // this run makes them.
@@ -215,6 +245,7 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
     }
     want.first = 0;  // every example of this task's shard, in order
     want.end = first;
+    want.examples_md5.clear();  // the chunks' records hold theirs
     WriteCompleted(out_path, merged, OutputRecordJson(want));
     fs::remove_all(tmp_dir);
     log << "[infer] wrote " << out_path << std::endl;

@@ -34,4 +34,11 @@ struct InferResult {
 // a missing checkpoint, a dataset that cannot be read, or no examples.
 InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log);
 
+// What RunInfer refuses before it reads the checkpoint, beyond
+// ValidateInferRun (t5xx config runs both): infer.output_dir cannot be
+// created (CheckOutputDirUsable), or a task's finished output there was
+// written with other settings than this run's, restoring `checkpoint`
+// (naming the file and the setting). Throws t5xx::Error.
+void PreflightInferRun(const LoadedTrainConfig& loaded, const std::string& checkpoint);
+
 }  // namespace t5xx::run

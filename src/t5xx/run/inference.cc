@@ -1,6 +1,8 @@
 // See inference.h.
 #include "t5xx/run/inference.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -83,6 +85,26 @@ void CreateOutputDir(const std::string& dir, const std::string& what) {
     T5XX_CHECK(f.good(), what + " = '" + dir + "' is not writable; choose a writable directory");
   }
   std::filesystem::remove(probe, ec);
+}
+
+void CheckOutputDirUsable(const std::string& dir, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(dir, ec);
+  T5XX_CHECK(!ec && !dir.empty(), what + " = '" + dir + "' is not a usable path; choose a "
+                                         "writable directory");
+  // The nearest part of the path that exists.
+  while (!fs::exists(fs::symlink_status(p, ec)) && p.has_parent_path() && p != p.parent_path()) {
+    p = p.parent_path();
+  }
+  T5XX_CHECK(fs::is_directory(p, ec),
+             what + " = '" + dir + "' cannot be created: " + p.string() +
+                 " is not a directory; choose a writable directory");
+  T5XX_CHECK(::access(p.c_str(), W_OK) == 0,
+             what + " = '" + dir + "' " +
+                 (p == fs::absolute(dir) ? std::string("is not writable")
+                                         : "cannot be created: " + p.string() + " is not writable") +
+                 "; choose a writable directory");
 }
 
 seqio::VocabularyPtr TargetsVocabulary(const std::string& name) {

@@ -90,6 +90,12 @@ seqio::VocabularyPtr TargetsVocabulary(const std::string& mixture_or_task_name);
 // system's reason when it cannot be created or written.
 void CreateOutputDir(const std::string& dir, const std::string& what);
 
+// What CreateOutputDir would refuse, checked without creating anything (for
+// `t5xx config` and before a checkpoint is read): `dir` or its nearest
+// existing ancestor is not a directory, or that ancestor is not writable.
+// Throws t5xx::Error starting "<what> = '<dir>' ".
+void CheckOutputDirUsable(const std::string& dir, const std::string& what);
+
 // seqio's Evaluator rule for task_feature_lengths = None: each of `features`
 // (e.g. inputs, targets) at the length of its longest example (at least 1).
 seqio::FeatureLengths LongestLengths(const std::vector<seqio::Example>& examples,

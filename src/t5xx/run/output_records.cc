@@ -7,20 +7,46 @@
 #include "t5xx/run/train_setup.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"
+#include "t5xx/util/md5.h"
 
 namespace t5xx::run {
 
 using json = nlohmann::json;
 
+std::string ExamplesMd5(const std::vector<seqio::Example>& examples) {
+  std::string bytes;
+  auto put_size = [&](uint64_t n) {
+    for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  };
+  for (const seqio::Example& ex : examples) {
+    put_size(ex.size());
+    for (const auto& [name, value] : ex) {
+      put_size(name.size());
+      bytes += name;
+      if (const auto* s = std::get_if<std::string>(&value)) {
+        bytes.push_back('s');
+        put_size(s->size());
+        bytes += *s;
+      } else {
+        const seqio::Tokens& t = std::get<seqio::Tokens>(value);
+        bytes.push_back('t');
+        put_size(t.size());
+        for (int32_t id : t) put_size(static_cast<uint32_t>(id));
+      }
+    }
+  }
+  return Md5Hex(Md5(bytes));
+}
+
 std::string OutputRecordJson(const OutputRecord& r) {
   json settings = json::object();
   for (const auto& [k, v] : r.settings) settings[k] = v;
-  return DumpJson(json{
-             {"t5xx_infer_chunk", 1},
-             {"examples", {r.first, r.end}},
-             {"cut", {{"batch_size", r.batch_size}, {"checkpoint_period", r.checkpoint_period}}},
-             {"settings", settings}}) +
-         "\n";
+  json j{{"t5xx_infer_chunk", 1},
+         {"examples", {r.first, r.end}},
+         {"cut", {{"batch_size", r.batch_size}, {"checkpoint_period", r.checkpoint_period}}},
+         {"settings", settings}};
+  if (!r.examples_md5.empty()) j["examples_md5"] = r.examples_md5;
+  return DumpJson(j) + "\n";
 }
 
 std::optional<OutputRecord> ReadOutputRecord(const std::string& path) {
@@ -46,6 +72,7 @@ std::optional<OutputRecord> ReadOutputRecord(const std::string& path) {
     r.batch_size = integer(j.at("cut").at("batch_size"), "cut.batch_size");
     r.checkpoint_period = integer(j.at("cut").at("checkpoint_period"), "cut.checkpoint_period");
     for (const auto& [k, v] : j.at("settings").items()) r.settings[k] = v.get<std::string>();
+    if (j.contains("examples_md5")) r.examples_md5 = j.at("examples_md5").get<std::string>();
     return r;
   } catch (const json::exception& e) {
     throw Error(path + ": " + e.what() + why);
@@ -77,6 +104,13 @@ std::string OutputRecordMismatch(const std::string& name, const OutputRecord& ol
              std::to_string(r.checkpoint_period) + ")";
     };
     return name + " holds " + range(old) + "; this run's chunk is " + range(wanted);
+  }
+  if (!old.examples_md5.empty() && !wanted.examples_md5.empty() &&
+      old.examples_md5 != wanted.examples_md5) {
+    return name + " holds other examples than this run reads for it (examples " +
+           std::to_string(wanted.first) + "-" + std::to_string(wanted.end - 1) +
+           ": their MD5 was " + old.examples_md5 + ", now " + wanted.examples_md5 +
+           "; the data changed since it was written)";
   }
   for (const auto& [k, v] : wanted.settings) {
     auto it = old.settings.find(k);
