@@ -1,4 +1,4 @@
-// Throughput of `t5xx cache_tasks` (data/cache_tasks.h): map (read a source
+// Throughput of `t5xx cache_tasks` (data/cache_tasks/cache_tasks.h): map (read a source
 // shard, encode, bucket), reduce (sort and write each output shard) and
 // finalize, on 1 and 2 threads.
 //
@@ -16,11 +16,11 @@
 #include <random>
 #include <string>
 
-#include "t5xx/data/cache_tasks.h"
-#include "t5xx/data/passthrough_vocabulary.h"
-#include "t5xx/data/tf_example.h"
-#include "t5xx/data/tfrecord_file.h"
-#include "t5xx/data/tfrecord_source.h"
+#include "t5xx/data/cache_tasks/cache_tasks.h"
+#include "t5xx/data/sources/tf_example.h"
+#include "t5xx/data/sources/tfrecord_file.h"
+#include "t5xx/data/sources/tfrecord_source.h"
+#include "t5xx/data/vocabularies/passthrough_vocabulary.h"
 
 namespace {
 

@@ -30,13 +30,13 @@
 #include <random>
 #include <vector>
 
-#include "t5xx/data/data_threads.h"
-#include "t5xx/data/feature_converters.h"
-#include "t5xx/data/preprocessors.h"
-#include "t5xx/data/sentencepiece_module.h"
-#include "t5xx/data/sentencepiece_vocabulary.h"
-#include "t5xx/data/span_corruption.h"
-#include "t5xx/data/task.h"
+#include "t5xx/data/dataset_providers/task.h"
+#include "t5xx/data/feature_converters/feature_converters.h"
+#include "t5xx/data/pipeline/data_threads.h"
+#include "t5xx/data/preprocessors/preprocessors.h"
+#include "t5xx/data/preprocessors/span_corruption.h"
+#include "t5xx/data/vocabularies/sentencepiece_module.h"
+#include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/demo/demo_tasks.h"
 

@@ -78,7 +78,7 @@
 #include "bench_schedule.h"
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_model.h"
-#include "t5xx/models/layers.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"

@@ -41,12 +41,12 @@
 #include <thread>
 
 #include "bench_schedule.h"
-#include "t5xx/data/byte_vocabulary.h"
-#include "t5xx/data/data_threads.h"
-#include "t5xx/data/function_source.h"
-#include "t5xx/data/preprocessors.h"
-#include "t5xx/data/span_corruption.h"
-#include "t5xx/data/task.h"
+#include "t5xx/data/dataset_providers/task.h"
+#include "t5xx/data/pipeline/data_threads.h"
+#include "t5xx/data/preprocessors/preprocessors.h"
+#include "t5xx/data/preprocessors/span_corruption.h"
+#include "t5xx/data/sources/function_source.h"
+#include "t5xx/data/vocabularies/byte_vocabulary.h"
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/demo/demo_tasks.h"
 #include "t5xx/models/encoder_decoder_model.h"

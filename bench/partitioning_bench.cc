@@ -47,7 +47,7 @@
 #include "t5xx/partitioning/c10d_communicator.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
-#include "t5xx/util/free_port.h"
+#include "t5xx/util/system/free_port.h"
 
 extern char** environ;
 

@@ -9,7 +9,7 @@
 // emulated (operands widened to float32, a float32 matmul, rounded once),
 // 2 bfloat16 native (libtorch's bfloat16 matmul; the label says whether it
 // accumulates in float32 here and whether T5XX_BF16_MATMUL=auto uses it;
-// models/bf16_matmul.h).
+// kernels/bf16_matmul.h).
 // BM_TrainStep runs full training steps (forward, backward, Adafactor) on
 // random token batches of T5.1.1 tiny and small and decoder-only base, one
 // step per iteration after one warm-up step: 20 steps per tiny config, 10
@@ -58,11 +58,11 @@
 #include "bench_models.h"
 #include "bench_schedule.h"
 #include "t5xx/device/cpu_caching_allocator.h"
-#include "t5xx/models/bf16_matmul.h"
+#include "t5xx/kernels/bf16_matmul.h"
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/models/flops.h"
-#include "t5xx/models/layers.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/matmul_peak_cache.h"

@@ -1,5 +1,5 @@
 // Fuzz target: the gzip/zlib readers. The data layer's stream reader
-// (data/file_utils.h: LineReader and ReadFileToString, zlib's gzread, which
+// (util/files/file_utils.h: LineReader and ReadFileToString, zlib's gzread, which
 // passes plain files through) on the input as a file, and the checkpoint
 // chunk decoder (checkpoints/compression.h: Inflate, libdeflate then zlib)
 // on the input as a buffer, once with no expected size and once with the
@@ -10,8 +10,8 @@
 
 #include "fuzz/fuzz_support.h"
 #include "t5xx/checkpoints/compression.h"
-#include "t5xx/data/file_utils.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace t5xx;

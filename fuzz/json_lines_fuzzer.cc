@@ -1,7 +1,7 @@
 // Fuzz target: the two JSON-lines sources reading one file, plain or gzip,
 // with and without skip_bad_records: seqio's C4-style strings
-// (data/json_lines_source.h) and t5xx's token-id lines
-// (data/token_json_lines_source.h).
+// (data/sources/json_lines_source.h) and t5xx's token-id lines
+// (data/sources/token_json_lines_source.h).
 // Input: byte 0 selects the options (bit 0: skip bad records; bit 1: read
 // only the field "text" instead of every field; bit 2: the token-id source);
 // the rest is the file.
@@ -11,8 +11,8 @@
 #include <string>
 
 #include "fuzz/fuzz_support.h"
-#include "t5xx/data/json_lines_source.h"
-#include "t5xx/data/token_json_lines_source.h"
+#include "t5xx/data/sources/json_lines_source.h"
+#include "t5xx/data/sources/token_json_lines_source.h"
 #include "t5xx/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // Fuzz target: the predictions file of `t5xx data score`
-// (data/evaluation.h: ReadPredictionsFile), then t5's metrics over what it
+// (data/evaluation/evaluation.h: ReadPredictionsFile), then t5's metrics over what it
 // read, as a task's metric_fns see it: BLEU (tokenizers intl, 13a, zh),
 // ROUGE with the stemmer, edit distance, SQuAD's normalisation, and
 // string_to_float with Pearson and Spearman correlation. The targets are
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "fuzz/fuzz_support.h"
-#include "t5xx/data/evaluation.h"
-#include "t5xx/data/postprocessors.h"
+#include "t5xx/data/dataset_providers/postprocessors.h"
+#include "t5xx/data/evaluation/evaluation.h"
 #include "t5xx/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

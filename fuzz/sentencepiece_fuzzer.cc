@@ -1,5 +1,5 @@
 // Fuzz target: loading a SentencePiece model file
-// (data/sentencepiece_vocabulary.h over the SentencePiece module) and, when
+// (data/vocabularies/sentencepiece_vocabulary.h over the SentencePiece module) and, when
 // it loads, encoding and decoding with it. Input: the model file's bytes.
 // (SentencePiece's own parser is fuzzed in OSS-Fuzz; this covers t5xx's
 // checks of what it returns: special ids, the piece count, extra ids.)
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fuzz/fuzz_support.h"
-#include "t5xx/data/sentencepiece_vocabulary.h"
+#include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

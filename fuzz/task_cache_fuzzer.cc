@@ -1,4 +1,4 @@
-// Fuzz target: the seqio cache reader (data/task_cache.h:
+// Fuzz target: the seqio cache reader (data/cache/task_cache.h:
 // MakeCachedDataSource over info.train.json, stats.train.json and the shard
 // files it declares), with and without skip_bad_records.
 // Input: byte 0 (bit 0: skip bad records), then, separated by "\n%%\n"
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fuzz/fuzz_support.h"
-#include "t5xx/data/task_cache.h"
+#include "t5xx/data/cache/task_cache.h"
 #include "t5xx/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,11 +1,11 @@
-// Fuzz target: the text-line source (data/text_line_source.h) reading one
+// Fuzz target: the text-line source (data/sources/text_line_source.h) reading one
 // file, plain or gzip. Input: byte 0 % 4 is skip_header_lines; the rest is
 // the file.
 #include <cstdint>
 #include <string>
 
 #include "fuzz/fuzz_support.h"
-#include "t5xx/data/text_line_source.h"
+#include "t5xx/data/sources/text_line_source.h"
 #include "t5xx/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,4 +1,4 @@
-// Fuzz target: the TFRecord/tf.Example source (data/tfrecord_source.h):
+// Fuzz target: the TFRecord/tf.Example source (data/sources/tfrecord_source.h):
 // record framing, CRCs, gzip detection and the tf.Example decoder, with and
 // without skip_bad_records. Input: byte 0 selects the options (bit 0: skip
 // bad records; bit 1: request the features "inputs" and "targets" instead
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fuzz/fuzz_support.h"
-#include "t5xx/data/tfrecord_source.h"
+#include "t5xx/data/sources/tfrecord_source.h"
 #include "t5xx/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -7,7 +7,7 @@
 # short runs explore the same inputs every time); unset, each run differs.
 # A fault stops that target's run and fails the script; the input that
 # caused it is written as build-fuzz/crash-* (leak-*, timeout-*, oom-*): add
-# it to fuzz/regressions/<target>/ with the fix (README "Fuzzing").
+# it to fuzz/regressions/<target>/ with the fix (docs/robustness.md "Fuzzing").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-30}"

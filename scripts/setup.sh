@@ -14,7 +14,7 @@ packages=(
   # The OpenMP build shares libtorch's OpenMP thread pool; the pthread build
   # would add its own threads and oversubscribe the cores.
   libopenblas0-openmp
-  # oneDNN's sgemm runs libtorch's float32 CPU matmuls (src/t5xx/device/cpu_gemm.h):
+  # oneDNN's sgemm runs libtorch's float32 CPU matmuls (src/t5xx/kernels/cpu/cpu_gemm.h):
   # the library Debian's libtorch already links, with its headers.
   libdnnl-dev
   libsentencepiece-dev sentencepiece
@@ -26,7 +26,7 @@ packages=(
 
 if [ "${1:-}" = "--test" ]; then
   # clang with libFuzzer and the sanitizer runtimes: the fuzz targets
-  # (scripts/fuzz.sh, README "Fuzzing").
+  # (scripts/fuzz.sh, docs/robustness.md "Fuzzing").
   packages+=(clang-14 libclang-rt-14-dev)
 fi
 
@@ -63,7 +63,7 @@ if [ "${1:-}" = "--test" ]; then
     python3 -m venv "$venv"
   fi
   # sacrebleu, rouge-score (with nltk), scipy, editdistance: the reference
-  # metric libraries (tests/data/metrics_live_test.py).
+  # metric libraries (tests/metrics/metrics_live_test.py).
   # gin-config: the oracle of t5xx's gin engine (tests/config/gin_oracle_test.py).
   if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard, sacrebleu, rouge_score, nltk, scipy, editdistance, gin' 2>/dev/null; then
     echo "[setup] installing test-only Python packages into $venv"

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "t5xx/data/vocabulary.h"
+#include "t5xx/data/vocabularies/vocabulary.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::testing {

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/cache_tasks.h"
-#include "t5xx/data/tf_example.h"
-#include "t5xx/data/task_cache.h"
-#include "t5xx/demo/demo_tasks.h"
 #include "small_corpus.h"
+#include "t5xx/data/cache/task_cache.h"
+#include "t5xx/data/cache_tasks/cache_tasks.h"
+#include "t5xx/data/sources/tf_example.h"
+#include "t5xx/demo/demo_tasks.h"
 #include "test_util.h"
 
 namespace t5xx::seqio {

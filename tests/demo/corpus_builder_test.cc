@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/file_utils.h"
-#include "t5xx/data/json_lines_source.h"
-#include "t5xx/data/sentencepiece_vocabulary.h"
+#include "t5xx/data/sources/json_lines_source.h"
+#include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
 
 namespace t5xx::seqio {
 namespace {

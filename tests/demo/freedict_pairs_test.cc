@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/file_utils.h"
+#include "t5xx/util/files/file_utils.h"
 #include "test_util.h"
 
 namespace t5xx::seqio {

@@ -18,12 +18,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/data/evaluation.h"
-#include "t5xx/data/file_utils.h"
-#include "t5xx/data/sentencepiece_vocabulary.h"
+#include "small_corpus.h"
+#include "t5xx/data/evaluation/evaluation.h"
+#include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/demo/demo_tasks.h"
-#include "small_corpus.h"
+#include "t5xx/util/files/file_utils.h"
 #include "test_util.h"
 
 namespace t5xx::seqio {

@@ -15,7 +15,7 @@
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_decoding.h"
 #include "t5xx/models/encoder_decoder_model.h"
-#include "t5xx/models/layers.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "t5xx/models/decoder_only_network.h"
+#include "t5xx/models/networks/decoder_only_network.h"
 
 namespace t5xx::models {
 namespace {

@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/models/base_model.h"
-#include "t5xx/models/decoder_only_network.h"
+#include "t5xx/models/networks/decoder_only_network.h"
 #include "t5xx/models/param_store.h"
-#include "t5xx/models/t5_config.h"
+#include "t5xx/models/networks/t5_config.h"
 
 namespace t5xx::models::goldens {
 

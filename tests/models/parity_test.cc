@@ -26,10 +26,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/models/decoder_only_network.h"
-#include "t5xx/models/layers.h"
+#include "t5xx/models/networks/decoder_only_network.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/models/losses.h"
-#include "t5xx/models/network.h"
+#include "t5xx/models/networks/network.h"
 #include "parity_goldens.h"
 #include "test_device.h"
 

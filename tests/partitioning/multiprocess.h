@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/util/free_port.h"
+#include "t5xx/util/system/free_port.h"
 #include "test_util.h"
 
 namespace t5xx::testing {

@@ -18,11 +18,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/data/byte_vocabulary.h"
-#include "t5xx/data/function_source.h"
-#include "t5xx/data/preprocessors.h"
-#include "t5xx/data/span_corruption.h"
-#include "t5xx/data/task.h"
+#include "t5xx/data/dataset_providers/task.h"
+#include "t5xx/data/preprocessors/preprocessors.h"
+#include "t5xx/data/preprocessors/span_corruption.h"
+#include "t5xx/data/sources/function_source.h"
+#include "t5xx/data/vocabularies/byte_vocabulary.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/run/datasets.h"
 #include "test_util.h"

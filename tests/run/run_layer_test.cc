@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "t5xx/data/feature_converters.h"
-#include "t5xx/data/task.h"
+#include "t5xx/data/dataset_providers/task.h"
+#include "t5xx/data/feature_converters/feature_converters.h"
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/memory.h"

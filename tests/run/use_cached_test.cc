@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/data/task.h"
-#include "t5xx/data/task_cache.h"
-#include "t5xx/data/tf_example.h"
-#include "t5xx/data/tfrecord_file.h"
+#include "t5xx/data/cache/task_cache.h"
+#include "t5xx/data/dataset_providers/task.h"
+#include "t5xx/data/sources/tf_example.h"
+#include "t5xx/data/sources/tfrecord_file.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/train.h"

@@ -12,7 +12,7 @@
 #include <fstream>
 
 #include "t5xx/config/config.h"
-#include "t5xx/data/task_cache.h"
+#include "t5xx/data/cache/task_cache.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
 #include "test_util.h"
 

@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "t5xx/config/config.h"
-#include "t5xx/data/evaluation.h"
+#include "t5xx/data/evaluation/evaluation.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
 #include "test_util.h"
 

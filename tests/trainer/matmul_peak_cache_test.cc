@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/device/cpu_gemm.h"
-#include "t5xx/models/bf16_matmul.h"
-#include "test_util.h"
 #include "scoped_env.h"
+#include "t5xx/kernels/bf16_matmul.h"
+#include "t5xx/kernels/cpu/cpu_gemm.h"
+#include "test_util.h"
 
 namespace t5xx::trainer {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "t5xx/models/base_model.h"
-#include "t5xx/models/t5_config.h"
+#include "t5xx/models/networks/t5_config.h"
 
 namespace t5xx::testing {
 

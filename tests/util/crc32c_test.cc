@@ -1,5 +1,5 @@
 // Tests for util/crc32c.h (CRC-32C check values from RFC 3720 B.4) and
-// util/record_frame.h (TFRecord frames worked out from record_writer.cc's
+// util/files/record_frame.h (TFRecord frames worked out from record_writer.cc's
 // layout).
 #include "t5xx/util/crc32c.h"
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/util/record_frame.h"
+#include "t5xx/util/files/record_frame.h"
 
 namespace t5xx {
 namespace {

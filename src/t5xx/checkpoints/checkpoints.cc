@@ -14,7 +14,7 @@
 #include "t5xx/checkpoints/sharded_commit.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/parallel_for.h"
+#include "t5xx/util/system/parallel_for.h"
 
 namespace t5xx::checkpoints {
 namespace fs = std::filesystem;
@@ -94,25 +94,12 @@ std::string BeginShardedSave(const std::string& model_dir, int64_t step, int64_t
   return tmp_dir.string();
 }
 
-std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
-                           const std::vector<ArrayRef>& arrays,
-                           const SaveOptions& options,
-                           const std::vector<ExtraFile>& extra_files,
-                           const ShardedSave& sharded) {
-  const bool several = sharded.process_count > 1;
-  const bool commits = sharded.process_index == 0;  // writes the index, renames
-  if (several && (sharded.process_index < 0 || sharded.process_index >= sharded.process_count ||
-                  sharded.tmp_dir.empty())) {
-    throw Error("sharded checkpoint save: process " + std::to_string(sharded.process_index) +
-                " of " + std::to_string(sharded.process_count) +
-                (sharded.tmp_dir.empty() ? " has no temporary directory" : " is out of range"));
-  }
-  if (options.gzip && (options.gzip_level < 0 || options.gzip_level > 9)) {
-    throw Error("checkpoint gzip_level " + std::to_string(options.gzip_level) +
-                " is out of range (0-9)");
-  }
-  // Build and validate the index tree before touching the disk.
-  IndexBuilder index;
+namespace {
+
+// The arrays checked and added to `index`; their chunk shapes. Throws
+// t5xx::Error naming the array before anything is written.
+std::vector<std::vector<int64_t>> IndexArrays(const std::vector<ArrayRef>& arrays,
+                                              const SaveOptions& options, IndexBuilder& index) {
   std::vector<std::vector<int64_t>> chunks(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     const ArrayRef& a = arrays[i];
@@ -133,6 +120,102 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
     if (!a.store_inline) chunks[i] = ChunkShapeFor(a, options.max_chunk_bytes);
     index.Add(a, chunks[i]);
   }
+  return chunks;
+}
+
+// Writes this process's zarr arrays (largest first, so that the threads
+// finish together) and the extra files into tmp_dir; returns their chunks'
+// checksums.
+ChunkChecksums WriteArrays(const fs::path& tmp_dir, const std::vector<ArrayRef>& arrays,
+                           const std::vector<std::vector<int64_t>>& chunks,
+                           const std::vector<ExtraFile>& extra_files, const SaveOptions& options,
+                           const std::optional<int>& gzip_level) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (!arrays[i].store_inline && arrays[i].write) order.push_back(i);
+  }
+  auto held_bytes = [&](size_t i) {
+    const ArrayRef& a = arrays[i];
+    return NumElements(a.box ? a.box->shape : a.shape) * static_cast<int64_t>(DTypeSize(a.dtype));
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return held_bytes(a) > held_bytes(b); });
+  std::vector<ChunkChecksums> array_sums(arrays.size());
+  ParallelFor(order.size(), options.num_threads, [&](size_t k) {
+    const size_t i = order[k];
+    WriteZarrArray(tmp_dir / arrays[i].path, arrays[i], chunks[i], gzip_level, &array_sums[i]);
+    SyncDir(tmp_dir / arrays[i].path);
+  });
+  ChunkChecksums sums;
+  for (const ChunkChecksums& a : array_sums) sums.insert(a.begin(), a.end());
+  for (const ExtraFile& f : extra_files) {
+    WriteFile(tmp_dir / f.name, f.content.data(), f.content.size());
+    sums[f.name] = Crc32c(f.content.data(), f.content.size());
+  }
+  return sums;
+}
+
+// The committing process's last steps: the index and the checksums into
+// tmp_dir, then tmp_dir renamed to final_dir (the commit).
+void CommitCheckpoint(const std::string& model_dir, const fs::path& tmp_dir,
+                      const fs::path& final_dir, const std::string& encoded_index,
+                      ChunkChecksums sums) {
+  WriteFile(tmp_dir / "checkpoint", encoded_index.data(), encoded_index.size());
+  sums["checkpoint"] = Crc32c(encoded_index.data(), encoded_index.size());
+  WriteChecksums(tmp_dir, sums);
+  SyncDir(tmp_dir);
+  std::error_code ec;
+  if (fs::exists(final_dir, ec)) {
+    throw Error("checkpoint directory " + final_dir.string() +
+                " appeared while saving; refusing to overwrite it");
+  }
+  fs::rename(tmp_dir, final_dir, ec);
+  if (ec) {
+    throw Error("cannot rename " + tmp_dir.string() + " to " + final_dir.string() + ": " +
+                ec.message());
+  }
+  SyncDir(model_dir);
+}
+
+// A failed save's error, once its partial files are removed: what was and
+// was not saved, and what is left.
+std::string FailedSaveMessage(const std::string& what, const std::string& model_dir,
+                              int64_t step, const fs::path& tmp_dir,
+                              const std::error_code& removed) {
+  const std::vector<int64_t> steps = ListCheckpointSteps(model_dir);
+  return what + "; the checkpoint of step " + std::to_string(step) + " was not saved and " +
+         (removed ? "its partial directory " + tmp_dir.string() + " could not be removed (" +
+                        removed.message() + "; the next start removes it)"
+                  : std::string("its partial files were removed")) +
+         "; " +
+         (steps.empty() ? std::string("there is no earlier checkpoint")
+                        : "earlier checkpoints are intact (the latest is " +
+                              CheckpointDir(model_dir, steps.back()) + ")") +
+         "; free space or fix the permissions of " + model_dir;
+}
+
+}  // namespace
+
+std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
+                           const std::vector<ArrayRef>& arrays,
+                           const SaveOptions& options,
+                           const std::vector<ExtraFile>& extra_files,
+                           const ShardedSave& sharded) {
+  const bool several = sharded.process_count > 1;
+  const bool commits = sharded.process_index == 0;  // writes the index, renames
+  if (several && (sharded.process_index < 0 || sharded.process_index >= sharded.process_count ||
+                  sharded.tmp_dir.empty())) {
+    throw Error("sharded checkpoint save: process " + std::to_string(sharded.process_index) +
+                " of " + std::to_string(sharded.process_count) +
+                (sharded.tmp_dir.empty() ? " has no temporary directory" : " is out of range"));
+  }
+  if (options.gzip && (options.gzip_level < 0 || options.gzip_level > 9)) {
+    throw Error("checkpoint gzip_level " + std::to_string(options.gzip_level) +
+                " is out of range (0-9)");
+  }
+  // Build and validate the index tree before touching the disk.
+  IndexBuilder index;
+  const std::vector<std::vector<int64_t>> chunks = IndexArrays(arrays, options, index);
   CheckExtraFiles(extra_files, arrays);
   const std::optional<int> gzip_level =
       options.gzip ? std::optional<int>(options.gzip_level) : std::nullopt;
@@ -159,29 +242,7 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
       fs::remove_all(tmp_dir, ec);  // stale leftover of a crashed save
       MakeDir(tmp_dir);
     }
-    // Largest arrays first, so the threads finish together.
-    std::vector<size_t> order;
-    for (size_t i = 0; i < arrays.size(); ++i) {
-      if (!arrays[i].store_inline && arrays[i].write) order.push_back(i);
-    }
-    auto held_bytes = [&](size_t i) {
-      const ArrayRef& a = arrays[i];
-      return NumElements(a.box ? a.box->shape : a.shape) * static_cast<int64_t>(DTypeSize(a.dtype));
-    };
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return held_bytes(a) > held_bytes(b); });
-    std::vector<ChunkChecksums> array_sums(arrays.size());
-    ParallelFor(order.size(), options.num_threads, [&](size_t k) {
-      const size_t i = order[k];
-      WriteZarrArray(tmp_dir / arrays[i].path, arrays[i], chunks[i], gzip_level, &array_sums[i]);
-      SyncDir(tmp_dir / arrays[i].path);
-    });
-    ChunkChecksums sums;
-    for (const ChunkChecksums& a : array_sums) sums.insert(a.begin(), a.end());
-    for (const ExtraFile& f : extra_files) {
-      WriteFile(tmp_dir / f.name, f.content.data(), f.content.size());
-      sums[f.name] = Crc32c(f.content.data(), f.content.size());
-    }
+    ChunkChecksums sums = WriteArrays(tmp_dir, arrays, chunks, extra_files, options, gzip_level);
     if (several && !commits) {
       FinishPart(tmp_dir, sharded.process_index, sharded.process_count, sums);
       return final_dir.string();
@@ -191,22 +252,8 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
           CollectParts(tmp_dir, sharded.process_count, sharded.wait_seconds, sharded.cancel);
       sums.insert(others.begin(), others.end());
     }
-    const std::string encoded = index.Encode(step, gzip_level);
-    WriteFile(tmp_dir / "checkpoint", encoded.data(), encoded.size());
-    sums["checkpoint"] = Crc32c(encoded.data(), encoded.size());
-    WriteChecksums(tmp_dir, sums);
-    SyncDir(tmp_dir);
-
-    if (fs::exists(final_dir, ec)) {
-      throw Error("checkpoint directory " + final_dir.string() +
-                  " appeared while saving; refusing to overwrite it");
-    }
-    fs::rename(tmp_dir, final_dir, ec);
-    if (ec) {
-      throw Error("cannot rename " + tmp_dir.string() + " to " +
-                  final_dir.string() + ": " + ec.message());
-    }
-    SyncDir(model_dir);
+    CommitCheckpoint(model_dir, tmp_dir, final_dir, index.Encode(step, gzip_level),
+                     std::move(sums));
   } catch (const Error& e) {
     if (several && !commits) {
       // Process 0 owns the directory: it reports this and removes it.
@@ -217,18 +264,7 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
     }
     std::error_code removed;
     fs::remove_all(tmp_dir, removed);
-    const std::vector<int64_t> steps = ListCheckpointSteps(model_dir);
-    throw Error(std::string(e.what()) + "; the checkpoint of step " + std::to_string(step) +
-                " was not saved and " +
-                (removed ? "its partial directory " + tmp_dir.string() +
-                               " could not be removed (" + removed.message() +
-                               "; the next start removes it)"
-                         : std::string("its partial files were removed")) +
-                "; " +
-                (steps.empty() ? std::string("there is no earlier checkpoint")
-                               : "earlier checkpoints are intact (the latest is " +
-                                     CheckpointDir(model_dir, steps.back()) + ")") +
-                "; free space or fix the permissions of " + model_dir);
+    throw Error(FailedSaveMessage(e.what(), model_dir, step, tmp_dir, removed));
   } catch (...) {
     std::error_code ignore;
     if (several && !commits) {

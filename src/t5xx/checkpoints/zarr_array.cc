@@ -1,4 +1,5 @@
-// zarr v2 array store: .zarray metadata and chunk files, written and read.
+// zarr v2 array store: chunk files and .zarray metadata written, chunks read
+// (the metadata is read in zarr_metadata.cc).
 #include "t5xx/checkpoints/zarr_array.h"
 
 #include <algorithm>
@@ -15,7 +16,7 @@
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"
-#include "t5xx/util/system_memory.h"
+#include "t5xx/util/system/system_memory.h"
 
 namespace t5xx::checkpoints {
 namespace fs = std::filesystem;
@@ -136,63 +137,6 @@ std::string ZarrayJson(DType dtype, const std::vector<int64_t>& shape,
 // One element of zarr's fill_value in `dtype`'s bytes (null: zero). Throws
 // t5xx::Error for a fill_value that is not a number, "NaN", "Infinity" or
 // "-Infinity", and for one an integer dtype cannot hold.
-std::vector<uint8_t> FillElement(DType dtype, const json& fill) {
-  std::vector<uint8_t> bytes(DTypeSize(dtype), 0);
-  if (fill.is_null()) return bytes;
-  double v = 0;
-  if (fill.is_number()) {
-    v = fill.get<double>();
-  } else if (fill.is_string()) {
-    const std::string s = fill.get<std::string>();
-    if (s == "NaN") v = std::nan("");
-    else if (s == "Infinity") v = HUGE_VAL;
-    else if (s == "-Infinity") v = -HUGE_VAL;
-    else throw Error("unsupported zarr fill_value '" + s + "'");
-  } else {
-    throw Error("unsupported zarr fill_value " + fill.dump() +
-                " (expected a number, \"NaN\", \"Infinity\", \"-Infinity\" or null)");
-  }
-  // A finite double beyond float's range becomes +-inf, as numpy casts it.
-  const float f = std::isfinite(v) && std::fabs(v) > 3.4028234663852886e38
-                      ? static_cast<float>(v > 0 ? HUGE_VAL : -HUGE_VAL)
-                      : static_cast<float>(v);
-  const auto integer = [&](double lo, double hi) {
-    if (fill.is_number_integer() && !fill.is_number_unsigned()) {
-      const int64_t i = fill.get<int64_t>();
-      if (i >= lo && i <= hi) return i;
-    } else if (fill.is_number_unsigned()) {
-      const uint64_t u = fill.get<uint64_t>();
-      if (u <= static_cast<uint64_t>(hi)) return static_cast<int64_t>(u);
-    } else if (std::isfinite(v) && v == std::floor(v) && v >= lo && v <= hi) {
-      return static_cast<int64_t>(v);
-    }
-    throw Error("zarr fill_value " + fill.dump() + " does not fit the integer dtype");
-  };
-  switch (dtype) {
-    case DType::kFloat32:
-      std::memcpy(bytes.data(), &f, 4);
-      break;
-    case DType::kBFloat16: {
-      uint32_t u;
-      std::memcpy(&u, &f, 4);
-      const uint16_t h = static_cast<uint16_t>(u >> 16);
-      std::memcpy(bytes.data(), &h, 2);
-      break;
-    }
-    case DType::kInt32: {
-      const int32_t i = static_cast<int32_t>(integer(-2147483648.0, 2147483647.0));
-      std::memcpy(bytes.data(), &i, 4);
-      break;
-    }
-    case DType::kInt64: {
-      const int64_t i = integer(-9223372036854775808.0, 9223372036854775807.0);
-      std::memcpy(bytes.data(), &i, 8);
-      break;
-    }
-  }
-  return bytes;
-}
-
 }  // namespace
 
 std::vector<int64_t> ChooseChunkShape(const std::vector<int64_t>& shape,
@@ -279,123 +223,6 @@ void WriteZarrArray(const fs::path& dir, const ArrayRef& a,
   });
 }
 
-ZarrMetadata ReadZarrMetadata(
-    const fs::path& dir, const std::string& at,
-    std::optional<DType> spec_dtype,
-    const std::optional<std::vector<int64_t>>& spec_shape) {
-  const fs::path zarray_path = dir / ".zarray";
-  std::vector<uint8_t> raw = ReadFile(zarray_path, "zarr metadata of '" + at + "'");
-  json meta;
-  std::string parse_error;
-  if (!ParseJson(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()), &meta,
-                 &parse_error)) {
-    throw Error("malformed zarr metadata " + zarray_path.string() + ": " + parse_error);
-  }
-  auto bad = [&](const std::string& msg) {
-    return Error(zarray_path.string() + ": " + msg);
-  };
-  try {
-    // JsonInteger, not value<int>: a float such as 1e69 would be cast with
-    // undefined behaviour (found by fuzzing).
-    if (!meta.contains("zarr_format") || JsonInteger(meta["zarr_format"]) != 2) {
-      throw bad("zarr_format is " +
-                (meta.contains("zarr_format") ? DumpJson(meta["zarr_format"]) : "missing") +
-                ", not 2");
-    }
-    std::string dname = meta.at("dtype").get<std::string>();
-    auto dt = DTypeFromZarrName(dname);
-    if (!dt) {
-      if (dname == "<u2") {
-        throw bad("dtype '<u2' is t5x's pre-version-3 bfloat16 encoding; "
-                  "re-save the checkpoint with native bfloat16");
-      }
-      throw bad("unsupported dtype '" + dname +
-                "' (supported: <f4, bfloat16, <i4, <i8)");
-    }
-    if (spec_dtype && *spec_dtype != *dt) {
-      throw bad(std::string("dtype ") + ZarrDTypeName(*dt) +
-                " disagrees with the msgpack spec (" + DTypeName(*spec_dtype) +
-                ")");
-    }
-    if (meta.value("order", std::string("C")) != "C") {
-      throw bad("order 'F' is not supported (only C order)");
-    }
-    if (meta.contains("filters") && !meta["filters"].is_null() &&
-        !meta["filters"].empty()) {
-      throw bad("zarr filters are not supported");
-    }
-    ZarrMetadata out;
-    out.dtype = *dt;
-    // Element by element: get<std::vector<int64_t>>() would cast a float such
-    // as 1e84 to int64 (undefined behaviour; found by fuzzing).
-    auto dims = [&](const std::string& key) {
-      const json& list = meta.at(key);
-      if (!list.is_array()) throw bad(key + " is " + DumpJson(list) + ", not a list of integers");
-      std::vector<int64_t> values;
-      for (size_t i = 0; i < list.size(); ++i) {
-        const std::optional<int64_t> d = JsonInteger(list[i]);
-        if (!d) {
-          throw bad(key + "[" + std::to_string(i) + "] is " + DumpJson(list[i]) +
-                    ", not an integer in int64 range");
-        }
-        values.push_back(*d);
-      }
-      return values;
-    };
-    out.shape = dims("shape");
-    out.chunks = dims("chunks");
-    if (out.chunks.size() != out.shape.size()) throw bad("chunks rank != shape rank");
-    if (out.shape.size() > kMaxZarrRank) {
-      throw bad("rank " + std::to_string(out.shape.size()) + " is over the limit of " +
-                std::to_string(kMaxZarrRank));
-    }
-    for (int64_t c : out.chunks) {
-      if (c <= 0) throw bad("non-positive chunk size");
-    }
-    for (int64_t d : out.shape) {
-      if (d < 0) throw bad("negative shape");
-    }
-    const std::optional<uint64_t> array_bytes = CheckedNumBytes(out.shape, *dt);
-    if (!array_bytes || *array_bytes > kMaxZarrArrayBytes) {
-      throw bad("shape " + ShapeString(out.shape) + " of " + ZarrDTypeName(*dt) +
-                " declares more than " + std::to_string(kMaxZarrArrayBytes) +
-                " bytes (the limit, 1 TiB); the metadata is corrupt");
-    }
-    const std::optional<uint64_t> chunk_bytes = CheckedNumBytes(out.chunks, *dt);
-    if (!chunk_bytes || *chunk_bytes > kMaxZarrChunkBytes) {
-      throw bad("chunks " + ShapeString(out.chunks) + " of " + ZarrDTypeName(*dt) +
-                " declare more than " + std::to_string(kMaxZarrChunkBytes) +
-                " bytes per chunk (the limit, 2 GiB; t5x writes chunks of at most 64 MiB)");
-    }
-    out.chunk_bytes = static_cast<size_t>(*chunk_bytes);
-    if (spec_shape && *spec_shape != out.shape) {
-      throw bad("shape " + ShapeString(out.shape) +
-                " disagrees with the msgpack spec " + ShapeString(*spec_shape));
-    }
-    if (meta.contains("compressor") && !meta["compressor"].is_null()) {
-      std::string id = meta["compressor"].at("id").get<std::string>();
-      if (id != "gzip" && id != "zlib") {
-        throw bad("compressor '" + id +
-                  "' is not supported (only null, gzip, zlib)");
-      }
-      out.compressed = true;
-    }
-    if (meta.contains("dimension_separator")) {
-      std::string sep = meta["dimension_separator"].get<std::string>();
-      if (sep != "." && sep != "/") throw bad("bad dimension_separator");
-      out.separator = sep[0];
-    }
-    try {
-      out.fill_element = FillElement(*dt, meta.contains("fill_value") ? meta["fill_value"] : json());
-    } catch (const Error& e) {
-      throw bad(e.what());
-    }
-    return out;
-  } catch (const json::exception& e) {
-    throw bad(std::string("malformed zarr metadata: ") + e.what());
-  }
-}
-
 namespace {
 
 // Checks that `box` lies inside `shape`; returns box or the whole array.
@@ -455,6 +282,58 @@ std::unordered_set<std::string> ListChunkFiles(const fs::path& dir, size_t key_d
 
 }  // namespace
 
+namespace {
+
+// Reads chunk file `file` (checked against `sums` at `sum_key`) and returns
+// its decompressed bytes; throws t5xx::Error naming the array and file when
+// it is corrupt or of the wrong size.
+std::vector<uint8_t> ReadChunk(const fs::path& file, const std::string& at,
+                               const ZarrMetadata& meta, const ChunkChecksums* sums,
+                               const std::string& sum_key, uint64_t* bytes_read) {
+  std::vector<uint8_t> data = ReadFile(file, "zarr chunk of '" + at + "'");
+  if (bytes_read) *bytes_read += data.size();
+  VerifyChecksum(sums, sum_key, data.data(), data.size(), file,
+                 "checkpoint array '" + at + "': chunk file");
+  if (meta.compressed) {
+    try {
+      data = Inflate(data.data(), data.size(), file.string(), meta.chunk_bytes);
+    } catch (const Error& e) {
+      throw Error("checkpoint array '" + at + "': " + e.what());
+    }
+  }
+  if (data.size() != meta.chunk_bytes) {
+    throw Error("checkpoint array '" + at + "': zarr chunk " + file.string() + " has " +
+                std::to_string(data.size()) + " bytes, expected " +
+                std::to_string(meta.chunk_bytes) + " (chunk " + ShapeString(meta.chunks) +
+                " of " + ZarrDTypeName(meta.dtype) + "); it is truncated or corrupted");
+  }
+  return data;
+}
+
+// The limits on one read, checked before anything is allocated or any chunk
+// is looked for: more bytes than this machine has, or more chunks than
+// kMaxZarrChunksPerRead. Returns the output's bytes.
+uint64_t CheckReadSize(const fs::path& dir, const std::string& at, const ZarrMetadata& meta,
+                       const Box& want, uint64_t chunk_count) {
+  const uint64_t out_bytes =
+      static_cast<uint64_t>(NumElements(want.shape)) * DTypeSize(meta.dtype);
+  if (out_bytes > PhysicalMemoryBytes()) {
+    throw Error("checkpoint array '" + at + "' (" + dir.string() + "): reading " +
+                ShapeString(want.shape) + " of " + ZarrDTypeName(meta.dtype) + " needs " +
+                std::to_string(out_bytes) + " bytes, more than this machine's " +
+                std::to_string(PhysicalMemoryBytes()) + " bytes of memory");
+  }
+  if (chunk_count > kMaxZarrChunksPerRead) {
+    throw Error("checkpoint array '" + at + "' (" + dir.string() + "): reading " +
+                ShapeString(want.shape) + " in chunks " + ShapeString(meta.chunks) +
+                " means " + std::to_string(chunk_count) + " chunk files, more than the limit of " +
+                std::to_string(kMaxZarrChunksPerRead) + " (t5x writes chunks of up to 64 MiB)");
+  }
+  return out_bytes;
+}
+
+}  // namespace
+
 LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
                            const ZarrMetadata& meta, const std::optional<Box>& box,
                            const ChunkChecksums* sums, const std::string& sums_prefix,
@@ -466,16 +345,6 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
   out.dtype = meta.dtype;
   out.shape = want.shape;
   if (NumElements(want.shape) == 0) return out;
-  // Refused before anything is allocated or any chunk is looked for: more
-  // bytes than this machine has, or more chunks than the limit.
-  const uint64_t out_bytes = static_cast<uint64_t>(NumElements(want.shape)) * elem;
-  if (out_bytes > PhysicalMemoryBytes()) {
-    throw Error("checkpoint array '" + at + "' (" + dir.string() + "): reading " +
-                ShapeString(want.shape) + " of " + ZarrDTypeName(meta.dtype) + " needs " +
-                std::to_string(out_bytes) + " bytes, more than this machine's " +
-                std::to_string(PhysicalMemoryBytes()) + " bytes of memory");
-  }
-  const size_t chunk_bytes = meta.chunk_bytes;
   // The chunk grid range that intersects the box.
   std::vector<int64_t> first(rank), count(rank);
   uint64_t chunk_count = 1;
@@ -484,12 +353,7 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
     count[d] = (want.origin[d] + want.shape[d] - 1) / meta.chunks[d] - first[d] + 1;
     chunk_count *= static_cast<uint64_t>(count[d]);  // <= the element count: no overflow
   }
-  if (chunk_count > kMaxZarrChunksPerRead) {
-    throw Error("checkpoint array '" + at + "' (" + dir.string() + "): reading " +
-                ShapeString(want.shape) + " in chunks " + ShapeString(meta.chunks) +
-                " means " + std::to_string(chunk_count) + " chunk files, more than the limit of " +
-                std::to_string(kMaxZarrChunksPerRead) + " (t5x writes chunks of up to 64 MiB)");
-  }
+  const uint64_t out_bytes = CheckReadSize(dir, at, meta, want, chunk_count);
   const bool one_chunk = want.shape == meta.shape && meta.chunks == meta.shape;
   if (!one_chunk) {
     // zarr: a missing chunk is all fill_value (TensorStore writes none for
@@ -519,7 +383,6 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
       continue;  // fill_value, already in place
     }
     const fs::path file = dir / key;
-    std::vector<uint8_t> data;
     if (!exists) {
       if (listed) {
         throw Error("checkpoint array '" + at + "': chunk file " + file.string() +
@@ -527,27 +390,11 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
                     "was damaged after it was written; restore an earlier checkpoint)");
       }
       if (one_chunk) {  // the whole array is this one missing chunk
-        out.bytes.resize(chunk_bytes);
+        out.bytes.resize(meta.chunk_bytes);
         FillWithElement(out.bytes, meta.fill_element);
       }
     } else {
-      data = ReadFile(file, "zarr chunk of '" + at + "'");
-      if (bytes_read) *bytes_read += data.size();
-      VerifyChecksum(sums, sum_key, data.data(), data.size(), file,
-                     "checkpoint array '" + at + "': chunk file");
-      if (meta.compressed) {
-        try {
-          data = Inflate(data.data(), data.size(), file.string(), chunk_bytes);
-        } catch (const Error& e) {
-          throw Error("checkpoint array '" + at + "': " + e.what());
-        }
-      }
-      if (data.size() != chunk_bytes) {
-        throw Error("checkpoint array '" + at + "': zarr chunk " + file.string() + " has " +
-                    std::to_string(data.size()) + " bytes, expected " +
-                    std::to_string(chunk_bytes) + " (chunk " + ShapeString(meta.chunks) +
-                    " of " + ZarrDTypeName(meta.dtype) + "); it is truncated or corrupted");
-      }
+      std::vector<uint8_t> data = ReadChunk(file, at, meta, sums, sum_key, bytes_read);
       if (one_chunk) {
         out.bytes = std::move(data);  // one chunk that is the whole array
       } else {

@@ -8,10 +8,10 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/demo/corpus_builder.h"
-#include "t5xx/data/file_utils.h"
 #include "t5xx/demo/demo_tasks.h"
 #include "t5xx/demo/freedict_builder.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
 
 namespace t5xx::cli {
 namespace {

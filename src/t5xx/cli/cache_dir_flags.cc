@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "t5xx/data/task_cache.h"
+#include "t5xx/data/cache/task_cache.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::cli {

@@ -13,7 +13,7 @@ namespace t5xx::cli {
 // Removes every --seqio_additional_cache_dirs=a,b / --cache_dir=DIR (also
 // "--flag VALUE") from `args` and adds their directories, in the order
 // given, to seqio's global cache directories (seqio::AddGlobalCacheDirs,
-// data/task_cache.h). Returns the directories added. Throws t5xx::Error
+// data/cache/task_cache.h). Returns the directories added. Throws t5xx::Error
 // naming `command` and the flag for a missing or empty value (an empty
 // item of the comma list included).
 std::vector<std::string> TakeCacheDirFlags(std::vector<std::string>& args,

@@ -1,6 +1,6 @@
 // `t5xx cache_tasks`: seqio_cache_tasks (seqio/scripts/cache_tasks_main.py)
 // for t5xx: writes the offline caches of registered tasks
-// (data/cache_tasks.h) into --output_cache_dir, in seqio's layout, so that
+// (data/cache_tasks/cache_tasks.h) into --output_cache_dir, in seqio's layout, so that
 // seqio and t5xx runs can read them (use_cached).
 //
 //   t5xx cache_tasks --output_cache_dir=DIR [--tasks=RE1,RE2]
@@ -31,7 +31,7 @@
 #include "t5xx/cli/task_flags.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/config/reading.h"
-#include "t5xx/data/cache_tasks.h"
+#include "t5xx/data/cache_tasks/cache_tasks.h"
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/train_setup.h"

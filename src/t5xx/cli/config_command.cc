@@ -12,8 +12,8 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/train_flags.h"
-#include "t5xx/run/eval.h"
-#include "t5xx/run/infer.h"
+#include "t5xx/run/inference/eval.h"
+#include "t5xx/run/inference/infer.h"
 #include "t5xx/run/preflight.h"
 #include "t5xx/run/validation.h"
 

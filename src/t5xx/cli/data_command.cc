@@ -51,15 +51,15 @@
 #include "t5xx/cli/task_flags.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/config/reading.h"
-#include "t5xx/run/train_setup.h"
+#include "t5xx/data/dataset_providers/mixture.h"
+#include "t5xx/data/dataset_providers/task.h"
+#include "t5xx/data/evaluation/evaluation.h"
+#include "t5xx/data/feature_converters/feature_converters.h"
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/demo/demo_tasks.h"
-#include "t5xx/data/evaluation.h"
-#include "t5xx/data/feature_converters.h"
-#include "t5xx/data/mixture.h"
-#include "t5xx/data/task.h"
+#include "t5xx/run/train_setup.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/file_kind.h"
+#include "t5xx/util/files/file_kind.h"
 #include "t5xx/util/json_text.h"
 
 namespace t5xx::cli {
@@ -239,90 +239,85 @@ int DataCommand(const std::vector<std::string>& args) {
   }
 }
 
-int DataCommandImpl(const std::vector<std::string>& args) {
-  T5XX_CHECK(!args.empty() && (args[0] == "show" || args[0] == "stats" || args[0] == "score"),
-        "t5xx data: expected a subcommand, `show`, `stats` or `score` (see t5xx --help)");
-  const std::string sub = args[0];
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  const std::vector<std::string> common = {"task", "split", "seed", "lengths",
-                                           "feature_converter", "pack", "data_dir",
-                                           "skip_bad_records", "use_cached"};
-  std::vector<std::string> known = common;
-  known.push_back(sub == "show" ? "n" : sub == "stats" ? "max_examples" : "predictions");
-  // Tasks defined in gin files (--gin_file, --gin.X, --gin_bindings).
-  run::LoadedTrainConfig gin = TakeGinTaskFlags(&rest);
-  TakeCacheDirFlags(rest, "data " + sub);  // seqio's global cache directories
-  auto f = ParseFlags(rest, known, "data " + sub);
-  const std::optional<std::string> demo_problem = RegisterFlagTasks(gin, f, "data " + sub);
+namespace {
 
-  if (sub == "show") {
-    const int64_t n = f.count("n") ? ParseInt("n", f["n"], 1) : 5;
-    DataRequest r = Open(f, "train", demo_problem, gin.config.get());
-    for (int64_t i = 0; i < n; ++i) {
-      auto ex = r.dataset->Next();
-      if (!ex) break;
-      nlohmann::json j;
-      for (const auto& [k, v] : *ex) {
-        if (const auto* s = std::get_if<std::string>(&v)) {
-          j[k] = *s;
-          continue;
-        }
-        const auto& ids = std::get<seqio::Tokens>(v);
-        j[k] = ids;
-        if (auto vocab = VocabularyFor(r.output_features, k)) j[k + "_text"] = vocab->Decode(ids);
-      }
-      std::cout << DumpJson(j) << "\n";
-    }
-    if (r.skipped_records() > 0) {
-      std::cerr << "[data] skipped " << r.skipped_records() << " bad record(s)\n";
-    }
-    return 0;
-  }
-
-  if (sub == "score") {
-    T5XX_CHECK(f.count("predictions"),
-          "t5xx data score: --predictions=FILE is required (one prediction per line)");
-    T5XX_CHECK(!f.count("feature_converter"),
-          "t5xx data score: --feature_converter does not apply (predictions are scored "
-          "against the task's examples)");
-    T5XX_CHECK(!seqio::MixtureRegistry::Global().Has(f["task"]),
-          "t5xx data score: '" + f["task"] + "' is a mixture; score each of its tasks "
-          "(seqio evaluates tasks, not mixtures)");
-    std::vector<std::string> predictions;
-    try {
-      predictions = seqio::ReadPredictionsFile(f["predictions"]);
-    } catch (const Error& e) {
-      throw Error(std::string("t5xx data score: --predictions: ") + e.what());
-    }
-    DataRequest r = Open(f, "validation", demo_problem, gin.config.get());
-    std::vector<seqio::Example> examples;
-    while (auto ex = r.dataset->Next()) {
-      examples.push_back(std::move(*ex));
-      T5XX_CHECK(examples.size() <= predictions.size(),
-            "t5xx data score: '" + f["predictions"] + "' has " +
-                std::to_string(predictions.size()) + " lines but split '" +
-                (f.count("split") ? f["split"] : "validation") + "' of task '" + r.name +
-                "' has more examples (at least " + std::to_string(examples.size()) +
-                "); give one prediction per example");
-    }
-    T5XX_CHECK(examples.size() == predictions.size(),
-          "t5xx data score: '" + f["predictions"] + "' has " + std::to_string(predictions.size()) +
-              " lines but split '" + (f.count("split") ? f["split"] : "validation") +
-              "' of task '" + r.name + "' has " + std::to_string(examples.size()) +
-              " examples; give one prediction per example");
-    const auto metrics = seqio::EvaluatePredictions(*seqio::TaskRegistry::Global().Get(r.name),
-                                                    examples, predictions);
+// `data show`: the first --n examples as JSON lines, token features with
+// their decoded text beside them.
+int Show(std::map<std::string, std::string>& f, const std::optional<std::string>& demo_problem,
+         const gin::Config* config) {
+  const int64_t n = f.count("n") ? ParseInt("n", f["n"], 1) : 5;
+  DataRequest r = Open(f, "train", demo_problem, config);
+  for (int64_t i = 0; i < n; ++i) {
+    auto ex = r.dataset->Next();
+    if (!ex) break;
     nlohmann::json j;
-    j["task"] = r.name;
-    j["examples"] = examples.size();
-    for (const auto& [k, v] : metrics) j[k] = v;
-    std::cout << DumpJson(j, 2) << std::endl;
-    return 0;
+    for (const auto& [k, v] : *ex) {
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        j[k] = *s;
+        continue;
+      }
+      const auto& ids = std::get<seqio::Tokens>(v);
+      j[k] = ids;
+      if (auto vocab = VocabularyFor(r.output_features, k)) j[k + "_text"] = vocab->Decode(ids);
+    }
+    std::cout << DumpJson(j) << "\n";
   }
+  if (r.skipped_records() > 0) {
+    std::cerr << "[data] skipped " << r.skipped_records() << " bad record(s)\n";
+  }
+  return 0;
+}
 
-  const int64_t max_examples = f.count("max_examples") ? ParseInt("max_examples", f["max_examples"], 1)
-                                                        : 1000;
-  DataRequest r = Open(f, "validation", demo_problem, gin.config.get());
+// `data score`: the task's metric_fns over --predictions (one per example),
+// as seqio's Evaluator.
+int Score(std::map<std::string, std::string>& f, const std::optional<std::string>& demo_problem,
+          const gin::Config* config) {
+  T5XX_CHECK(f.count("predictions"),
+        "t5xx data score: --predictions=FILE is required (one prediction per line)");
+  T5XX_CHECK(!f.count("feature_converter"),
+        "t5xx data score: --feature_converter does not apply (predictions are scored "
+        "against the task's examples)");
+  std::vector<std::string> predictions;
+  try {
+    predictions = seqio::ReadPredictionsFile(f["predictions"]);
+  } catch (const Error& e) {
+    throw Error(std::string("t5xx data score: --predictions: ") + e.what());
+  }
+  DataRequest r = Open(f, "validation", demo_problem, config);
+  T5XX_CHECK(!seqio::MixtureRegistry::Global().Has(r.name),
+        "t5xx data score: '" + r.name + "' is a mixture; score each of its tasks "
+        "(seqio evaluates tasks, not mixtures)");
+  const std::string split = f.count("split") ? f["split"] : "validation";
+  std::vector<seqio::Example> examples;
+  while (auto ex = r.dataset->Next()) {
+    examples.push_back(std::move(*ex));
+    T5XX_CHECK(examples.size() <= predictions.size(),
+          "t5xx data score: '" + f["predictions"] + "' has " +
+              std::to_string(predictions.size()) + " lines but split '" + split + "' of task '" +
+              r.name + "' has more examples (at least " + std::to_string(examples.size()) +
+              "); give one prediction per example");
+  }
+  T5XX_CHECK(examples.size() == predictions.size(),
+        "t5xx data score: '" + f["predictions"] + "' has " + std::to_string(predictions.size()) +
+            " lines but split '" + split + "' of task '" + r.name + "' has " +
+            std::to_string(examples.size()) + " examples; give one prediction per example");
+  const auto metrics = seqio::EvaluatePredictions(*seqio::TaskRegistry::Global().Get(r.name),
+                                                  examples, predictions);
+  nlohmann::json j;
+  j["task"] = r.name;
+  j["examples"] = examples.size();
+  for (const auto& [k, v] : metrics) j[k] = v;
+  std::cout << DumpJson(j, 2) << std::endl;
+  return 0;
+}
+
+// `data stats`: examples, empty examples, tokens and (converted) padding of
+// up to --max_examples examples.
+int Stats(std::map<std::string, std::string>& f, const std::optional<std::string>& demo_problem,
+          const gin::Config* config) {
+  const int64_t max_examples =
+      f.count("max_examples") ? ParseInt("max_examples", f["max_examples"], 1) : 1000;
+  DataRequest r = Open(f, "validation", demo_problem, config);
   int64_t examples = 0, empty_examples = 0;
   std::map<std::string, int64_t> tokens, positions;
   while (examples < max_examples) {
@@ -363,6 +358,28 @@ int DataCommandImpl(const std::vector<std::string>& args) {
   }
   std::cout << DumpJson(j, 2) << std::endl;
   return 0;
+}
+
+}  // namespace
+
+int DataCommandImpl(const std::vector<std::string>& args) {
+  T5XX_CHECK(!args.empty() && (args[0] == "show" || args[0] == "stats" || args[0] == "score"),
+        "t5xx data: expected a subcommand, `show`, `stats` or `score` (see t5xx --help)");
+  const std::string sub = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  const std::vector<std::string> common = {"task", "split", "seed", "lengths",
+                                           "feature_converter", "pack", "data_dir",
+                                           "skip_bad_records", "use_cached"};
+  std::vector<std::string> known = common;
+  known.push_back(sub == "show" ? "n" : sub == "stats" ? "max_examples" : "predictions");
+  // Tasks defined in gin files (--gin_file, --gin.X, --gin_bindings).
+  run::LoadedTrainConfig gin = TakeGinTaskFlags(&rest);
+  TakeCacheDirFlags(rest, "data " + sub);  // seqio's global cache directories
+  auto f = ParseFlags(rest, known, "data " + sub);
+  const std::optional<std::string> demo_problem = RegisterFlagTasks(gin, f, "data " + sub);
+  if (sub == "show") return Show(f, demo_problem, gin.config.get());
+  if (sub == "score") return Score(f, demo_problem, gin.config.get());
+  return Stats(f, demo_problem, gin.config.get());
 }
 
 }  // namespace t5xx::cli

@@ -1,12 +1,12 @@
 // `t5xx infer` and `t5xx eval`: t5x's infer.py and eval.py. Both read train's
 // gin flags (train_flags.h) with the roots __main__.infer / __main__.evaluate
-// and print what run/infer.h and run/eval.h do.
+// and print what run/inference/infer.h and run/inference/eval.h do.
 #include <iostream>
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/train_flags.h"
-#include "t5xx/run/eval.h"
-#include "t5xx/run/infer.h"
+#include "t5xx/run/inference/eval.h"
+#include "t5xx/run/inference/infer.h"
 
 namespace t5xx::cli {
 

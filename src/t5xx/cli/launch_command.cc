@@ -18,8 +18,8 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/free_port.h"
-#include "t5xx/util/stop_signals.h"
+#include "t5xx/util/system/free_port.h"
+#include "t5xx/util/system/stop_signals.h"
 
 extern char** environ;
 
@@ -35,60 +35,34 @@ int ExitCode(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-}  // namespace
-
-int LaunchCommand(const std::vector<std::string>& args) {
-  std::vector<std::string> flags, command;
-  bool after = false;
-  for (const std::string& a : args) {
-    if (!after && a == "--") {
-      after = true;
-    } else {
-      (after ? command : flags).push_back(a);
+// The environment of rank `r` of `n`: this process's, with torchrun's
+// variables set for a rendezvous at 127.0.0.1:`port`.
+std::vector<std::string> RankEnvironment(int r, int n, int port) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const std::string key = kv.substr(0, kv.find('='));
+    if (key == "RANK" || key == "WORLD_SIZE" || key == "LOCAL_RANK" ||
+        key == "LOCAL_WORLD_SIZE" || key == "MASTER_ADDR" || key == "MASTER_PORT") {
+      continue;
     }
+    env.push_back(kv);
   }
-  const std::map<std::string, std::string> f =
-      ParseFlags(flags, {"nproc_per_node", "master_port", "stop_grace_seconds"}, "launch");
-  T5XX_CHECK(!command.empty(), "t5xx launch: no command; usage: t5xx launch --nproc_per_node=N "
-                               "-- t5xx train --gin_file=...");
-  T5XX_CHECK(f.count("nproc_per_node"), "t5xx launch: --nproc_per_node=N is required");
-  auto number = [&](const std::string& name, int lo, int hi) {
-    const std::string& v = f.at(name);
-    size_t used = 0;
-    int n = 0;
-    try {
-      n = std::stoi(v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    T5XX_CHECK(used == v.size() && n >= lo && n <= hi,
-               "t5xx launch: --" + name + "=" + v + " is not a number in [" + std::to_string(lo) +
-                   ", " + std::to_string(hi) + "]");
-    return n;
-  };
-  const int n = number("nproc_per_node", 1, 1024);
-  const int port = f.count("master_port") ? number("master_port", 1, 65535) : FreeLocalPort();
-  const int grace = f.count("stop_grace_seconds") ? number("stop_grace_seconds", 0, 3600) : 30;
+  for (const std::string& kv :
+       {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(n),
+        "LOCAL_RANK=" + std::to_string(r), "LOCAL_WORLD_SIZE=" + std::to_string(n),
+        std::string("MASTER_ADDR=127.0.0.1"), "MASTER_PORT=" + std::to_string(port)}) {
+    env.push_back(kv);
+  }
+  return env;
+}
 
-  InstallStopSignalHandlers();  // forwarded to the ranks below
+// Starts `command` once per rank; returns pid -> rank. Throws t5xx::Error
+// (after killing those started) when one cannot be started.
+std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, int n, int port) {
   std::map<pid_t, int> rank_of;
   for (int r = 0; r < n; ++r) {
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e) {
-      const std::string kv = *e;
-      const std::string key = kv.substr(0, kv.find('='));
-      if (key == "RANK" || key == "WORLD_SIZE" || key == "LOCAL_RANK" ||
-          key == "LOCAL_WORLD_SIZE" || key == "MASTER_ADDR" || key == "MASTER_PORT") {
-        continue;
-      }
-      env.push_back(kv);
-    }
-    for (const std::string& kv :
-         {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(n),
-          "LOCAL_RANK=" + std::to_string(r), "LOCAL_WORLD_SIZE=" + std::to_string(n),
-          std::string("MASTER_ADDR=127.0.0.1"), "MASTER_PORT=" + std::to_string(port)}) {
-      env.push_back(kv);
-    }
+    std::vector<std::string> env = RankEnvironment(r, n, port);
     std::vector<char*> envp, argv;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -103,9 +77,13 @@ int LaunchCommand(const std::vector<std::string>& args) {
     }
     rank_of[pid] = r;
   }
-  std::cerr << "t5xx launch: " << n << " processes of '" << command[0]
-            << "', rendezvous at 127.0.0.1:" << port << std::endl;
+  return rank_of;
+}
 
+// Waits for every rank, as torchrun's elastic agent does: a stop signal is
+// passed on; the first rank that fails stops the others (SIGTERM, then
+// SIGKILL after `grace` seconds). Returns the first failure's exit code, or 0.
+int SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
   int result = 0;
   bool stopping = false;
   bool forwarded = false;
@@ -144,6 +122,48 @@ int LaunchCommand(const std::vector<std::string>& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return result;
+}
+
+}  // namespace
+
+int LaunchCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> flags, command;
+  bool after = false;
+  for (const std::string& a : args) {
+    if (!after && a == "--") {
+      after = true;
+    } else {
+      (after ? command : flags).push_back(a);
+    }
+  }
+  const std::map<std::string, std::string> f =
+      ParseFlags(flags, {"nproc_per_node", "master_port", "stop_grace_seconds"}, "launch");
+  T5XX_CHECK(!command.empty(), "t5xx launch: no command; usage: t5xx launch --nproc_per_node=N "
+                               "-- t5xx train --gin_file=...");
+  T5XX_CHECK(f.count("nproc_per_node"), "t5xx launch: --nproc_per_node=N is required");
+  auto number = [&](const std::string& name, int lo, int hi) {
+    const std::string& v = f.at(name);
+    size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    T5XX_CHECK(used == v.size() && n >= lo && n <= hi,
+               "t5xx launch: --" + name + "=" + v + " is not a number in [" + std::to_string(lo) +
+                   ", " + std::to_string(hi) + "]");
+    return n;
+  };
+  const int n = number("nproc_per_node", 1, 1024);
+  const int port = f.count("master_port") ? number("master_port", 1, 65535) : FreeLocalPort();
+  const int grace = f.count("stop_grace_seconds") ? number("stop_grace_seconds", 0, 3600) : 30;
+
+  InstallStopSignalHandlers();  // forwarded to the ranks below
+  std::map<pid_t, int> rank_of = SpawnRanks(command, n, port);
+  std::cerr << "t5xx launch: " << n << " processes of '" << command[0]
+            << "', rendezvous at 127.0.0.1:" << port << std::endl;
+  return SuperviseRanks(std::move(rank_of), grace);
 }
 
 }  // namespace t5xx::cli

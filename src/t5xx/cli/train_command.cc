@@ -8,7 +8,7 @@
 #include "t5xx/run/train.h"
 #include "t5xx/run/validation.h"
 #include "t5xx/trainer/train_loop.h"
-#include "t5xx/util/stop_signals.h"
+#include "t5xx/util/system/stop_signals.h"
 
 namespace t5xx::cli {
 

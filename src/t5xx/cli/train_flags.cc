@@ -9,7 +9,7 @@
 #include "t5xx/cli/commands.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/demo/corpus_builder.h"
-#include "t5xx/models/bf16_matmul.h"
+#include "t5xx/kernels/bf16_matmul.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/util/error.h"
 

@@ -17,7 +17,7 @@ namespace t5xx::cli {
 // --data_dir, --skip_bad_records, --device, --allow_tf32 and
 // --peak_flops_per_s (the only other flags these commands take; a bad
 // --device is refused first), refuses a bad $T5XX_BF16_MATMUL
-// (models/bf16_matmul.h), then run::LoadTrainConfig.
+// (kernels/bf16_matmul.h), then run::LoadTrainConfig.
 // Throws t5xx::Error naming the flag or binding.
 run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& args,
                                                 const std::string& command);

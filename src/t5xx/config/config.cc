@@ -14,7 +14,7 @@
 
 #include "t5xx/config/binding_key.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/file_kind.h"
+#include "t5xx/util/files/file_kind.h"
 #include "t5xx/util/names.h"
 
 namespace t5xx::gin {
@@ -353,7 +353,7 @@ const ParamSpec& Config::CheckRegistered(const std::string& configurable,
     std::string msg = "internal error: gin query for unregistered configurable '" + configurable + "'";
     std::string near = registry_->SuggestName(configurable);
     if (!near.empty()) msg += "; did you mean '" + near + "'?";
-    throw Error(msg + " (register it beside the code that reads it: run/gin_readers.h, seqio_gin/)");
+    throw Error(msg + " (register it beside the code that reads it: run/configurables/gin_readers.h, seqio_gin/)");
   }
   const ParamSpec* ps = spec->FindParam(param);
   if (ps == nullptr) {
@@ -362,7 +362,7 @@ const ParamSpec& Config::CheckRegistered(const std::string& configurable,
     std::string msg = "internal error: gin query for unregistered parameter '" + param + "' of '" + configurable + "'";
     std::string near = ClosestName(param, names);
     if (!near.empty()) msg += "; did you mean '" + near + "'?";
-    throw Error(msg + " (register it beside the code that reads it: run/gin_readers.h, seqio_gin/)");
+    throw Error(msg + " (register it beside the code that reads it: run/configurables/gin_readers.h, seqio_gin/)");
   }
   return *ps;
 }

@@ -234,6 +234,16 @@ class Config {
   // macro written in it (not in the values a repeated dict key replaced)
   // is defined. Appends "undefined macro" errors; false when any.
   bool CheckMacros(const Value& v, std::vector<std::string>& errors) const;
+  // Finalize's steps: the macros' definitions (references and macros they
+  // name checked, values resolved); one binding record (its configurable,
+  // parameter and value checked, resolved and bound when it is the key's
+  // last: `last`); the scopes references enter.
+  void ResolveMacroDefinitions(std::vector<std::string>& errors);
+  void BindRecord(size_t index, const std::map<Key, size_t>& last, size_t& order,
+                  std::vector<std::string>& errors);
+  void CollectEnteredScopes();
+  // " (from macro %M set at file:line)" when `st`'s value is a macro; "".
+  std::string MacroValueNote(const Statement& st) const;
   std::string UndefinedMacroMessage(const Value& macro) const;
   void ParseFileAt(const std::string& resolved_path, const std::string& shown_path);
   std::string FindFile(const std::string& path, const std::string& including_dir,

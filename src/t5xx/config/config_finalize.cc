@@ -28,6 +28,35 @@ bool IsStringTyped(const ParamSpec& p) {
 
 }  // namespace
 
+namespace {
+
+// An error at `loc` (none: the message alone).
+void Collect(std::vector<std::string>& errors, const Location& loc, const std::string& msg) {
+  const std::string where = loc.ToString();
+  errors.push_back(where.empty() ? msg : where + ": " + msg);
+}
+
+// "unknown parameter 'p' of 'C'" with the closest name or the list.
+std::string UnknownParamMessage(const ConfigurableSpec& spec, const std::string& param,
+                                const std::string& full_name, const std::string& written) {
+  std::vector<std::string> names;
+  for (const ParamSpec& p : spec.params) names.push_back(p.name);
+  std::string msg = "unknown parameter '" + param + "' of '" + full_name + "' (in binding '" +
+                    written + "')";
+  std::string near = ClosestName(param, names);
+  if (!near.empty()) {
+    msg += "; did you mean '" + near + "'?";
+  } else if (names.empty()) {
+    msg += "; it takes no parameters";
+  } else {
+    msg += "; its parameters are";
+    for (size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : " ") + names[i];
+  }
+  return msg;
+}
+
+}  // namespace
+
 void Config::Finalize(const std::vector<std::string>& called, bool require_overrides) {
   finalized_ = false;
   resolve_budget_ = kMaxResolvedValues;
@@ -39,11 +68,36 @@ void Config::Finalize(const std::vector<std::string>& called, bool require_overr
   // Every error is collected and reported together, in the order written
   // (gin reports binding errors at parse time, before any REQUIRED one).
   std::vector<std::string> errors;
-  auto collect = [&errors](const Location& loc, const std::string& msg) {
-    const std::string where = loc.ToString();
-    errors.push_back(where.empty() ? msg : where + ": " + msg);
-  };
+  ResolveMacroDefinitions(errors);
 
+  // The record that binds each key last: only its value is resolved (gin
+  // keeps the last binding; an earlier one's macros are never evaluated).
+  std::map<Key, size_t> last;
+  for (size_t i = 0; i < records_.size(); ++i) {
+    const Statement& st = records_[i].st;
+    if (st.kind != Statement::Kind::kBinding) continue;
+    Registry::Resolution r = ResolveName(st.configurable, records_[i].aliases);
+    if (r.ok()) last[Key{st.scope, r.full_name, st.param}] = i;
+  }
+  size_t order = 0;
+  for (size_t index = 0; index < records_.size(); ++index) {
+    if (records_[index].st.kind == Statement::Kind::kBinding) {
+      BindRecord(index, last, order, errors);
+    }
+  }
+  CollectEnteredScopes();
+
+  // Macros set on the command line that no binding uses (typos).
+  for (std::string& m : UnusedFlagMacros()) errors.push_back(std::move(m));
+  // Reference cycles, and unset %gin.REQUIRED values the calls read.
+  std::vector<std::pair<std::string, std::string>> missing = WalkCalls(called, &errors);
+  if (require_overrides) AddUnsetRequired(&missing);
+  if (!missing.empty()) errors.push_back(RequiredMessage(missing));
+  ThrowIfAny(errors, "the gin config");
+  finalized_ = true;
+}
+
+void Config::ResolveMacroDefinitions(std::vector<std::string>& errors) {
   // Macros first: later definitions win, and bindings may use macros defined
   // after them. An unset %gin.REQUIRED macro is not an error here: only a
   // called configurable reading it is (Query), as in gin.
@@ -75,101 +129,86 @@ void Config::Finalize(const std::vector<std::string>& called, bool require_overr
       errors.push_back(e.what());
     }
   }
+}
 
-  // The record that binds each key last: only its value is resolved (gin
-  // keeps the last binding; an earlier one's macros are never evaluated).
-  std::map<Key, size_t> last;
-  for (size_t i = 0; i < records_.size(); ++i) {
-    const Statement& st = records_[i].st;
-    if (st.kind != Statement::Kind::kBinding) continue;
-    Registry::Resolution r = ResolveName(st.configurable, records_[i].aliases);
-    if (r.ok()) last[Key{st.scope, r.full_name, st.param}] = i;
+std::string Config::MacroValueNote(const Statement& st) const {
+  if (st.value.kind() != Value::Kind::kMacro) return "";
+  const MacroDef& def = macros_.at(st.value.macro_name());
+  std::string note = " (from macro %" + st.value.macro_name() + " set at " + def.loc.ToString() + ")";
+  // Set by a flag whose value was not gin (e.g. an integer too large for
+  // int64): say why it became a string.
+  for (auto r = records_.rbegin(); r != records_.rend(); ++r) {
+    if (r->st.kind != Statement::Kind::kMacro || r->st.param != st.value.macro_name()) continue;
+    if (!r->fallback_error.empty()) note += "; the flag's value is not gin: " + r->fallback_error;
+    break;
   }
-  size_t order = 0;
-  for (size_t index = 0; index < records_.size(); ++index) {
-    const Record& rec = records_[index];
-    const Statement& st = rec.st;
-    if (st.kind != Statement::Kind::kBinding) continue;
-    const std::string written = KeyName(st.scope, st.configurable, st.param);
-    Registry::Resolution r = ResolveName(st.configurable, rec.aliases);
-    if (!r.ok()) {
-      collect(st.loc, r.error + " (in binding '" + written + "')");
-      continue;
-    }
-    const ConfigurableSpec* spec = registry_->Find(r.full_name);
-    const ParamSpec* ps = spec->FindParam(st.param);
-    if (ps == nullptr) {
-      std::vector<std::string> names;
-      for (const ParamSpec& p : spec->params) names.push_back(p.name);
-      std::string msg = "unknown parameter '" + st.param + "' of '" + r.full_name + "' (in binding '" + written + "')";
-      std::string near = ClosestName(st.param, names);
-      if (!near.empty()) {
-        msg += "; did you mean '" + near + "'?";
-      } else if (names.empty()) {
-        msg += "; it takes no parameters";
-      } else {
-        msg += "; its parameters are";
-        for (size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : " ") + names[i];
-      }
-      collect(st.loc, msg);
-      continue;
-    }
-    const std::string full_param = KeyName(st.scope, r.full_name, st.param);
-    if (last.at(Key{st.scope, r.full_name, st.param}) != index) continue;
-    Value value;
-    std::vector<std::string> required;
-    std::string lazy_error;
-    if (rec.string_fallback) {
-      if (!IsStringTyped(*ps)) {
-        errors.push_back(rec.fallback_error + " (value for '" + written + "', which takes " +
-                         ParamTypeName(ps->type) + ")");
-        continue;
-      }
-      value = st.value;
-    } else {
-      std::vector<std::string> stack;
-      if (!CheckMacros(st.value, errors)) continue;
-      try {
-        value = ResolveValue(st.value, stack, &required, rec.aliases);
-      } catch (const UndefinedMacroError&) {
-        continue;  // reported by CheckMacros (a macro's own value)
-      } catch (const MacroCycleError& e) {
-        lazy_error = std::string(e.what()) + " (in the value of " + written + " at " +
-                     st.loc.ToString() + "; gin would recurse without end)";
-        required.clear();
-      } catch (const Error& e) {
-        errors.push_back(e.what());
-        continue;
-      }
-    }
-    // A value holding %gin.REQUIRED is checked where it is read.
-    if (required.empty() && lazy_error.empty()) {
-      std::string err = CheckParamValue(*ps, value, full_param);
-      if (!err.empty()) {
-        if (st.value.kind() == Value::Kind::kMacro) {
-          const MacroDef& def = macros_.at(st.value.macro_name());
-          err += " (from macro %" + st.value.macro_name() + " set at " + def.loc.ToString() + ")";
-          // Set by a flag whose value was not gin (e.g. an integer too large
-          // for int64): say why it became a string.
-          for (auto r = records_.rbegin(); r != records_.rend(); ++r) {
-            if (r->st.kind != Statement::Kind::kMacro || r->st.param != st.value.macro_name()) continue;
-            if (!r->fallback_error.empty()) err += "; the flag's value is not gin: " + r->fallback_error;
-            break;
-          }
-        }
-        collect(st.value.kind() == Value::Kind::kMacro ? st.value.location() : value.location(),
-                err);
-        continue;
-      }
-    }
-    Bound& b = bindings_[Key{st.scope, r.full_name, st.param}];
-    b.value = std::move(value);
-    b.loc = st.loc;
-    b.order = order++;
-    b.used = false;
-    b.required_macros = std::move(required);
-    b.lazy_error = std::move(lazy_error);
+  return note;
+}
+
+void Config::BindRecord(size_t index, const std::map<Key, size_t>& last, size_t& order,
+                        std::vector<std::string>& errors) {
+  const Record& rec = records_[index];
+  const Statement& st = rec.st;
+  const std::string written = KeyName(st.scope, st.configurable, st.param);
+  Registry::Resolution r = ResolveName(st.configurable, rec.aliases);
+  if (!r.ok()) {
+    Collect(errors, st.loc, r.error + " (in binding '" + written + "')");
+    return;
   }
+  const ConfigurableSpec* spec = registry_->Find(r.full_name);
+  const ParamSpec* ps = spec->FindParam(st.param);
+  if (ps == nullptr) {
+    Collect(errors, st.loc, UnknownParamMessage(*spec, st.param, r.full_name, written));
+    return;
+  }
+  const std::string full_param = KeyName(st.scope, r.full_name, st.param);
+  if (last.at(Key{st.scope, r.full_name, st.param}) != index) return;
+  Value value;
+  std::vector<std::string> required;
+  std::string lazy_error;
+  if (rec.string_fallback) {
+    if (!IsStringTyped(*ps)) {
+      errors.push_back(rec.fallback_error + " (value for '" + written + "', which takes " +
+                       ParamTypeName(ps->type) + ")");
+      return;
+    }
+    value = st.value;
+  } else {
+    std::vector<std::string> stack;
+    if (!CheckMacros(st.value, errors)) return;
+    try {
+      value = ResolveValue(st.value, stack, &required, rec.aliases);
+    } catch (const UndefinedMacroError&) {
+      return;  // reported by CheckMacros (a macro's own value)
+    } catch (const MacroCycleError& e) {
+      lazy_error = std::string(e.what()) + " (in the value of " + written + " at " +
+                   st.loc.ToString() + "; gin would recurse without end)";
+      required.clear();
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+      return;
+    }
+  }
+  // A value holding %gin.REQUIRED is checked where it is read.
+  if (required.empty() && lazy_error.empty()) {
+    const std::string err = CheckParamValue(*ps, value, full_param);
+    if (!err.empty()) {
+      Collect(errors,
+              st.value.kind() == Value::Kind::kMacro ? st.value.location() : value.location(),
+              err + MacroValueNote(st));
+      return;
+    }
+  }
+  Bound& b = bindings_[Key{st.scope, r.full_name, st.param}];
+  b.value = std::move(value);
+  b.loc = st.loc;
+  b.order = order++;
+  b.used = false;
+  b.required_macros = std::move(required);
+  b.lazy_error = std::move(lazy_error);
+}
+
+void Config::CollectEnteredScopes() {
   // Scopes some reference enters (@scope/x), in any value ever written
   // (overridden ones too: train_eval/ stays a known scope when
   // train_eval_dataset_cfg is set to None), with their outer scopes.
@@ -185,15 +224,6 @@ void Config::Finalize(const std::vector<std::string>& called, bool require_overr
       }
     });
   }
-
-  // Macros set on the command line that no binding uses (typos).
-  for (std::string& m : UnusedFlagMacros()) errors.push_back(std::move(m));
-  // Reference cycles, and unset %gin.REQUIRED values the calls read.
-  std::vector<std::pair<std::string, std::string>> missing = WalkCalls(called, &errors);
-  if (require_overrides) AddUnsetRequired(&missing);
-  if (!missing.empty()) errors.push_back(RequiredMessage(missing));
-  ThrowIfAny(errors, "the gin config");
-  finalized_ = true;
 }
 
 std::vector<std::string> Config::UnusedFlagMacros() const {

@@ -290,92 +290,108 @@ class Parser {
       case TokenKind::kPunct: break;
     }
     const std::string p = tok.text;
-    if (p == "-" || p == "+") {
-      Next();
-      const Token& num = Peek();
-      if (num.kind == TokenKind::kInt) {
-        Next();
-        if (p == "-") {
-          if (num.int_value == std::numeric_limits<int64_t>::min()) Fail(num, "number out of range:");
-          return Value::Int(-num.int_value, loc);
-        }
-        return Value::Int(num.int_value, loc);
-      }
-      if (num.kind == TokenKind::kFloat) {
-        Next();
-        return Value::Float(p == "-" ? -num.float_value : num.float_value, loc);
-      }
-      Fail(num, "expected a number after '" + p + "', got");
-    }
-    if (p == "(") {
-      Next();
-      if (IsPunct(Peek(), ")")) {
-        Next();
-        return Value::Tuple({}, loc);
-      }
-      Value first = ParseValue();
-      if (IsPunct(Peek(), ")")) {  // parenthesized value, not a tuple
-        Next();
-        return first;
-      }
-      std::vector<Value> items;
-      items.push_back(std::move(first));
-      ParseSequenceRest(items, ")", "tuple");
-      return Value::Tuple(std::move(items), loc);
-    }
-    if (p == "[") {
-      Next();
-      std::vector<Value> items;
-      if (IsPunct(Peek(), "]")) {
-        Next();
-        return Value::List({}, loc);
-      }
-      items.push_back(ParseValue());
-      ParseSequenceRest(items, "]", "list");
-      return Value::List(std::move(items), loc);
-    }
-    if (p == "{") {
-      Next();
-      std::vector<std::pair<Value, Value>> items;
-      while (!IsPunct(Peek(), "}")) {
-        Value key = ParseValue();
-        Expect(":", "after a dict key");
-        Value val = ParseValue();
-        items.emplace_back(std::move(key), std::move(val));
-        if (IsPunct(Peek(), ",")) {
-          Next();
-          continue;
-        }
-        if (!IsPunct(Peek(), "}")) Fail(Peek(), "expected ',' or '}' in dict, got");
-      }
-      Next();
-      return Value::Dict(std::move(items), loc);
-    }
-    if (p == "@") {
-      Next();
-      auto [scope, name] = ParseScopedName("after '@'");
-      bool evaluated = false;
-      if (IsPunct(Peek(), "(")) {
-        Next();
-        if (!IsPunct(Peek(), ")")) {
-          Fail(Peek(), "references take no arguments: expected ')' after '@" + name + "(', got");
-        }
-        Next();
-        evaluated = true;
-      }
-      return Value::Reference(name, scope, evaluated, loc);
-    }
-    if (p == "%") {
-      Next();
-      auto [scope, dotted] = ParseScopedName("after '%'");
-      const std::string name = JoinName(scope, dotted);
-      if (name == "gin.REQUIRED") return Value::Required(loc);
-      if (name.rfind("gin.", 0) == 0) {
-        Fail(loc, "unsupported '%" + name + "' (only %gin.REQUIRED is supported)");
-      }
-      return Value::Macro(name, loc);
-    }
+    if (p == "-" || p == "+") return ParseSignedNumber(loc);
+    if (p == "(") return ParseParenthesized(loc);
+    if (p == "[") return ParseList(loc);
+    if (p == "{") return ParseDict(loc);
+    if (p == "@") return ParseReference(loc);
+    if (p == "%") return ParseMacro(loc);
     Fail(tok, "expected a value, got");
+  }
+
+  // '-' or '+' and a number.
+  Value ParseSignedNumber(const Location& loc) {
+    const std::string p = Next().text;
+    const Token& num = Peek();
+    if (num.kind == TokenKind::kInt) {
+      Next();
+      if (p == "-") {
+        if (num.int_value == std::numeric_limits<int64_t>::min()) Fail(num, "number out of range:");
+        return Value::Int(-num.int_value, loc);
+      }
+      return Value::Int(num.int_value, loc);
+    }
+    if (num.kind == TokenKind::kFloat) {
+      Next();
+      return Value::Float(p == "-" ? -num.float_value : num.float_value, loc);
+    }
+    Fail(num, "expected a number after '" + p + "', got");
+  }
+
+  // '(' ... ')': a tuple, or a parenthesized value.
+  Value ParseParenthesized(const Location& loc) {
+    Next();
+    if (IsPunct(Peek(), ")")) {
+      Next();
+      return Value::Tuple({}, loc);
+    }
+    Value first = ParseValue();
+    if (IsPunct(Peek(), ")")) {  // parenthesized value, not a tuple
+      Next();
+      return first;
+    }
+    std::vector<Value> items;
+    items.push_back(std::move(first));
+    ParseSequenceRest(items, ")", "tuple");
+    return Value::Tuple(std::move(items), loc);
+  }
+
+  Value ParseList(const Location& loc) {
+    Next();
+    std::vector<Value> items;
+    if (IsPunct(Peek(), "]")) {
+      Next();
+      return Value::List({}, loc);
+    }
+    items.push_back(ParseValue());
+    ParseSequenceRest(items, "]", "list");
+    return Value::List(std::move(items), loc);
+  }
+
+  Value ParseDict(const Location& loc) {
+    Next();
+    std::vector<std::pair<Value, Value>> items;
+    while (!IsPunct(Peek(), "}")) {
+      Value key = ParseValue();
+      Expect(":", "after a dict key");
+      Value val = ParseValue();
+      items.emplace_back(std::move(key), std::move(val));
+      if (IsPunct(Peek(), ",")) {
+        Next();
+        continue;
+      }
+      if (!IsPunct(Peek(), "}")) Fail(Peek(), "expected ',' or '}' in dict, got");
+    }
+    Next();
+    return Value::Dict(std::move(items), loc);
+  }
+
+  // '@' [scope/]name ['()'].
+  Value ParseReference(const Location& loc) {
+    Next();
+    auto [scope, name] = ParseScopedName("after '@'");
+    bool evaluated = false;
+    if (IsPunct(Peek(), "(")) {
+      Next();
+      if (!IsPunct(Peek(), ")")) {
+        Fail(Peek(), "references take no arguments: expected ')' after '@" + name + "(', got");
+      }
+      Next();
+      evaluated = true;
+    }
+    return Value::Reference(name, scope, evaluated, loc);
+  }
+
+  // '%' [scope/]name, or %gin.REQUIRED.
+  Value ParseMacro(const Location& loc) {
+    Next();
+    auto [scope, dotted] = ParseScopedName("after '%'");
+    const std::string name = JoinName(scope, dotted);
+    if (name == "gin.REQUIRED") return Value::Required(loc);
+    if (name.rfind("gin.", 0) == 0) {
+      Fail(loc, "unsupported '%" + name + "' (only %gin.REQUIRED is supported)");
+    }
+    return Value::Macro(name, loc);
   }
 
   // After the first item: (',' value)* [','] close

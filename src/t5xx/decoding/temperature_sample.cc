@@ -134,11 +134,8 @@ std::pair<at::Tensor, at::Tensor> SampleLogits(const at::Tensor& logits, const R
   return {at::where(t.hot, hot_token, cold_token), at::where(t.hot, hot_log_prob, cold_log_prob)};
 }
 
-}  // namespace
-
-DecodeResult TemperatureSample(const at::Tensor& inputs, Cache cache,
-                               const TokensToLogits& tokens_to_logits, int64_t eos_id,
-                               const TemperatureSampleOptions& options, at::Generator* rng) {
+// The arguments' checks; throws t5xx::Error naming the argument.
+void CheckSampleArguments(const at::Tensor& inputs, const TemperatureSampleOptions& options) {
   T5XX_CHECK(inputs.dim() == 2, "temperature_sample: inputs must be [batch, length], got " +
                                     std::to_string(inputs.dim()) + " dims");
   T5XX_CHECK(options.num_decodes >= 1, "temperature_sample: num_decodes must be >= 1, got " +
@@ -149,8 +146,6 @@ DecodeResult TemperatureSample(const at::Tensor& inputs, Cache cache,
                  "); set topk=0 to use topp");
   const int64_t batch = inputs.size(0);
   const int64_t length = inputs.size(1);
-  const int64_t n = options.num_decodes;
-  const at::TensorOptions long_options = inputs.options().dtype(at::kLong);
   if (options.temperatures.defined()) {
     T5XX_CHECK(options.temperatures.numel() == batch,
                "temperature_sample: temperatures has " +
@@ -169,19 +164,50 @@ DecodeResult TemperatureSample(const at::Tensor& inputs, Cache cache,
                    std::to_string(options.initial_index.numel()) + " entries, the batch has " +
                    std::to_string(batch) + " examples");
   }
+}
+
+// options.temperatures (one per example) expanded to the rows; undefined
+// when one temperature serves all.
+RowTemperatures ExpandTemperatures(const TemperatureSampleOptions& options, int64_t batch,
+                                   const at::Device& device) {
+  RowTemperatures temperatures;
+  if (options.temperatures.defined()) {
+    temperatures.per_row = FlatBatchBeamExpand(
+        options.temperatures.reshape({batch}).to(device, at::kFloat), options.num_decodes);
+    temperatures.hot = temperatures.per_row > kMinTemperature;
+    temperatures.any_hot = temperatures.hot.any().item<bool>();
+    temperatures.all_hot = temperatures.hot.all().item<bool>();
+  }
+  return temperatures;
+}
+
+// Drops the BOS position and the two extra ones; sorts each example's
+// decodes by log-probability, ascending (jnp.argsort is stable).
+DecodeResult SortedDecodes(const at::Tensor& sequences, const at::Tensor& log_prob, int64_t batch,
+                           int64_t n, int64_t length) {
+  at::Tensor decodes = sequences.narrow(1, 1, length).reshape({batch, n, length});
+  at::Tensor scores = log_prob.reshape({batch, n});
+  at::Tensor order = std::get<1>(scores.sort(/*stable=*/true, /*dim=*/1, /*descending=*/false));
+  return {decodes.gather(1, order.unsqueeze(2).expand({batch, n, length})),
+          scores.gather(1, order)};
+}
+
+}  // namespace
+
+DecodeResult TemperatureSample(const at::Tensor& inputs, Cache cache,
+                               const TokensToLogits& tokens_to_logits, int64_t eos_id,
+                               const TemperatureSampleOptions& options, at::Generator* rng) {
+  CheckSampleArguments(inputs, options);
+  const int64_t batch = inputs.size(0);
+  const int64_t length = inputs.size(1);
+  const int64_t n = options.num_decodes;
+  const at::TensorOptions long_options = inputs.options().dtype(at::kLong);
 
   // [batch, length] -> [batch * n, length]: b0, b0, b1, b1, ...
   at::Tensor expanded = FlatBatchBeamExpand(inputs.to(at::kLong), n);
   ExpandCache(cache, n, batch);
   const int64_t rows = batch * n;
-  RowTemperatures temperatures;
-  if (options.temperatures.defined()) {
-    temperatures.per_row = FlatBatchBeamExpand(
-        options.temperatures.reshape({batch}).to(inputs.device(), at::kFloat), n);
-    temperatures.hot = temperatures.per_row > kMinTemperature;
-    temperatures.any_hot = temperatures.hot.any().item<bool>();
-    temperatures.all_hot = temperatures.hot.all().item<bool>();
-  }
+  const RowTemperatures temperatures = ExpandTemperatures(options, batch, inputs.device());
 
   // The per-row last position (t5x's max_decode_len, a vector only with
   // max_decode_steps: prompt tokens plus the steps, capped at length).
@@ -232,13 +258,7 @@ DecodeResult TemperatureSample(const at::Tensor& inputs, Cache cache,
     token = written;
   }
 
-  // Drop the BOS position and the two extra ones; sort each example's
-  // decodes by log-probability, ascending (jnp.argsort is stable).
-  at::Tensor decodes = sequences.narrow(1, 1, length).reshape({batch, n, length});
-  at::Tensor scores = log_prob.reshape({batch, n});
-  at::Tensor order = std::get<1>(scores.sort(/*stable=*/true, /*dim=*/1, /*descending=*/false));
-  return {decodes.gather(1, order.unsqueeze(2).expand({batch, n, length})),
-          scores.gather(1, order)};
+  return SortedDecodes(sequences, log_prob, batch, n, length);
 }
 
 }  // namespace t5xx::decoding

@@ -1,8 +1,8 @@
 // The completion marker of a demo data build; see build_marker.h.
 #include "t5xx/demo/build_marker.h"
 
-#include "t5xx/data/file_utils.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/json_text.h"
 
 namespace t5xx::seqio {

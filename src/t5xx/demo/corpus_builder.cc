@@ -35,16 +35,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/data/file_utils.h"
-#include "t5xx/data/sentencepiece_module.h"
+#include "t5xx/data/vocabularies/sentencepiece_module.h"
 #include "t5xx/demo/build_marker.h"
 #include "t5xx/demo/corpus_sources.h"
 #include "t5xx/demo/corpus_spm.h"
 #include "t5xx/demo/corpus_text.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/hash.h"
 #include "t5xx/util/json_text.h"
-#include "t5xx/util/user_cache_dir.h"
+#include "t5xx/util/system/user_cache_dir.h"
 #include "t5xx/util/utf8.h"
 
 namespace t5xx::seqio {
@@ -195,10 +195,8 @@ bool CorpusIsIntact(const CorpusInfo& info) {
   }
   return true;
 }
-}  // namespace
-
-CorpusInfo BuildCorpus(const CorpusOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
+// Checks the options; throws t5xx::Error naming the option.
+void CheckCorpusOptions(const CorpusOptions& o) {
   T5XX_CHECK(!o.output_dir.empty(), "BuildCorpus: output_dir is empty");
   T5XX_CHECK(o.validation_fraction >= 0 && o.validation_fraction < 1,
         "BuildCorpus: validation_fraction must be in [0, 1), got " +
@@ -210,36 +208,14 @@ CorpusInfo BuildCorpus(const CorpusOptions& o) {
         "BuildCorpus: vocab_size must be >= 260 (3 special + 256 byte "
         "pieces + at least one), got " + std::to_string(o.vocab_size));
   T5XX_CHECK(!o.sources.empty(), "BuildCorpus: no sources given");
+}
 
-  const std::string dir = o.output_dir;
-  const std::string info_path = dir + "/" + kInfoFile;
-  const json options_json = OptionsJson(o);
-
-  // Idempotency: a complete, intact corpus built with the same options is
-  // reused; one built with other options is replaced only with `overwrite`.
-  if (std::optional<json> j = ReadBuildMarker(info_path, dir, CorpusInfo::kFormatVersion,
-                                              options_json, o.overwrite, "corpus")) {
-    try {
-      CorpusInfo info = InfoFromJson(*j, dir);
-      if (CorpusIsIntact(info)) {
-        info.reused = true;
-        return info;
-      }
-    } catch (const json::exception&) {
-    } catch (const Error&) {
-    }
-    // Missing or damaged files: rebuild below.
-  }
-
-  // Validate sources before touching the output directory.
-  const std::vector<std::string> files = ExpandSources(o.sources);
-
-  MakeDirs(dir);
-  std::remove(info_path.c_str());  // no longer complete while rebuilding
-  RemoveOldShards(dir);
-
-  CorpusInfo info;
-  info.output_dir = dir;
+// Reads the documents of `files` (up to o.max_documents) into the train
+// shards and the validation file under o.output_dir, counting them in
+// `info`; returns the training documents' sentences (for SentencePiece).
+std::vector<std::string> WriteSplits(const CorpusOptions& o, const std::vector<std::string>& files,
+                                     CorpusInfo& info) {
+  const std::string& dir = o.output_dir;
   std::vector<std::unique_ptr<GzipWriter>> train_writers;
   for (int i = 0; i < o.num_train_shards; ++i) {
     const std::string name = dir + "/" + ShardName("train", i, o.num_train_shards);
@@ -287,22 +263,17 @@ CorpusInfo BuildCorpus(const CorpusOptions& o) {
   }
   for (auto& w : train_writers) w->Close();
   val_writer.Close();
+  return sentences;
+}
 
-  SampleSentences(&sentences, o.spm_input_sentence_size, o.seed);
-  info.spm_training_sentences = static_cast<int64_t>(sentences.size());
-  info.vocab_model_file = dir + "/sentencepiece.model";
-  info.base_vocab_size =
-      TrainSentencePiece(o, sentences, info.vocab_model_file);
-  info.build_seconds = std::chrono::duration<double>(
-                           std::chrono::steady_clock::now() - t0)
-                           .count();
-
+// The corpus's info file (corpus_info.json): what was built, with what.
+json CorpusInfoJson(const CorpusInfo& info, const json& options_json) {
   json sources = json::array();
   for (const auto& s : info.sources) {
     sources.push_back(
         {{"path", s.path}, {"kind", s.kind}, {"documents", s.documents}});
   }
-  const json info_json = {
+  return {
       {"format_version", CorpusInfo::kFormatVersion},
       {"format", "c4 json lines (gzip): text, url, timestamp"},
       {"options", options_json},
@@ -316,7 +287,52 @@ CorpusInfo BuildCorpus(const CorpusOptions& o) {
       {"timestamp", kCorpusTimestamp},
       {"build_seconds", info.build_seconds},
   };
-  WriteStringToFileAtomic(info_path, DumpJson(info_json, 2) + "\n");
+}
+
+}  // namespace
+
+CorpusInfo BuildCorpus(const CorpusOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CheckCorpusOptions(o);
+  const std::string dir = o.output_dir;
+  const std::string info_path = dir + "/" + kInfoFile;
+  const json options_json = OptionsJson(o);
+
+  // Idempotency: a complete, intact corpus built with the same options is
+  // reused; one built with other options is replaced only with `overwrite`.
+  if (std::optional<json> j = ReadBuildMarker(info_path, dir, CorpusInfo::kFormatVersion,
+                                              options_json, o.overwrite, "corpus")) {
+    try {
+      CorpusInfo info = InfoFromJson(*j, dir);
+      if (CorpusIsIntact(info)) {
+        info.reused = true;
+        return info;
+      }
+    } catch (const json::exception&) {
+    } catch (const Error&) {
+    }
+    // Missing or damaged files: rebuild below.
+  }
+
+  // Validate sources before touching the output directory.
+  const std::vector<std::string> files = ExpandSources(o.sources);
+
+  MakeDirs(dir);
+  std::remove(info_path.c_str());  // no longer complete while rebuilding
+  RemoveOldShards(dir);
+
+  CorpusInfo info;
+  info.output_dir = dir;
+  std::vector<std::string> sentences = WriteSplits(o, files, info);
+  SampleSentences(&sentences, o.spm_input_sentence_size, o.seed);
+  info.spm_training_sentences = static_cast<int64_t>(sentences.size());
+  info.vocab_model_file = dir + "/sentencepiece.model";
+  info.base_vocab_size =
+      TrainSentencePiece(o, sentences, info.vocab_model_file);
+  info.build_seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - t0)
+                           .count();
+  WriteStringToFileAtomic(info_path, DumpJson(CorpusInfoJson(info, options_json), 2) + "\n");
   return info;
 }
 

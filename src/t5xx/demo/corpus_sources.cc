@@ -16,9 +16,9 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "t5xx/data/file_utils.h"
 #include "t5xx/demo/corpus_text.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/utf8.h"
 
 namespace t5xx::seqio {

@@ -15,10 +15,10 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "t5xx/data/file_utils.h"
-#include "t5xx/data/sentencepiece_module.h"
+#include "t5xx/data/vocabularies/sentencepiece_module.h"
 #include "t5xx/demo/corpus_text.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/hash.h"
 
 namespace t5xx::seqio {

@@ -5,13 +5,13 @@
 #include <filesystem>
 #include <memory>
 
+#include "t5xx/data/preprocessors/lm_preprocessors.h"
+#include "t5xx/data/preprocessors/span_corruption.h"
+#include "t5xx/data/preprocessors/text_preprocessors.h"
+#include "t5xx/data/sources/json_lines_source.h"
+#include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/demo/freedict_builder.h"
-#include "t5xx/data/json_lines_source.h"
-#include "t5xx/data/lm_preprocessors.h"
-#include "t5xx/data/sentencepiece_vocabulary.h"
-#include "t5xx/data/span_corruption.h"
-#include "t5xx/data/text_preprocessors.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/task.h"
+#include "t5xx/data/dataset_providers/task.h"
 
 namespace t5xx::seqio {
 

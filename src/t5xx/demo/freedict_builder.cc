@@ -25,9 +25,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/data/file_utils.h"
 #include "t5xx/demo/build_marker.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/hash.h"
 #include "t5xx/util/json_text.h"
 

@@ -16,7 +16,7 @@
 #include <unordered_map>
 
 #include "t5xx/util/error.h"
-#include "t5xx/util/system_memory.h"
+#include "t5xx/util/system/system_memory.h"
 #include "t5xx/util/torch_compat.h"
 
 namespace t5xx::device {

@@ -12,8 +12,8 @@
 
 #include "t5xx/device/cpu_caching_allocator.h"
 #include "t5xx/device/cpu_contention.h"
-#include "t5xx/device/cpu_gemm.h"
 #include "t5xx/device/openmp_wait.h"
+#include "t5xx/kernels/cpu/cpu_gemm.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::device {

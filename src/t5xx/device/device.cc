@@ -36,7 +36,7 @@ std::string Gib(double bytes) {
   if (!BuiltWithCuda()) {
     throw Error(what + " = '" + spec +
                 "' asks for a GPU, but this t5xx is built against a libtorch without CUDA "
-                "(e.g. Debian's libtorch-dev); rebuild against a CUDA libtorch (README, "
+                "(e.g. Debian's libtorch-dev); rebuild against a CUDA libtorch (docs/gpu.md, "
                 "\"Building against libtorch 2.x and CUDA\") or use " +
                 what + "=cpu");
   }

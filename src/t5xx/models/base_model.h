@@ -15,7 +15,7 @@
 #include <string>
 #include <utility>
 
-#include "t5xx/data/feature_converters.h"
+#include "t5xx/data/feature_converters/feature_converters.h"
 #include "t5xx/decoding/decoding.h"
 #include "t5xx/models/losses.h"
 #include "t5xx/models/param_store.h"
@@ -61,11 +61,17 @@ struct ScoreBatchOutput {
 
 class BaseTransformerModel {
  public:
+  // `default_decode`: the model class's default decode_fn in t5x
+  // (EncoderDecoderModel: beam search; DecoderOnlyModel: temperature
+  // sampling), with its default options.
   BaseTransformerModel(double z_loss, double label_smoothing,
-                       LossNormalizingFactor loss_normalizing_factor)
+                       LossNormalizingFactor loss_normalizing_factor,
+                       decoding::DecodeFnConfig::Kind default_decode)
       : z_loss_(z_loss),
         label_smoothing_(label_smoothing),
-        loss_normalizing_factor_(loss_normalizing_factor) {}
+        loss_normalizing_factor_(loss_normalizing_factor) {
+    decode_fn_.kind = default_decode;
+  }
   virtual ~BaseTransformerModel() = default;
 
   // t5x's class name, e.g. "EncoderDecoderModel".

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "t5xx/models/layers.h"
+#include "t5xx/models/networks/layers.h"
 
 namespace t5xx::models {
 namespace {

@@ -28,7 +28,7 @@
 #include <string>
 
 #include "t5xx/decoding/decoding.h"
-#include "t5xx/models/param_blocks.h"
+#include "t5xx/models/networks/param_blocks.h"
 #include "t5xx/models/param_store.h"
 
 namespace t5xx::models {

@@ -27,7 +27,7 @@
 #include <ATen/ATen.h>
 
 #include "t5xx/decoding/decoding.h"
-#include "t5xx/models/decoder_only_network.h"
+#include "t5xx/models/networks/decoder_only_network.h"
 #include "t5xx/models/param_store.h"
 
 namespace t5xx::models {

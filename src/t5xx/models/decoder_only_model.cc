@@ -12,13 +12,10 @@ DecoderOnlyModel::DecoderOnlyModel(DecoderOnlyTransformer module,
                                    bool inputs_bidirectional_attention, double z_loss,
                                    double label_smoothing,
                                    LossNormalizingFactor loss_normalizing_factor)
-    : BaseTransformerModel(z_loss, label_smoothing, loss_normalizing_factor),
+    : BaseTransformerModel(z_loss, label_smoothing, loss_normalizing_factor,
+                           decoding::DecodeFnConfig::Kind::kTemperatureSample),
       module_(std::move(module)),
-      inputs_bidirectional_attention_(inputs_bidirectional_attention) {
-  decoding::DecodeFnConfig temperature_sample;  // t5x's default decode_fn
-  temperature_sample.kind = decoding::DecodeFnConfig::Kind::kTemperatureSample;
-  set_decode_fn(temperature_sample);
-}
+      inputs_bidirectional_attention_(inputs_bidirectional_attention) {}
 
 PredictionsWithAux DecoderOnlyModel::PredictBatchWithAux(
     const ParamStore& params, const FeatureBatch& batch, at::Generator* rng,

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "t5xx/models/base_model.h"
-#include "t5xx/models/decoder_only_network.h"
+#include "t5xx/models/networks/decoder_only_network.h"
 
 namespace t5xx::models {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "t5xx/models/decode_cache.h"
-#include "t5xx/models/layers.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::models {

@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #include "t5xx/decoding/decoding.h"
-#include "t5xx/models/network.h"
+#include "t5xx/models/networks/network.h"
 #include "t5xx/models/param_store.h"
 
 namespace t5xx::models {

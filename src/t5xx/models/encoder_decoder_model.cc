@@ -11,12 +11,9 @@ namespace t5xx::models {
 EncoderDecoderModel::EncoderDecoderModel(Transformer module, double z_loss,
                                          double label_smoothing,
                                          LossNormalizingFactor loss_normalizing_factor)
-    : BaseTransformerModel(z_loss, label_smoothing, loss_normalizing_factor),
-      module_(std::move(module)) {
-  decoding::DecodeFnConfig beam_search;  // t5x's default decode_fn
-  beam_search.kind = decoding::DecodeFnConfig::Kind::kBeamSearch;
-  set_decode_fn(beam_search);
-}
+    : BaseTransformerModel(z_loss, label_smoothing, loss_normalizing_factor,
+                           decoding::DecodeFnConfig::Kind::kBeamSearch),
+      module_(std::move(module)) {}
 
 PredictionsWithAux EncoderDecoderModel::PredictBatchWithAux(
     const ParamStore& params, const FeatureBatch& batch, at::Generator* rng,

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "t5xx/models/base_model.h"
-#include "t5xx/models/network.h"
+#include "t5xx/models/networks/network.h"
 
 namespace t5xx::models {
 

@@ -20,8 +20,8 @@
 
 #include <cstdint>
 
-#include "t5xx/models/decoder_only_network.h"
-#include "t5xx/models/t5_config.h"
+#include "t5xx/models/networks/decoder_only_network.h"
+#include "t5xx/models/networks/t5_config.h"
 
 namespace t5xx::models {
 

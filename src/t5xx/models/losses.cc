@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "t5xx/models/fused_logsumexp.h"
+#include "t5xx/kernels/fused_logsumexp.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::models {

@@ -1,7 +1,7 @@
 // Single-device ShardingHooks (see sharding_hooks.h).
 #include "t5xx/models/sharding_hooks.h"
 
-#include "t5xx/models/layers.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/models/param_store.h"
 
 namespace t5xx::models {

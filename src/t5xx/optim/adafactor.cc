@@ -232,6 +232,91 @@ void Adafactor::Init(const models::ParamStore& params) {
   initialized_ = true;
 }
 
+namespace {
+
+// The general path's update of one parameter `p` (state `s`, float32
+// gradient `grad`): ATen ops, any dtype and device; t5x's Adafactor
+// (adafactor.py: _compute_update) step for step.
+void GeneralUpdate(const AdafactorConfig& c, const Reducer& r, models::Param& p,
+                   AdafactorParamState& s, const at::Tensor& grad, double learning_rate,
+                   float decay, float mixing, const std::optional<double>& wd) {
+  const at::Tensor param = p.value;
+  const std::vector<int64_t>& avg = s.averaging_dims;
+
+  at::Tensor update_scale = at::scalar_tensor(learning_rate, param.options().dtype(at::kFloat));
+  if (c.multiply_by_parameter_scale) {
+    at::Tensor param_scale =
+        ShardedMean(param * param, avg, /*keepdim=*/true, r, p.name, avg).sqrt();
+    param_scale = at::clamp_min(param_scale, c.epsilon2);
+    if (c.max_parameter_scale) param_scale = at::clamp_max(param_scale, *c.max_parameter_scale);
+    update_scale = update_scale * param_scale;
+  }
+
+  const at::Tensor grad_sqr = grad * grad + c.epsilon1;
+  at::Tensor new_v_row, new_v_col, new_v, y;
+  if (s.is_factored) {
+    new_v_row = s.v_row * decay +
+                ShardedMean(grad_sqr, s.col_dims, false, r, p.name, s.col_dims) * mixing;
+    new_v_col = s.v_col * decay +
+                ShardedMean(grad_sqr, s.row_dims, false, r, p.name, s.row_dims) * mixing;
+    // ROW dims' positions in v_row (the COLUMN dims are gone).
+    std::vector<int64_t> reduced_rows;
+    for (int64_t d : s.row_dims) {
+      const auto before = std::count_if(s.col_dims.begin(), s.col_dims.end(),
+                                        [&](int64_t e) { return e < d; });
+      reduced_rows.push_back(d - before);
+    }
+    const at::Tensor row_col_mean =
+        ShardedMean(new_v_row, reduced_rows, true, r, p.name, s.row_dims);
+    const at::Tensor row_factor = (new_v_row / row_col_mean).pow(-0.5);
+    const at::Tensor col_factor = new_v_col.pow(-0.5);
+    y = grad * ExpandDims(row_factor, s.col_dims) * ExpandDims(col_factor, s.row_dims);
+  } else {
+    new_v = s.v * decay + grad_sqr * mixing;
+    y = grad * new_v.pow(-0.5);
+  }
+
+  if (c.clipping_threshold) {
+    const at::Tensor rms = ShardedMean(y * y, avg, true, r, p.name, avg).sqrt();
+    // jnp.maximum propagates NaN; so does at::maximum.
+    const at::Tensor denom =
+        at::maximum(at::ones({}, rms.options()), rms / *c.clipping_threshold);
+    y = y / denom;
+  }
+
+  at::Tensor subtrahend = update_scale * y;
+  at::Tensor new_m;
+  if (c.beta1) {
+    // beta1 * m is computed in float32 and rounded to m's dtype (JAX's
+    // weak typing; libtorch 1.13 would round beta1 to bfloat16 first).
+    const at::Tensor decayed_m = (s.m.to(at::kFloat) * *c.beta1).to(s.m.scalar_type());
+    new_m = decayed_m + subtrahend * (1.0 - *c.beta1);
+    subtrahend = new_m;
+  }
+  at::Tensor new_param = wd ? param * (1.0 - *wd) - subtrahend : param - subtrahend;
+
+  if (c.skip_nan_updates) {
+    if (s.is_factored) {
+      new_v_row = KeepOldWhereNan(new_v_row, s.v_row);
+      new_v_col = KeepOldWhereNan(new_v_col, s.v_col);
+    } else {
+      new_v = KeepOldWhereNan(new_v, s.v);
+    }
+    if (c.beta1) new_m = KeepOldWhereNan(new_m, s.m);
+    new_param = KeepOldWhereNan(new_param, param);
+  }
+  if (s.is_factored) {
+    s.v_row.copy_(new_v_row);
+    s.v_col.copy_(new_v_col);
+  } else {
+    s.v.copy_(new_v);
+  }
+  if (c.beta1) s.m.copy_(new_m);  // cast to dtype_momentum
+  param.copy_(new_param);
+}
+
+}  // namespace
+
 double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
   if (!initialized_) throw std::logic_error("Adafactor::Apply before Init");
   at::NoGradGuard no_grad;
@@ -288,81 +373,7 @@ double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
   for (size_t i = 0; i < grads.size(); ++i) {
     if (fused[i]) continue;
     models::Param& p = params.params()[i];
-    AdafactorParamState& s = state_.at(p.name);
-    const at::Tensor& grad = grads[i];
-    const at::Tensor param = p.value;
-    const std::vector<int64_t>& avg = s.averaging_dims;
-
-    at::Tensor update_scale = at::scalar_tensor(learning_rate, param.options().dtype(at::kFloat));
-    if (c.multiply_by_parameter_scale) {
-      at::Tensor param_scale =
-          ShardedMean(param * param, avg, /*keepdim=*/true, r, p.name, avg).sqrt();
-      param_scale = at::clamp_min(param_scale, c.epsilon2);
-      if (c.max_parameter_scale) param_scale = at::clamp_max(param_scale, *c.max_parameter_scale);
-      update_scale = update_scale * param_scale;
-    }
-
-    const at::Tensor grad_sqr = grad * grad + c.epsilon1;
-    at::Tensor new_v_row, new_v_col, new_v, y;
-    if (s.is_factored) {
-      new_v_row = s.v_row * decay +
-                  ShardedMean(grad_sqr, s.col_dims, false, r, p.name, s.col_dims) * mixing;
-      new_v_col = s.v_col * decay +
-                  ShardedMean(grad_sqr, s.row_dims, false, r, p.name, s.row_dims) * mixing;
-      // ROW dims' positions in v_row (the COLUMN dims are gone).
-      std::vector<int64_t> reduced_rows;
-      for (int64_t d : s.row_dims) {
-        const auto before = std::count_if(s.col_dims.begin(), s.col_dims.end(),
-                                          [&](int64_t e) { return e < d; });
-        reduced_rows.push_back(d - before);
-      }
-      const at::Tensor row_col_mean =
-          ShardedMean(new_v_row, reduced_rows, true, r, p.name, s.row_dims);
-      const at::Tensor row_factor = (new_v_row / row_col_mean).pow(-0.5);
-      const at::Tensor col_factor = new_v_col.pow(-0.5);
-      y = grad * ExpandDims(row_factor, s.col_dims) * ExpandDims(col_factor, s.row_dims);
-    } else {
-      new_v = s.v * decay + grad_sqr * mixing;
-      y = grad * new_v.pow(-0.5);
-    }
-
-    if (c.clipping_threshold) {
-      const at::Tensor rms = ShardedMean(y * y, avg, true, r, p.name, avg).sqrt();
-      // jnp.maximum propagates NaN; so does at::maximum.
-      const at::Tensor denom =
-          at::maximum(at::ones({}, rms.options()), rms / *c.clipping_threshold);
-      y = y / denom;
-    }
-
-    at::Tensor subtrahend = update_scale * y;
-    at::Tensor new_m;
-    if (c.beta1) {
-      // beta1 * m is computed in float32 and rounded to m's dtype (JAX's
-      // weak typing; libtorch 1.13 would round beta1 to bfloat16 first).
-      const at::Tensor decayed_m = (s.m.to(at::kFloat) * *c.beta1).to(s.m.scalar_type());
-      new_m = decayed_m + subtrahend * (1.0 - *c.beta1);
-      subtrahend = new_m;
-    }
-    at::Tensor new_param = wd ? param * (1.0 - *wd) - subtrahend : param - subtrahend;
-
-    if (c.skip_nan_updates) {
-      if (s.is_factored) {
-        new_v_row = KeepOldWhereNan(new_v_row, s.v_row);
-        new_v_col = KeepOldWhereNan(new_v_col, s.v_col);
-      } else {
-        new_v = KeepOldWhereNan(new_v, s.v);
-      }
-      if (c.beta1) new_m = KeepOldWhereNan(new_m, s.m);
-      new_param = KeepOldWhereNan(new_param, param);
-    }
-    if (s.is_factored) {
-      s.v_row.copy_(new_v_row);
-      s.v_col.copy_(new_v_col);
-    } else {
-      s.v.copy_(new_v);
-    }
-    if (c.beta1) s.m.copy_(new_m);  // cast to dtype_momentum
-    param.copy_(new_param);
+    GeneralUpdate(c, r, p, state_.at(p.name), grads[i], learning_rate, decay, mixing, wd);
   }
   ++step_;
   return learning_rate;

@@ -13,363 +13,13 @@
 #include <memory>
 #include <utility>
 
-#include "t5xx/device/intra_op_parallel.h"
+#include "t5xx/kernels/cpu/intra_op_parallel.h"
+#include "t5xx/optim/adafactor_fused_tiles.h"
 
 namespace t5xx::optim {
 namespace {
 
-// The role of a parameter dim. Unfactored parameters use kRow for every
-// averaged dim (and have no kCol dims).
-enum Role { kBatch = 0, kRow = 1, kCol = 2 };
-
-// A tile: whole runs of the innermost block up to kMaxRun (cut runs at a
-// large stride stall on memory: the clipping pass over a (512, 32128) kernel
-// took 2.3x as long with runs of 2048 and 1.3x with 8192 as with whole
-// rows), as many outer rows as make kTileElements and at least kMinRows (so
-// that the tile's sums along the run, one float64 per run element, stay
-// small beside the tile). BATCH innermost (runs of one element): 128 x 128.
-constexpr int64_t kTileElements = 65536;
-constexpr int64_t kMaxRun = 65536;
-constexpr int64_t kMinRows = 16;
-constexpr int64_t kTileSide = 128;
-// Tiles are handed to threads in units of about this many elements, so
-// that threads get equal work when tiles differ in size.
-constexpr int64_t kWorkUnit = 8192;
-constexpr int64_t kBlock = 256;     // elements per inner step (stack buffers)
-// Independent partial sums per run (4 AVX2 registers of float32), fixed so
-// that the order of every sum is.
-constexpr int kLanes = 32;
-
-// The parameter as a 3-d row-major array of role blocks: each role's dims
-// merged into one block (size 1 where the role has no dims), in memory
-// order, and its tiling.
-struct Layout {
-  bool factored = false;
-  std::array<int64_t, 3> n{};   // block sizes, outermost first
-  std::array<Role, 3> role{};   // role of each block
-  std::array<int, 3> pos{};     // block of each role (indexed by Role)
-  std::array<int64_t, 3> tile{};  // tile extent per block
-  std::array<int64_t, 3> grid{};  // tiles per block
-  int64_t num_tiles = 0;
-
-  int64_t size(Role r) const { return n[pos[r]]; }
-  // Index into v_row's (and the row sums') memory: the BATCH and ROW dims in
-  // the parameter's order. Likewise v_col with COLUMN.
-  int64_t RowIndex(int64_t b, int64_t r) const {
-    return pos[kBatch] < pos[kRow] ? b * size(kRow) + r : r * size(kBatch) + b;
-  }
-  int64_t ColIndex(int64_t b, int64_t c) const {
-    return pos[kBatch] < pos[kCol] ? b * size(kCol) + c : c * size(kBatch) + b;
-  }
-  // Doubles of one tile's partial sums: [sum p^2, sum y^2, row sums (the
-  // tile's ROW extent), column sums (its COLUMN extent)].
-  int64_t PartialSize() const { return 2 + (factored ? tile[pos[kRow]] + tile[pos[kCol]] : 0); }
-};
-
-// Builds the layout, or nullopt when a role's dims are not one run.
-std::optional<Layout> PlanLayout(const AdafactorParamState& s, at::IntArrayRef shape) {
-  Layout L;
-  L.factored = s.is_factored;
-  auto has = [](const std::vector<int64_t>& v, int64_t d) {
-    return std::find(v.begin(), v.end(), d) != v.end();
-  };
-  std::vector<std::pair<Role, int64_t>> blocks;
-  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
-    if (shape[d] == 1) continue;  // no effect on memory or on any index
-    Role r = kBatch;
-    if (s.is_factored) {
-      if (has(s.row_dims, d)) r = kRow;
-      if (has(s.col_dims, d)) r = kCol;
-    } else if (has(s.averaging_dims, d)) {
-      r = kRow;
-    }
-    if (!blocks.empty() && blocks.back().first == r) {
-      blocks.back().second *= shape[d];
-    } else {
-      for (const auto& b : blocks) {
-        if (b.first == r) return std::nullopt;  // a second run of this role
-      }
-      blocks.emplace_back(r, shape[d]);
-    }
-  }
-  // Roles without dims become size-1 blocks in front.
-  for (Role r : {kBatch, kRow, kCol}) {
-    bool seen = false;
-    for (const auto& b : blocks) seen = seen || b.first == r;
-    if (!seen) blocks.insert(blocks.begin(), {r, 1});
-  }
-  for (int k = 0; k < 3; ++k) {
-    L.role[k] = blocks[k].first;
-    L.n[k] = blocks[k].second;
-    L.pos[L.role[k]] = k;
-  }
-  const int64_t nr = L.size(kRow), nc = L.size(kCol);
-  int64_t tr = 1, tc = 1;
-  if (!L.factored) {
-    tr = std::min(nr, kTileElements);
-  } else if (L.role[2] == kBatch) {  // runs of one element whatever the tile
-    tr = std::min(nr, kTileSide);
-    tc = std::min(nc, kTileSide);
-  } else {
-    const bool row_inner = L.role[2] == kRow;
-    int64_t& inner = row_inner ? tr : tc;
-    int64_t& outer = row_inner ? tc : tr;
-    inner = std::min(row_inner ? nr : nc, kMaxRun);
-    outer = std::min(row_inner ? nc : nr, std::max(kMinRows, kTileElements / inner));
-  }
-  L.tile[L.pos[kBatch]] = 1;
-  L.tile[L.pos[kRow]] = tr;
-  L.tile[L.pos[kCol]] = tc;
-  L.num_tiles = 1;
-  for (int k = 0; k < 3; ++k) {
-    L.grid[k] = (L.n[k] + L.tile[k] - 1) / L.tile[k];
-    L.num_tiles *= L.grid[k];
-  }
-  return L;
-}
-
-// One tile: [lo, hi) per block.
-struct TileBox {
-  std::array<int64_t, 3> lo{}, hi{};
-  int64_t lo_of(const Layout& L, Role r) const { return lo[L.pos[r]]; }
-  int64_t extent(const Layout& L, Role r) const { return hi[L.pos[r]] - lo[L.pos[r]]; }
-};
-
-TileBox Box(const Layout& L, int64_t t) {
-  TileBox b;
-  for (int k = 2; k >= 0; --k) {
-    const int64_t g = t % L.grid[k];
-    t /= L.grid[k];
-    b.lo[k] = g * L.tile[k];
-    b.hi[k] = std::min(L.n[k], b.lo[k] + L.tile[k]);
-  }
-  return b;
-}
-
-// A contiguous run of a tile along the innermost block.
-struct Segment {
-  int64_t offset, length;
-  int64_t b, r, c;  // coordinates of its first element
-};
-
-// Calls f(segment) for the tile's runs, outer blocks in row-major order.
-template <typename F>
-void ForEachSegment(const Layout& L, const TileBox& box, F&& f) {
-  for (int64_t i0 = box.lo[0]; i0 < box.hi[0]; ++i0) {
-    for (int64_t i1 = box.lo[1]; i1 < box.hi[1]; ++i1) {
-      const std::array<int64_t, 3> at{i0, i1, box.lo[2]};
-      f(Segment{(i0 * L.n[1] + i1) * L.n[2] + box.lo[2], box.hi[2] - box.lo[2],
-                at[L.pos[kBatch]], at[L.pos[kRow]], at[L.pos[kCol]]});
-    }
-  }
-}
-
-// ---- element loops ----
-
-struct Consts {
-  float grad_scale, eps1, decay, mixing;
-  bool param_scale, clip, momentum, m_bf16, weight_decay;
-  float keep;  // 1 - weight decay
-  float beta1, one_minus_beta1;
-};
-
-// s[j % kLanes] += x[j] for the n <= kBlock elements of one block, n a
-// multiple of kLanes (PadToLanes): the block's kBlock / kLanes values per
-// lane are added in float32, then each lane into its float64 total. The
-// lanes are fixed (the compiler vectorises across them), so the order of
-// the additions is the same on every machine.
-inline void AddToLanes(double* s, const float* x, int64_t n) {
-  float block[kLanes] = {};
-  for (int64_t j = 0; j < n; j += kLanes) {
-    for (int l = 0; l < kLanes; ++l) block[l] += x[j + l];
-  }
-  for (int l = 0; l < kLanes; ++l) s[l] += static_cast<double>(block[l]);
-}
-
-// Zeroes buf[n, n rounded up to kLanes) (sums of zeros add nothing) and
-// returns the rounded length. buf holds kBlock, a multiple of kLanes.
-inline int64_t PadToLanes(float* buf, int64_t n) {
-  const int64_t padded = (n + kLanes - 1) / kLanes * kLanes;
-  std::fill(buf + n, buf + padded, 0.0f);
-  return padded;
-}
-
-// The lanes' total, in a fixed pairwise order.
-inline double FoldLanes(const double* s) {
-  double t[kLanes];
-  std::copy(s, s + kLanes, t);
-  for (int width = kLanes / 2; width >= 1; width /= 2) {
-    for (int l = 0; l < width; ++l) t[l] = t[l] + t[l + width];
-  }
-  return t[0];
-}
-
-inline void Squares(const float* x, int64_t n, float* out) {
-  for (int64_t j = 0; j < n; ++j) out[j] = x[j] * x[j];
-}
-
-// g^2 + epsilon1 of the scaled gradient.
-inline void GradSquares(const float* g, int64_t n, float grad_scale, float eps1, float* out) {
-  for (int64_t j = 0; j < n; ++j) {
-    const float x = g[j] * grad_scale;
-    const float sq = x * x;
-    out[j] = sq + eps1;
-  }
-}
-
-// y = g * row_factor * col_factor (in that order, as the general path): one
-// factor per element along the run (`vec`), the other fixed.
-inline void FactoredY(const float* g, int64_t n, float grad_scale, bool row_inner,
-                      const float* vec, float fixed, float* y) {
-  if (row_inner) {
-    for (int64_t j = 0; j < n; ++j) {
-      const float x = g[j] * grad_scale;
-      const float xr = x * vec[j];
-      y[j] = xr * fixed;
-    }
-  } else {
-    for (int64_t j = 0; j < n; ++j) {
-      const float x = g[j] * grad_scale;
-      const float xr = x * fixed;
-      y[j] = xr * vec[j];
-    }
-  }
-}
-
-// y = g * v^-1/2 (pow(-0.5) is 1 / sqrt in ATen).
-inline void UnfactoredY(const float* g, const float* v, int64_t n, float grad_scale, float* y) {
-  for (int64_t j = 0; j < n; ++j) {
-    const float x = g[j] * grad_scale;
-    const float rs = 1.0f / std::sqrt(v[j]);
-    y[j] = x * rs;
-  }
-}
-
-// The run functions below (one contiguous run of a tile each, in blocks of
-// kBlock through stack buffers) are compiled twice on x86-64, for AVX2 and
-// for the baseline, and the loader picks one by the CPU (target_clones).
-// The lanes fix the order of every sum and nothing is contracted, so both
-// give the same bits.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define T5XX_RUN_LOOP __attribute__((target_clones("avx2", "default")))
-#else
-#define T5XX_RUN_LOOP
-#endif
-
-// Sums of one run (each over its elements, in its lanes).
-struct RunSums {
-  double first = 0, p_squares = 0;
-};
-
-// Pass 1, factored: vec[j] += g2[j] (the inner role's sums); returns the
-// sum of g2 (the other role's) and of p^2 (when `k.param_scale`).
-T5XX_RUN_LOOP RunSums FactoredStatisticsRun(const float* g, const float* p, int64_t length,
-                                            const Consts& k, double* vec) {
-  float a[kBlock], b[kBlock];
-  double lanes[kLanes] = {}, p_lanes[kLanes] = {};
-  for (int64_t j0 = 0; j0 < length; j0 += kBlock) {
-    const int64_t n = std::min(kBlock, length - j0);
-    GradSquares(g + j0, n, k.grad_scale, k.eps1, a);
-    for (int64_t j = 0; j < n; ++j) vec[j0 + j] += static_cast<double>(a[j]);
-    AddToLanes(lanes, a, PadToLanes(a, n));
-    if (k.param_scale) {
-      Squares(p + j0, n, b);
-      AddToLanes(p_lanes, b, PadToLanes(b, n));
-    }
-  }
-  return {FoldLanes(lanes), FoldLanes(p_lanes)};
-}
-
-// Pass 1, unfactored: v = decay*v + mixing*g2 in place; returns the sum of
-// y^2 (when clipping) and of p^2 (when `k.param_scale`).
-T5XX_RUN_LOOP RunSums UnfactoredStatisticsRun(const float* g, const float* p, float* v,
-                                              int64_t length, const Consts& k) {
-  float a[kBlock], b[kBlock];
-  double y_lanes[kLanes] = {}, p_lanes[kLanes] = {};
-  for (int64_t j0 = 0; j0 < length; j0 += kBlock) {
-    const int64_t n = std::min(kBlock, length - j0);
-    GradSquares(g + j0, n, k.grad_scale, k.eps1, a);
-    for (int64_t j = 0; j < n; ++j) {
-      const float kept = v[j0 + j] * k.decay;
-      const float added = a[j] * k.mixing;
-      v[j0 + j] = kept + added;
-    }
-    if (k.clip) {
-      UnfactoredY(g + j0, v + j0, n, k.grad_scale, b);
-      Squares(b, n, a);
-      AddToLanes(y_lanes, a, PadToLanes(a, n));
-    }
-    if (k.param_scale) {
-      Squares(p + j0, n, b);
-      AddToLanes(p_lanes, b, PadToLanes(b, n));
-    }
-  }
-  return {FoldLanes(y_lanes), FoldLanes(p_lanes)};
-}
-
-// Pass 2, factored: the sum of y^2.
-T5XX_RUN_LOOP double ClipRun(const float* g, int64_t length, const Consts& k, bool row_inner,
-                             const float* vec, float fixed) {
-  float y[kBlock], sq[kBlock];
-  double lanes[kLanes] = {};
-  for (int64_t j0 = 0; j0 < length; j0 += kBlock) {
-    const int64_t n = std::min(kBlock, length - j0);
-    FactoredY(g + j0, n, k.grad_scale, row_inner, vec + j0, fixed, y);
-    Squares(y, n, sq);
-    AddToLanes(lanes, sq, PadToLanes(sq, n));
-  }
-  return FoldLanes(lanes);
-}
-
-// Pass 3: y (factored from vec/fixed, else from v), clipped by `denom`,
-// times `scale`, through momentum (m32 or m16, when set), subtracted from p.
-T5XX_RUN_LOOP void UpdateRun(float* p, const float* g, const float* v, int64_t length,
-                             const Consts& k, bool row_inner, const float* vec, float fixed,
-                             float scale, float denom, float* m32, c10::BFloat16* m16) {
-  float y[kBlock], sub[kBlock];
-  for (int64_t j0 = 0; j0 < length; j0 += kBlock) {
-    const int64_t n = std::min(kBlock, length - j0);
-    if (vec) {
-      FactoredY(g + j0, n, k.grad_scale, row_inner, vec + j0, fixed, y);
-    } else {
-      UnfactoredY(g + j0, v + j0, n, k.grad_scale, y);
-    }
-    if (k.clip) {
-      for (int64_t j = 0; j < n; ++j) y[j] = y[j] / denom;
-    }
-    for (int64_t j = 0; j < n; ++j) sub[j] = scale * y[j];
-    if (m32) {
-      float* m = m32 + j0;
-      for (int64_t j = 0; j < n; ++j) {
-        const float decayed = m[j] * k.beta1;
-        const float added = sub[j] * k.one_minus_beta1;
-        const float nm = decayed + added;
-        m[j] = nm;
-        sub[j] = nm;
-      }
-    } else if (m16) {
-      c10::BFloat16* m = m16 + j0;
-      for (int64_t j = 0; j < n; ++j) {
-        // beta1 * m rounded to m's dtype, then added in float32 (adafactor.cc).
-        const float decayed =
-            static_cast<float>(c10::BFloat16(static_cast<float>(m[j]) * k.beta1));
-        const float added = sub[j] * k.one_minus_beta1;
-        const float nm = decayed + added;
-        m[j] = c10::BFloat16(nm);
-        sub[j] = nm;
-      }
-    }
-    float* q = p + j0;
-    if (k.weight_decay) {
-      for (int64_t j = 0; j < n; ++j) {
-        const float kept = q[j] * k.keep;
-        q[j] = kept - sub[j];
-      }
-    } else {
-      for (int64_t j = 0; j < n; ++j) q[j] = q[j] - sub[j];
-    }
-  }
-}
+using namespace fused;  // NOLINT: the update's own internals
 
 // ---- per parameter ----
 
@@ -540,6 +190,181 @@ int64_t Count(at::IntArrayRef shape, const std::vector<int64_t>& dims) {
 inline float MaxNan(float x, float lo) { return std::isnan(x) || x > lo ? x : lo; }
 inline float MinNan(float x, float hi) { return std::isnan(x) || x < hi ? x : hi; }
 
+// The update's scalars from Adafactor's config and this step's scalars.
+Consts MakeConsts(const AdafactorConfig& c, const AdafactorStepScalars& scalars) {
+  Consts k{};
+  k.grad_scale = scalars.grad_scale;
+  k.eps1 = static_cast<float>(c.epsilon1);
+  k.decay = scalars.decay;
+  k.mixing = scalars.mixing;
+  k.param_scale = c.multiply_by_parameter_scale;
+  k.clip = c.clipping_threshold.has_value();
+  k.momentum = c.beta1.has_value();
+  k.m_bf16 = c.dtype_momentum == at::kBFloat16;
+  k.weight_decay = scalars.weight_decay.has_value();
+  k.keep = static_cast<float>(1.0 - scalars.weight_decay.value_or(0.0));
+  k.beta1 = static_cast<float>(c.beta1.value_or(0.0));
+  k.one_minus_beta1 = static_cast<float>(1.0 - c.beta1.value_or(0.0));
+  return k;
+}
+
+// Points `w` at `in`'s tensors (contiguous copies where needed) and plans
+// its layout.
+void PrepareWork(Work& w, const FusedAdafactorParam& in, const Consts& k) {
+  w.in = &in;
+  w.L = *PlanLayout(*in.state, in.param.sizes());
+  w.param = std::make_unique<Contiguous>(in.param);
+  w.grad = in.grad.contiguous();
+  w.p = w.param->work.data_ptr<float>();
+  w.g = w.grad.data_ptr<float>();
+  if (w.L.factored) {
+    w.v_row = std::make_unique<Contiguous>(in.state->v_row);
+    w.v_col = std::make_unique<Contiguous>(in.state->v_col);
+  } else {
+    w.v = std::make_unique<Contiguous>(in.state->v);
+    w.v_data = w.v->work.data_ptr<float>();
+  }
+  if (k.momentum) {
+    w.m = std::make_unique<Contiguous>(in.state->m);
+    if (k.m_bf16) {
+      w.m16 = w.m->work.data_ptr<c10::BFloat16>();
+    } else {
+      w.m32 = w.m->work.data_ptr<float>();
+    }
+  }
+  w.partial_size = w.L.PartialSize();
+}
+
+// Tile partials -> the parameter's sums, adding tiles in tile order.
+void SumTilePartials(Work& w) {
+  const Layout& L = w.L;
+  const int64_t nb = L.size(kBatch);
+  w.p_sum.assign(nb, 0.0);
+  w.y_sum.assign(nb, 0.0);
+  if (L.factored) {
+    w.row_sum.assign(nb * L.size(kRow), 0.0);
+    w.col_sum.assign(nb * L.size(kCol), 0.0);
+  }
+  for (int64_t t = 0; t < L.num_tiles; ++t) {
+    const TileBox box = Box(L, t);
+    const double* part = w.partials + t * w.partial_size;
+    const int64_t b = box.lo_of(L, kBatch);
+    w.p_sum[b] += part[0];
+    w.y_sum[b] += part[1];
+    if (!L.factored) continue;
+    const double* rows = part + 2;
+    const double* cols = rows + L.tile[L.pos[kRow]];
+    const int64_t lo_r = box.lo_of(L, kRow), lo_c = box.lo_of(L, kCol);
+    for (int64_t r = 0; r < box.extent(L, kRow); ++r) {
+      w.row_sum[L.RowIndex(b, lo_r + r)] += rows[r];
+    }
+    for (int64_t cc = 0; cc < box.extent(L, kCol); ++cc) {
+      w.col_sum[L.ColIndex(b, lo_c + cc)] += cols[cc];
+    }
+  }
+}
+
+// The parameter scale per BATCH index from the reduced mean of p^2: lr
+// times max(rms(p), epsilon2), capped at max_parameter_scale.
+void ComputeUpdateScale(Work& w, const AdafactorConfig& c, float lr, const Reducer& reducer) {
+  const FusedAdafactorParam& in = *w.in;
+  const AdafactorParamState& s = *in.state;
+  const at::IntArrayRef shape = in.param.sizes();
+  const std::vector<int64_t>& avg = s.averaging_dims;
+  const int64_t nb = w.L.size(kBatch);
+  w.update_scale.assign(nb, lr);
+  if (c.multiply_by_parameter_scale) {
+    const std::vector<float> mean_sq = ReducedMeans(w.p_sum, KeepDims(shape, avg),
+                                                    Count(shape, avg), reducer, *in.name, avg);
+    for (int64_t b = 0; b < nb; ++b) {
+      float scale = MaxNan(std::sqrt(mean_sq[b]), static_cast<float>(c.epsilon2));
+      if (c.max_parameter_scale) {
+        scale = MinNan(scale, static_cast<float>(*c.max_parameter_scale));
+      }
+      w.update_scale[b] = lr * scale;
+    }
+  }
+}
+
+// Factored: v_row and v_col from the reduced row and column means, then
+// the row and column factors of y.
+void ComputeFactors(Work& w, const Consts& k, const Reducer& reducer) {
+  const FusedAdafactorParam& in = *w.in;
+  const AdafactorParamState& s = *in.state;
+  const Layout& L = w.L;
+  const at::IntArrayRef shape = in.param.sizes();
+  const int64_t nb = L.size(kBatch);
+  const std::vector<float> row_mean =
+      ReducedMeans(w.row_sum, s.v_row.sizes(), Count(shape, s.col_dims), reducer, *in.name,
+                   s.col_dims);
+  const std::vector<float> col_mean =
+      ReducedMeans(w.col_sum, s.v_col.sizes(), Count(shape, s.row_dims), reducer, *in.name,
+                   s.row_dims);
+  float* v_row = w.v_row->work.data_ptr<float>();
+  float* v_col = w.v_col->work.data_ptr<float>();
+  for (size_t i = 0; i < row_mean.size(); ++i) {
+    const float kept = v_row[i] * k.decay;
+    const float added = row_mean[i] * k.mixing;
+    v_row[i] = kept + added;
+  }
+  for (size_t i = 0; i < col_mean.size(); ++i) {
+    const float kept = v_col[i] * k.decay;
+    const float added = col_mean[i] * k.mixing;
+    v_col[i] = kept + added;
+  }
+  // Mean of the new v_row over the ROW dims, per BATCH index.
+  const int64_t nr = L.size(kRow), nc = L.size(kCol);
+  std::vector<double> v_row_sum(nb, 0.0);
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t r = 0; r < nr; ++r) v_row_sum[b] += v_row[L.RowIndex(b, r)];
+  }
+  // ROW dims' positions in v_row (the COLUMN dims are gone).
+  std::vector<int64_t> reduced_rows;
+  for (int64_t d : s.row_dims) {
+    reduced_rows.push_back(d - std::count_if(s.col_dims.begin(), s.col_dims.end(),
+                                             [&](int64_t e) { return e < d; }));
+  }
+  const std::vector<float> row_col_mean =
+      ReducedMeans(v_row_sum, KeepDims(s.v_row.sizes(), reduced_rows),
+                   Count(shape, s.row_dims), reducer, *in.name, s.row_dims);
+  w.row_factor.resize(static_cast<size_t>(nb * nr));
+  w.col_factor.resize(static_cast<size_t>(nb * nc));
+  for (int64_t b = 0; b < nb; ++b) {
+    for (int64_t r = 0; r < nr; ++r) {
+      const int64_t i = L.RowIndex(b, r);
+      w.row_factor[i] = 1.0f / std::sqrt(v_row[i] / row_col_mean[b]);
+    }
+    for (int64_t cc = 0; cc < nc; ++cc) {
+      const int64_t i = L.ColIndex(b, cc);
+      w.col_factor[i] = 1.0f / std::sqrt(v_col[i]);
+    }
+  }
+}
+
+// Clipping: each parameter's update RMS (from pass 2's partials when
+// factored, pass 1's when not) over the threshold, at least 1.
+void ComputeClipDenominators(std::vector<Work>& works, const AdafactorConfig& c,
+                             const Reducer& reducer) {
+  const float threshold = static_cast<float>(*c.clipping_threshold);
+  for (Work& w : works) {
+    const Layout& L = w.L;
+    if (L.factored) {  // unfactored: summed in pass 1
+      std::fill(w.y_sum.begin(), w.y_sum.end(), 0.0);
+      for (int64_t t = 0; t < L.num_tiles; ++t) {
+        w.y_sum[Box(L, t).lo_of(L, kBatch)] += w.partials[t * w.partial_size + 1];
+      }
+    }
+    const FusedAdafactorParam& in = *w.in;
+    const std::vector<int64_t>& avg = in.state->averaging_dims;
+    const at::IntArrayRef shape = in.param.sizes();
+    const std::vector<float> mean_sq = ReducedMeans(w.y_sum, KeepDims(shape, avg),
+                                                    Count(shape, avg), reducer, *in.name, avg);
+    for (size_t b = 0; b < mean_sq.size(); ++b) {
+      w.denom[b] = MaxNan(std::sqrt(mean_sq[b]) / threshold, 1.0f);
+    }
+  }
+}
+
 }  // namespace
 
 bool FusedAdafactorCovers(const AdafactorConfig& config, const AdafactorParamState& state,
@@ -558,49 +383,14 @@ bool FusedAdafactorCovers(const AdafactorConfig& config, const AdafactorParamSta
 void FusedAdafactorUpdate(const AdafactorConfig& c, const AdafactorStepScalars& scalars,
                           const std::vector<FusedAdafactorParam>& params, const Reducer& reducer) {
   if (params.empty()) return;
-  Consts k{};
-  k.grad_scale = scalars.grad_scale;
-  k.eps1 = static_cast<float>(c.epsilon1);
-  k.decay = scalars.decay;
-  k.mixing = scalars.mixing;
-  k.param_scale = c.multiply_by_parameter_scale;
-  k.clip = c.clipping_threshold.has_value();
-  k.momentum = c.beta1.has_value();
-  k.m_bf16 = c.dtype_momentum == at::kBFloat16;
-  k.weight_decay = scalars.weight_decay.has_value();
-  k.keep = static_cast<float>(1.0 - scalars.weight_decay.value_or(0.0));
-  k.beta1 = static_cast<float>(c.beta1.value_or(0.0));
-  k.one_minus_beta1 = static_cast<float>(1.0 - c.beta1.value_or(0.0));
+  const Consts k = MakeConsts(c, scalars);
   const float lr = static_cast<float>(scalars.learning_rate);
 
   std::vector<Work> works(params.size());
   int64_t total_partials = 0;
   for (size_t i = 0; i < params.size(); ++i) {
-    Work& w = works[i];
-    const FusedAdafactorParam& in = params[i];
-    w.in = &in;
-    w.L = *PlanLayout(*in.state, in.param.sizes());
-    w.param = std::make_unique<Contiguous>(in.param);
-    w.grad = in.grad.contiguous();
-    w.p = w.param->work.data_ptr<float>();
-    w.g = w.grad.data_ptr<float>();
-    if (w.L.factored) {
-      w.v_row = std::make_unique<Contiguous>(in.state->v_row);
-      w.v_col = std::make_unique<Contiguous>(in.state->v_col);
-    } else {
-      w.v = std::make_unique<Contiguous>(in.state->v);
-      w.v_data = w.v->work.data_ptr<float>();
-    }
-    if (k.momentum) {
-      w.m = std::make_unique<Contiguous>(in.state->m);
-      if (k.m_bf16) {
-        w.m16 = w.m->work.data_ptr<c10::BFloat16>();
-      } else {
-        w.m32 = w.m->work.data_ptr<float>();
-      }
-    }
-    w.partial_size = w.L.PartialSize();
-    total_partials += w.L.num_tiles * w.partial_size;
+    PrepareWork(works[i], params[i], k);
+    total_partials += works[i].L.num_tiles * works[i].partial_size;
   }
   // Every tile's partial sums; each tile writes only its own.
   std::unique_ptr<double[]> partials(new double[static_cast<size_t>(total_partials)]);
@@ -613,107 +403,15 @@ void FusedAdafactorUpdate(const AdafactorConfig& c, const AdafactorStepScalars& 
 
   // Pass 1.
   ForEveryTile(works, all, [&](Work& w, int64_t t) { StatisticsTile(w, t, k); });
-
-  // Tile partials -> per-parameter sums, adding tiles in tile order.
   device::IntraOpParallelFor(static_cast<int64_t>(works.size()), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      Work& w = works[i];
-      const Layout& L = w.L;
-      const int64_t nb = L.size(kBatch);
-      w.p_sum.assign(nb, 0.0);
-      w.y_sum.assign(nb, 0.0);
-      if (L.factored) {
-        w.row_sum.assign(nb * L.size(kRow), 0.0);
-        w.col_sum.assign(nb * L.size(kCol), 0.0);
-      }
-      for (int64_t t = 0; t < L.num_tiles; ++t) {
-        const TileBox box = Box(L, t);
-        const double* part = w.partials + t * w.partial_size;
-        const int64_t b = box.lo_of(L, kBatch);
-        w.p_sum[b] += part[0];
-        w.y_sum[b] += part[1];
-        if (!L.factored) continue;
-        const double* rows = part + 2;
-        const double* cols = rows + L.tile[L.pos[kRow]];
-        const int64_t lo_r = box.lo_of(L, kRow), lo_c = box.lo_of(L, kCol);
-        for (int64_t r = 0; r < box.extent(L, kRow); ++r) {
-          w.row_sum[L.RowIndex(b, lo_r + r)] += rows[r];
-        }
-        for (int64_t cc = 0; cc < box.extent(L, kCol); ++cc) {
-          w.col_sum[L.ColIndex(b, lo_c + cc)] += cols[cc];
-        }
-      }
-    }
+    for (int64_t i = begin; i < end; ++i) SumTilePartials(works[i]);
   });
 
   // The Reducer, then the small arrays: parameter scale, v_row, v_col and
   // the factors.
   for (Work& w : works) {
-    const FusedAdafactorParam& in = *w.in;
-    const AdafactorParamState& s = *in.state;
-    const Layout& L = w.L;
-    const at::IntArrayRef shape = in.param.sizes();
-    const std::vector<int64_t>& avg = s.averaging_dims;
-    const int64_t nb = L.size(kBatch);
-    w.update_scale.assign(nb, lr);
-    if (c.multiply_by_parameter_scale) {
-      const std::vector<float> mean_sq = ReducedMeans(w.p_sum, KeepDims(shape, avg),
-                                                      Count(shape, avg), reducer, *in.name, avg);
-      for (int64_t b = 0; b < nb; ++b) {
-        float scale = MaxNan(std::sqrt(mean_sq[b]), static_cast<float>(c.epsilon2));
-        if (c.max_parameter_scale) {
-          scale = MinNan(scale, static_cast<float>(*c.max_parameter_scale));
-        }
-        w.update_scale[b] = lr * scale;
-      }
-    }
-    if (L.factored) {
-      const std::vector<float> row_mean =
-          ReducedMeans(w.row_sum, s.v_row.sizes(), Count(shape, s.col_dims), reducer, *in.name,
-                       s.col_dims);
-      const std::vector<float> col_mean =
-          ReducedMeans(w.col_sum, s.v_col.sizes(), Count(shape, s.row_dims), reducer, *in.name,
-                       s.row_dims);
-      float* v_row = w.v_row->work.data_ptr<float>();
-      float* v_col = w.v_col->work.data_ptr<float>();
-      for (size_t i = 0; i < row_mean.size(); ++i) {
-        const float kept = v_row[i] * k.decay;
-        const float added = row_mean[i] * k.mixing;
-        v_row[i] = kept + added;
-      }
-      for (size_t i = 0; i < col_mean.size(); ++i) {
-        const float kept = v_col[i] * k.decay;
-        const float added = col_mean[i] * k.mixing;
-        v_col[i] = kept + added;
-      }
-      // Mean of the new v_row over the ROW dims, per BATCH index.
-      const int64_t nr = L.size(kRow), nc = L.size(kCol);
-      std::vector<double> v_row_sum(nb, 0.0);
-      for (int64_t b = 0; b < nb; ++b) {
-        for (int64_t r = 0; r < nr; ++r) v_row_sum[b] += v_row[L.RowIndex(b, r)];
-      }
-      // ROW dims' positions in v_row (the COLUMN dims are gone).
-      std::vector<int64_t> reduced_rows;
-      for (int64_t d : s.row_dims) {
-        reduced_rows.push_back(d - std::count_if(s.col_dims.begin(), s.col_dims.end(),
-                                                 [&](int64_t e) { return e < d; }));
-      }
-      const std::vector<float> row_col_mean =
-          ReducedMeans(v_row_sum, KeepDims(s.v_row.sizes(), reduced_rows),
-                       Count(shape, s.row_dims), reducer, *in.name, s.row_dims);
-      w.row_factor.resize(static_cast<size_t>(nb * nr));
-      w.col_factor.resize(static_cast<size_t>(nb * nc));
-      for (int64_t b = 0; b < nb; ++b) {
-        for (int64_t r = 0; r < nr; ++r) {
-          const int64_t i = L.RowIndex(b, r);
-          w.row_factor[i] = 1.0f / std::sqrt(v_row[i] / row_col_mean[b]);
-        }
-        for (int64_t cc = 0; cc < nc; ++cc) {
-          const int64_t i = L.ColIndex(b, cc);
-          w.col_factor[i] = 1.0f / std::sqrt(v_col[i]);
-        }
-      }
-    }
+    ComputeUpdateScale(w, c, lr, reducer);
+    if (w.L.factored) ComputeFactors(w, k, reducer);
   }
 
   // Pass 2 and the update RMS.
@@ -722,24 +420,7 @@ void FusedAdafactorUpdate(const AdafactorConfig& c, const AdafactorStepScalars& 
     ForEveryTile(
         works, [](const Work& w) { return w.L.factored; },
         [&](Work& w, int64_t t) { ClipTile(w, t, k); });
-    const float threshold = static_cast<float>(*c.clipping_threshold);
-    for (Work& w : works) {
-      const Layout& L = w.L;
-      if (L.factored) {  // unfactored: summed in pass 1
-        std::fill(w.y_sum.begin(), w.y_sum.end(), 0.0);
-        for (int64_t t = 0; t < L.num_tiles; ++t) {
-          w.y_sum[Box(L, t).lo_of(L, kBatch)] += w.partials[t * w.partial_size + 1];
-        }
-      }
-      const FusedAdafactorParam& in = *w.in;
-      const std::vector<int64_t>& avg = in.state->averaging_dims;
-      const at::IntArrayRef shape = in.param.sizes();
-      const std::vector<float> mean_sq = ReducedMeans(w.y_sum, KeepDims(shape, avg),
-                                                      Count(shape, avg), reducer, *in.name, avg);
-      for (size_t b = 0; b < mean_sq.size(); ++b) {
-        w.denom[b] = MaxNan(std::sqrt(mean_sq[b]) / threshold, 1.0f);
-      }
-    }
+    ComputeClipDenominators(works, c, reducer);
   }
 
   // Pass 3.

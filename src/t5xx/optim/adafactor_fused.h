@@ -8,7 +8,7 @@
 //
 // Per step, for all covered parameters together (one parallel loop per pass
 // over every parameter's tiles, on libtorch's intra-op threads through
-// device/intra_op_parallel.h):
+// kernels/cpu/intra_op_parallel.h):
 //   pass 1  reads p and g. Per tile: sum(p^2) (parameter scale); factored:
 //           the ROW and COLUMN partial sums of g^2 + epsilon1; unfactored:
 //           v = decay*v + mixing*(g^2 + epsilon1) written in place and

@@ -1,5 +1,5 @@
 // What MODEL/models.EncoderDecoderModel.optimizer_def configures, and the
-// optimizer built from it (read from gin by src/t5xx/run/gin_optimizer.cc).
+// optimizer built from it (read from gin by src/t5xx/run/configurables/gin_optimizer.cc).
 #pragma once
 
 #include <memory>

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/data_source.h"
+#include "t5xx/data/sources/data_source.h"
 #include "t5xx/models/base_model.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/partitioning/communicator.h"

@@ -176,6 +176,106 @@ void C10dCommunicator::Collective(const char* what, F&& f) const {
   }
 }
 
+namespace {
+
+// The rendezvous store at MASTER_ADDR:MASTER_PORT (rank 0 serves it, unless
+// torchrun's agent does), with one key space per restart.
+c10::intrusive_ptr<c10d::Store> OpenRendezvousStore(const ProcessEnvironment& env,
+                                                    const ConnectOptions& options,
+                                                    const std::string& where) {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<std::uint16_t>(env.master_port);
+  so.isServer = env.rank == 0 && !env.agent_store;
+  so.waitWorkers = false;  // t5xx checks who joined itself, to name the missing
+  so.timeout = options.join_timeout;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+  } catch (const std::exception& e) {
+    throw Error(env.rank == 0
+                    ? "rank 0 cannot serve the rendezvous at " + where + ": " + e.what() +
+                          " (is the port in use? set MASTER_PORT)"
+                    : "rank " + std::to_string(env.rank) + " cannot reach rank 0's rendezvous at " +
+                          where + " within " + Seconds(options.join_timeout) + ": " + e.what() +
+                          " (is rank 0 running, and are MASTER_ADDR and MASTER_PORT right?)");
+  }
+  if (env.agent_store || env.restart_count > 0) {
+    // torchrun's agent store outlives restarts: one key space per attempt.
+    store = c10::make_intrusive<c10d::PrefixStore>(
+        "t5xx/attempt_" + std::to_string(env.restart_count), store);
+  }
+  return store;
+}
+
+// Rank 0: waits until every rank has joined; past the deadline, tells the
+// ranks that joined which did not (and waits briefly for them to read it),
+// then throws that.
+void WaitForEveryRank(c10d::Store& store, const ProcessEnvironment& env,
+                      const ConnectOptions& options, const std::string& where,
+                      Clock::time_point deadline) {
+  std::vector<std::string> keys;
+  for (int r = 0; r < env.world_size; ++r) keys.push_back(JoinedKey(r));
+  while (!store.check(keys)) {
+    if (Clock::now() >= deadline) {
+      std::string missing;
+      int n = 0;
+      for (int r = 0; r < env.world_size; ++r) {
+        if (!store.check({JoinedKey(r)})) {
+          missing += (n++ ? ", " : "") + std::to_string(r);
+        }
+      }
+      const std::string msg = "rank" + std::string(n == 1 ? " " : "s ") + missing + " of " +
+                              std::to_string(env.world_size) + " did not join the run at " +
+                              where + " within " + Seconds(options.join_timeout) +
+                              " (were they launched? see their logs)";
+      store.set("t5xx/abort", std::vector<uint8_t>(msg.begin(), msg.end()));
+      // Keep serving the store until the ranks that joined have read the
+      // verdict (at most 5 s), so that they report the same ranks.
+      std::vector<std::string> seen;
+      for (int r = 1; r < env.world_size; ++r) {
+        if (store.check({JoinedKey(r)})) seen.push_back("t5xx/abort_seen/" + std::to_string(r));
+      }
+      const auto until = Clock::now() + std::chrono::seconds(5);
+      while (!seen.empty() && !store.check(seen) && Clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      throw Error(msg);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  store.set("t5xx/ready", std::vector<uint8_t>{1});
+}
+
+// Other ranks: wait for rank 0's "ready" (or its verdict on who is missing).
+void WaitForRankZero(c10d::Store& store, const ProcessEnvironment& env,
+                     const ConnectOptions& options, const std::string& where,
+                     Clock::time_point deadline) {
+  while (true) {
+    try {
+      if (store.check({"t5xx/abort"})) {
+        const std::vector<uint8_t> m = store.get("t5xx/abort");
+        store.set("t5xx/abort_seen/" + std::to_string(env.rank), std::vector<uint8_t>{1});
+        throw Error(std::string(m.begin(), m.end()) + " (reported by rank 0)");
+      }
+      if (store.check({"t5xx/ready"})) break;
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error("rank " + std::to_string(env.rank) + " lost the rendezvous at " + where +
+                  " while waiting for the other processes: " + e.what() +
+                  " (rank 0 stopped; see its log)");
+    }
+    if (Clock::now() >= deadline + kVerdictGrace) {
+      throw Error("rank " + std::to_string(env.rank) + " waited " +
+                  Seconds(options.join_timeout) + " at " + where +
+                  " for the other processes to join (rank 0 did not report them all)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<C10dCommunicator> C10dCommunicator::Connect(const ProcessEnvironment& env,
                                                             const ConnectOptions& options) {
   if (options.backend == CommunicationBackend::kNccl) {
@@ -191,83 +291,13 @@ std::unique_ptr<C10dCommunicator> C10dCommunicator::Connect(const ProcessEnviron
   const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
   auto impl = std::make_shared<Impl>();
   for (int r = 0; r < env.world_size; ++r) impl->world_ranks.push_back(r);
-  c10d::TCPStoreOptions so;
-  so.port = static_cast<std::uint16_t>(env.master_port);
-  so.isServer = env.rank == 0 && !env.agent_store;
-  so.waitWorkers = false;  // t5xx checks who joined itself, to name the missing
-  so.timeout = options.join_timeout;
-  try {
-    impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
-  } catch (const std::exception& e) {
-    throw Error(env.rank == 0
-                    ? "rank 0 cannot serve the rendezvous at " + where + ": " + e.what() +
-                          " (is the port in use? set MASTER_PORT)"
-                    : "rank " + std::to_string(env.rank) + " cannot reach rank 0's rendezvous at " +
-                          where + " within " + Seconds(options.join_timeout) + ": " + e.what() +
-                          " (is rank 0 running, and are MASTER_ADDR and MASTER_PORT right?)");
-  }
-  if (env.agent_store || env.restart_count > 0) {
-    // torchrun's agent store outlives restarts: one key space per attempt.
-    impl->store = c10::make_intrusive<c10d::PrefixStore>(
-        "t5xx/attempt_" + std::to_string(env.restart_count), impl->store);
-  }
+  impl->store = OpenRendezvousStore(env, options, where);
   c10d::Store& store = *impl->store;
   store.set(JoinedKey(env.rank), std::vector<uint8_t>{1});
   if (env.rank == 0) {
-    std::vector<std::string> keys;
-    for (int r = 0; r < env.world_size; ++r) keys.push_back(JoinedKey(r));
-    while (!store.check(keys)) {
-      if (Clock::now() >= deadline) {
-        std::string missing;
-        int n = 0;
-        for (int r = 0; r < env.world_size; ++r) {
-          if (!store.check({JoinedKey(r)})) {
-            missing += (n++ ? ", " : "") + std::to_string(r);
-          }
-        }
-        const std::string msg = "rank" + std::string(n == 1 ? " " : "s ") + missing + " of " +
-                                std::to_string(env.world_size) + " did not join the run at " +
-                                where + " within " + Seconds(options.join_timeout) +
-                                " (were they launched? see their logs)";
-        store.set("t5xx/abort", std::vector<uint8_t>(msg.begin(), msg.end()));
-        // Keep serving the store until the ranks that joined have read the
-        // verdict (at most 5 s), so that they report the same ranks.
-        std::vector<std::string> seen;
-        for (int r = 1; r < env.world_size; ++r) {
-          if (store.check({JoinedKey(r)})) seen.push_back("t5xx/abort_seen/" + std::to_string(r));
-        }
-        const auto until = Clock::now() + std::chrono::seconds(5);
-        while (!seen.empty() && !store.check(seen) && Clock::now() < until) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        throw Error(msg);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    store.set("t5xx/ready", std::vector<uint8_t>{1});
+    WaitForEveryRank(store, env, options, where, deadline);
   } else {
-    while (true) {
-      try {
-        if (store.check({"t5xx/abort"})) {
-          const std::vector<uint8_t> m = store.get("t5xx/abort");
-          store.set("t5xx/abort_seen/" + std::to_string(env.rank), std::vector<uint8_t>{1});
-          throw Error(std::string(m.begin(), m.end()) + " (reported by rank 0)");
-        }
-        if (store.check({"t5xx/ready"})) break;
-      } catch (const Error&) {
-        throw;
-      } catch (const std::exception& e) {
-        throw Error("rank " + std::to_string(env.rank) + " lost the rendezvous at " + where +
-                    " while waiting for the other processes: " + e.what() +
-                    " (rank 0 stopped; see its log)");
-      }
-      if (Clock::now() >= deadline + kVerdictGrace) {
-        throw Error("rank " + std::to_string(env.rank) + " waited " +
-                    Seconds(options.join_timeout) + " at " + where +
-                    " for the other processes to join (rank 0 did not report them all)");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    WaitForRankZero(store, env, options, where, deadline);
   }
   impl->backend = options.backend;
   impl->device = options.device;

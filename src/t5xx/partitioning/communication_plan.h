@@ -23,8 +23,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "t5xx/models/decoder_only_network.h"
-#include "t5xx/models/t5_config.h"
+#include "t5xx/models/networks/decoder_only_network.h"
+#include "t5xx/models/networks/t5_config.h"
 #include "t5xx/partitioning/base_partitioner.h"
 #include "t5xx/partitioning/mesh.h"
 

@@ -1,7 +1,7 @@
 // See partitioned_hooks.h.
 #include "t5xx/partitioning/partitioned_hooks.h"
 
-#include "t5xx/models/layers.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/partitioning/differentiable_collectives.h"
 #include "t5xx/util/error.h"
 

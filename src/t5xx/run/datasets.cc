@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/dataset_providers/mixture.h"
+#include "t5xx/data/feature_converters/feature_converters.h"
+#include "t5xx/data/preprocessors/preprocessor_registry.h"
 #include "t5xx/demo/demo_tasks.h"
-#include "t5xx/data/feature_converters.h"
-#include "t5xx/data/mixture.h"
-#include "t5xx/data/preprocessor_registry.h"
 #include "t5xx/trainer/batch_conversion.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"

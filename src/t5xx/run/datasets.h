@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/background_producer.h"
-#include "t5xx/data/batching.h"
-#include "t5xx/data/data_source.h"
-#include "t5xx/data/task.h"
+#include "t5xx/data/dataset_providers/task.h"
+#include "t5xx/data/pipeline/background_producer.h"
+#include "t5xx/data/pipeline/batching.h"
+#include "t5xx/data/sources/data_source.h"
 #include "t5xx/models/base_model.h"
 #include "t5xx/run/train_config.h"
 #include "t5xx/trainer/train_loop.h"

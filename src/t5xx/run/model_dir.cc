@@ -10,7 +10,7 @@
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/file_kind.h"
+#include "t5xx/util/files/file_kind.h"
 
 namespace t5xx::run {
 

@@ -8,7 +8,7 @@
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
-#include "t5xx/run/evaluator.h"
+#include "t5xx/run/inference/evaluator.h"
 #include "t5xx/run/model.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/error_list.h"

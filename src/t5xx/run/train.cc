@@ -13,21 +13,21 @@
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/device/cpu_runtime.h"
 #include "t5xx/device/device.h"
+#include "t5xx/kernels/bf16_matmul.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/models/memory_plan.h"
-#include "t5xx/partitioning/communication_plan.h"
 #include "t5xx/partitioning/c10d_communicator.h"
+#include "t5xx/partitioning/communication_plan.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
-#include "t5xx/run/evaluator.h"
-#include "t5xx/run/inference.h"
+#include "t5xx/run/inference/evaluator.h"
+#include "t5xx/run/inference/inference.h"
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
 #include "t5xx/run/preflight.h"
-#include "t5xx/models/bf16_matmul.h"
-#include "t5xx/models/layers.h"
 #include "t5xx/trainer/matmul_peak_cache.h"
 #include "t5xx/trainer/train_metrics.h"
 #include "t5xx/util/error.h"
@@ -137,40 +137,23 @@ std::pair<double, std::string> ProcessPeakFlops(const RunOptions& options, at::D
   return {peak.flops_per_s, peak.description};
 }
 
-}  // namespace
-
-PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run,
-                                 std::ostream& log) {
-  const TrainSetup& s = loaded.setup;
-  // The mesh, the batch splits and the first batches (PreflightTrainRun,
-  // which `t5xx config` runs too) need only the process count, so every
-  // process checks them before joining the others: a configuration error
-  // then stops each with that error, never with one process's Gloo setup
-  // broken by another's early exit.
-  PreflightTrainRun(loaded, run);
-  if (run.memory_problem) throw Error(*run.memory_problem);
-  PreparedTrainRun out;
-  const at::Device device = SetUpDevice(loaded.options, log);
-  // The MFU denominator is measured first, before this run's own threads
-  // (the data pipeline's) compete with the measurement (see the end).
-  const at::ScalarType activation_dtype =
-      models::ActivationDtype(s.model.kind == ModelKind::kEncoderDecoder
-                                  ? s.model.t5_config.dtype
-                                  : s.model.decoder_only_config.dtype);
+// The setup lines of the CPU runtime and the bfloat16 matmul choice.
+void LogCpuSetup(const at::Device& device, at::ScalarType activation_dtype, std::ostream& log) {
   if (device.is_cpu() && !device::ConfiguredCpuRuntimeDescription().empty()) {
-    log << "[setup] CPU: " << device::ConfiguredCpuRuntimeDescription()
-        << " (device/cpu_runtime.h)" << std::endl;
+    log << "[setup] CPU: " << device::ConfiguredCpuRuntimeDescription() << " (device/cpu_runtime.h)"
+        << std::endl;
   }
   if (device.is_cpu() && activation_dtype == at::kBFloat16) {
     const std::string bf16_matmul = models::CpuBf16Matmul().Describe();
     log << "[setup] bfloat16 matmul: " << bf16_matmul
-        << " (models/bf16_matmul.h; T5XX_BF16_MATMUL)" << std::endl;
+        << " (kernels/bf16_matmul.h; T5XX_BF16_MATMUL)" << std::endl;
   }
-  const auto [process_peak, peak_source] =
-      ProcessPeakFlops(loaded.options, device, activation_dtype, log);
-  out.model = CreateModel(s.model);
-  // Several processes (launched by torchrun, srun or mpirun): join them over
-  // Gloo; each trains on its rows of every global batch (data parallelism).
+}
+
+// Several processes (launched by torchrun, srun or mpirun): joins them over
+// Gloo (NCCL between GPUs); one process: a LocalCommunicator.
+std::shared_ptr<const partitioning::Communicator> JoinProcesses(const at::Device& device,
+                                                                std::ostream& log) {
   std::shared_ptr<const partitioning::Communicator> comm =
       std::make_shared<partitioning::LocalCommunicator>();
   const std::optional<partitioning::ProcessEnvironment> env =
@@ -185,39 +168,30 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
         << (device.is_cuda() ? "NCCL" : "Gloo") << std::endl;
     comm = partitioning::C10dCommunicator::Connect(*env, connect);
   }
-  out.partitioner = std::make_unique<partitioning::PjitPartitioner>(
-      s.num_partitions, s.logical_axis_rules, comm);
-  // Every process initialises the whole parameters from the seed (as t5x's
-  // jitted init) and keeps its pieces; the optimizer's state follows them,
-  // sized from the global shapes through the partitioner's reducer.
-  // (Initialised on the host from the seed, so that every device gets the
-  // same values; then moved to the run's device, where the optimizer's
-  // state is created and a checkpoint is restored into.)
-  models::ParamStore params =
-      out.partitioner->ShardParams(InitParams(*out.model, static_cast<uint64_t>(s.random_seed)));
-  params.To(device);
-  std::unique_ptr<optim::Optimizer> optimizer = optim::MakeOptimizer(s.optimizer);
-  optimizer->set_reducer(out.partitioner->reducer());
-  optimizer->Init(params);
-  // t5x's restore order (run/restore.h): MODEL_DIR's latest checkpoint, else
-  // utils.CheckpointConfig.restore; parameters and optimizer slots replace
-  // the fresh ones (which stay where the options allow keys to be missing).
+  return comm;
+}
+
+// t5x's restore order (run/restore.h): MODEL_DIR's latest checkpoint, else
+// utils.CheckpointConfig.restore; parameters and optimizer slots replace
+// the fresh ones (which stay where the options allow keys to be missing).
+std::optional<trainer::RestoreReport> RestoreIntoState(
+    const ValidatedTrainRun& run, const partitioning::BasePartitioner& partitioner,
+    models::ParamStore& params, optim::Optimizer& optimizer, std::ostream& log) {
   std::optional<trainer::RestoreReport> restored;
   for (const std::string& note : run.restore_notes) log << "[restore] " << note << std::endl;
   if (run.restore) {
     const auto t0 = std::chrono::steady_clock::now();
-    const seqio::ShardInfo data_shard = out.partitioner->data_shard_info();
+    const seqio::ShardInfo data_shard = partitioner.data_shard_info();
     // Each process reads only the boxes it holds on this mesh, whatever mesh
     // wrote the checkpoint.
     trainer::RestoreOptions options = run.restore->options;
-    if (out.partitioner->mesh().size() > 1) {
+    if (partitioner.mesh().size() > 1) {
       options.owned_slice = trainer::OwnedSlices(
-          out.partitioner->DescribeVariables(params, trainer::SlotShapes(*optimizer)));
+          partitioner.DescribeVariables(params, trainer::SlotShapes(optimizer)));
     }
     try {
-      restored = trainer::RestoreTrainState(run.restore->checkpoint_dir, params, optimizer.get(),
-                                            options, data_shard.index,
-                                            data_shard.num_shards);
+      restored = trainer::RestoreTrainState(run.restore->checkpoint_dir, params, &optimizer,
+                                            options, data_shard.index, data_shard.num_shards);
     } catch (const Error& e) {
       if (!run.restore->resuming ||
           std::string(e.what()).find("does not match the model") == std::string::npos) {
@@ -239,29 +213,33 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
         << std::endl;
     for (const std::string& note : restored->notes) log << "[restore]   " << note << std::endl;
   }
-  out.trainer = std::make_unique<trainer::Trainer>(
-      *out.model, std::move(params), std::move(optimizer), optim::LearningRateSchedule(s.lr),
-      *out.partitioner, s.num_microbatches, static_cast<uint64_t>(s.random_seed));
+  return restored;
+}
 
-  // The memory plan, now with the parameters' exact shapes: refuse a run
-  // that cannot fit before writing anything.
-  {
-    std::vector<std::vector<int64_t>> shapes;
-    for (const auto& p : out.trainer->params().params()) shapes.push_back(p.value.sizes().vec());
-    const models::MemoryPlan plan =
-        PlanMemory(s, *out.model, shapes, out.partitioner->mesh().data);
-    const int64_t available = AvailableMemoryBytes(device);
-    log << "[setup] memory plan per process: " << plan.ToString();
-    if (available > 0) {
-      log << "; available " << static_cast<double>(available) / (1024.0 * 1024 * 1024) << " GiB";
-    }
-    log << std::endl;
-    // Parameters are already allocated, so compare what is still to come.
-    CheckMemoryPlan(plan, available, /*allocated=*/plan.parameters);
+// The memory plan, now with the parameters' exact shapes: refuses a run
+// that cannot fit before anything is written.
+void CheckMemoryWithExactShapes(const TrainSetup& s, const PreparedTrainRun& out,
+                                const at::Device& device, std::ostream& log) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& p : out.trainer->params().params()) shapes.push_back(p.value.sizes().vec());
+  const models::MemoryPlan plan = PlanMemory(s, *out.model, shapes, out.partitioner->mesh().data);
+  const int64_t available = AvailableMemoryBytes(device);
+  log << "[setup] memory plan per process: " << plan.ToString();
+  if (available > 0) {
+    log << "; available " << static_cast<double>(available) / (1024.0 * 1024 * 1024) << " GiB";
   }
+  log << std::endl;
+  // Parameters are already allocated, so compare what is still to come.
+  CheckMemoryPlan(plan, available, /*allocated=*/plan.parameters);
+}
 
-  // Read the first batches now, so that bad lengths, splits or files fail
-  // before anything is written.
+// The train data, restored to the checkpoint's position when it has one,
+// with its first batch read (bad lengths, splits or files fail here, before
+// anything is written).
+std::shared_ptr<BatchStream> OpenTrainData(const TrainSetup& s, const ValidatedTrainRun& run,
+                                           const PreparedTrainRun& out,
+                                           const std::optional<trainer::RestoreReport>& restored,
+                                           std::ostream& log) {
   const seqio::ShardInfo shard = out.partitioner->data_shard_info();
   const uint64_t seed = static_cast<uint64_t>(s.random_seed);
   std::shared_ptr<BatchStream> train_stream =
@@ -271,8 +249,8 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
                              checkpoints::DatasetStateFileName(shard.index, shard.num_shards);
     if (restored->dataset_state) {
       train_stream->RestoreState(*restored->dataset_state, file);
-      log << "[restore] the train data continues where step " << restored->step
-          << " left it (" << file << ")" << std::endl;
+      log << "[restore] the train data continues where step " << restored->step << " left it ("
+          << file << ")" << std::endl;
     } else {
       T5XX_CHECK(!run.restore->require_dataset,
                  "utils.RestoreCheckpointConfig.restore_dataset = True, but " + file +
@@ -287,33 +265,41 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   // Peek (the read-ahead batch is part of the saved position).
   T5XX_CHECK(train_stream->HasNext(), Describe(s.train_dataset, "train") +
                                           " yields no full batch of " +
-                                          std::to_string(s.train_dataset.batch_size) +
-                                          " examples");
-  out.train_batches = [train_stream]() { return train_stream->Next(); };
-  // t5x's utils.get_training_eval_datasets. Each stream restarts for every
-  // evaluation and repeats its data for as long as the evaluation reads
-  // (t5x: .unbatch().repeat().batch().take(eval_steps)), so every evaluation
-  // reads the same eval_steps full batches, however small the split. (t5x
-  // repeats packed rows, t5xx the task's examples, so rows can differ where
-  // an epoch ends.) An empty split yields nothing.
-  if (s.train_eval_dataset) {
-    for (const DatasetConfig& cfg : run.eval_datasets) {
-      const models::BaseTransformerModel* model = out.model.get();
-      auto make_eval = [cfg, model, seed, shard]() {
-        return GetTrainingEvalBatches(cfg, *model, /*num_epochs=*/-1, seed, shard);
-      };
-      T5XX_CHECK(make_eval()().has_value(),
-                 Describe(cfg, "train_eval") + " yields no full batch of " +
-                     std::to_string(cfg.batch_size) +
-                     " examples; lower train_eval/utils.DatasetConfig.batch_size or set "
-                     "train.train_eval_dataset_cfg = None");
-      out.eval_datasets.emplace_back(cfg.mixture_or_task_name, make_eval);
-    }
+                                          std::to_string(s.train_dataset.batch_size) + " examples");
+  return train_stream;
+}
+
+// t5x's utils.get_training_eval_datasets. Each stream restarts for every
+// evaluation and repeats its data for as long as the evaluation reads
+// (t5x: .unbatch().repeat().batch().take(eval_steps)), so every evaluation
+// reads the same eval_steps full batches, however small the split. (t5x
+// repeats packed rows, t5xx the task's examples, so rows can differ where
+// an epoch ends.) An empty split yields nothing.
+void AddTrainEvalDatasets(const TrainSetup& s, const ValidatedTrainRun& run,
+                          PreparedTrainRun& out) {
+  const seqio::ShardInfo shard = out.partitioner->data_shard_info();
+  const uint64_t seed = static_cast<uint64_t>(s.random_seed);
+  for (const DatasetConfig& cfg : run.eval_datasets) {
+    const models::BaseTransformerModel* model = out.model.get();
+    auto make_eval = [cfg, model, seed, shard]() {
+      return GetTrainingEvalBatches(cfg, *model, /*num_epochs=*/-1, seed, shard);
+    };
+    T5XX_CHECK(make_eval()().has_value(),
+               Describe(cfg, "train_eval") + " yields no full batch of " +
+                   std::to_string(cfg.batch_size) +
+                   " examples; lower train_eval/utils.DatasetConfig.batch_size or set "
+                   "train.train_eval_dataset_cfg = None");
+    out.eval_datasets.emplace_back(cfg.mixture_or_task_name, make_eval);
   }
-  // t5x's inference evaluation: seqio's Evaluator over infer_eval_dataset_cfg,
-  // its examples read now (so a bad task or split fails before anything is
-  // written), decoded with the trainer's parameters after each train-eval;
-  // logs under MODEL_DIR/inference_eval/ (rank 0 writes them).
+}
+
+// t5x's inference evaluation: seqio's Evaluator over infer_eval_dataset_cfg,
+// its examples read now (so a bad task or split fails before anything is
+// written), decoded with the trainer's parameters after each train-eval;
+// logs under MODEL_DIR/inference_eval/ (rank 0 writes them).
+std::shared_ptr<InferenceEvaluator> MakeInferenceEvaluator(const TrainSetup& s,
+                                                           PreparedTrainRun& out,
+                                                           std::ostream& log) {
   std::shared_ptr<InferenceEvaluator> infer_evaluator;
   if (s.infer_eval_dataset) {
     out.model->set_eos_id(TargetsVocabulary(s.infer_eval_dataset->mixture_or_task_name)->eos_id());
@@ -322,8 +308,7 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
         out.partitioner->communicator().rank() == 0);
     if (infer_evaluator->empty()) {
       // t5x's train() drops an Evaluator without eval_tasks, as here.
-      log << "[setup] no inference evaluation: " << infer_evaluator->no_tasks_reason()
-          << std::endl;
+      log << "[setup] no inference evaluation: " << infer_evaluator->no_tasks_reason() << std::endl;
       infer_evaluator.reset();
     }
     for (const std::string& task :
@@ -333,6 +318,16 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
           << s.infer_eval_dataset->split << "', decoded every eval_period" << std::endl;
     }
   }
+  return infer_evaluator;
+}
+
+// The train loop's inputs: inference evaluation, data positions per shard,
+// batch counts.
+void ConfigureLoop(const TrainSetup& s, const ValidatedTrainRun& run,
+                   std::shared_ptr<InferenceEvaluator> infer_evaluator,
+                   std::shared_ptr<BatchStream> train_stream, PreparedTrainRun& out,
+                   std::ostream& log) {
+  const seqio::ShardInfo shard = out.partitioner->data_shard_info();
   out.loop = run.loop;
   if (infer_evaluator) {
     out.loop.infer_eval = [infer_evaluator, model = out.model.get(), trainer = out.trainer.get(),
@@ -357,22 +352,40 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
     return GlobalBatchCounts(b, *p);
   };
   log << "[setup] data: shard " << shard.index << " of " << shard.num_shards
-      << " (seqio ShardInfo; one per data-axis index): " << s.train_dataset.batch_size / shard.num_shards
+      << " (seqio ShardInfo; one per data-axis index): "
+      << s.train_dataset.batch_size / shard.num_shards
       << " examples per process of each global batch of " << s.train_dataset.batch_size
       << std::endl;
+}
 
-  // Only now: MODEL_DIR and the operative config.
-  const std::string operative = loaded.config->OperativeConfigString();
-  const bool chief = out.partitioner->communicator().rank() == 0;
-  if (chief) {
-    for (const std::string& removed : CreateModelDir(s.model_dir, operative)) {
-      log << "[setup] removed " << removed
-          << ": an unfinished checkpoint an interrupted save left (never restored)" << std::endl;
-    }
-  }
-  out.partitioner->communicator().Barrier();  // MODEL_DIR exists for every process
-  out.loop.chief = chief;
-  out.loop.communicator = comm;  // several processes: each saves its part of a checkpoint
+// What this layout must communicate per step at least; the [train] lines
+// report what was sent (timing/communication_bytes_per_step).
+void LogCommunicationPlan(const TrainSetup& s, const PreparedTrainRun& out,
+                          const std::vector<partitioning::VariableInfo>& variables,
+                          std::ostream& log) {
+  const partitioning::Mesh& mesh = out.partitioner->mesh();
+  const std::map<std::string, int64_t> lens =
+      out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths);
+  const int64_t b = s.train_dataset.batch_size;
+  const double activations =
+      s.model.kind == ModelKind::kEncoderDecoder
+          ? partitioning::TensorParallelActivationElements(s.model.t5_config, b,
+                                                           lens.at("encoder_input_tokens"),
+                                                           lens.at("decoder_target_tokens"))
+          : partitioning::TensorParallelActivationElements(s.model.decoder_only_config, b,
+                                                           lens.at("decoder_target_tokens"));
+  const partitioning::CommunicationPlan plan = partitioning::MinimumCommunicationPerStep(
+      mesh, partitioning::ParameterBytesPerModelShard(variables), activations);
+  log << "[setup] communication per step, at least: " << plan.total() / 1e6
+      << " MB sent per process (gradients " << plan.gradient_bytes / 1e6
+      << " MB over 'data', activations " << plan.activation_bytes / 1e6
+      << " MB over 'model'; partitioning/communication_plan.h)" << std::endl;
+}
+
+// The run's summary lines: model size, mesh, task, the variable table (the
+// chief's) and the communication plan.
+void LogRunSummary(const TrainSetup& s, const PreparedTrainRun& out, bool chief,
+                   std::ostream& log) {
   const partitioning::Mesh& mesh = out.partitioner->mesh();
   // Every variable's global shape and this process's box, once for the
   // lines below.
@@ -396,35 +409,22 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
     log << "[setup] variables (t5x's partitioning table; bytes of process 0):\n"
         << partitioning::FormatVariableTable(variables);
   }
-  {
-    // What this layout must communicate per step at least; the [train]
-    // lines report what was sent (timing/communication_bytes_per_step).
-    const std::map<std::string, int64_t> lens =
-        out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths);
-    const int64_t b = s.train_dataset.batch_size;
-    const double activations =
-        s.model.kind == ModelKind::kEncoderDecoder
-            ? partitioning::TensorParallelActivationElements(
-                  s.model.t5_config, b, lens.at("encoder_input_tokens"),
-                  lens.at("decoder_target_tokens"))
-            : partitioning::TensorParallelActivationElements(s.model.decoder_only_config, b,
-                                                             lens.at("decoder_target_tokens"));
-    const partitioning::CommunicationPlan plan = partitioning::MinimumCommunicationPerStep(
-        mesh, partitioning::ParameterBytesPerModelShard(variables),
-        activations);
-    log << "[setup] communication per step, at least: " << plan.total() / 1e6
-        << " MB sent per process (gradients " << plan.gradient_bytes / 1e6
-        << " MB over 'data', activations " << plan.activation_bytes / 1e6
-        << " MB over 'model'; partitioning/communication_plan.h)" << std::endl;
-  }
+  LogCommunicationPlan(s, out, variables, log);
   if (s.relative_steps) {
     log << "[setup] train.relative_steps = " << *s.relative_steps << ": training to step "
         << out.trainer->step() + *s.relative_steps << " (train.total_steps = " << s.total_steps
         << " is ignored, as in t5x)" << std::endl;
   }
-  out.loop.operative_config = operative;
-  out.loop.train_flops_per_step = out.model->TrainFlops(
-      s.train_dataset.batch_size, out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths));
+}
+
+// MFU's inputs: the model FLOPs per step and the peak (ProcessPeakFlops),
+// times the processes (the model FLOPs are the global batch's).
+void SetMfuInputs(const TrainSetup& s, double process_peak, const std::string& peak_source,
+                  PreparedTrainRun& out, std::ostream& log) {
+  const partitioning::Mesh& mesh = out.partitioner->mesh();
+  out.loop.train_flops_per_step =
+      out.model->TrainFlops(s.train_dataset.batch_size,
+                            out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths));
   // The MFU denominator (ProcessPeakFlops, above), times the processes (the
   // model FLOPs are the global batch's).
   out.loop.peak_flops_per_second = process_peak * static_cast<double>(mesh.size());
@@ -432,6 +432,73 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
       << " (models/flops.h); peak " << process_peak / 1e9 << " GFLOP/s"
       << (mesh.size() > 1 ? " per process, x" + std::to_string(mesh.size()) : "")
       << " (timing/mfu = model FLOP/s / peak): " << peak_source << std::endl;
+}
+
+}  // namespace
+
+PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun& run,
+                                 std::ostream& log) {
+  const TrainSetup& s = loaded.setup;
+  // The mesh, the batch splits and the first batches (PreflightTrainRun,
+  // which `t5xx config` runs too) need only the process count, so every
+  // process checks them before joining the others: a configuration error
+  // then stops each with that error, never with one process's Gloo setup
+  // broken by another's early exit.
+  PreflightTrainRun(loaded, run);
+  if (run.memory_problem) throw Error(*run.memory_problem);
+  PreparedTrainRun out;
+  const at::Device device = SetUpDevice(loaded.options, log);
+  // The MFU denominator is measured first, before this run's own threads
+  // (the data pipeline's) compete with the measurement (see the end).
+  const at::ScalarType activation_dtype = models::ActivationDtype(
+      s.model.kind == ModelKind::kEncoderDecoder ? s.model.t5_config.dtype
+                                                 : s.model.decoder_only_config.dtype);
+  LogCpuSetup(device, activation_dtype, log);
+  const auto [process_peak, peak_source] =
+      ProcessPeakFlops(loaded.options, device, activation_dtype, log);
+  out.model = CreateModel(s.model);
+  std::shared_ptr<const partitioning::Communicator> comm = JoinProcesses(device, log);
+  out.partitioner =
+      std::make_unique<partitioning::PjitPartitioner>(s.num_partitions, s.logical_axis_rules, comm);
+  // Every process initialises the whole parameters from the seed (as t5x's
+  // jitted init) and keeps its pieces; the optimizer's state follows them,
+  // sized from the global shapes through the partitioner's reducer.
+  // (Initialised on the host from the seed, so that every device gets the
+  // same values; then moved to the run's device, where the optimizer's
+  // state is created and a checkpoint is restored into.)
+  models::ParamStore params =
+      out.partitioner->ShardParams(InitParams(*out.model, static_cast<uint64_t>(s.random_seed)));
+  params.To(device);
+  std::unique_ptr<optim::Optimizer> optimizer = optim::MakeOptimizer(s.optimizer);
+  optimizer->set_reducer(out.partitioner->reducer());
+  optimizer->Init(params);
+  const std::optional<trainer::RestoreReport> restored =
+      RestoreIntoState(run, *out.partitioner, params, *optimizer, log);
+  out.trainer = std::make_unique<trainer::Trainer>(
+      *out.model, std::move(params), std::move(optimizer), optim::LearningRateSchedule(s.lr),
+      *out.partitioner, s.num_microbatches, static_cast<uint64_t>(s.random_seed));
+
+  CheckMemoryWithExactShapes(s, out, device, log);
+  std::shared_ptr<BatchStream> train_stream = OpenTrainData(s, run, out, restored, log);
+  out.train_batches = [train_stream]() { return train_stream->Next(); };
+  if (s.train_eval_dataset) AddTrainEvalDatasets(s, run, out);
+  ConfigureLoop(s, run, MakeInferenceEvaluator(s, out, log), train_stream, out, log);
+
+  // Only now: MODEL_DIR and the operative config.
+  const std::string operative = loaded.config->OperativeConfigString();
+  const bool chief = out.partitioner->communicator().rank() == 0;
+  if (chief) {
+    for (const std::string& removed : CreateModelDir(s.model_dir, operative)) {
+      log << "[setup] removed " << removed
+          << ": an unfinished checkpoint an interrupted save left (never restored)" << std::endl;
+    }
+  }
+  out.partitioner->communicator().Barrier();  // MODEL_DIR exists for every process
+  out.loop.chief = chief;
+  out.loop.communicator = comm;  // several processes: each saves its part of a checkpoint
+  LogRunSummary(s, out, chief, log);
+  out.loop.operative_config = operative;
+  SetMfuInputs(s, process_peak, peak_source, out, log);
   return out;
 }
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "t5xx/decoding/decoding.h"
-#include "t5xx/models/decoder_only_network.h"
+#include "t5xx/models/networks/decoder_only_network.h"
 #include "t5xx/models/losses.h"
-#include "t5xx/models/t5_config.h"
+#include "t5xx/models/networks/t5_config.h"
 #include "t5xx/optim/lr_schedule.h"
 #include "t5xx/optim/make_optimizer.h"
 #include "t5xx/partitioning/logical_axis_rules.h"

@@ -2,7 +2,7 @@
 #include "t5xx/run/train_setup.h"
 
 #include "t5xx/config/reading.h"
-#include "t5xx/run/gin_readers.h"
+#include "t5xx/run/configurables/gin_readers.h"
 #include "t5xx/demo/demo_tasks.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
 

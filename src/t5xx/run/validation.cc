@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "t5xx/data/mixture.h"
-#include "t5xx/data/sentencepiece_vocabulary.h"
+#include "t5xx/data/dataset_providers/mixture.h"
+#include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
-#include "t5xx/run/inference.h"
+#include "t5xx/run/inference/inference.h"
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"

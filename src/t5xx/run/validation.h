@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/data/task.h"
+#include "t5xx/data/dataset_providers/task.h"
 #include "t5xx/run/restore.h"
 #include "t5xx/run/train_config.h"
 #include "t5xx/run/train_setup.h"

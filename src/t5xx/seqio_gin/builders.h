@@ -12,12 +12,12 @@
 #include "t5xx/config/config.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/config/registry.h"
-#include "t5xx/data/cache_placeholder.h"
-#include "t5xx/data/data_source.h"
-#include "t5xx/data/evaluation.h"
-#include "t5xx/data/postprocessors.h"
-#include "t5xx/data/preprocessor_registry.h"
-#include "t5xx/data/vocabulary.h"
+#include "t5xx/data/dataset_providers/cache_placeholder.h"
+#include "t5xx/data/dataset_providers/postprocessors.h"
+#include "t5xx/data/evaluation/evaluation.h"
+#include "t5xx/data/preprocessors/preprocessor_registry.h"
+#include "t5xx/data/sources/data_source.h"
+#include "t5xx/data/vocabularies/vocabulary.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio_gin {

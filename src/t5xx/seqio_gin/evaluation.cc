@@ -1,6 +1,6 @@
 // Postprocessors and metrics of gin-defined tasks (seqio.Task.postprocess_fn
 // and metric_fns): their configurables, t5's t5.data.postprocessors.* and
-// t5.evaluation.metrics.* (data/postprocessors.h, data/evaluation.h), and
+// t5.evaluation.metrics.* (data/dataset_providers/postprocessors.h, data/evaluation/evaluation.h), and
 // how each is built.
 #include <climits>
 #include <string>

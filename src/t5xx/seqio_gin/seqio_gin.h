@@ -13,9 +13,9 @@
 
 #include "t5xx/config/config.h"
 #include "t5xx/config/registry.h"
-#include "t5xx/data/mixture.h"
-#include "t5xx/data/preprocessor_registry.h"
-#include "t5xx/data/task.h"
+#include "t5xx/data/dataset_providers/mixture.h"
+#include "t5xx/data/dataset_providers/task.h"
+#include "t5xx/data/preprocessors/preprocessor_registry.h"
 
 namespace t5xx::seqio_gin {
 

@@ -8,13 +8,13 @@
 
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
-#include "t5xx/data/byte_vocabulary.h"
-#include "t5xx/data/cache_placeholder.h"
-#include "t5xx/data/passthrough_vocabulary.h"
-#include "t5xx/data/sentencepiece_vocabulary.h"
-#include "t5xx/data/text_line_source.h"
-#include "t5xx/data/tfrecord_source.h"
-#include "t5xx/data/token_json_lines_source.h"
+#include "t5xx/data/dataset_providers/cache_placeholder.h"
+#include "t5xx/data/sources/text_line_source.h"
+#include "t5xx/data/sources/tfrecord_source.h"
+#include "t5xx/data/sources/token_json_lines_source.h"
+#include "t5xx/data/vocabularies/byte_vocabulary.h"
+#include "t5xx/data/vocabularies/passthrough_vocabulary.h"
+#include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/seqio_gin/builders.h"
 
 namespace t5xx::seqio_gin {

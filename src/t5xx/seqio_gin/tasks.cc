@@ -9,7 +9,7 @@
 
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
-#include "t5xx/data/mixing_rates.h"
+#include "t5xx/data/dataset_providers/mixing_rates.h"
 #include "t5xx/seqio_gin/builders.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
 

@@ -2,8 +2,8 @@
 // the run's device.
 #pragma once
 
-#include "t5xx/data/feature_converters.h"
-#include "t5xx/models/network.h"
+#include "t5xx/data/feature_converters/feature_converters.h"
+#include "t5xx/models/networks/network.h"
 
 namespace t5xx::trainer {
 

@@ -11,7 +11,7 @@
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/parallel_for.h"
+#include "t5xx/util/system/parallel_for.h"
 
 namespace t5xx::trainer {
 namespace {
@@ -155,148 +155,110 @@ bool RestoresStep(const RestoreOptions& options) {
   return !r || r->format.has_value();
 }
 
-RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::ParamStore& params,
-                                optim::Optimizer* optimizer, const RestoreOptions& options,
-                                int process_index, int process_count) {
-  checkpoints::CheckpointReader reader(checkpoint_dir);
-  RestoreReport report;
-  report.checkpoint_dir = checkpoint_dir;
-  report.step = reader.step();
+namespace {
 
-  std::map<std::string, std::string> ckpt_path_of;  // slash key -> dotted path
-  for (const auto& [path, entry] : reader.arrays()) ckpt_path_of[SlashKey(path)] = path;
-
-  std::vector<Want> wants;
-  for (auto& p : params.params()) wants.push_back({"target/" + SlashKey(p.name), p.value, false});
-  if (optimizer) {
-    for (const optim::StateArray& s : optimizer->StateArrays()) {
-      wants.push_back({"state/" + SlashKey(s.path), s.value, true});
-    }
-  }
-
-  std::vector<Rule> rules = CompileRules(options);
-  std::vector<std::string> problems;
-  // t5x's flattened state includes state/step: a rule may address it.
-  bool restore_step = true;
-  if (optimizer) {
-    std::smatch m;
-    const Rule* r = FirstMatch(rules, kStepKey, m);
-    if (r && !r->format) {
-      restore_step = false;
-      report.notes.push_back("state/step: not restored (assignment_map maps it to None); "
-                             "training starts at step 0");
-    }
-  }
-  std::vector<std::string> missing, mismatched;
+// What matching the model's arrays to a checkpoint's found wrong, by kind.
+struct Mismatches {
+  std::vector<std::string> missing, mismatched, extra;
   bool missing_target = false, missing_state = false;
-  std::set<std::string> used_ckpt;
-  at::NoGradGuard no_grad;
-  for (Want& w : wants) {
-    std::string source = w.key;
-    bool skipped = false;
-    std::smatch m;
-    if (const Rule* r = FirstMatch(rules, w.key, m)) {
-      // The checkpoint's array of the same name is accounted for: the rule
-      // replaced or dropped it (t5x's apply_assignment_map does not re-add
-      // an explicitly skipped key).
-      used_ckpt.insert(w.key);
-      if (!r->format) {
-        skipped = true;
-      } else {
-        source = m.format(*r->format);
-      }
-    }
-    if (skipped) {
+};
+
+// Matches one array of the model to the checkpoint (through the rules):
+// sets w.source (and w.box) when it is read, else adds a note or a problem.
+void MatchWant(Want& w, const checkpoints::CheckpointReader& reader,
+               const std::map<std::string, std::string>& ckpt_path_of, std::vector<Rule>& rules,
+               const RestoreOptions& options, std::set<std::string>& used_ckpt,
+               RestoreReport& report, Mismatches& bad) {
+  std::string source = w.key;
+  std::smatch m;
+  if (const Rule* r = FirstMatch(rules, w.key, m)) {
+    // The checkpoint's array of the same name is accounted for: the rule
+    // replaced or dropped it (t5x's apply_assignment_map does not re-add
+    // an explicitly skipped key).
+    used_ckpt.insert(w.key);
+    if (!r->format) {
       report.notes.push_back(w.key + ": not restored (assignment_map maps it to None); keeps "
                              "its fresh initialisation");
-      continue;
+      return;
     }
-    const auto it = ckpt_path_of.find(source);
-    if (it == ckpt_path_of.end()) {
-      const std::string from = source == w.key ? "" : " (as " + source + ")";
-      if (!w.is_state && options.fallback_to_scratch) {
-        report.notes.push_back(w.key + from + ": not in the checkpoint; initialised from "
-                               "scratch (fallback_to_scratch)");
-      } else if (w.is_state && !options.strict) {
-        report.notes.push_back(w.key + from + ": not in the checkpoint; the optimizer slot "
-                               "starts from scratch (strict = False)");
-      } else {
-        missing.push_back("  missing from the checkpoint: " + w.key + from + " " +
-                          Shape(w.live.sizes()));
-        (w.is_state ? missing_state : missing_target) = true;
-      }
-      continue;
-    }
-    used_ckpt.insert(source);
-    const checkpoints::IndexEntry& entry = reader.arrays().at(it->second);
-    if (options.owned_slice) {
-      w.box = options.owned_slice(w.key, entry.shape);
-      if (w.box->shape != w.live.sizes().vec()) {
-        mismatched.push_back("  shape differs: " + w.key + " is " + Shape(w.live.sizes()) +
-                             " in the model but its slice at " +
-                             checkpoints::ShapeString(w.box->origin) + " is " +
-                             checkpoints::ShapeString(w.box->shape) + " of " +
-                             checkpoints::ShapeString(entry.shape) + " in the checkpoint");
-        continue;
-      }
-    } else if (entry.shape != w.live.sizes().vec()) {
-      mismatched.push_back("  shape differs: " + w.key +
-                           (source == w.key ? "" : " (from " + source + ")") + " is " +
-                           Shape(w.live.sizes()) + " in the model but " +
-                           checkpoints::ShapeString(entry.shape) + " in the checkpoint");
-      continue;
-    }
-    w.source = it->second;
+    source = m.format(*r->format);
   }
-  std::vector<std::string> extra;
-  for (const auto& [key, path] : ckpt_path_of) {
-    if (used_ckpt.count(key)) continue;
-    const bool state = key.rfind("state/", 0) == 0;
-    const std::string shape = checkpoints::ShapeString(reader.arrays().at(path).shape);
-    if (!optimizer && state) continue;  // only the parameters were asked for
-    if (options.strict) {
-      extra.push_back("  not in the model: " + key + " " + shape);
+  const auto it = ckpt_path_of.find(source);
+  if (it == ckpt_path_of.end()) {
+    const std::string from = source == w.key ? "" : " (as " + source + ")";
+    if (!w.is_state && options.fallback_to_scratch) {
+      report.notes.push_back(w.key + from + ": not in the checkpoint; initialised from "
+                             "scratch (fallback_to_scratch)");
+    } else if (w.is_state && !options.strict) {
+      report.notes.push_back(w.key + from + ": not in the checkpoint; the optimizer slot "
+                             "starts from scratch (strict = False)");
     } else {
-      report.notes.push_back(key + " " + shape + ": in the checkpoint but not in the model; "
-                             "ignored (strict = False)");
+      bad.missing.push_back("  missing from the checkpoint: " + w.key + from + " " +
+                            Shape(w.live.sizes()));
+      (w.is_state ? bad.missing_state : bad.missing_target) = true;
     }
+    return;
   }
-  if (!optimizer) {
-    report.notes.push_back("optimizer state: not restored (parameters only)");
+  used_ckpt.insert(source);
+  const checkpoints::IndexEntry& entry = reader.arrays().at(it->second);
+  if (options.owned_slice) {
+    w.box = options.owned_slice(w.key, entry.shape);
+    if (w.box->shape != w.live.sizes().vec()) {
+      bad.mismatched.push_back("  shape differs: " + w.key + " is " + Shape(w.live.sizes()) +
+                               " in the model but its slice at " +
+                               checkpoints::ShapeString(w.box->origin) + " is " +
+                               checkpoints::ShapeString(w.box->shape) + " of " +
+                               checkpoints::ShapeString(entry.shape) + " in the checkpoint");
+      return;
+    }
+  } else if (entry.shape != w.live.sizes().vec()) {
+    bad.mismatched.push_back("  shape differs: " + w.key +
+                             (source == w.key ? "" : " (from " + source + ")") + " is " +
+                             Shape(w.live.sizes()) + " in the model but " +
+                             checkpoints::ShapeString(entry.shape) + " in the checkpoint");
+    return;
   }
+  w.source = it->second;
+}
+
+// Throws the one error that lists every problem and what fixes each kind.
+void ThrowIfMismatched(const std::string& checkpoint_dir, const std::vector<Rule>& rules,
+                       const Mismatches& bad) {
+  std::vector<std::string> problems;
   for (const Rule& r : rules) {
     if (!r.used) {
       problems.push_back("  assignment_map pattern '" + r.pattern +
                          "' matches no key of the model (t5x requires every rule to match)");
     }
   }
-  problems.insert(problems.end(), missing.begin(), missing.end());
-  problems.insert(problems.end(), mismatched.begin(), mismatched.end());
-  problems.insert(problems.end(), extra.begin(), extra.end());
-  if (!problems.empty()) {
-    std::string msg = "checkpoint " + checkpoint_dir + " does not match the model: " +
-                      std::to_string(problems.size()) + " problem" +
-                      (problems.size() == 1 ? "" : "s") + " (t5x's names, '/'-joined; shapes " +
-                      "model vs checkpoint):";
-    for (const std::string& p : problems) msg += "\n" + p;
-    msg += "\nTo fix: rename keys with utils.RestoreCheckpointConfig.assignment_map = "
-           "[(r'<model key regex>', r'<checkpoint key>' or None)]";
-    if (missing_target) {
-      msg += "; set utils.RestoreCheckpointConfig.fallback_to_scratch = True to initialise "
-             "parameters the checkpoint lacks";
-    }
-    if (missing_state || !extra.empty()) {
-      msg += "; set utils.RestoreCheckpointConfig.strict = False to start optimizer slots the "
-             "checkpoint lacks from scratch and ignore arrays the model does not have";
-    }
-    if (!mismatched.empty()) msg += "; a shape difference means another model configuration";
-    throw Error(msg);
+  problems.insert(problems.end(), bad.missing.begin(), bad.missing.end());
+  problems.insert(problems.end(), bad.mismatched.begin(), bad.mismatched.end());
+  problems.insert(problems.end(), bad.extra.begin(), bad.extra.end());
+  if (problems.empty()) return;
+  std::string msg = "checkpoint " + checkpoint_dir + " does not match the model: " +
+                    std::to_string(problems.size()) + " problem" +
+                    (problems.size() == 1 ? "" : "s") + " (t5x's names, '/'-joined; shapes " +
+                    "model vs checkpoint):";
+  for (const std::string& p : problems) msg += "\n" + p;
+  msg += "\nTo fix: rename keys with utils.RestoreCheckpointConfig.assignment_map = "
+         "[(r'<model key regex>', r'<checkpoint key>' or None)]";
+  if (bad.missing_target) {
+    msg += "; set utils.RestoreCheckpointConfig.fallback_to_scratch = True to initialise "
+           "parameters the checkpoint lacks";
   }
-  // Only now, with every key and shape checked, are live tensors replaced,
-  // so a refused restore leaves the fresh state untouched.
+  if (bad.missing_state || !bad.extra.empty()) {
+    msg += "; set utils.RestoreCheckpointConfig.strict = False to start optimizer slots the "
+           "checkpoint lacks from scratch and ignore arrays the model does not have";
+  }
+  if (!bad.mismatched.empty()) msg += "; a shape difference means another model configuration";
+  throw Error(msg);
+}
+
+// Reads the matched arrays into the live tensors, in parallel (each job one
+// array), as TensorStore reads t5x's; notes parameters widened from bfloat16.
+void ReadWants(checkpoints::CheckpointReader& reader, std::vector<Want>& wants,
+               const RestoreOptions& options, RestoreReport& report) {
   std::atomic<int64_t> widened{0};
-  // Arrays are read, decompressed and copied in parallel (each job one
-  // array), as TensorStore reads t5x's.
   ParallelFor(wants.size(), 0, [&](size_t i) {
     Want& w = wants[i];
     if (w.source.empty()) return;
@@ -317,6 +279,66 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
                            " parameters were saved as bfloat16 (SaveCheckpointConfig.dtype) and "
                            "are restored into float32");
   }
+}
+
+}  // namespace
+
+RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::ParamStore& params,
+                                optim::Optimizer* optimizer, const RestoreOptions& options,
+                                int process_index, int process_count) {
+  checkpoints::CheckpointReader reader(checkpoint_dir);
+  RestoreReport report;
+  report.checkpoint_dir = checkpoint_dir;
+  report.step = reader.step();
+
+  std::map<std::string, std::string> ckpt_path_of;  // slash key -> dotted path
+  for (const auto& [path, entry] : reader.arrays()) ckpt_path_of[SlashKey(path)] = path;
+
+  std::vector<Want> wants;
+  for (auto& p : params.params()) wants.push_back({"target/" + SlashKey(p.name), p.value, false});
+  if (optimizer) {
+    for (const optim::StateArray& s : optimizer->StateArrays()) {
+      wants.push_back({"state/" + SlashKey(s.path), s.value, true});
+    }
+  }
+
+  std::vector<Rule> rules = CompileRules(options);
+  // t5x's flattened state includes state/step: a rule may address it.
+  bool restore_step = true;
+  if (optimizer) {
+    std::smatch m;
+    const Rule* r = FirstMatch(rules, kStepKey, m);
+    if (r && !r->format) {
+      restore_step = false;
+      report.notes.push_back("state/step: not restored (assignment_map maps it to None); "
+                             "training starts at step 0");
+    }
+  }
+  Mismatches bad;
+  std::set<std::string> used_ckpt;
+  at::NoGradGuard no_grad;
+  for (Want& w : wants) {
+    MatchWant(w, reader, ckpt_path_of, rules, options, used_ckpt, report, bad);
+  }
+  for (const auto& [key, path] : ckpt_path_of) {
+    if (used_ckpt.count(key)) continue;
+    const bool state = key.rfind("state/", 0) == 0;
+    const std::string shape = checkpoints::ShapeString(reader.arrays().at(path).shape);
+    if (!optimizer && state) continue;  // only the parameters were asked for
+    if (options.strict) {
+      bad.extra.push_back("  not in the model: " + key + " " + shape);
+    } else {
+      report.notes.push_back(key + " " + shape + ": in the checkpoint but not in the model; "
+                             "ignored (strict = False)");
+    }
+  }
+  if (!optimizer) {
+    report.notes.push_back("optimizer state: not restored (parameters only)");
+  }
+  ThrowIfMismatched(checkpoint_dir, rules, bad);
+  // Only now, with every key and shape checked, are live tensors replaced,
+  // so a refused restore leaves the fresh state untouched.
+  ReadWants(reader, wants, options, report);
   if (optimizer) {
     std::map<std::string, at::Tensor> state;
     for (const optim::StateArray& s : optimizer->StateArrays()) state[s.path] = s.value;

@@ -10,11 +10,11 @@
 #include <stdexcept>
 
 #include "t5xx/device/cpu_contention.h"
-#include "t5xx/device/cpu_gemm.h"
-#include "t5xx/device/cpu_info.h"
 #include "t5xx/device/device.h"
-#include "t5xx/models/bf16_matmul.h"
-#include "t5xx/models/layers.h"
+#include "t5xx/kernels/bf16_matmul.h"
+#include "t5xx/kernels/cpu/cpu_gemm.h"
+#include "t5xx/kernels/cpu/cpu_info.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/util/torch_compat.h"
 
 namespace t5xx::trainer {

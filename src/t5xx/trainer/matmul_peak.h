@@ -26,8 +26,8 @@ struct MatmulPeakKey {
   int threads = 1;        // intra-op threads (at::get_num_threads) on the CPU; 1 on a GPU
   std::string libtorch;   // compat::kTorchVersion, e.g. "1.13.0"
   // On the CPU the dtype and the code its matmuls run on: "float32 (oneDNN
-  // sgemm)" (device/cpu_gemm.h's CpuGemmPath), "bfloat16 (native)" or
-  // "bfloat16 (emulated, oneDNN sgemm)" (models/bf16_matmul.h's choice); the
+  // sgemm)" (kernels/cpu/cpu_gemm.h's CpuGemmPath), "bfloat16 (native)" or
+  // "bfloat16 (emulated, oneDNN sgemm)" (kernels/bf16_matmul.h's choice); the
   // dtype's name on a GPU.
   std::string dtype;
   int64_t n = 0;

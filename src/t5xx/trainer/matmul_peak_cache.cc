@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "t5xx/data/file_utils.h"
 #include "t5xx/trainer/train_metrics.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/json_text.h"
-#include "t5xx/util/user_cache_dir.h"
+#include "t5xx/util/system/user_cache_dir.h"
 
 namespace t5xx::trainer {
 

@@ -14,7 +14,7 @@
 #include <system_error>
 
 #include "t5xx/util/error.h"
-#include "t5xx/util/protobuf_wire.h"
+#include "t5xx/util/files/protobuf_wire.h"
 #include "t5xx/util/utf8.h"
 
 namespace t5xx::trainer {

@@ -75,7 +75,7 @@
 #include <string>
 #include <string_view>
 
-#include "t5xx/util/record_frame.h"  // TFRecordFrame, the frame of each event
+#include "t5xx/util/files/record_frame.h"  // TFRecordFrame, the frame of each event
 
 namespace t5xx::trainer {
 

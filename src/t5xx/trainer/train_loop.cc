@@ -15,7 +15,7 @@
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/trainer/metrics_writer.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/stop_signals.h"
+#include "t5xx/util/system/stop_signals.h"
 
 namespace t5xx::trainer {
 namespace {
@@ -104,351 +104,423 @@ void CheckTrainLoopConfig(const TrainLoopConfig& config,
   }
 }
 
-TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
-                         const EvalDatasets& eval_datasets, const TrainLoopConfig& config,
-                         std::ostream& console) {
-  const auto loop_start = Clock::now();
-  const int64_t start = trainer.step();
-  std::vector<std::string> eval_names;
-  for (const auto& [name, make] : eval_datasets) eval_names.push_back(name);
-  CheckTrainLoopConfig(config, eval_names, start);
-  const int64_t total =
-      config.relative_steps ? start + *config.relative_steps : config.total_steps;
-  const bool eval_enabled = !eval_datasets.empty() || static_cast<bool>(config.infer_eval);
-  const int64_t eval_period = eval_enabled ? config.eval_period.value_or(0) : 0;
-  const int64_t checkpoint_period =
-      config.save_checkpoints ? config.checkpoint_period.value_or(0) : 0;
-  int64_t steps_per_epoch = total;
-  if (eval_period || checkpoint_period) {
-    steps_per_epoch = std::min(eval_period ? eval_period : std::numeric_limits<int64_t>::max(),
-                               checkpoint_period ? checkpoint_period
-                                                 : std::numeric_limits<int64_t>::max());
-  }
-  const int64_t stats_period = config.stats_period.value_or(steps_per_epoch);
-  std::vector<Action> train_actions, eval_actions;
-  for (const auto& a : config.train_actions) train_actions.push_back({a, {}});
-  for (const auto& a : config.train_eval_actions) eval_actions.push_back({a, {}});
+namespace {
 
-  // --- writers: t5x's MetricsManager("train") and ("training_eval/<task>") ---
-  // Only the chief process writes MODEL_DIR (summaries, checkpoints); the
-  // others compute the same global metrics and keep them to themselves.
-  std::unique_ptr<MetricsWriter> train_writer;
-  if (config.chief) train_writer = std::make_unique<MetricsWriter>(config.model_dir + "/train");
-  auto write_scalars = [&](int64_t step, const std::map<std::string, double>& scalars) {
-    if (train_writer) train_writer->WriteScalars(step, scalars);
-  };
-  std::map<std::string, std::unique_ptr<MetricsWriter>> eval_writers;
-  for (const auto& name : eval_names) {
-    if (!config.chief) continue;
-    eval_writers[name] = std::make_unique<MetricsWriter>(config.model_dir + "/training_eval/" +
-                                                         name.substr(0, 113));
-  }
-  if (!config.operative_config.empty()) {
-    if (train_writer) train_writer->WriteText("config", GinMarkdown(config.operative_config), start);
-  }
+// One run of the loop: t5x's train() from the first step to the last, its
+// writers, checkpointer and stop state. RunTrainLoop's steps are its methods.
+class TrainLoop {
+ public:
+  TrainLoop(Trainer& trainer, const BatchFn& next_train_batch, const EvalDatasets& eval_datasets,
+            const TrainLoopConfig& config, std::ostream& console)
+      : trainer_(trainer),
+        next_train_batch_(next_train_batch),
+        eval_datasets_(eval_datasets),
+        config_(config),
+        console_(console),
+        loop_start_(Clock::now()),
+        start_(trainer.step()),
+        checkpointer_(config.model_dir, checkpoints::SaveOptions{},
+                      checkpoints::RetentionPolicy{config.keep, config.keep_dataset_checkpoints,
+                                                   config.force_keep_period}) {}
 
-  TrainResult result;
-  result.start_step = start;
-  bool stop_training = false;
+  TrainResult Run();
+
+ private:
+  void Plan();
+  void OpenWriters();
+  void WriteScalars(int64_t step, const Summary& scalars) {
+    if (train_writer_) train_writer_->WriteScalars(step, scalars);
+  }
+  void ReportWrites(std::vector<checkpoints::WriteResult> done);
+  void WaitForSaves() { ReportWrites(checkpointer_.Wait()); }
+  void SaveCheckpoint();
+  std::string LastCheckpoint() const;
+  std::string SaveAfterError();
+  [[noreturn]] void NanError(double value, int64_t step);
+  void RunTrainEval();
+  void RunStatsPeriod(int64_t inner);
+  void LogTrainLine(Summary& s);
+  bool RunEpoch(int64_t epoch, int64_t first_epoch, int64_t num_epochs);
+
+  Trainer& trainer_;
+  const BatchFn& next_train_batch_;
+  const EvalDatasets& eval_datasets_;
+  const TrainLoopConfig& config_;
+  std::ostream& console_;
+  const Clock::time_point loop_start_;
+  const int64_t start_;
+  int64_t total_ = 0;
+  bool eval_enabled_ = false;
+  int64_t eval_period_ = 0, checkpoint_period_ = 0, steps_per_epoch_ = 0, stats_period_ = 0;
+  std::vector<std::string> eval_names_;
+  std::vector<Action> train_actions_, eval_actions_;
+  // t5x's MetricsManager("train") and ("training_eval/<task>"): only the
+  // chief process writes MODEL_DIR (summaries, checkpoints); the others
+  // compute the same global metrics and keep them to themselves.
+  std::unique_ptr<MetricsWriter> train_writer_;
+  std::map<std::string, std::unique_ptr<MetricsWriter>> eval_writers_;
+  TrainResult result_;
+  bool stop_training_ = false;
   // A TerminateOnNanAction stopped the run: the state is not saved (its
   // parameters are likely NaN); the last checkpoint stays the last good one.
-  bool nan_stop = false;
+  bool nan_stop_ = false;
+  checkpoints::AsyncCheckpointer checkpointer_;
+  std::optional<int64_t> last_saved_step_;  // committed or being written
+  bool saving_after_error_ = false;         // save_after_error: no collectives
+  bool sharded_saves_ = false;              // several processes: each saves its part
+  int64_t host_step_ = 0;
+  bool first_summary_ = true;
+};
 
-  checkpoints::AsyncCheckpointer checkpointer(
-      config.model_dir, checkpoints::SaveOptions{},
-      checkpoints::RetentionPolicy{config.keep, config.keep_dataset_checkpoints,
-                                   config.force_keep_period});
-  std::optional<int64_t> last_saved_step;  // committed or being written
-  bool saving_after_error = false;  // save_after_error: no collectives
-  // Reports saves the background writer finished.
-  auto report_writes = [&](std::vector<checkpoints::WriteResult> done) {
-    for (const checkpoints::WriteResult& w : done) {
-      write_scalars(w.step, {{"timing/checkpoint_write_seconds", w.seconds}});
-      console << "[checkpoint] step " << w.step << " | "
-              << (w.committed ? "committed " : "wrote this process's part of ") << w.dir << " ("
-              << FormatMetric(static_cast<double>(w.bytes) / (1024.0 * 1024.0)) << " MiB, "
-              << FormatMetric(w.seconds) << " s in the background)";
-      if (!w.deleted.empty()) console << "; deleted " << w.deleted.size() << " old";
-      console << std::endl;
-    }
-  };
-  auto wait_for_saves = [&]() { report_writes(checkpointer.Wait()); };
-  {
-    // A run restored from MODEL_DIR's checkpoint of its start step has
-    // that step saved already.
-    const std::vector<int64_t> existing = checkpoints::ListCheckpointSteps(config.model_dir);
-    if (std::find(existing.begin(), existing.end(), start) != existing.end()) {
-      last_saved_step = start;
-      result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, start);
+// The loop's periods (t5x's "epochs" of the smaller of eval and checkpoint
+// period) and actions.
+void TrainLoop::Plan() {
+  for (const auto& [name, make] : eval_datasets_) eval_names_.push_back(name);
+  CheckTrainLoopConfig(config_, eval_names_, start_);
+  total_ = config_.relative_steps ? start_ + *config_.relative_steps : config_.total_steps;
+  eval_enabled_ = !eval_datasets_.empty() || static_cast<bool>(config_.infer_eval);
+  eval_period_ = eval_enabled_ ? config_.eval_period.value_or(0) : 0;
+  checkpoint_period_ = config_.save_checkpoints ? config_.checkpoint_period.value_or(0) : 0;
+  steps_per_epoch_ = total_;
+  if (eval_period_ || checkpoint_period_) {
+    steps_per_epoch_ =
+        std::min(eval_period_ ? eval_period_ : std::numeric_limits<int64_t>::max(),
+                 checkpoint_period_ ? checkpoint_period_ : std::numeric_limits<int64_t>::max());
+  }
+  stats_period_ = config_.stats_period.value_or(steps_per_epoch_);
+  for (const auto& a : config_.train_actions) train_actions_.push_back({a, {}});
+  for (const auto& a : config_.train_eval_actions) eval_actions_.push_back({a, {}});
+  sharded_saves_ = config_.communicator && config_.communicator->size() > 1;
+}
+
+void TrainLoop::OpenWriters() {
+  if (config_.chief) train_writer_ = std::make_unique<MetricsWriter>(config_.model_dir + "/train");
+  for (const auto& name : eval_names_) {
+    if (!config_.chief) continue;
+    eval_writers_[name] = std::make_unique<MetricsWriter>(config_.model_dir + "/training_eval/" +
+                                                          name.substr(0, 113));
+  }
+  if (!config_.operative_config.empty()) {
+    if (train_writer_) {
+      train_writer_->WriteText("config", GinMarkdown(config_.operative_config), start_);
     }
   }
-  // Several processes: each saves its part of every checkpoint.
-  const bool sharded_saves = config.communicator && config.communicator->size() > 1;
-  auto save_checkpoint = [&]() {
-    const int64_t step = trainer.step();
-    if (last_saved_step == step) return;
-    // Every process takes part in gathering the data shards' positions
-    // (except when one saves after its own error); the chief writes them.
-    std::vector<checkpoints::ExtraFile> extra;
-    if (config.data_state_files) extra = config.data_state_files(!saving_after_error);
-    if (!config.chief && !sharded_saves) {  // the chief saves the (replicated) state
-      last_saved_step = step;
-      result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, step);
-      return;
+}
+
+// Reports saves the background writer finished.
+void TrainLoop::ReportWrites(std::vector<checkpoints::WriteResult> done) {
+  for (const checkpoints::WriteResult& w : done) {
+    WriteScalars(w.step, {{"timing/checkpoint_write_seconds", w.seconds}});
+    console_ << "[checkpoint] step " << w.step << " | "
+             << (w.committed ? "committed " : "wrote this process's part of ") << w.dir << " ("
+             << FormatMetric(static_cast<double>(w.bytes) / (1024.0 * 1024.0)) << " MiB, "
+             << FormatMetric(w.seconds) << " s in the background)";
+    if (!w.deleted.empty()) console_ << "; deleted " << w.deleted.size() << " old";
+    console_ << std::endl;
+  }
+}
+
+void TrainLoop::SaveCheckpoint() {
+  const int64_t step = trainer_.step();
+  if (last_saved_step_ == step) return;
+  // Every process takes part in gathering the data shards' positions
+  // (except when one saves after its own error); the chief writes them.
+  std::vector<checkpoints::ExtraFile> extra;
+  if (config_.data_state_files) extra = config_.data_state_files(!saving_after_error_);
+  if (!config_.chief && !sharded_saves_) {  // the chief saves the (replicated) state
+    last_saved_step_ = step;
+    result_.checkpoint_dir = checkpoints::CheckpointDir(config_.model_dir, step);
+    return;
+  }
+  std::error_code ec;  // (a sharded save: rank 0 checks, and tells every process)
+  T5XX_CHECK(sharded_saves_ ||
+                 !std::filesystem::exists(checkpoints::CheckpointDir(config_.model_dir, step), ec),
+             "cannot save step " + std::to_string(step) + ": " +
+                 checkpoints::CheckpointDir(config_.model_dir, step) +
+                 " already exists and was not written by this run; move it out of MODEL_DIR");
+  const auto t0 = Clock::now();
+  if (!config_.chief) extra.clear();  // the chief writes the dataset states
+  checkpoints::PendingCheckpoint snapshot =
+      sharded_saves_
+          ? SnapshotShardedTrainState(config_.model_dir, trainer_.params(), trainer_.optimizer(),
+                                      trainer_.DescribeVariables(), *config_.communicator,
+                                      config_.save_dtype, std::move(extra),
+                                      config_.checkpoint_wait_seconds)
+          : SnapshotTrainState(trainer_.params(), trainer_.optimizer(), config_.save_dtype,
+                               std::move(extra));
+  checkpointer_.Save(std::move(snapshot));  // waits for the previous save first
+  const double seconds = Seconds(t0, Clock::now());
+  WriteScalars(step, {{"timing/checkpoint_seconds", seconds}});
+  result_.checkpoint_dir = checkpoints::CheckpointDir(config_.model_dir, step);
+  last_saved_step_ = step;
+  console_ << "[checkpoint] step " << step << " | training blocked " << FormatMetric(seconds)
+           << " s to copy the state; writing " << result_.checkpoint_dir
+           << (config_.async_checkpoints ? " in the background" : "") << std::endl;
+  if (!config_.async_checkpoints) WaitForSaves();
+  ReportWrites(checkpointer_.Poll());
+}
+
+std::string TrainLoop::LastCheckpoint() const {
+  const std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(config_.model_dir);
+  if (steps.empty()) return "no checkpoint was saved";
+  return "the last checkpoint, " + checkpoints::CheckpointDir(config_.model_dir, steps.back()) +
+         ", is left as it was";
+}
+
+// An error part-way (a bad record, an example no step can handle, a failed
+// summary write): the state of the last completed step is valid, so it is
+// saved before the error ends the run -- hours of training are not lost to
+// one example. Returns what to append to the error's message.
+std::string TrainLoop::SaveAfterError() {
+  try {
+    if (!config_.save_checkpoints || nan_stop_ || trainer_.step() == start_) {
+      WaitForSaves();
+      return "; training stopped at step " + std::to_string(trainer_.step()) + " and " +
+             LastCheckpoint();
     }
-    std::error_code ec;  // (a sharded save: rank 0 checks, and tells every process)
-    T5XX_CHECK(sharded_saves ||
-                   !std::filesystem::exists(checkpoints::CheckpointDir(config.model_dir, step), ec),
-               "cannot save step " + std::to_string(step) + ": " +
-                   checkpoints::CheckpointDir(config.model_dir, step) +
-                   " already exists and was not written by this run; move it out of MODEL_DIR");
+    if (sharded_saves_) {
+      // The others may not reach a save (or be dead), so none is tried and
+      // one in flight is not awaited: process 0's checkpointer, as the
+      // error unwinds, commits it only if every part is there.
+      return "; training stopped at step " + std::to_string(trainer_.step()) +
+             " (a sharded save needs every process, so none is tried after an error) and " +
+             LastCheckpoint();
+    }
+    saving_after_error_ = true;
+    SaveCheckpoint();
+    WaitForSaves();
+    return "; training stopped at step " + std::to_string(trainer_.step()) +
+           ", whose state was saved to " + result_.checkpoint_dir;
+  } catch (const Error& e) {
+    return std::string("; saving the state of step ") + std::to_string(trainer_.step()) +
+           " failed as well: " + e.what();
+  }
+}
+
+// A NaN or infinite train loss at `step` (t5x's FloatingPointError).
+void TrainLoop::NanError(double value, int64_t step) {
+  const std::string loss = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+  nan_stop_ = true;  // the state is the fault: not saved
+  throw Error("the training loss is " + loss + " at step " + std::to_string(step) +
+              " (t5x raises FloatingPointError)" + SaveAfterError() +
+              "; lower utils.create_learning_rate_scheduler.base_learning_rate or "
+              "clip the updates (e.g. adafactor.Adafactor.clipping_threshold)");
+}
+
+// t5x's _run_training_eval: every train-eval dataset from its start, for
+// eval_steps batches, then the TRAIN_EVAL actions.
+void TrainLoop::RunTrainEval() {
+  const int64_t step = trainer_.step();
+  std::map<std::string, Summary> by_task;
+  for (const auto& [name, make] : eval_datasets_) {
     const auto t0 = Clock::now();
-    if (!config.chief) extra.clear();  // the chief writes the dataset states
-    checkpoints::PendingCheckpoint snapshot =
-        sharded_saves
-            ? SnapshotShardedTrainState(config.model_dir, trainer.params(), trainer.optimizer(),
-                                        trainer.DescribeVariables(), *config.communicator,
-                                        config.save_dtype, std::move(extra),
-                                        config.checkpoint_wait_seconds)
-            : SnapshotTrainState(trainer.params(), trainer.optimizer(), config.save_dtype,
-                                 std::move(extra));
-    checkpointer.Save(std::move(snapshot));  // waits for the previous save first
-    const double seconds = Seconds(t0, Clock::now());
-    write_scalars(step, {{"timing/checkpoint_seconds", seconds}});
-    result.checkpoint_dir = checkpoints::CheckpointDir(config.model_dir, step);
-    last_saved_step = step;
-    console << "[checkpoint] step " << step << " | training blocked " << FormatMetric(seconds)
-            << " s to copy the state; writing " << result.checkpoint_dir
-            << (config.async_checkpoints ? " in the background" : "") << std::endl;
-    if (!config.async_checkpoints) wait_for_saves();
-    report_writes(checkpointer.Poll());
-  };
-
-  auto last_checkpoint = [&]() -> std::string {
-    const std::vector<int64_t> steps = checkpoints::ListCheckpointSteps(config.model_dir);
-    if (steps.empty()) return "no checkpoint was saved";
-    return "the last checkpoint, " + checkpoints::CheckpointDir(config.model_dir, steps.back()) +
-           ", is left as it was";
-  };
-
-  // An error part-way (a bad record, an example no step can handle, a
-  // failed summary write): the state of the last completed step is valid,
-  // so it is saved before the error ends the run -- hours of training are
-  // not lost to one example. Returns what to append to the error's message.
-  auto save_after_error = [&]() -> std::string {
+    MetricsAccumulator acc(/*train=*/false);
     try {
-      if (!config.save_checkpoints || nan_stop || trainer.step() == start) {
-        wait_for_saves();
-        return "; training stopped at step " + std::to_string(trainer.step()) + " and " +
-               last_checkpoint();
-      }
-      if (sharded_saves) {
-        // The others may not reach a save (or be dead), so none is tried
-        // and one in flight is not awaited: process 0's checkpointer, as
-        // the error unwinds, commits it only if every part is there.
-        return "; training stopped at step " + std::to_string(trainer.step()) +
-               " (a sharded save needs every process, so none is tried after an error) and " +
-               last_checkpoint();
-      }
-      saving_after_error = true;
-      save_checkpoint();
-      wait_for_saves();
-      return "; training stopped at step " + std::to_string(trainer.step()) +
-             ", whose state was saved to " + result.checkpoint_dir;
+      acc = Evaluate(trainer_, make(), config_.eval_steps, config_.local_batches,
+                     config_.count_batch);
     } catch (const Error& e) {
-      return std::string("; saving the state of step ") + std::to_string(trainer.step()) +
-             " failed as well: " + e.what();
+      throw Error(std::string(e.what()) + SaveAfterError());
     }
-  };
+    if (acc.steps() == 0) {
+      console_ << "[eval " << name << "] step " << step
+               << " | the train-eval dataset yielded no full batch; no metrics" << std::endl;
+      continue;
+    }
+    Summary s = acc.Compute(Seconds(t0, Clock::now()), config_.num_devices);
+    if (config_.chief) eval_writers_.at(name)->WriteScalars(step, s);
+    console_ << "[eval " << name << "] step " << step << " | loss " << FormatMetric(s["loss"])
+             << " | loss_per_nonpadding_target_token "
+             << FormatMetric(s["loss_per_nonpadding_target_token"]) << " | accuracy "
+             << FormatMetric(s["accuracy"]) << " | " << acc.steps() << " batches in "
+             << FormatMetric(s["timing/seconds"]) << " s" << std::endl;
+    result_.eval[name] = s;
+    by_task[name] = std::move(s);
+  }
+  if (!by_task.empty() && RunActions(eval_actions_, by_task, step, console_, &nan_stop_)) {
+    stop_training_ = true;
+  }
+  if (config_.infer_eval) {
+    try {
+      config_.infer_eval(step);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + SaveAfterError());
+    }
+  }
+}
 
-  // A NaN or infinite train loss at `step` (t5x's FloatingPointError).
-  auto nan_error = [&](double value, int64_t step) {
-    const std::string loss = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
-    nan_stop = true;  // the state is the fault: not saved
-    throw Error("the training loss is " + loss + " at step " + std::to_string(step) +
-                " (t5x raises FloatingPointError)" + save_after_error() +
-                "; lower utils.create_learning_rate_scheduler.base_learning_rate or "
-                "clip the updates (e.g. adafactor.Adafactor.clipping_threshold)");
-  };
+// `inner` train steps (up to a stop signal), then their summary: written,
+// logged, and given to the TRAIN actions.
+void TrainLoop::RunStatsPeriod(int64_t inner) {
+  MetricsAccumulator acc(/*train=*/true);
+  const bool counts_bytes = config_.communicator && config_.communicator->size() > 1;
+  const double sent0 = counts_bytes ? config_.communicator->stats().sent_bytes : 0.0;
+  const auto t0 = Clock::now();
+  for (int64_t i = 0; i < inner; ++i) {
+    std::optional<models::FeatureBatch> batch;
+    try {
+      batch = next_train_batch_();
+      T5XX_CHECK(batch.has_value(), "the training data ran out at step " +
+                                        std::to_string(trainer_.step()) + " of " +
+                                        std::to_string(total_) +
+                                        "; lower train.total_steps or use more data");
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + SaveAfterError());
+    }
+    const BatchCounts counts =
+        config_.count_batch ? config_.count_batch(*batch) : CountBatch(*batch);
+    const StepMetrics m = config_.local_batches ? trainer_.TrainStepOnLocalBatch(*batch)
+                                                : trainer_.TrainStep(*batch);
+    acc.Add(m, counts);
+    // On the CPU each step's loss is known at once; a GPU step's is read
+    // with the summary's (StepMetrics::pending), checked below.
+    if (config_.stop_on_nan && m.resolved() && !std::isfinite(m.loss)) {
+      NanError(m.loss, trainer_.step());
+    }
+    if (config_.save_checkpoints &&
+        std::find(config_.checkpoint_steps.begin(), config_.checkpoint_steps.end(),
+                  trainer_.step()) != config_.checkpoint_steps.end()) {
+      // A GPU's pending losses are read first: a NaN state is never saved.
+      if (config_.stop_on_nan) {
+        if (const auto bad = acc.FirstNonFiniteLoss()) {
+          NanError(bad->second, host_step_ + bad->first + 1);
+        }
+      }
+      SaveCheckpoint();  // utils.SaveCheckpointConfig.checkpoint_steps
+    }
+    ReportWrites(checkpointer_.Poll());
+    if (const int sig = StopSignalReceived()) {
+      result_.stop_signal = sig;  // reported after this step's summary
+      break;
+    }
+  }
+  if (config_.stop_on_nan) {
+    if (const auto bad = acc.FirstNonFiniteLoss()) {
+      NanError(bad->second, host_step_ + bad->first + 1);
+    }
+  }
+  const double seconds = Seconds(t0, Clock::now());
+  host_step_ = trainer_.step();
+  Summary s = acc.Compute(seconds, config_.num_devices, config_.train_flops_per_step,
+                          config_.peak_flops_per_second);
+  s["timing/uptime"] = Seconds(loop_start_, Clock::now());
+  if (counts_bytes && inner > 0) {
+    // What this process sent in collectives per step (ring-algorithm bytes,
+    // partitioning/communicator.h), checkpoint gathers included.
+    s["timing/communication_bytes_per_step"] =
+        (config_.communicator->stats().sent_bytes - sent0) / static_cast<double>(inner);
+  }
+  WriteScalars(host_step_, s);
+  if (first_summary_) result_.first_loss_per_token = s["loss_per_nonpadding_target_token"];
+  first_summary_ = false;
+  result_.last_loss_per_token = s["loss_per_nonpadding_target_token"];
+  LogTrainLine(s);
+  if (RunActions(train_actions_, {{"train", s}}, host_step_, console_, &nan_stop_)) {
+    stop_training_ = true;
+  }
+  if (result_.stop_signal) {
+    console_ << "[train] " << StopSignalName(result_.stop_signal) << " received after step "
+             << host_step_ << "; stopping"
+             << (config_.save_checkpoints ? " after saving this step's state" : "")
+             << " (a second signal ends the process at once)" << std::endl;
+  }
+}
 
-  // t5x's _run_training_eval: every train-eval dataset from its start, for
-  // eval_steps batches, then the TRAIN_EVAL actions.
-  auto run_train_eval = [&]() {
-    const int64_t step = trainer.step();
-    std::map<std::string, Summary> by_task;
-    for (const auto& [name, make] : eval_datasets) {
-      const auto t0 = Clock::now();
-      MetricsAccumulator acc(/*train=*/false);
-      try {
-        acc = Evaluate(trainer, make(), config.eval_steps, config.local_batches,
-                       config.count_batch);
-      } catch (const Error& e) {
-        throw Error(std::string(e.what()) + save_after_error());
-      }
-      if (acc.steps() == 0) {
-        console << "[eval " << name << "] step " << step
-                << " | the train-eval dataset yielded no full batch; no metrics" << std::endl;
-        continue;
-      }
-      Summary s = acc.Compute(Seconds(t0, Clock::now()), config.num_devices);
-      if (config.chief) eval_writers.at(name)->WriteScalars(step, s);
-      console << "[eval " << name << "] step " << step << " | loss " << FormatMetric(s["loss"])
-              << " | loss_per_nonpadding_target_token "
-              << FormatMetric(s["loss_per_nonpadding_target_token"]) << " | accuracy "
-              << FormatMetric(s["accuracy"]) << " | " << acc.steps() << " batches in "
-              << FormatMetric(s["timing/seconds"]) << " s" << std::endl;
-      result.eval[name] = s;
-      by_task[name] = std::move(s);
-    }
-    if (!by_task.empty() && RunActions(eval_actions, by_task, step, console, &nan_stop)) {
-      stop_training = true;
-    }
-    if (config.infer_eval) {
-      try {
-        config.infer_eval(step);
-      } catch (const Error& e) {
-        throw Error(std::string(e.what()) + save_after_error());
-      }
-    }
-  };
+// The progress line of a train summary.
+void TrainLoop::LogTrainLine(Summary& s) {
+  std::ostringstream line;
+  line << "[train] step " << host_step_ << " of " << total_ << " | loss " << FormatMetric(s["loss"])
+       << " | loss_per_nonpadding_target_token "
+       << FormatMetric(s["loss_per_nonpadding_target_token"]) << " | accuracy "
+       << FormatMetric(s["accuracy"]) << " | learning_rate " << FormatMetric(s["learning_rate"])
+       << " | " << FormatMetric(s["timing/steps_per_second"]) << " steps/s | "
+       << FormatMetric(s["timing/target_tokens_per_second"]) << " target tokens/s";
+  if (s.count("timing/mfu")) line << " | mfu " << FormatMetric(s["timing/mfu"]);
+  if (s.count("timing/communication_bytes_per_step")) {
+    line << " | sent " << FormatMetric(s["timing/communication_bytes_per_step"] / 1e6)
+         << " MB/step";
+  }
+  line << " | ETA "
+       << FormatDuration(static_cast<double>(total_ - host_step_) /
+                         std::max(s["timing/steps_per_second"], 1e-12));
+  console_ << line.str() << std::endl;
+}
 
-  if (config.run_eval_before_training && eval_enabled) run_train_eval();
-  if (checkpoint_period) save_checkpoint();  // t5x: "before the training loop starts"
-  if (total == start) {
-    console << "[train] total steps and start step are both " << start
-            << "; no training (t5x does the same)" << std::endl;
-    result.steps = start;
-    result.stopped_early = stop_training;
-    wait_for_saves();
-    return result;
+// One of t5x's "epochs": train to its end in stats periods, then save and
+// evaluate as the periods say. False when the loop must end (a stop signal).
+bool TrainLoop::RunEpoch(int64_t epoch, int64_t first_epoch, int64_t num_epochs) {
+  const bool final_epoch = epoch == num_epochs - 1;
+  const int64_t epoch_end =
+      std::min(total_, start_ + steps_per_epoch_ * (epoch - first_epoch + 1));
+  while (host_step_ < epoch_end && !result_.stop_signal) {
+    if (stop_training_) {
+      // t5x: "Saving a checkpoint before early stopping".
+      if (checkpoint_period_ && !nan_stop_) SaveCheckpoint();
+      break;
+    }
+    RunStatsPeriod(std::min(epoch_end - host_step_, stats_period_));
+  }
+  if (result_.stop_signal) return false;  // straight to the final save: no eval
+  const int64_t step_offset = host_step_ - start_;
+  if (checkpoint_period_ && !nan_stop_ && (final_epoch || step_offset % checkpoint_period_ == 0)) {
+    SaveCheckpoint();
+  }
+  // t5xx: without an eval_period, evaluate once, at the end (t5x: never).
+  if (eval_enabled_ && (final_epoch || (eval_period_ && step_offset % eval_period_ == 0))) {
+    RunTrainEval();
+  }
+  return true;
+}
+
+TrainResult TrainLoop::Run() {
+  Plan();
+  OpenWriters();
+  result_.start_step = start_;
+  {
+    // A run restored from MODEL_DIR's checkpoint of its start step has that
+    // step saved already.
+    const std::vector<int64_t> existing = checkpoints::ListCheckpointSteps(config_.model_dir);
+    if (std::find(existing.begin(), existing.end(), start_) != existing.end()) {
+      last_saved_step_ = start_;
+      result_.checkpoint_dir = checkpoints::CheckpointDir(config_.model_dir, start_);
+    }
+  }
+  if (config_.run_eval_before_training && eval_enabled_) RunTrainEval();
+  if (checkpoint_period_) SaveCheckpoint();  // t5x: "before the training loop starts"
+  if (total_ == start_) {
+    console_ << "[train] total steps and start step are both " << start_
+             << "; no training (t5x does the same)" << std::endl;
+    result_.steps = start_;
+    result_.stopped_early = stop_training_;
+    WaitForSaves();
+    return result_;
   }
 
   // --- the loop over t5x's "epochs" ---
-  steps_per_epoch = std::min(steps_per_epoch, total);
-  const int64_t first_epoch = start / steps_per_epoch;
-  const int64_t num_epochs = first_epoch + (total - start + steps_per_epoch - 1) / steps_per_epoch;
-  int64_t host_step = start;
-  bool first_summary = true;
+  steps_per_epoch_ = std::min(steps_per_epoch_, total_);
+  const int64_t first_epoch = start_ / steps_per_epoch_;
+  const int64_t num_epochs =
+      first_epoch + (total_ - start_ + steps_per_epoch_ - 1) / steps_per_epoch_;
+  host_step_ = start_;
   for (int64_t epoch = first_epoch; epoch < num_epochs; ++epoch) {
-    const bool final_epoch = epoch == num_epochs - 1;
-    if (stop_training || result.stop_signal) break;
-    const int64_t epoch_end =
-        std::min(total, start + steps_per_epoch * (epoch - first_epoch + 1));
-    while (host_step < epoch_end && !result.stop_signal) {
-      if (stop_training) {
-        // t5x: "Saving a checkpoint before early stopping".
-        if (checkpoint_period && !nan_stop) save_checkpoint();
-        break;
-      }
-      const int64_t inner = std::min(epoch_end - host_step, stats_period);
-      MetricsAccumulator acc(/*train=*/true);
-      const bool counts_bytes = config.communicator && config.communicator->size() > 1;
-      const double sent0 = counts_bytes ? config.communicator->stats().sent_bytes : 0.0;
-      const auto t0 = Clock::now();
-      for (int64_t i = 0; i < inner; ++i) {
-        std::optional<models::FeatureBatch> batch;
-        try {
-          batch = next_train_batch();
-          T5XX_CHECK(batch.has_value(), "the training data ran out at step " +
-                                            std::to_string(trainer.step()) + " of " +
-                                            std::to_string(total) +
-                                            "; lower train.total_steps or use more data");
-        } catch (const Error& e) {
-          throw Error(std::string(e.what()) + save_after_error());
-        }
-        const BatchCounts counts =
-            config.count_batch ? config.count_batch(*batch) : CountBatch(*batch);
-        const StepMetrics m = config.local_batches ? trainer.TrainStepOnLocalBatch(*batch)
-                                                   : trainer.TrainStep(*batch);
-        acc.Add(m, counts);
-        // On the CPU each step's loss is known at once; a GPU step's is read
-        // with the summary's (StepMetrics::pending), checked below.
-        if (config.stop_on_nan && m.resolved() && !std::isfinite(m.loss)) {
-          nan_error(m.loss, trainer.step());
-        }
-        if (config.save_checkpoints &&
-            std::find(config.checkpoint_steps.begin(), config.checkpoint_steps.end(),
-                      trainer.step()) != config.checkpoint_steps.end()) {
-          // A GPU's pending losses are read first: a NaN state is never saved.
-          if (config.stop_on_nan) {
-            if (const auto bad = acc.FirstNonFiniteLoss()) {
-              nan_error(bad->second, host_step + bad->first + 1);
-            }
-          }
-          save_checkpoint();  // utils.SaveCheckpointConfig.checkpoint_steps
-        }
-        report_writes(checkpointer.Poll());
-        if (const int sig = StopSignalReceived()) {
-          result.stop_signal = sig;  // reported after this step's summary
-          break;
-        }
-      }
-      if (config.stop_on_nan) {
-        if (const auto bad = acc.FirstNonFiniteLoss()) {
-          nan_error(bad->second, host_step + bad->first + 1);
-        }
-      }
-      const double seconds = Seconds(t0, Clock::now());
-      host_step = trainer.step();
-      Summary s = acc.Compute(seconds, config.num_devices, config.train_flops_per_step,
-                              config.peak_flops_per_second);
-      s["timing/uptime"] = Seconds(loop_start, Clock::now());
-      if (counts_bytes && inner > 0) {
-        // What this process sent in collectives per step (ring-algorithm
-        // bytes, partitioning/communicator.h), checkpoint gathers included.
-        s["timing/communication_bytes_per_step"] =
-            (config.communicator->stats().sent_bytes - sent0) / static_cast<double>(inner);
-      }
-      write_scalars(host_step, s);
-      if (first_summary) result.first_loss_per_token = s["loss_per_nonpadding_target_token"];
-      first_summary = false;
-      result.last_loss_per_token = s["loss_per_nonpadding_target_token"];
-      {
-        std::ostringstream line;
-        line << "[train] step " << host_step << " of " << total << " | loss " << FormatMetric(s["loss"])
-             << " | loss_per_nonpadding_target_token "
-             << FormatMetric(s["loss_per_nonpadding_target_token"]) << " | accuracy "
-             << FormatMetric(s["accuracy"]) << " | learning_rate " << FormatMetric(s["learning_rate"]) << " | "
-             << FormatMetric(s["timing/steps_per_second"]) << " steps/s | "
-             << FormatMetric(s["timing/target_tokens_per_second"]) << " target tokens/s";
-        if (s.count("timing/mfu")) line << " | mfu " << FormatMetric(s["timing/mfu"]);
-        if (s.count("timing/communication_bytes_per_step")) {
-          line << " | sent " << FormatMetric(s["timing/communication_bytes_per_step"] / 1e6)
-               << " MB/step";
-        }
-        line << " | ETA "
-             << FormatDuration(static_cast<double>(total - host_step) /
-                               std::max(s["timing/steps_per_second"], 1e-12));
-        console << line.str() << std::endl;
-      }
-      if (RunActions(train_actions, {{"train", s}}, host_step, console, &nan_stop)) {
-        stop_training = true;
-      }
-      if (result.stop_signal) {
-        console << "[train] " << StopSignalName(result.stop_signal) << " received after step "
-                << host_step << "; stopping"
-                << (config.save_checkpoints ? " after saving this step's state" : "")
-                << " (a second signal ends the process at once)" << std::endl;
-      }
-    }
-    if (result.stop_signal) break;  // straight to the final save: no eval
-    const int64_t step_offset = host_step - start;
-    if (checkpoint_period && !nan_stop && (final_epoch || step_offset % checkpoint_period == 0)) {
-      save_checkpoint();
-    }
-    // t5xx: without an eval_period, evaluate once, at the end (t5x: never).
-    if (eval_enabled &&
-        (final_epoch || (eval_period && step_offset % eval_period == 0))) {
-      run_train_eval();
-    }
+    if (stop_training_ || result_.stop_signal) break;
+    if (!RunEpoch(epoch, first_epoch, num_epochs)) break;
   }
-  result.steps = host_step;
-  result.stopped_early = stop_training;
-  result.train_seconds = Seconds(loop_start, Clock::now());
+  result_.steps = host_step_;
+  result_.stopped_early = stop_training_;
+  result_.train_seconds = Seconds(loop_start_, Clock::now());
   // t5xx: the state training ended with is always saved when saving is on.
-  if (config.save_checkpoints && !nan_stop) save_checkpoint();
-  wait_for_saves();
-  return result;
+  if (config_.save_checkpoints && !nan_stop_) SaveCheckpoint();
+  WaitForSaves();
+  return result_;
+}
+
+}  // namespace
+
+TrainResult RunTrainLoop(Trainer& trainer, const BatchFn& next_train_batch,
+                         const EvalDatasets& eval_datasets, const TrainLoopConfig& config,
+                         std::ostream& console) {
+  TrainLoop loop(trainer, next_train_batch, eval_datasets, config, console);
+  return loop.Run();
 }
 
 }  // namespace t5xx::trainer

@@ -149,7 +149,7 @@ struct TrainResult {
   std::map<std::string, std::map<std::string, double>> eval;
   std::string checkpoint_dir;  // the last checkpoint saved; empty if none
   bool stopped_early = false;  // an action requested stop_training
-  // SIGTERM or SIGINT (util/stop_signals.h) stopped the run after the step
+  // SIGTERM or SIGINT (util/system/stop_signals.h) stopped the run after the step
   // in `steps`, whose state was saved when saving is on; 0 = none.
   int stop_signal = 0;
   double train_seconds = 0;

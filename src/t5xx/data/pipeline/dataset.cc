@@ -1,0 +1,176 @@
+// The Dataset interface's shared parts (declared in dataset.h): the default
+// SaveState/RestoreState, the pipeline state helpers (root version wrapper,
+// Example <-> JSON, StateField), FromVector and Collect. The ops live in
+// dataset_ops.cc, parallel_map.cc and factory_datasets.cc.
+#include "t5xx/data/pipeline/dataset.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <typeinfo>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
+#include "t5xx/util/utf8.h"
+
+namespace t5xx::seqio {
+
+using json = nlohmann::json;
+
+namespace {
+// The path ("/key/index/...") of the first non-integer number in `j`, stored
+// in *found; "" if there is none. Pipeline states hold only integers
+// (positions, counters, token ids), and the restore code converts numbers
+// with get<integer>(), which casts a float with undefined behaviour when it
+// is out of range: one check here stands in for one at every StateField.
+std::string FirstFloat(const json& j, const std::string& at, const json** found) {
+  if (j.is_number_float()) {
+    *found = &j;
+    return at.empty() ? "/" : at;
+  }
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string path = FirstFloat(it.value(), at + "/" + it.key(), found);
+      if (!path.empty()) return path;
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      std::string path = FirstFloat(j[i], at + "/" + std::to_string(i), found);
+      if (!path.empty()) return path;
+    }
+  }
+  return "";
+}
+
+std::string StageName(const Dataset& ds) {
+  const char* mangled = typeid(ds).name();
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string out = (status == 0 && d) ? d : mangled;
+  std::free(d);
+  return out;
+}
+}  // namespace
+
+json Dataset::SaveState() const {
+  throw Error("dataset stage " + StageName(*this) +
+              " cannot save its position (no SaveState)");
+}
+
+void Dataset::RestoreState(const json&) {
+  throw Error("dataset stage " + StageName(*this) +
+              " cannot save its position (no RestoreState)");
+}
+
+json ExampleToJson(const Example& ex) {
+  json j = json::object();
+  for (const auto& [k, v] : ex) {
+    if (const auto* s = std::get_if<std::string>(&v))
+      j[k] = *s;
+    else
+      j[k] = std::get<Tokens>(v);
+  }
+  return j;
+}
+
+Example ExampleFromJson(const json& j) {
+  T5XX_CHECK(j.is_object(), "pipeline state: an example must be a JSON object, got " +
+                           std::string(TruncateUtf8(DumpJson(j), 80)));
+  Example ex;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it->is_string())
+      ex[it.key()] = it->get<std::string>();
+    else if (it->is_array())
+      ex[it.key()] = it->get<Tokens>();
+    else
+      throw Error("pipeline state: feature '" + it.key() +
+                  "' must be a string or an array of ints");
+  }
+  return ex;
+}
+
+const json& StateField(const json& state, const char* field, const char* who) {
+  T5XX_CHECK(state.is_object() && state.contains(field),
+        std::string(who) + ": saved state lacks field '" + field +
+            "' (state from a different pipeline?)");
+  return state.at(field);
+}
+
+json WrapRootState(json state) {
+  return json{{"version", kPipelineStateVersion}, {"state", std::move(state)}};
+}
+
+json UnwrapRootState(const json& root) {
+  T5XX_CHECK(root.is_object() && root.contains("version") &&
+            root["version"].is_number_integer(),
+        "pipeline state: missing integer \"version\" field");
+  const std::optional<int64_t> read_version = JsonInteger(root["version"]);
+  T5XX_CHECK(read_version.has_value(), "pipeline state: \"version\" " +
+                                           DumpJson(root["version"]) + " is out of range");
+  const int64_t v = *read_version;
+  T5XX_CHECK(v <= kPipelineStateVersion,
+        "pipeline state has version " + std::to_string(v) +
+            ", newer than this build supports (" +
+            std::to_string(kPipelineStateVersion) +
+            "); restore it with a newer t5xx");
+  T5XX_CHECK(v >= 1, "pipeline state: invalid version " + std::to_string(v));
+  const json& state = StateField(root, "state", "pipeline state");
+  const json* value = nullptr;
+  const std::string float_at = FirstFloat(state, "", &value);
+  T5XX_CHECK(float_at.empty(), "pipeline state: a non-integer number, " +
+                                   (value ? DumpJson(*value) : std::string()) + ", at " +
+                                   float_at +
+                                   "; t5xx writes only integers there, so the state is damaged");
+  return state;
+}
+
+json SavePipelineState(const Dataset& ds) { return WrapRootState(ds.SaveState()); }
+
+void RestorePipelineState(Dataset& ds, const json& root) {
+  ds.RestoreState(UnwrapRootState(root));
+}
+
+namespace {
+
+class VectorDataset : public Dataset {
+ public:
+  explicit VectorDataset(std::vector<Example> examples)
+      : examples_(std::move(examples)) {}
+  std::optional<Example> Next() override {
+    if (pos_ >= examples_.size()) return std::nullopt;
+    return std::move(examples_[pos_++]);
+  }
+  json SaveState() const override { return {{"pos", pos_}}; }
+  void RestoreState(const json& state) override {
+    const size_t pos = StateField(state, "pos", "FromVector").get<size_t>();
+    T5XX_CHECK(pos <= examples_.size(),
+          "FromVector: saved position " + std::to_string(pos) +
+              " is past the end (" + std::to_string(examples_.size()) + ")");
+    pos_ = pos;
+  }
+
+ private:
+  std::vector<Example> examples_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+DatasetPtr FromVector(std::vector<Example> examples) {
+  return std::make_unique<VectorDataset>(std::move(examples));
+}
+
+std::vector<Example> Collect(Dataset& ds, size_t max_examples) {
+  std::vector<Example> out;
+  while (out.size() < max_examples) {
+    auto ex = ds.Next();
+    if (!ex) break;
+    out.push_back(std::move(*ex));
+  }
+  return out;
+}
+
+}  // namespace t5xx::seqio

@@ -1,0 +1,227 @@
+// t5's metrics as seqio metric_fns over postprocessed values (see
+// metric_fns.h).
+#include "t5xx/metrics/metric_fns.h"
+
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "t5xx/metrics/rouge_scorer.h"
+#include "t5xx/metrics/sacrebleu_tokenizers.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::seqio {
+
+std::string DescribeValue(const PostprocessedValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return "string '" + *s + "'";
+  if (const auto* i = std::get_if<int64_t>(&v)) return "int " + std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) return "float " + std::to_string(*d);
+  return "list of " + std::to_string(std::get<std::vector<std::string>>(v).size()) + " strings";
+}
+
+namespace {
+
+[[noreturn]] void WrongKind(const std::string& metric, size_t index, const char* role,
+                            const PostprocessedValue& v, const std::string& want) {
+  throw Error("metrics." + metric + ": " + role + " " + std::to_string(index) + " is a " +
+              DescribeValue(v) + " but the metric needs " + want);
+}
+
+std::vector<std::string> Strings(const std::string& metric, const char* role,
+                                 const std::vector<PostprocessedValue>& xs) {
+  std::vector<std::string> out;
+  out.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const auto* s = std::get_if<std::string>(&xs[i]);
+    if (!s) WrongKind(metric, i, role, xs[i], "strings (no postprocess_fn, or lower_text)");
+    out.push_back(*s);
+  }
+  return out;
+}
+
+std::vector<int64_t> Ints(const std::string& metric, const char* role,
+                          const std::vector<PostprocessedValue>& xs) {
+  std::vector<int64_t> out;
+  out.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (const auto* n = std::get_if<int64_t>(&xs[i])) {
+      out.push_back(*n);
+    } else if (const auto* d = std::get_if<double>(&xs[i]);
+               d && std::isfinite(*d) && std::floor(*d) == *d) {
+      out.push_back(static_cast<int64_t>(*d));
+    } else {
+      WrongKind(metric, i, role, xs[i],
+                "integer class ids (postprocess_fn=@t5.data.postprocessors."
+                "string_label_to_class_id)");
+    }
+  }
+  return out;
+}
+
+// Numbers as doubles; nullopt when the first value is not a number.
+std::optional<std::vector<double>> Numbers(const std::string& metric, const char* role,
+                                           const std::vector<PostprocessedValue>& xs) {
+  if (xs.empty() || std::holds_alternative<std::string>(xs[0])) return std::nullopt;
+  if (std::holds_alternative<std::vector<std::string>>(xs[0])) {
+    WrongKind(metric, 0, role, xs[0], "strings or numbers");
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (const auto* n = std::get_if<int64_t>(&xs[i])) {
+      out.push_back(static_cast<double>(*n));
+    } else if (const auto* d = std::get_if<double>(&xs[i])) {
+      out.push_back(*d);
+    } else {
+      WrongKind(metric, i, role, xs[i], "numbers like the first value");
+    }
+  }
+  return out;
+}
+
+// Targets that are lists of reference strings (postprocessors.qa).
+std::vector<std::vector<std::string>> AnswerLists(const std::string& metric,
+                                                  const std::vector<PostprocessedValue>& xs) {
+  std::vector<std::vector<std::string>> out;
+  out.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (const auto* l = std::get_if<std::vector<std::string>>(&xs[i])) {
+      out.push_back(*l);
+    } else {
+      WrongKind(metric, i, "target", xs[i],
+                "lists of reference answers (postprocess_fn=@t5.data.postprocessors.qa)");
+    }
+  }
+  return out;
+}
+
+// Numbers (integers or floats) as doubles.
+std::vector<double> Floats(const std::string& metric, const char* role,
+                           const std::vector<PostprocessedValue>& xs) {
+  std::vector<double> out;
+  out.reserve(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (const auto* n = std::get_if<int64_t>(&xs[i])) {
+      out.push_back(static_cast<double>(*n));
+    } else if (const auto* d = std::get_if<double>(&xs[i])) {
+      out.push_back(*d);
+    } else {
+      WrongKind(metric, i, role, xs[i],
+                "numbers (postprocess_fn=@t5.data.postprocessors.string_to_float)");
+    }
+  }
+  return out;
+}
+
+void CheckRougeKeys(const std::vector<std::string>& score_keys) {
+  try {
+    rouge_scorer::RougeScorer check(score_keys);
+  } catch (const Error& e) {
+    throw Error(std::string("metrics.") + e.what());
+  }
+}
+
+// A MetricFn reading the targets, then the predictions, with `read` (one of
+// the readers above, which name the metric in their errors) and scoring
+// them with fn(targets, predictions).
+template <typename Read, typename Fn>
+MetricFn Over(const char* metric, Read read, Fn fn) {
+  return [metric, read, fn](const std::vector<PostprocessedValue>& t,
+                            const std::vector<PostprocessedValue>& p) {
+    auto targets = read(metric, "target", t);  // targets are checked first
+    return fn(targets, read(metric, "prediction", p));
+  };
+}
+
+}  // namespace
+
+namespace metric_fns {
+
+MetricFn accuracy() {
+  return [](const std::vector<PostprocessedValue>& t, const std::vector<PostprocessedValue>& p) {
+    auto tn = Numbers("accuracy", "target", t);
+    if (!tn) {
+      auto ts = Strings("accuracy", "target", t);  // targets are checked first
+      return metrics::accuracy(ts, Strings("accuracy", "prediction", p));
+    }
+    auto pn = Numbers("accuracy", "prediction", p);
+    if (!pn && !p.empty()) WrongKind("accuracy", 0, "prediction", p[0], "numbers like the targets");
+    if (!pn || pn->size() != tn->size()) {  // let metrics::accuracy report the sizes
+      return metrics::accuracy(std::vector<int64_t>(tn->size()), std::vector<int64_t>(p.size()));
+    }
+    // sklearn's accuracy_score: the fraction of equal values.
+    std::vector<int64_t> equal(tn->size());
+    for (size_t i = 0; i < tn->size(); ++i) equal[i] = (*tn)[i] == (*pn)[i] ? 1 : 0;
+    return metrics::accuracy(std::vector<int64_t>(tn->size(), 1), equal);
+  };
+}
+
+MetricFn sequence_accuracy() {
+  return Over("sequence_accuracy", Strings, metrics::sequence_accuracy);
+}
+
+MetricFn f1_score_with_invalid() {
+  return Over("f1_score_with_invalid", Ints, metrics::f1_score_with_invalid);
+}
+
+MetricFn mean_multiclass_f1(int num_classes) {
+  metrics::IntMetricFn fn = metrics::mean_multiclass_f1(num_classes);  // checks num_classes
+  return Over("mean_multiclass_f1", Ints, fn);
+}
+
+MetricFn squad() {
+  return [](const std::vector<PostprocessedValue>& t, const std::vector<PostprocessedValue>& p) {
+    return metrics::squad(AnswerLists("squad", t), Strings("squad", "prediction", p));
+  };
+}
+
+MetricFn trivia_qa() {
+  return [](const std::vector<PostprocessedValue>& t, const std::vector<PostprocessedValue>& p) {
+    return metrics::trivia_qa(AnswerLists("trivia_qa", t), Strings("trivia_qa", "prediction", p));
+  };
+}
+
+MetricFn bleu(const std::string& tokenizer) {
+  try {
+    sacrebleu::TokenizerFromName(tokenizer);
+  } catch (const Error& e) {
+    throw Error(std::string("metrics.bleu: ") + e.what());
+  }
+  return [tokenizer](const std::vector<PostprocessedValue>& t,
+                     const std::vector<PostprocessedValue>& p) {
+    const auto preds = Strings("bleu", "prediction", p);
+    if (!t.empty() && std::holds_alternative<std::vector<std::string>>(t[0])) {
+      return metrics::bleu(AnswerLists("bleu", t), preds, tokenizer);
+    }
+    return metrics::bleu(Strings("bleu", "target", t), preds, tokenizer);
+  };
+}
+
+MetricFn rouge(const std::vector<std::string>& score_keys, bool use_stemmer) {
+  CheckRougeKeys(score_keys);
+  return Over("rouge", Strings, [score_keys, use_stemmer](const auto& t, const auto& p) {
+    return metrics::rouge(t, p, score_keys, use_stemmer);
+  });
+}
+
+MetricFn rouge_mean(const std::vector<std::string>& score_keys, bool use_stemmer) {
+  CheckRougeKeys(score_keys);
+  return Over("rouge", Strings, [score_keys, use_stemmer](const auto& t, const auto& p) {
+    return metrics::rouge_mean(t, p, score_keys, use_stemmer);
+  });
+}
+
+MetricFn pearson_corrcoef() { return Over("pearson_corrcoef", Floats, metrics::pearson_corrcoef); }
+
+MetricFn spearman_corrcoef() {
+  return Over("spearman_corrcoef", Floats, metrics::spearman_corrcoef);
+}
+
+MetricFn edit_distance(bool lower) {
+  return Over("edit_distance", Strings, [lower](const auto& t, const auto& p) {
+    return metrics::edit_distance(t, p, lower);
+  });
+}
+
+}  // namespace metric_fns
+
+}  // namespace t5xx::seqio

@@ -1,0 +1,73 @@
+// T5Config: the hyper-parameters of t5x's minimal T5 network
+// (t5x/examples/t5/network.py, gin name t5x.examples.t5.network.T5Config).
+#pragma once
+
+#include <functional>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace t5xx::models {
+
+// Where a network config field is set (e.g. the gin file:line binding it),
+// for error messages; see ValidateNetworkFields.
+using FieldLocator = std::function<std::string(const char* field)>;
+
+// Defaults are t5x's T5Config defaults (network.py); gin is the source of
+// truth for a run (run/configurables/gin_model.cc registers the same defaults), and
+// T5_1_1Config gives T5.1.1's sizes with its gated GELU.
+struct T5Config {
+  int64_t vocab_size = 32128;  // rows of token_embedder / cols of logits_dense
+  // Activation dtype, t5x's mixed precision: 'float32' or 'bfloat16'.
+  // Parameters (and the optimizer state) stay float32 either way; with
+  // 'bfloat16' embeddings, norms' outputs, projections, MLPs, attention and
+  // dropout compute in bfloat16 (layers.h), the logits in float32.
+  std::string dtype = "float32";
+  int64_t emb_dim = 512;
+  int64_t num_heads = 8;
+  int64_t num_encoder_layers = 6;
+  int64_t num_decoder_layers = 6;
+  int64_t head_dim = 64;
+  int64_t mlp_dim = 2048;
+  // ('gelu', 'linear') = T5.1.1's gated GELU; ('relu',) = T5.1.0's ReLU MLP.
+  std::vector<std::string> mlp_activations = {"relu"};
+  double dropout_rate = 0.1;
+  bool logits_via_embedding = false;
+  // t5x's float32_attention_logits: compute the attention logits q.k^T, the
+  // bias and the softmax in float32 even when dtype is 'bfloat16' (no effect
+  // in float32).
+  bool float32_attention_logits = false;
+  // Relative position bias (fixed in t5x's network, exposed for tests).
+  int64_t relative_attention_num_buckets = 32;
+  int64_t relative_attention_max_distance = 128;
+  // t5xx only (t5x's minimal network has no remat; flaxformer and MaxText call
+  // it remat_policy): 'none' keeps every activation; 'full' keeps only each
+  // layer's inputs and recomputes the layer in the backward pass (remat.h).
+  std::string remat_policy = "none";
+
+  // Throws t5xx::Error naming the field when a value is out of range or a
+  // feature is not implemented (e.g. a dtype other than float32/bfloat16).
+  // Throws as ValidateNetworkFields (which see for `where`).
+  void Validate(const FieldLocator& where = nullptr) const;
+};
+
+// The checks T5Config and DecoderOnlyConfig share. `gin_name` (e.g.
+// "network.T5Config") starts every message; `positive` lists (field, value)
+// pairs that must be > 0 (and at most 2^24; vocab_size at most 2^31 - 1).
+// Throws t5xx::Error naming the field and the fix, prefixed with
+// where(field) + ": " when `where` is given (e.g. the gin file:line that
+// binds it).
+void ValidateNetworkFields(const std::string& gin_name,
+                           const std::vector<std::pair<const char*, int64_t>>& positive,
+                           const std::string& dtype, double dropout_rate,
+                           const std::vector<std::string>& mlp_activations,
+                           const std::string& remat_policy, const FieldLocator& where = nullptr);
+
+// Presets with t5x's T5.1.1 dimensions (t5x/examples/t5/t5_1_1/*.gin);
+// "tiny" is t5xx's own (emb 128, 4 heads x 32, 2+2 layers, mlp 256) used by
+// tests and the demo. Throws t5xx::Error for an unknown name.
+T5Config T5_1_1Config(const std::string& size);
+
+}  // namespace t5xx::models

@@ -1,0 +1,252 @@
+// The optimizer configurables -- t5x.adafactor.Adafactor (t5x's own),
+// t5x.optimizers.adamw and .chain of optax.adamw / clip_by_global_norm /
+// clip, and utils.create_learning_rate_scheduler -- with t5x's and optax's
+// defaults, and how MODEL's optimizer_def and a schedule are read from them.
+#include <ATen/core/ScalarType.h>
+
+#include "t5xx/config/reading.h"
+#include "t5xx/config/spec_builders.h"
+#include "t5xx/run/configurables/gin_readers.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::run {
+
+const char kLearningRateScheduler[] = "t5x.utils.create_learning_rate_scheduler";
+
+namespace {
+
+using gin::Value;
+
+constexpr char kAdafactor[] = "t5x.adafactor.Adafactor";
+constexpr char kFactorRules[] = "t5x.adafactor.standard_logical_factor_rules";
+constexpr char kOptimizersAdamW[] = "t5x.optimizers.adamw";
+constexpr char kOptimizersChain[] = "t5x.optimizers.chain";
+constexpr char kOptaxAdamW[] = "optax.adamw";
+constexpr char kOptaxClipByGlobalNorm[] = "optax.clip_by_global_norm";
+constexpr char kOptaxClip[] = "optax.clip";
+
+std::optional<double> OptionalFloat(const Value& v) {
+  return v.is_none() ? std::nullopt : std::optional<double>(v.AsFloat());
+}
+
+std::optional<at::ScalarType> DType(const Value& v, bool none_ok) {
+  if (none_ok && v.is_none()) return std::nullopt;
+  const std::string d = v.AsString();
+  if (d == "float32") return at::kFloat;
+  if (d == "bfloat16") return at::kBFloat16;
+  throw Error(gin::Where(v) + " = " + v.ToGinString() + ": use 'float32' or 'bfloat16'" +
+              (none_ok ? " (or None)" : ""));
+}
+
+// optax.adamw / optimizers.adamw bound in `scope`.
+optim::OptaxTransform ReadAdamW(gin::Config& c, const char* name, const std::string& scope) {
+  auto q = [&](const char* p) { return c.Query(name, p, scope); };
+  optim::OptaxTransform t;
+  t.kind = optim::OptaxTransform::Kind::kAdamW;
+  t.gin_name = std::string(name) == kOptaxAdamW ? "optax.adamw" : "optimizers.adamw";
+  optim::AdamWConfig& a = t.adamw;
+  const Value lr = q("learning_rate");
+  if (lr.kind() == Value::Kind::kReference) {
+    a.learning_rate_schedule = ReadLearningRateScheduler(
+        c, gin::ExpectReference(lr, kLearningRateScheduler, true, scope));
+  } else {
+    a.learning_rate = lr.AsFloat();
+  }
+  a.b1 = q("b1").AsFloat();
+  a.b2 = q("b2").AsFloat();
+  a.eps = q("eps").AsFloat();
+  a.eps_root = q("eps_root").AsFloat();
+  a.mu_dtype = DType(q("mu_dtype"), /*none_ok=*/true);
+  a.weight_decay = q("weight_decay").AsFloat();
+  a.nesterov = q("nesterov").AsBool();
+  const Value mask = q("mask");
+  gin::Refuse(!mask.is_none(), mask,
+              "t5xx applies weight_decay to every parameter; set mask = None (or weight_decay = "
+              "0)");
+  return t;
+}
+
+optim::AdafactorConfig ReadAdafactor(gin::Config& c, const std::string& scope) {
+  optim::AdafactorConfig a;
+  auto aq = [&](const char* p) { return c.Query(kAdafactor, p, scope); };
+  const Value lr = aq("learning_rate");
+  T5XX_CHECK(lr.is_none(), gin::Where(lr) + " = " + lr.ToGinString() +
+                               " has no effect (t5x's trainer sets Adafactor's rate from "
+                               "trainer.Trainer.learning_rate_fn); remove it and set "
+                               "utils.create_learning_rate_scheduler.base_learning_rate");
+  a.factored = aq("factored").AsBool();
+  a.multiply_by_parameter_scale = aq("multiply_by_parameter_scale").AsBool();
+  a.beta1 = OptionalFloat(aq("beta1"));
+  a.decay_rate = aq("decay_rate").AsFloat();
+  a.step_offset = aq("step_offset").AsInt();
+  a.clipping_threshold = OptionalFloat(aq("clipping_threshold"));
+  a.weight_decay_rate = OptionalFloat(aq("weight_decay_rate"));
+  a.min_dim_size_to_factor = aq("min_dim_size_to_factor").AsInt();
+  a.epsilon1 = aq("epsilon1").AsFloat();
+  a.epsilon2 = aq("epsilon2").AsFloat();
+  a.dtype_momentum = *DType(aq("dtype_momentum"), /*none_ok=*/false);
+  const Value factor_map = aq("factor_map");
+  gin::Refuse(!factor_map.is_none(), factor_map,
+              "set logical_factor_rules (e.g. @adafactor.standard_logical_factor_rules()) "
+              "instead");
+  const Value rules = aq("logical_factor_rules");
+  if (rules.kind() == Value::Kind::kDict) {
+    optim::LogicalFactorRules r;
+    for (const auto& [k, v] : rules.AsDict()) {
+      r[k.AsString()] = v.is_none() ? optim::FactorDim::kNone
+                                    : optim::FactorDimFromName(v.AsString(), gin::Where(v));
+    }
+    a.logical_factor_rules = std::move(r);
+  } else if (!rules.is_none()) {
+    gin::ExpectReference(rules, kFactorRules, true, scope);
+    a.logical_factor_rules = optim::StandardLogicalFactorRules();
+  }
+  a.weight_decay_rate_lr_exponent = OptionalFloat(aq("weight_decay_rate_lr_exponent"));
+  a.global_norm_clip_threshold = OptionalFloat(aq("global_norm_clip_threshold"));
+  a.max_parameter_scale = OptionalFloat(aq("max_parameter_scale"));
+  const Value skip = aq("skip_nan_updates");
+  a.skip_nan_updates = !skip.is_none() && skip.AsBool();
+  return a;
+}
+
+// optimizers.chain's transformations in `scope`.
+std::vector<optim::OptaxTransform> ReadChain(gin::Config& c, const std::string& scope) {
+  std::vector<optim::OptaxTransform> out;
+  const Value list = c.Query(kOptimizersChain, "transformations", scope);
+  for (const Value& v : list.AsList()) {
+    T5XX_CHECK(v.kind() == Value::Kind::kReference && v.reference_evaluated(),
+               gin::Where(list) +
+                   ": expected a list of @optax.adamw(), @optax.clip_by_global_norm() or "
+                   "@optax.clip(), got " + v.ToGinString());
+    const std::string& n = v.reference_name();
+    const std::string s = gin::CallScope(scope, v);
+    if (n == kOptaxAdamW) {
+      out.push_back(ReadAdamW(c, kOptaxAdamW, s));
+    } else if (n == kOptaxClipByGlobalNorm || n == kOptaxClip) {
+      optim::OptaxTransform t;
+      const bool global = n == kOptaxClipByGlobalNorm;
+      t.kind = global ? optim::OptaxTransform::Kind::kClipByGlobalNorm
+                      : optim::OptaxTransform::Kind::kClip;
+      t.gin_name = global ? "optax.clip_by_global_norm" : "optax.clip";
+      (global ? t.max_norm : t.max_delta) =
+          c.Query(n, global ? "max_norm" : "max_delta", s).AsFloat();
+      out.push_back(t);
+    } else {
+      throw Error(gin::Where(list) +
+                  ": t5xx supports @optax.adamw(), @optax.clip_by_global_norm() and "
+                  "@optax.clip() in optimizers.chain, got @" + n);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterOptimizerConfigurables(gin::Registry& r) {
+  using namespace gin::spec;
+  r.Register({kAdafactor,
+              {Optional("learning_rate", T::kOptionalFloat, None(),
+                        "Set by the trainer's learning_rate_fn; leave None."),
+               Optional("factored", T::kBool, B(true)),
+               Optional("multiply_by_parameter_scale", T::kBool, B(true)),
+               Optional("beta1", T::kOptionalFloat, None(), "Momentum; None = no m slot."),
+               Optional("decay_rate", T::kFloat, F(0.8)),
+               Optional("step_offset", T::kInt, I(0)),
+               Optional("clipping_threshold", T::kOptionalFloat, F(1.0)),
+               Optional("weight_decay_rate", T::kOptionalFloat, None()),
+               Optional("min_dim_size_to_factor", T::kInt, I(128)),
+               Optional("epsilon1", T::kFloat, F(1e-30)),
+               Optional("epsilon2", T::kFloat, F(1e-3)),
+               Optional("dtype_momentum", T::kString, S("float32"), "'float32' or 'bfloat16'."),
+               Optional("factor_map", T::kAny, None(), "Not supported: use logical_factor_rules."),
+               Optional("logical_factor_rules", T::kAny, None(),
+                        "@adafactor.standard_logical_factor_rules() or a dict from logical axis "
+                        "name to 'row', 'column', 'batch' or 'none'."),
+               Optional("weight_decay_rate_lr_exponent", T::kOptionalFloat, None()),
+               Optional("global_norm_clip_threshold", T::kOptionalFloat, None()),
+               Optional("max_parameter_scale", T::kOptionalFloat, None()),
+               Optional("skip_nan_updates", T::kOptionalBool, B(false))},
+              "The Adafactor optimizer (t5x's own implementation)."});
+  r.Register({kFactorRules, {}, "Factorization rules by logical axis name."});
+  // optax.adamw's signature; t5x.optimizers.adamw wraps it (OptaxWrapper).
+  const std::vector<gin::ParamSpec> adamw = {
+      Required("learning_rate", T::kAny, "A float or @utils.create_learning_rate_scheduler()."),
+      Optional("b1", T::kFloat, F(0.9)),
+      Optional("b2", T::kFloat, F(0.999)),
+      Optional("eps", T::kFloat, F(1e-8)),
+      Optional("eps_root", T::kFloat, F(0.0)),
+      Optional("mu_dtype", T::kOptionalString, None(), "None, 'float32' or 'bfloat16'."),
+      Optional("weight_decay", T::kFloat, F(1e-4)),
+      Optional("mask", T::kAny, None(), "Only None (decay every parameter)."),
+      Optional("nesterov", T::kBool, B(false))};
+  r.Register({kOptimizersAdamW, adamw, "optax.adamw wrapped as a t5x optimizer (OptaxWrapper)."});
+  r.Register({kOptaxAdamW, adamw, "The optax AdamW transformation, for optimizers.chain."});
+  r.Register({kOptimizersChain,
+              {Required("transformations", T::kList,
+                        "[@optax.clip_by_global_norm(), @optax.adamw()]")},
+              "A chain of optax transformations wrapped as a t5x optimizer."});
+  r.Register({kOptaxClipByGlobalNorm, {Required("max_norm", T::kFloat)},
+              "Scales all updates down when their global L2 norm exceeds max_norm."});
+  r.Register({kOptaxClip, {Required("max_delta", T::kFloat)},
+              "Clips every update element to [-max_delta, max_delta]."});
+  r.Register({kLearningRateScheduler,
+              {Optional("factors", T::kString, S("constant * linear_warmup * rsqrt_decay")),
+               Optional("base_learning_rate", T::kFloat, F(0.5)),
+               Optional("warmup_steps", T::kInt, I(1000)),
+               Optional("decay_factor", T::kFloat, F(0.5)),
+               Optional("steps_per_decay", T::kInt, I(20000)),
+               Optional("steps_per_cycle", T::kInt, I(100000)),
+               Optional("step_offset", T::kInt, I(0)),
+               Optional("min_learning_rate", T::kFloat, F(1e-8))},
+              "Learning rate as a product of named factors."});
+}
+
+optim::LearningRateSchedulerConfig ReadLearningRateScheduler(gin::Config& c,
+                                                             const std::string& scope) {
+  auto lq = [&](const char* p) { return c.Query(kLearningRateScheduler, p, scope); };
+  optim::LearningRateSchedulerConfig lr;
+  lr.factors = lq("factors").AsString();
+  lr.base_learning_rate = lq("base_learning_rate").AsFloat();
+  lr.warmup_steps = lq("warmup_steps").AsInt();
+  lr.decay_factor = lq("decay_factor").AsFloat();
+  lr.steps_per_decay = lq("steps_per_decay").AsInt();
+  lr.steps_per_cycle = lq("steps_per_cycle").AsInt();
+  lr.step_offset = lq("step_offset").AsInt();
+  lr.min_learning_rate = lq("min_learning_rate").AsFloat();
+  try {
+    optim::LearningRateSchedule check(lr);
+  } catch (const Error& e) {
+    throw Error(gin::Where(lq("factors")) + ": " + e.what());
+  }
+  return lr;
+}
+
+optim::OptimizerConfig ReadOptimizer(gin::Config& c, const std::string& model_name,
+                                     const std::string& model_scope) {
+  optim::OptimizerConfig o;
+  const Value opt_def = c.Query(model_name, "optimizer_def", model_scope);
+  T5XX_CHECK(opt_def.kind() == Value::Kind::kReference && opt_def.reference_evaluated(),
+             gin::Where(opt_def) + ": expected @adafactor.Adafactor(), @optimizers.adamw() or "
+                                   "@optimizers.chain(), got " + opt_def.ToGinString());
+  const std::string scope = gin::CallScope(model_scope, opt_def);
+  const std::string& name = opt_def.reference_name();
+  if (name == kAdafactor) {
+    o.kind = optim::OptimizerConfig::Kind::kAdafactor;
+    o.adafactor = ReadAdafactor(c, scope);
+  } else if (name == kOptimizersAdamW) {
+    o.kind = optim::OptimizerConfig::Kind::kOptax;
+    o.optax.chained = false;
+    o.optax.transforms = {ReadAdamW(c, kOptimizersAdamW, scope)};
+  } else if (name == kOptimizersChain) {
+    o.kind = optim::OptimizerConfig::Kind::kOptax;
+    o.optax.chained = true;
+    o.optax.transforms = ReadChain(c, scope);
+  } else {
+    throw Error(gin::Where(opt_def) + ": t5xx supports optimizer_def = @adafactor.Adafactor(), "
+                                      "@optimizers.adamw() or @optimizers.chain(), got @" + name);
+  }
+  optim::MakeOptimizer(o);  // option checks; errors name the gin keys
+  return o;
+}
+
+}  // namespace t5xx::run

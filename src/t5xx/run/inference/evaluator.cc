@@ -1,0 +1,187 @@
+// See evaluator.h.
+#include "t5xx/run/inference/evaluator.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/data/dataset_providers/mixture.h"
+#include "t5xx/data/evaluation/evaluation.h"
+#include "t5xx/run/inference/inference.h"
+#include "t5xx/trainer/summary_writer.h"
+#include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
+#include "t5xx/util/json_text.h"
+
+namespace t5xx::run {
+namespace {
+
+using json = nlohmann::json;
+
+// seqio's Evaluator default seed.
+constexpr uint64_t kEvaluatorSeed = 42;
+
+// A postprocessed value as seqio's JSONLogger writes it.
+json ValueJson(const seqio::PostprocessedValue& v) {
+  return std::visit([](const auto& x) { return json(x); }, v);
+}
+
+// A task example as seqio's TensorAndNumpyEncoder writes it: text as text,
+// token arrays of up to 32 ids as lists, longer ones as its summary string.
+json ExampleJson(const seqio::Example& ex) {
+  json out = json::object();
+  for (const auto& [k, v] : ex) {
+    if (const auto* s = std::get_if<std::string>(&v)) {
+      out[k] = *s;
+      continue;
+    }
+    const seqio::Tokens& t = std::get<seqio::Tokens>(v);
+    if (t.size() <= 32) {
+      out[k] = t;
+      continue;
+    }
+    auto list = [&](size_t from, size_t to) {
+      std::string s;
+      for (size_t i = from; i < to; ++i) s += (i > from ? ", " : "") + std::to_string(t[i]);
+      return s;
+    };
+    out[k] = "ndarray(shape=(" + std::to_string(t.size()) + ",), dtype=int32); summary: " +
+             list(0, 5) + " ... " + list(t.size() - 5, t.size());
+  }
+  return out;
+}
+
+}  // namespace
+
+InferenceEvaluator::InferenceEvaluator(const DatasetConfig& d, const std::string& scope,
+                                       const EvaluatorConfig& config, std::string log_dir,
+                                       bool write_logs)
+    : scope_(scope),
+      batch_size_(d.batch_size),
+      config_(config),
+      log_dir_(std::move(log_dir)),
+      write_logs_(write_logs) {
+  const std::string what = "the " + scope + " dataset (" + scope +
+                           "/utils.DatasetConfig: task '" + d.mixture_or_task_name +
+                           "', split '" + d.split + "')";
+  // seqio's Evaluator: the tasks of the mixture (or the task) that have the
+  // split and at least one metric.
+  for (const seqio::TaskPtr& task : seqio::GetMixtureOrTask(d.mixture_or_task_name)->tasks()) {
+    const std::vector<std::string> splits = task->splits();
+    if (std::find(splits.begin(), splits.end(), d.split) == splits.end()) continue;
+    if (task->metric_fns().empty()) continue;
+    TaskData t;
+    t.task = task;
+    try {
+      seqio::DatasetPtr ds = task->GetDataset(
+          d.lengths_from_data ? seqio::FeatureLengths{} : d.task_feature_lengths, d.split,
+          d.shuffle, d.seed ? static_cast<uint64_t>(*d.seed) : kEvaluatorSeed, {},
+          /*num_epochs=*/1, d.trim_output_features, d.use_cached);
+      t.examples = seqio::Collect(
+          *ds, config.num_examples ? static_cast<size_t>(*config.num_examples) : SIZE_MAX);
+    } catch (const Error& e) {
+      throw Error("while reading " + what + ": " + e.what());
+    }
+    if (t.examples.empty()) continue;
+    std::vector<std::string> features;
+    for (const auto& [name, f] : task->output_features()) features.push_back(name);
+    t.lengths = d.lengths_from_data ? LongestLengths(t.examples, features) : d.task_feature_lengths;
+    tasks_.push_back(std::move(t));
+  }
+  if (tasks_.empty()) {
+    no_tasks_reason_ = what + " has no task with examples in split '" + d.split +
+                       "' and metric_fns to evaluate; bind seqio.Task.metric_fns (e.g. "
+                       "[@t5.evaluation.metrics.sequence_accuracy]) or choose another split";
+  }
+}
+
+InferenceEvaluator::~InferenceEvaluator() = default;
+
+std::vector<std::string> InferenceEvaluator::task_names() const {
+  std::vector<std::string> names;
+  for (const TaskData& t : tasks_) names.push_back(t.task->name());
+  return names;
+}
+
+size_t InferenceEvaluator::num_examples(const std::string& task) const {
+  for (const TaskData& t : tasks_) {
+    if (t.task->name() == task) return t.examples.size();
+  }
+  return 0;
+}
+
+std::map<std::string, seqio::metrics::Metrics> InferenceEvaluator::Evaluate(
+    int64_t step, const models::BaseTransformerModel& model, const models::ParamStore& params,
+    const ModelConfig& model_config, std::ostream& console) {
+  std::map<std::string, seqio::metrics::Metrics> all;
+  for (const TaskData& t : tasks_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    // t5x passes PRNGKey(0) to the evaluator's predict_fn.
+    const std::vector<ExampleInference> inferences =
+        InferExamples(model, params, model_config, t.examples, t.lengths, batch_size_,
+                      InferMode::kPredict, /*seed=*/0);
+    const seqio::VocabularyPtr& vocab = t.task->output_features().at("targets").vocabulary;
+    std::vector<std::string> outputs;
+    outputs.reserve(inferences.size());
+    for (const ExampleInference& e : inferences) outputs.push_back(vocab->Decode(e.tokens));
+    const seqio::metrics::Metrics metrics =
+        seqio::EvaluatePredictions(*t.task, t.examples, outputs);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (config_.console_logger) {
+      console << "[" << scope_ << " " << t.task->name() << "] step " << step;
+      for (const auto& [k, v] : metrics) console << " | " << k << " " << v;
+      console << " | " << t.examples.size() << " examples decoded in " << std::fixed
+              << std::setprecision(1) << seconds << " s" << std::defaultfloat
+              << std::setprecision(6) << std::endl;
+    }
+    if (write_logs_) Log(step, t, metrics, outputs);
+    all[t.task->name()] = metrics;
+  }
+  return all;
+}
+
+void InferenceEvaluator::Log(int64_t step, const TaskData& t,
+                             const seqio::metrics::Metrics& metrics,
+                             const std::vector<std::string>& outputs) {
+  const std::string& name = t.task->name();
+  std::filesystem::create_directories(log_dir_);
+  if (config_.tensorboard_logger) {
+    auto& w = writers_[name];
+    if (!w) w = std::make_unique<trainer::SummaryWriter>(log_dir_ + "/" + name);
+    for (const auto& [k, v] : metrics) w->Scalar("eval/" + k, static_cast<float>(v), step);
+    w->Flush();
+  }
+  if (!config_.json_logger) return;
+  json line = json::object();
+  line["step"] = step;
+  for (const auto& [k, v] : metrics) line[k] = v;
+  const std::string metrics_path = log_dir_ + "/" + name + "-metrics.jsonl";
+  const std::string before =
+      std::filesystem::exists(metrics_path) ? seqio::ReadFileToString(metrics_path) : "";
+  seqio::WriteStringToFileAtomic(metrics_path, before + DumpJson(line) + "\n");
+  if (config_.json_write_n_results && *config_.json_write_n_results == 0) return;
+  const size_t n = config_.json_write_n_results
+                       ? std::min(outputs.size(), static_cast<size_t>(*config_.json_write_n_results))
+                       : outputs.size();
+  const seqio::PostprocessFn& post = t.task->postprocess_fn();
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    const seqio::Example& ex = t.examples[i];
+    const std::string target = seqio::DecodedTarget(*t.task, ex);
+    json j = json::object();
+    j["input"] = ExampleJson(ex);
+    j["target"] = post ? ValueJson(post(target, ex, true)) : json(target);
+    j["output"] = outputs[i];
+    j["prediction"] = post ? ValueJson(post(outputs[i], ex, false)) : json(outputs[i]);
+    text += DumpJson(j) + "\n";
+  }
+  char step_name[32];
+  std::snprintf(step_name, sizeof(step_name), "%06lld", static_cast<long long>(step));
+  seqio::WriteStringToFileAtomic(log_dir_ + "/" + name + "-" + step_name + ".jsonl", text);
+}
+
+}  // namespace t5xx::run
