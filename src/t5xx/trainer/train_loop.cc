@@ -193,17 +193,17 @@ void TrainLoop::Plan() {
   sharded_saves_ = config_.communicator && config_.communicator->size() > 1;
 }
 
+// The chief's writers (see train_writer_) and the operative config as the
+// text summary `config` at the start step.
 void TrainLoop::OpenWriters() {
-  if (config_.chief) train_writer_ = std::make_unique<MetricsWriter>(config_.model_dir + "/train");
+  if (!config_.chief) return;
+  train_writer_ = std::make_unique<MetricsWriter>(config_.model_dir + "/train");
   for (const auto& name : eval_names_) {
-    if (!config_.chief) continue;
     eval_writers_[name] = std::make_unique<MetricsWriter>(config_.model_dir + "/training_eval/" +
                                                           name.substr(0, 113));
   }
   if (!config_.operative_config.empty()) {
-    if (train_writer_) {
-      train_writer_->WriteText("config", GinMarkdown(config_.operative_config), start_);
-    }
+    train_writer_->WriteText("config", GinMarkdown(config_.operative_config), start_);
   }
 }
 

@@ -27,6 +27,9 @@ namespace {
 std::string EvaluatedListPath(const EvalSetup& s) {
   return s.output_dir + "/eval." + s.dataset.mixture_or_task_name + ".ckpt";
 }
+std::string EvaluatedSettingsPath(const EvalSetup& s) {
+  return EvaluatedListPath(s) + ".settings.json";
+}
 
 OutputRecord EvalRecord(const LoadedTrainConfig& loaded) {
   OutputRecord want;
@@ -42,7 +45,7 @@ void PreflightEvalRun(const LoadedTrainConfig& loaded) {
   if (s.restore.mode != "all") return;
   // A rerun with other settings must not skip the listed checkpoints as done.
   const std::string done_path = EvaluatedListPath(s);
-  const std::string settings_path = done_path + ".settings.json";
+  const std::string settings_path = EvaluatedSettingsPath(s);
   if (!fs::exists(done_path) || !fs::exists(settings_path)) return;
   const std::optional<OutputRecord> had = ReadOutputRecord(settings_path);
   const std::string why =
@@ -67,9 +70,8 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
   if (s.restore.mode == "all") {
     // The list's settings match this run's (PreflightEvalRun, above); a new
     // list gets this run's.
-    const std::string settings_path = done_path + ".settings.json";
     if (!fs::exists(done_path)) {
-      seqio::WriteStringToFileAtomic(settings_path, OutputRecordJson(EvalRecord(loaded)));
+      seqio::WriteStringToFileAtomic(EvaluatedSettingsPath(s), OutputRecordJson(EvalRecord(loaded)));
     }
     std::ifstream f(done_path);
     for (std::string p; f >> p;) done.insert(p);

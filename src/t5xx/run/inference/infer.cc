@@ -112,8 +112,10 @@ void RemoveStaleChunks(const std::string& tmp_dir, const std::string& fname, int
 }
 
 // The merged output of `task`'s shard and what it must record.
+// The merged output of one task's shard: its file name, path, chunk folder
+// and the record every file of it must hold.
 struct TaskOutput {
-  std::string fname, path;
+  std::string fname, path, tmp_dir;
   OutputRecord want;
 };
 
@@ -121,9 +123,10 @@ TaskOutput OutputOf(const LoadedTrainConfig& loaded, const seqio::Task& task,
                     const std::string& checkpoint) {
   const InferSetup& s = loaded.infer;
   TaskOutput o;
-  o.fname = task.name() + "-" + s.mode + "." + s.file_extension + "-" + Fmt5(s.shard_id) +
-            "-of-" + Fmt5(s.num_shards);
+  const std::string shard = Fmt5(s.shard_id) + "-of-" + Fmt5(s.num_shards);
+  o.fname = task.name() + "-" + s.mode + "." + s.file_extension + "-" + shard;
   o.path = s.output_dir + "/" + o.fname;
+  o.tmp_dir = s.output_dir + "/tmp-" + task.name() + "-" + shard;
   o.want.batch_size = s.dataset.batch_size;
   o.want.checkpoint_period = s.checkpoint_period;
   o.want.settings = InferSettings(loaded, checkpoint);
@@ -220,8 +223,7 @@ void InferTask(const InferContext& c, const seqio::Task& task, InferResult& resu
     result.files.push_back(o.path);
     return;
   }
-  const std::string tmp_dir = s.output_dir + "/tmp-" + task.name() + "-" + Fmt5(s.shard_id) +
-                              "-of-" + Fmt5(s.num_shards);
+  const std::string& tmp_dir = o.tmp_dir;
   fs::create_directories(tmp_dir);
   seqio::DatasetPtr ds = task.GetDataset(
       s.dataset.task_feature_lengths, s.dataset.split, s.dataset.shuffle,

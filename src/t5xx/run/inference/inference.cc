@@ -90,7 +90,8 @@ void CreateOutputDir(const std::string& dir, const std::string& what) {
 void CheckOutputDirUsable(const std::string& dir, const std::string& what) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path p = fs::absolute(dir, ec);
+  const fs::path whole = fs::absolute(dir, ec);
+  fs::path p = whole;
   T5XX_CHECK(!ec && !dir.empty(), what + " = '" + dir + "' is not a usable path; choose a "
                                          "writable directory");
   // The nearest part of the path that exists.
@@ -102,7 +103,7 @@ void CheckOutputDirUsable(const std::string& dir, const std::string& what) {
                  " is not a directory; choose a writable directory");
   T5XX_CHECK(::access(p.c_str(), W_OK) == 0,
              what + " = '" + dir + "' " +
-                 (p == fs::absolute(dir) ? std::string("is not writable")
+                 (p == whole ? std::string("is not writable")
                                          : "cannot be created: " + p.string() + " is not writable") +
                  "; choose a writable directory");
 }
