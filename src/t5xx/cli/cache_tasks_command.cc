@@ -42,20 +42,6 @@ namespace {
 
 constexpr char kCommand[] = "t5xx cache_tasks";
 
-int64_t ParseInt(const std::string& flag, const std::string& v, int64_t minimum) {
-  errno = 0;
-  char* end = nullptr;
-  const long long n = std::strtoll(v.c_str(), &end, 10);
-  T5XX_CHECK(!v.empty() && *end == '\0' && errno == 0 && n >= minimum,
-             std::string(kCommand) + ": --" + flag + " must be an integer >= " +
-                 std::to_string(minimum) + ", got '" + v + "'");
-  return n;
-}
-
-bool ParseBool(const std::string& flag, const std::string& v) {
-  return ParseBoolFlag(kCommand, flag, v);
-}
-
 // absl's flags.DEFINE_list: "a,b" -> {"a", "b"}; an empty item is refused.
 std::vector<std::string> ParseList(const std::string& flag, const std::string& v) {
   std::vector<std::string> out;
@@ -101,10 +87,10 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
     o.additional_cache_dirs =
         ParseList("tasks_additional_cache_dirs", f["tasks_additional_cache_dirs"]);
   }
-  if (f.count("min_shards")) o.min_shards = ParseInt("min_shards", f["min_shards"], 0);
-  if (f.count("max_shards")) o.max_shards = ParseInt("max_shards", f["max_shards"], 0);
-  if (f.count("base_seed")) o.base_seed = ParseInt("base_seed", f["base_seed"], INT64_MIN);
-  if (f.count("overwrite")) o.overwrite = ParseBool("overwrite", f["overwrite"]);
+  if (f.count("min_shards")) o.min_shards = ParseIntFlag(kCommand, "min_shards", f["min_shards"], 0);
+  if (f.count("max_shards")) o.max_shards = ParseIntFlag(kCommand, "max_shards", f["max_shards"], 0);
+  if (f.count("base_seed")) o.base_seed = ParseIntFlag(kCommand, "base_seed", f["base_seed"], INT64_MIN);
+  if (f.count("overwrite")) o.overwrite = ParseBoolFlag(kCommand, "overwrite", f["overwrite"]);
   if (f.count("output_format")) {
     const std::string& v = f["output_format"];
     T5XX_CHECK(v != "arrayrecord",
@@ -116,7 +102,7 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
                                                         "(or seqio's arrayrecord), got '" + v + "'");
   }
   if (f.count("num_threads")) {
-    o.num_threads = static_cast<int>(ParseInt("num_threads", f["num_threads"], 1));
+    o.num_threads = static_cast<int>(ParseIntFlag(kCommand, "num_threads", f["num_threads"], 1));
   }
   // Workers: the flags, else the launcher's environment.
   const std::optional<partitioning::ProcessEnvironment> env =
@@ -130,10 +116,10 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
   o.num_workers = env ? env->world_size : 1;
   o.worker_index = env ? env->rank : 0;
   if (f.count("num_workers")) {
-    o.num_workers = static_cast<int>(ParseInt("num_workers", f["num_workers"], 1));
+    o.num_workers = static_cast<int>(ParseIntFlag(kCommand, "num_workers", f["num_workers"], 1));
   }
   if (f.count("worker_index")) {
-    o.worker_index = static_cast<int>(ParseInt("worker_index", f["worker_index"], 0));
+    o.worker_index = static_cast<int>(ParseIntFlag(kCommand, "worker_index", f["worker_index"], 0));
   }
   T5XX_CHECK(o.worker_index < o.num_workers,
              std::string(kCommand) + ": --worker_index must be in [0, --num_workers = " +
@@ -141,7 +127,7 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
                  (env && !f.count("worker_index") ? " (from the " + env->launcher + " environment)"
                                                   : std::string()));
   if (f.count("wait_timeout_s")) {
-    o.wait_timeout_s = static_cast<double>(ParseInt("wait_timeout_s", f["wait_timeout_s"], 1));
+    o.wait_timeout_s = static_cast<double>(ParseIntFlag(kCommand, "wait_timeout_s", f["wait_timeout_s"], 1));
   }
   o.log = &std::cerr;
 

@@ -3,6 +3,7 @@
 // t5xx::Error.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +19,10 @@ std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& ar
 // A boolean flag's value: "true" or "false"; else t5xx::Error
 // "<command>: --<flag> must be true or false, got '<value>'".
 bool ParseBoolFlag(const std::string& command, const std::string& flag, const std::string& value);
+// An integer flag's value (base 10, >= minimum); t5xx::Error naming the
+// command and flag otherwise (empty, not a number, out of range).
+int64_t ParseIntFlag(const std::string& command, const std::string& flag, const std::string& value,
+                     int64_t minimum);
 
 int TrainCommand(const std::vector<std::string>& args);
 int InferCommand(const std::vector<std::string>& args);

@@ -65,16 +65,6 @@
 namespace t5xx::cli {
 namespace {
 
-int64_t ParseInt(const std::string& flag, const std::string& v, int64_t minimum) {
-  errno = 0;
-  char* end = nullptr;
-  const long long n = std::strtoll(v.c_str(), &end, 10);
-  T5XX_CHECK(*end == '\0' && errno == 0 && n >= minimum,
-        "t5xx data: --" + flag + " must be an integer >= " + std::to_string(minimum) +
-            ", got '" + v + "'");
-  return n;
-}
-
 // "inputs=128,targets=32" -> {inputs: 128, targets: 32}.
 seqio::FeatureLengths ParseLengths(const std::string& text) {
   seqio::FeatureLengths out;
@@ -87,7 +77,7 @@ seqio::FeatureLengths ParseLengths(const std::string& text) {
               item + "'");
     T5XX_CHECK(!out.count(item.substr(0, eq)),
                "t5xx data: --lengths names '" + item.substr(0, eq) + "' twice; give each once");
-    out[item.substr(0, eq)] = ParseInt("lengths", item.substr(eq + 1), 1);
+    out[item.substr(0, eq)] = ParseIntFlag("t5xx data", "lengths", item.substr(eq + 1), 1);
   }
   return out;
 }
@@ -137,10 +127,6 @@ struct DataRequest {
     return n;
   }
 };
-
-bool ParseBool(const std::string& flag, const std::string& v) {
-  return ParseBoolFlag("t5xx data", flag, v);
-}
 
 // The task feature lengths of a run config (its TASK_FEATURE_LENGTHS macro,
 // as t5x's run files set them), when it sets them; empty otherwise.
@@ -192,7 +178,7 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
               << "; pass --lengths to override)" << std::endl;
   }
   const std::string split = f.count("split") ? f["split"] : default_split;
-  const uint64_t seed = f.count("seed") ? ParseInt("seed", f["seed"], 0) : 0;
+  const uint64_t seed = f.count("seed") ? ParseIntFlag("t5xx data", "seed", f["seed"], 0) : 0;
   r.name = f["task"];
   const seqio::DatasetProviderPtr provider = seqio::GetMixtureOrTask(r.name);
   r.output_features = provider->output_features();
@@ -200,7 +186,7 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
   seqio::DatasetRequest request;
   request.split = split;
   request.seed = seed;
-  request.use_cached = f.count("use_cached") && ParseBool("use_cached", f["use_cached"]);
+  request.use_cached = f.count("use_cached") && ParseBoolFlag("t5xx data", "use_cached", f["use_cached"]);
   if (request.use_cached) {  // the caches' problems before any example is read
     for (const auto& t : provider->tasks()) {
       const auto splits = t->splits();
@@ -212,7 +198,7 @@ DataRequest Open(std::map<std::string, std::string>& f, const std::string& defau
   if (f.count("feature_converter")) {
     T5XX_CHECK(!r.lengths.empty(), "t5xx data: --feature_converter needs --lengths (the task "
                               "feature lengths, e.g. --lengths=inputs=128,targets=32)");
-    const bool pack = f.count("pack") && ParseBool("pack", f["pack"]);
+    const bool pack = f.count("pack") && ParseBoolFlag("t5xx data", "pack", f["pack"]);
     r.converter = MakeConverter(f["feature_converter"], pack);
     r.dataset = (*r.converter)(std::move(r.dataset), r.lengths, r.name);
   } else {
@@ -245,7 +231,7 @@ namespace {
 // their decoded text beside them.
 int Show(std::map<std::string, std::string>& f, const std::optional<std::string>& demo_problem,
          const gin::Config* config) {
-  const int64_t n = f.count("n") ? ParseInt("n", f["n"], 1) : 5;
+  const int64_t n = f.count("n") ? ParseIntFlag("t5xx data", "n", f["n"], 1) : 5;
   DataRequest r = Open(f, "train", demo_problem, config);
   for (int64_t i = 0; i < n; ++i) {
     auto ex = r.dataset->Next();
@@ -316,7 +302,7 @@ int Score(std::map<std::string, std::string>& f, const std::optional<std::string
 int Stats(std::map<std::string, std::string>& f, const std::optional<std::string>& demo_problem,
           const gin::Config* config) {
   const int64_t max_examples =
-      f.count("max_examples") ? ParseInt("max_examples", f["max_examples"], 1) : 1000;
+      f.count("max_examples") ? ParseIntFlag("t5xx data", "max_examples", f["max_examples"], 1) : 1000;
   DataRequest r = Open(f, "validation", demo_problem, config);
   int64_t examples = 0, empty_examples = 0;
   std::map<std::string, int64_t> tokens, positions;

@@ -1,5 +1,8 @@
 // Parsing a command's own flags ("--name=value" / "--name value"),
 // declared in commands.h; gin flags are config/flags.h's.
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -47,6 +50,17 @@ bool ParseBoolFlag(const std::string& command, const std::string& flag, const st
   T5XX_CHECK(value == "true" || value == "false",
              command + ": --" + flag + " must be true or false, got '" + value + "'");
   return value == "true";
+}
+
+int64_t ParseIntFlag(const std::string& command, const std::string& flag, const std::string& value,
+                     int64_t minimum) {
+  errno = 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(value.c_str(), &end, 10);
+  T5XX_CHECK(!value.empty() && *end == '\0' && errno == 0 && n >= minimum,
+             command + ": --" + flag + " must be an integer >= " + std::to_string(minimum) +
+                 ", got '" + value + "'");
+  return n;
 }
 
 }  // namespace t5xx::cli

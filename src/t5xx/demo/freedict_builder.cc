@@ -36,7 +36,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kInfoFile[] = "freedict_info.json";
+constexpr char kFreedictInfoFile[] = "freedict_info.json";
 constexpr char kTrainFile[] = "train.jsonl";
 constexpr char kValidationFile[] = "validation.jsonl";
 
@@ -59,7 +59,7 @@ json OptionsJson(const FreedictOptions& o) {
               {"seed", o.seed}};
 }
 
-FreedictInfo InfoFromJson(const json& j, const std::string& dir) {
+FreedictInfo FreedictInfoFromJson(const json& j, const std::string& dir) {
   FreedictInfo info;
   info.output_dir = dir;
   info.train_file = dir + "/" + j.at("splits").at("train").at("file").get<std::string>();
@@ -99,7 +99,7 @@ std::string JsonLines(const std::vector<TranslationPair>& pairs) {
 }  // namespace
 
 FreedictInfo ReadFreedictInfo(const std::string& output_dir) {
-  const std::string path = output_dir + "/" + kInfoFile;
+  const std::string path = output_dir + "/" + kFreedictInfoFile;
   if (!FileExists(path)) {
     throw Error("freedict translation data not built: '" + path +
                 "' is missing (run `t5xx build_corpus`)");
@@ -111,7 +111,7 @@ FreedictInfo ReadFreedictInfo(const std::string& output_dir) {
                   ", expected " + std::to_string(FreedictInfo::kFormatVersion) +
                   "; rebuild it with `t5xx build_corpus --overwrite=true`");
     }
-    return InfoFromJson(j, output_dir);
+    return FreedictInfoFromJson(j, output_dir);
   } catch (const json::exception& e) {
     throw Error("malformed freedict info '" + path + "': " + e.what() +
                 "; delete it and run `t5xx build_corpus`");
@@ -129,13 +129,13 @@ FreedictInfo BuildFreedictData(const FreedictOptions& o) {
                  std::to_string(o.max_validation_examples));
 
   const std::string dir = o.output_dir;
-  const std::string info_path = dir + "/" + kInfoFile;
+  const std::string info_path = dir + "/" + kFreedictInfoFile;
   const json options_json = OptionsJson(o);
   if (std::optional<json> j = ReadBuildMarker(info_path, dir, FreedictInfo::kFormatVersion,
                                               options_json, o.overwrite,
                                               "freedict translation data set")) {
     try {
-      FreedictInfo info = InfoFromJson(*j, dir);
+      FreedictInfo info = FreedictInfoFromJson(*j, dir);
       if (FilesAreIntact(info)) {
         info.reused = true;
         return info;

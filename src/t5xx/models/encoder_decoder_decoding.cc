@@ -14,7 +14,7 @@ namespace t5xx::models {
 namespace {
 
 // The no-cache entries.
-constexpr char kTokens[] = "decoder_input_tokens";
+constexpr char kDecoderInputTokens[] = "decoder_input_tokens";
 constexpr char kEncoded[] = "encoded";
 constexpr char kEncoderTokens[] = "encoder_input_tokens";
 
@@ -72,7 +72,7 @@ at::Tensor StepWithCache(const Transformer& net, const ParamStore& p,
 at::Tensor PastEndLogits(const Transformer& net, const ParamStore& p, const at::Tensor& rows,
                          const at::Tensor& cur_token, decoding::Cache& history) {
   const T5Config& c = net.config();
-  const at::Tensor tokens = CacheEntry(history, kTokens).index_select(0, rows);
+  const at::Tensor tokens = CacheEntry(history, kDecoderInputTokens).index_select(0, rows);
   const int64_t length = tokens.size(1);
   decoding::Cache cache = InitEncoderDecoderCache(
       net, p, CacheEntry(history, kEncoded).index_select(0, rows),
@@ -91,7 +91,7 @@ at::Tensor PastEndLogits(const Transformer& net, const ParamStore& p, const at::
 at::Tensor StepWithoutCache(const Transformer& net, const ParamStore& p,
                             const at::Tensor& cur_token, decoding::Cache& cache) {
   at::Tensor& index = CacheEntry(cache, kCacheIndex);
-  at::Tensor& tokens = WritableCacheEntry(cache, kTokens);
+  at::Tensor& tokens = WritableCacheEntry(cache, kDecoderInputTokens);
   WriteCurrentToken(tokens, index, cur_token);
   const int64_t n = AttendLength(index, tokens.size(1));
   const at::Tensor prefix = tokens.narrow(1, 0, n);
@@ -125,7 +125,7 @@ decoding::Cache InitEncoderDecoderCache(const Transformer& net, const ParamStore
   decoding::Cache cache;
   cache[kCacheIndex] = at::zeros({batch}, encoder_input_tokens.options().dtype(at::kLong));
   if (!use_cache) {
-    cache[kTokens] = at::zeros({batch, max_decode_length}, cache[kCacheIndex].options());
+    cache[kDecoderInputTokens] = at::zeros({batch, max_decode_length}, cache[kCacheIndex].options());
     cache[kEncoded] = encoded;
     cache[kEncoderTokens] = encoder_input_tokens;
     return cache;
@@ -150,7 +150,7 @@ decoding::Cache InitEncoderDecoderCache(const Transformer& net, const ParamStore
 at::Tensor EncoderDecoderDecodeStep(const Transformer& net, const ParamStore& p,
                                     const at::Tensor& cur_token, decoding::Cache& cache) {
   const at::NoGradGuard no_grad;
-  return cache.count(kTokens) ? StepWithoutCache(net, p, cur_token, cache)
+  return cache.count(kDecoderInputTokens) ? StepWithoutCache(net, p, cur_token, cache)
                               : StepWithCache(net, p, cur_token, cache);
 }
 

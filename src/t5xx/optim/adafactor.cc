@@ -18,12 +18,6 @@ namespace {
 
 constexpr char kGin[] = "adafactor.Adafactor.";
 
-std::string Num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
 std::string ShapeString(at::IntArrayRef shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -172,25 +166,25 @@ FactorDim FactorDimFromName(const std::string& name, const std::string& what) {
 void AdafactorConfig::Validate() const {
   const std::string g = kGin;
   auto positive = [&](const std::optional<double>& v, const char* name) {
-    T5XX_CHECK(!v || *v > 0, g + name + " = " + Num(v.value_or(0)) +
+    T5XX_CHECK(!v || *v > 0, g + name + " = " + SettingText(v.value_or(0)) +
                             " must be > 0 (or None to switch it off)");
   };
   T5XX_CHECK(!beta1 || (*beta1 >= 0 && *beta1 < 1),
-        g + "beta1 = " + Num(beta1.value_or(0)) + " must be in [0, 1) (or None: no momentum)");
-  T5XX_CHECK(decay_rate >= 0, g + "decay_rate = " + Num(decay_rate) + " must be >= 0 (t5x: 0.8)");
+        g + "beta1 = " + SettingText(beta1.value_or(0)) + " must be in [0, 1) (or None: no momentum)");
+  T5XX_CHECK(decay_rate >= 0, g + "decay_rate = " + SettingText(decay_rate) + " must be >= 0 (t5x: 0.8)");
   T5XX_CHECK(step_offset >= 0,
         g + "step_offset = " + std::to_string(step_offset) + " must be >= 0");
   positive(clipping_threshold, "clipping_threshold");
   positive(global_norm_clip_threshold, "global_norm_clip_threshold");
   positive(max_parameter_scale, "max_parameter_scale");
   T5XX_CHECK(!weight_decay_rate || (*weight_decay_rate >= 0 && *weight_decay_rate <= 1),
-        g + "weight_decay_rate = " + Num(weight_decay_rate.value_or(0)) +
+        g + "weight_decay_rate = " + SettingText(weight_decay_rate.value_or(0)) +
             " must be in [0, 1] (or None)");
   T5XX_CHECK(min_dim_size_to_factor >= 0, g + "min_dim_size_to_factor = " +
                                          std::to_string(min_dim_size_to_factor) +
                                          " must be >= 0");
-  T5XX_CHECK(epsilon1 >= 0, g + "epsilon1 = " + Num(epsilon1) + " must be >= 0 (t5x: 1e-30)");
-  T5XX_CHECK(epsilon2 >= 0, g + "epsilon2 = " + Num(epsilon2) + " must be >= 0 (t5x: 1e-3)");
+  T5XX_CHECK(epsilon1 >= 0, g + "epsilon1 = " + SettingText(epsilon1) + " must be >= 0 (t5x: 1e-30)");
+  T5XX_CHECK(epsilon2 >= 0, g + "epsilon2 = " + SettingText(epsilon2) + " must be >= 0 (t5x: 1e-3)");
   T5XX_CHECK(dtype_momentum == at::kFloat || dtype_momentum == at::kBFloat16,
         g + "dtype_momentum must be 'float32' or 'bfloat16'");
 }

@@ -10,7 +10,7 @@
 namespace t5xx::optim {
 namespace {
 
-constexpr char kGin[] = "utils.create_learning_rate_scheduler.";
+constexpr char kScheduleGin[] = "utils.create_learning_rate_scheduler.";
 
 bool Uses(const std::vector<std::string>& factors, const char* name) {
   return std::find(factors.begin(), factors.end(), name) != factors.end();
@@ -42,27 +42,27 @@ LearningRateSchedule::LearningRateSchedule(LearningRateSchedulerConfig config)
   for (std::string tok : pieces) {
     tok.erase(0, tok.find_first_not_of(" \t\n"));
     tok.erase(tok.find_last_not_of(" \t\n") + 1);
-    T5XX_CHECK(!tok.empty(), std::string(kGin) + "factors = '" + config_.factors +
+    T5XX_CHECK(!tok.empty(), std::string(kScheduleGin) + "factors = '" + config_.factors +
                             "' has an empty factor; write factors joined by '*', e.g. "
                             "'constant * linear_warmup * rsqrt_decay'");
     T5XX_CHECK(std::find(known.begin(), known.end(), tok) != known.end(),
-          std::string(kGin) + "factors: unknown factor '" + tok + "' in '" + config_.factors +
+          std::string(kScheduleGin) + "factors: unknown factor '" + tok + "' in '" + config_.factors +
               "' (known: " + known_list + ")");
     factors_.push_back(tok);
   }
   const auto& c = config_;
-  T5XX_CHECK(c.warmup_steps >= 0, std::string(kGin) + "warmup_steps must be >= 0, got " +
+  T5XX_CHECK(c.warmup_steps >= 0, std::string(kScheduleGin) + "warmup_steps must be >= 0, got " +
                                  std::to_string(c.warmup_steps));
   for (const char* f : {"linear_warmup", "linear_decay", "rsqrt_decay", "rsqrt_normalized_decay"}) {
     T5XX_CHECK(!Uses(factors_, f) || c.warmup_steps > 0,
-          std::string(kGin) + "warmup_steps must be positive for '" + c.factors + "' (factor " +
+          std::string(kScheduleGin) + "warmup_steps must be positive for '" + c.factors + "' (factor " +
               f + " divides by it), got " + std::to_string(c.warmup_steps));
   }
   T5XX_CHECK(!Uses(factors_, "decay_every") || c.steps_per_decay > 0,
-        std::string(kGin) + "steps_per_decay must be positive for factor decay_every, got " +
+        std::string(kScheduleGin) + "steps_per_decay must be positive for factor decay_every, got " +
             std::to_string(c.steps_per_decay));
   T5XX_CHECK(!Uses(factors_, "cosine_decay") || c.steps_per_cycle > 0,
-        std::string(kGin) + "steps_per_cycle must be positive for factor cosine_decay, got " +
+        std::string(kScheduleGin) + "steps_per_cycle must be positive for factor cosine_decay, got " +
             std::to_string(c.steps_per_cycle));
 }
 

@@ -14,12 +14,6 @@
 namespace t5xx::optim {
 namespace {
 
-std::string Num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
 // 1 - decay^count in float32, as optax's bias_correction computes it.
 float BiasCorrection(double decay, int64_t count) {
   return 1.0f - std::pow(static_cast<float>(decay), static_cast<float>(count));
@@ -40,18 +34,18 @@ int64_t SafeIncrement(int64_t c) {
 }  // namespace
 
 void AdamWConfig::Validate(const std::string& g) const {
-  T5XX_CHECK(b1 >= 0 && b1 < 1, g + ".b1 = " + Num(b1) + " must be in [0, 1) (optax: 0.9)");
-  T5XX_CHECK(b2 >= 0 && b2 < 1, g + ".b2 = " + Num(b2) + " must be in [0, 1) (optax: 0.999)");
-  T5XX_CHECK(eps >= 0, g + ".eps = " + Num(eps) + " must be >= 0 (optax: 1e-8)");
-  T5XX_CHECK(eps_root >= 0, g + ".eps_root = " + Num(eps_root) + " must be >= 0 (optax: 0.0)");
+  T5XX_CHECK(b1 >= 0 && b1 < 1, g + ".b1 = " + SettingText(b1) + " must be in [0, 1) (optax: 0.9)");
+  T5XX_CHECK(b2 >= 0 && b2 < 1, g + ".b2 = " + SettingText(b2) + " must be in [0, 1) (optax: 0.999)");
+  T5XX_CHECK(eps >= 0, g + ".eps = " + SettingText(eps) + " must be >= 0 (optax: 1e-8)");
+  T5XX_CHECK(eps_root >= 0, g + ".eps_root = " + SettingText(eps_root) + " must be >= 0 (optax: 0.0)");
   T5XX_CHECK(weight_decay >= 0,
-        g + ".weight_decay = " + Num(weight_decay) + " must be >= 0 (optax: 1e-4)");
+        g + ".weight_decay = " + SettingText(weight_decay) + " must be >= 0 (optax: 1e-4)");
   T5XX_CHECK(!mu_dtype || *mu_dtype == at::kFloat || *mu_dtype == at::kBFloat16,
         g + ".mu_dtype must be None, 'float32' or 'bfloat16'");
   if (learning_rate_schedule) {
     LearningRateSchedule check(*learning_rate_schedule);  // throws with its own keys
   } else {
-    T5XX_CHECK(learning_rate >= 0, g + ".learning_rate = " + Num(learning_rate) + " must be >= 0");
+    T5XX_CHECK(learning_rate >= 0, g + ".learning_rate = " + SettingText(learning_rate) + " must be >= 0");
   }
 }
 
@@ -74,12 +68,12 @@ OptaxOptimizer::OptaxOptimizer(OptaxConfig config) : config_(std::move(config)) 
                                     : std::nullopt);
         break;
       case OptaxTransform::Kind::kClipByGlobalNorm:
-        T5XX_CHECK(t.max_norm > 0, t.gin_name + ".max_norm = " + Num(t.max_norm) + " must be > 0");
+        T5XX_CHECK(t.max_norm > 0, t.gin_name + ".max_norm = " + SettingText(t.max_norm) + " must be > 0");
         schedules_.emplace_back(std::nullopt);
         break;
       case OptaxTransform::Kind::kClip:
         T5XX_CHECK(t.max_delta >= 0,
-              t.gin_name + ".max_delta = " + Num(t.max_delta) + " must be >= 0");
+              t.gin_name + ".max_delta = " + SettingText(t.max_delta) + " must be >= 0");
         schedules_.emplace_back(std::nullopt);
         break;
     }

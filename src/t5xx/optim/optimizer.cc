@@ -11,6 +11,12 @@
 #include "t5xx/util/error.h"
 
 namespace t5xx::optim {
+
+std::string SettingText(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
 namespace {
 
 std::string Describe(const at::Tensor& t) {

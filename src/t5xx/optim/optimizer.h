@@ -23,6 +23,10 @@
 
 namespace t5xx::optim {
 
+// A setting's value as the optimizers' error messages show it (iostream's
+// default: six significant digits, e.g. "0.001", "1e-30").
+std::string SettingText(double v);
+
 // One array of the optimizer state.
 struct StateArray {
   // Dotted path under optimizer.state, e.g.

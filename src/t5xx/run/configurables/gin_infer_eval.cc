@@ -20,7 +20,6 @@ constexpr char kJsonLogger[] = "seqio.JSONLogger";
 constexpr char kTensorBoardLogger[] = "seqio.TensorBoardLogger";
 constexpr char kPyLoggingLogger[] = "seqio.PyLoggingLogger";
 constexpr char kWriteInferences[] = "__main__.write_inferences_to_file";
-constexpr char kSummarize[] = "t5x.gin_utils.summarize_gin_config";
 
 }  // namespace
 
@@ -167,7 +166,7 @@ EvalSetup ReadEvalSetup(gin::Config& c) {
   ReadPartitioner(c, kEvaluate, &s.num_partitions, &rules);
   s.evaluator = ReadEvaluatorConfig(c, c.Query(kEvaluate, "inference_evaluator_cls"));
   const Value summarize = c.Query(kEvaluate, "summarize_config_fn");
-  if (!summarize.is_none()) gin::ExpectReference(summarize, kSummarize, /*evaluated=*/false);
+  if (!summarize.is_none()) gin::ExpectReference(summarize, kSummarizeGinConfig, /*evaluated=*/false);
   const Value te = c.Query(kEvaluate, "train_eval_dataset_cfg");
   gin::Refuse(!te.is_none(), te,
               "t5xx eval runs the inference evaluation; teacher-forced metrics come from "

@@ -17,6 +17,9 @@
 
 namespace t5xx::run {
 
+// The configurable t5x's run files give as summarize_config_fn.
+inline constexpr char kSummarizeGinConfig[] = "t5x.gin_utils.summarize_gin_config";
+
 // t5x.models.{EncoderDecoderModel, DecoderOnlyModel} and their networks'
 // Transformer/T5Config and DecoderWrapper/TransformerConfig.
 void RegisterModelConfigurables(gin::Registry& registry);

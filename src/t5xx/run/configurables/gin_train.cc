@@ -27,7 +27,6 @@ constexpr char kAxisRules[] = "t5x.partitioning.standard_logical_axis_rules";
 constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
 constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
 constexpr char kCheckpointer[] = "t5x.checkpoints.Checkpointer";
-constexpr char kSummarize[] = "t5x.gin_utils.summarize_gin_config";
 constexpr char kEarlyStopping[] = "t5x.trainer.EarlyStoppingAction";
 constexpr char kTerminateOnNan[] = "t5x.trainer.TerminateOnNanAction";
 
@@ -339,7 +338,7 @@ void RegisterTrainConfigurables(gin::Registry& r) {
               {Optional("num_microbatches", T::kOptionalInt, None()),
                Required("learning_rate_fn", T::kReference)},
               "Runs train and eval steps."});
-  r.Register({kSummarize, {}, "Writes the operative config to the model dir and summaries."});
+  r.Register({kSummarizeGinConfig, {}, "Writes the operative config to the model dir and summaries."});
   r.Register({kTrain,
               {Required("model", T::kReference),
                Required("model_dir", T::kString),
@@ -443,7 +442,7 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   gin::Refuse(hw.AsBool(), hw,
               "t5xx derives every random draw from random_seed; set USE_HARDWARE_RNG = False");
   const Value summarize = c.Query(kTrain, "summarize_config_fn");
-  if (!summarize.is_none()) gin::ExpectReference(summarize, kSummarize, /*evaluated=*/false);
+  if (!summarize.is_none()) gin::ExpectReference(summarize, kSummarizeGinConfig, /*evaluated=*/false);
   return s;
 }
 
