@@ -84,7 +84,7 @@ inline TinyTrainingResult TrainTiny(std::shared_ptr<const partitioning::Communic
   optim::LearningRateSchedulerConfig lr;
   lr.factors = "constant";
   lr.base_learning_rate = 0.05;
-  trainer::Trainer t(*model, partitioner.ShardParams(model->InitParams(0)), optim::Adafactor({}),
+  trainer::Trainer t(*model, partitioning::InitPlacedParams(partitioner, *model, 0), optim::Adafactor({}),
                      optim::LearningRateSchedule(lr), partitioner, layout.num_microbatches);
   TinyTrainingResult r;
   for (int i = 0; i < steps; ++i) {

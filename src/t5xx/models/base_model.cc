@@ -26,6 +26,11 @@ at::Tensor OptionalFeature(const FeatureBatch& batch, const std::string& key) {
   return it == batch.end() ? at::Tensor() : it->second;
 }
 
+std::vector<ParamSpec> BaseTransformerModel::ParamSpecs() const {
+  const SpecsOnlyPlacement specs_only;
+  return InitParams(0, &specs_only).Specs();
+}
+
 NormalizedLossWeights BaseTransformerModel::LossWeights(const FeatureBatch& batch) const {
   return GetLossNormalizingFactorAndWeights(
       loss_normalizing_factor_, RequireFeature(batch, "decoder_target_tokens"),

@@ -77,8 +77,12 @@ class BaseTransformerModel {
   // t5x's class name, e.g. "EncoderDecoderModel".
   virtual std::string name() const = 0;
 
-  // Fresh float32 parameters with t5x's initialisers, deterministic in seed.
-  virtual ParamStore InitParams(uint64_t seed) const = 0;
+  // Fresh float32 parameters with t5x's initialisers, deterministic in seed;
+  // each kept as `placement` decides (param_store.h; null: whole).
+  virtual ParamStore InitParams(uint64_t seed, const ParamPlacement* placement = nullptr) const = 0;
+  // Every parameter's name, global shape and logical axes, without
+  // allocating any (InitParams with SpecsOnlyPlacement).
+  std::vector<ParamSpec> ParamSpecs() const;
 
   // Logits [B, L, vocab] (float32) for the batch; dropout (train) draws from
   // rng (null: libtorch's default generator).

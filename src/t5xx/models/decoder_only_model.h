@@ -23,7 +23,9 @@ class DecoderOnlyModel : public BaseTransformerModel {
   const DecoderOnlyTransformer& module() const { return module_; }
   bool inputs_bidirectional_attention() const { return inputs_bidirectional_attention_; }
 
-  ParamStore InitParams(uint64_t seed) const override { return module_.InitParams(seed); }
+  ParamStore InitParams(uint64_t seed, const ParamPlacement* placement = nullptr) const override {
+    return module_.InitParams(seed, placement);
+  }
   at::Tensor ComputeLogits(const ParamStore& params, const FeatureBatch& batch, bool train,
                            at::Generator* rng) const override;
   // t5x's DecoderOnlyModel.predict_batch_with_aux: the prompt is

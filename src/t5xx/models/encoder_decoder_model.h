@@ -25,7 +25,9 @@ class EncoderDecoderModel : public BaseTransformerModel {
   std::string name() const override { return "EncoderDecoderModel"; }
   const Transformer& module() const { return module_; }
 
-  ParamStore InitParams(uint64_t seed) const override { return module_.InitParams(seed); }
+  ParamStore InitParams(uint64_t seed, const ParamPlacement* placement = nullptr) const override {
+    return module_.InitParams(seed, placement);
+  }
   // Needs encoder_input_tokens, decoder_input_tokens, decoder_target_tokens
   // (and the segment ids of a packed batch); see Transformer.
   at::Tensor ComputeLogits(const ParamStore& params, const FeatureBatch& batch, bool train,

@@ -36,6 +36,18 @@ bool ParamStore::Contains(const std::string& name) const {
   return false;
 }
 
+at::Tensor SpecsOnlyPlacement::Place(const ParamSpec& spec,
+                                     const std::function<at::Tensor()>&) const {
+  return at::empty(spec.shape, at::TensorOptions().dtype(at::kFloat).device(at::kMeta));
+}
+
+std::vector<ParamSpec> ParamStore::Specs() const {
+  std::vector<ParamSpec> out;
+  out.reserve(params_.size());
+  for (const Param& p : params_) out.push_back({p.name, p.value.sizes().vec(), p.axes});
+  return out;
+}
+
 int64_t ParamStore::NumElements() const {
   int64_t n = 0;
   for (const auto& p : params_) n += p.value.numel();

@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,36 @@ struct Param {
   std::string name;               // t5x dotted path, without "target."
   at::Tensor value;               // float32, requires_grad for training
   std::vector<std::string> axes;  // logical axis names, one per dim
+};
+
+// A parameter as a network declares it, before any value exists.
+struct ParamSpec {
+  std::string name;                // t5x dotted path
+  std::vector<int64_t> shape;      // global shape
+  std::vector<std::string> axes;   // logical axis names, one per dim
+};
+
+// What a store keeps of each parameter as a network creates it
+// (Transformer::InitParams(seed, placement)): the default keeps the whole
+// value; a partitioner keeps only this process's box, so that no process
+// ever holds more than one whole parameter at a time (sharded
+// initialisation, with values equal to a one-process initialisation because
+// each parameter's value depends only on the seed and its name).
+class ParamPlacement {
+ public:
+  virtual ~ParamPlacement() = default;
+  // The tensor the store holds for `spec`; `make` returns the whole float32
+  // value (a placement that needs only the shapes need not call it).
+  virtual at::Tensor Place(const ParamSpec& spec, const std::function<at::Tensor()>& make) const {
+    return make();
+  }
+};
+
+// Keeps no values: meta tensors of each global shape, for the shapes and
+// axes alone (plans and checks before anything is allocated).
+class SpecsOnlyPlacement final : public ParamPlacement {
+ public:
+  at::Tensor Place(const ParamSpec& spec, const std::function<at::Tensor()>& make) const override;
 };
 
 class ParamStore {
@@ -36,6 +67,9 @@ class ParamStore {
   std::vector<Param>& params() { return params_; }
   const std::vector<Param>& params() const { return params_; }
   int64_t NumElements() const;
+  // Each parameter's name, shape and axes (its tensor's shape: global for
+  // whole or meta tensors, local for a partitioner's pieces).
+  std::vector<ParamSpec> Specs() const;
   void SetRequiresGrad(bool requires_grad);
   // Moves every parameter to `device` (a copy per parameter, keeping
   // requires_grad; none when it is there already). Call before the

@@ -12,6 +12,21 @@ std::map<std::string, PartitionSpec> BasePartitioner::ParamPartitionSpecs(
   return specs;
 }
 
+std::shared_ptr<const models::ParamPlacement> BasePartitioner::Placement(
+    const std::vector<models::ParamSpec>& specs) {
+  (void)specs;
+  return std::make_shared<models::ParamPlacement>();
+}
+
+models::ParamStore InitPlacedParams(BasePartitioner& partitioner,
+                                   const models::BaseTransformerModel& model, uint64_t seed) {
+  const std::shared_ptr<const models::ParamPlacement> placement =
+      partitioner.Placement(model.ParamSpecs());
+  models::ParamStore local = model.InitParams(seed, placement.get());
+  partitioner.InstallHooks(local);
+  return local;
+}
+
 namespace {
 
 // The logical axes of a slot of `shape` from its parameter's: the dims kept

@@ -74,6 +74,16 @@ class BasePartitioner {
   // train with (a sharding partitioner also installs its hooks on them,
   // models/sharding_hooks.h). Default: a copy of everything.
   virtual models::ParamStore ShardParams(const models::ParamStore& whole) { return whole; }
+  // How this process keeps each parameter of a network as the network
+  // creates it (sharded initialisation: models::ParamPlacement), after
+  // checking every spec against the mesh (t5xx::Error naming every problem
+  // at once). Default: each kept whole.
+  virtual std::shared_ptr<const models::ParamPlacement> Placement(
+      const std::vector<models::ParamSpec>& specs);
+  // Makes a store of this process's pieces (placed, restored by box) ready
+  // to train with: a sharding partitioner installs its hooks on it and
+  // remembers the specs. Default: nothing.
+  virtual void InstallHooks(models::ParamStore& local) { (void)local; }
   // Called before each backward pass of a train step (`last_microbatch`
   // for its last): a partitioner may start reducing gradients while the
   // backward pass still produces them; ReduceGradients completes it.
@@ -97,6 +107,13 @@ class BasePartitioner {
   std::vector<VariableInfo> DescribeVariables(const models::ParamStore& params,
                                                      const std::vector<SlotShape>& slots) const;
 };
+
+// A network's parameters as `partitioner` places them: every spec checked
+// first (BasePartitioner::Placement), then each parameter made whole and
+// only this process's piece kept before the next is made; the hooks
+// installed. Values equal a one-process InitParams(seed) sliced.
+models::ParamStore InitPlacedParams(BasePartitioner& partitioner,
+                                   const models::BaseTransformerModel& model, uint64_t seed);
 
 // The rows for `params` ("target/" + path), then for the optimizer state
 // arrays `slots` ("state/" + path), from the pieces this process holds on

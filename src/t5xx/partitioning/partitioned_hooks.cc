@@ -1,6 +1,11 @@
 // See partitioned_hooks.h.
 #include "t5xx/partitioning/partitioned_hooks.h"
 
+#include <ATen/core/grad_mode.h>
+#include <c10/core/StorageImpl.h>
+
+#include <functional>
+
 #include "t5xx/models/networks/layers.h"
 #include "t5xx/partitioning/differentiable_collectives.h"
 #include "t5xx/util/error.h"
@@ -12,18 +17,53 @@ bool EndsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// FSDP's reshard after forward for a kernel gathered over 'data': autograd
+// keeps `saved` (the gathered kernel in the matmul's dtype) for the
+// backward pass; its memory is released now and filled again, with the same
+// values gathered anew, just before the backward pass reaches the matmul
+// (a hook on the matmul's output `y`), so that a gathered kernel lives only
+// while its layer computes. The hook holds the memory weakly: once the
+// matmul's backward has run and autograd drops what it saved, the kernel
+// is freed again. The refill writes through a separate tensor of the same
+// memory, leaving autograd's version counter of `saved` untouched. Does
+// nothing when no backward pass will run or `saved` does not own its
+// memory alone.
+void ReshardAfterForward(const at::Tensor& saved, const at::Tensor& y,
+                         std::function<at::Tensor()> gather_again) {
+  if (!at::GradMode::is_enabled() || !y.requires_grad()) return;
+  c10::StorageImpl* storage = saved.storage().unsafeGetStorageImpl();
+  const size_t nbytes = static_cast<size_t>(saved.numel()) * saved.element_size();
+  if (saved.storage_offset() != 0 || !saved.is_contiguous() || storage->nbytes() != nbytes) {
+    return;
+  }
+  storage->set_data_ptr(at::DataPtr(nullptr, saved.device()));  // frees the gathered kernel
+  storage->set_nbytes(0);
+  c10::weak_intrusive_ptr<c10::StorageImpl> weak = saved.storage().getWeakStorageImpl();
+  y.register_hook([weak = std::move(weak), sizes = saved.sizes().vec(), options = saved.options(),
+                   nbytes, gather_again = std::move(gather_again)](const at::Tensor&) {
+    const c10::intrusive_ptr<c10::StorageImpl> st = weak.lock();
+    if (!st || st->nbytes() == nbytes) return;  // nothing keeps it, or refilled already
+    const at::Tensor values = gather_again();
+    st->set_data_ptr(st->allocator()->allocate(nbytes));
+    st->set_nbytes(nbytes);
+    at::from_blob(st->data_ptr().get(), sizes, options).copy_(values);
+  });
+}
+
 }  // namespace
 
 PartitionedHooks::PartitionedHooks(const models::ParamStore& params,
                                    std::map<std::string, PartitionSpec> specs, Mesh mesh,
                                    MeshCoordinates coords,
                                    std::shared_ptr<const Communicator> data_group,
-                                   std::shared_ptr<const Communicator> model_group)
+                                   std::shared_ptr<const Communicator> model_group,
+                                   bool reshard_after_forward)
     : specs_(std::move(specs)),
       mesh_(mesh),
       coords_(coords),
       data_group_(std::move(data_group)),
-      model_group_(std::move(model_group)) {
+      model_group_(std::move(model_group)),
+      reshard_after_forward_(reshard_after_forward) {
   for (const models::Param& p : params.params()) {
     const PartitionSpec& spec = SpecOf(p);
     if (EndsWith(p.name, ".query.kernel") && OnModel(spec, 1)) heads_split_ = true;
@@ -84,17 +124,27 @@ at::Tensor PartitionedHooks::Dense(const at::Tensor& x, const models::Param& ker
                                    at::ScalarType dtype) const {
   const PartitionSpec& spec = SpecOf(kernel);
   T5XX_CHECK(spec.size() == 2, "Dense: kernel " + kernel.name + " is not 2-D");
-  const at::Tensor w = GatherData(kernel);
+  // The kernel in the matmul's dtype (MatmulIn's own cast is then the
+  // identity, so this is the tensor the matmul keeps for its backward).
+  const at::Tensor w = GatherData(kernel).to(dtype);
   const Communicator& model = *model_group_;
+  at::Tensor y;
   if (OnModel(spec, 0)) {  // row-parallel
     const at::Tensor piece = x.size(-1) == w.size(0) ? x : ScatterReplicated(x, -1, model);
-    return ReduceFromGroup(models::MatmulIn(piece, w, dtype), model);
+    y = models::MatmulIn(piece, w, dtype);
+  } else {
+    const at::Tensor whole = x.size(-1) == w.size(0) ? x : GatherReplicated(x, -1, model);
+    // Column-parallel: the output is this process's slice.
+    y = models::MatmulIn(OnModel(spec, 1) ? CopyToModelOnce(whole) : whole, w, dtype);
   }
-  const at::Tensor whole = x.size(-1) == w.size(0) ? x : GatherReplicated(x, -1, model);
-  if (OnModel(spec, 1)) {  // column-parallel: the output is this process's slice
-    return models::MatmulIn(CopyToModelOnce(whole), w, dtype);
+  if (reshard_after_forward_ && UsesAxis(spec, "data") && mesh_.data > 1) {
+    const models::Param* k = &kernel;
+    ReshardAfterForward(w, y, [this, k, dtype] {
+      at::NoGradGuard no_grad;
+      return GatherData(*k).to(dtype);
+    });
   }
-  return models::MatmulIn(whole, w, dtype);
+  return OnModel(spec, 0) ? ReduceFromGroup(y, model) : y;
 }
 
 at::Tensor PartitionedHooks::Embed(const models::Param& table, const at::Tensor& tokens) const {

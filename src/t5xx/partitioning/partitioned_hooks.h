@@ -6,7 +6,10 @@
 //  - Dimensions mapped to 'data' (parameter_partitioning_dims = 2: 'embed'
 //    -> 'data', ZeRO-3) are gathered just in time for the op that uses
 //    them; their gradients are reduce-scattered back (which also sums them
-//    over the data replicas).
+//    over the data replicas). A dense kernel's gathered copy is freed once
+//    its forward matmul has run and gathered again just before its backward
+//    (FSDP's reshard_after_forward; off: kept from forward to backward), so
+//    only the layers computing hold whole kernels.
 //  - A dense kernel whose output dimension is on 'model' is column-parallel
 //    (Megatron's f before it, its output a slice: the attention heads, the
 //    MLP hidden units, the vocabulary of the logits); one whose input
@@ -41,7 +44,8 @@ class PartitionedHooks final : public models::ShardingHooks {
   PartitionedHooks(const models::ParamStore& params, std::map<std::string, PartitionSpec> specs,
                    Mesh mesh, MeshCoordinates coords,
                    std::shared_ptr<const Communicator> data_group,
-                   std::shared_ptr<const Communicator> model_group);
+                   std::shared_ptr<const Communicator> model_group,
+                   bool reshard_after_forward = true);
 
   at::Tensor Weight(const models::Param& p) const override;
   at::Tensor Dense(const at::Tensor& x, const models::Param& kernel,
@@ -70,6 +74,9 @@ class PartitionedHooks final : public models::ShardingHooks {
   // and output. A train step runs on one thread.
   mutable at::Tensor last_copy_in_, last_copy_out_;
   bool heads_split_ = false;  // attention's query kernels split their heads
+  // FSDP's reshard_after_forward: a kernel gathered over 'data' is freed
+  // after its forward matmul and gathered again for its backward.
+  bool reshard_after_forward_ = true;
   int64_t vocab_size_ = 0;    // the global vocabulary (the embedding's rows)
 };
 

@@ -53,10 +53,6 @@ void CopyIntoGrads(const at::Tensor& flat, const std::vector<models::Param*>& pa
   }
 }
 
-bool UsesAxis(const PartitionSpec& spec, const std::string& axis) {
-  return std::any_of(spec.begin(), spec.end(), [&](const auto& a) { return a && *a == axis; });
-}
-
 }  // namespace
 
 PjitPartitioner::PjitPartitioner(int64_t num_partitions, LogicalAxisRules rules,
@@ -120,48 +116,77 @@ std::string SettingOf(const std::string& logical_axis) {
 
 }  // namespace
 
-models::ParamStore PjitPartitioner::ShardParams(const models::ParamStore& whole) {
-  // Every parameter is checked before any is split, and every problem is
+namespace {
+
+// Keeps the box of each parameter that this process holds on the mesh.
+class BoxPlacement final : public models::ParamPlacement {
+ public:
+  BoxPlacement(std::map<std::string, PartitionSpec> specs, Mesh mesh, MeshCoordinates coords)
+      : specs_(std::move(specs)), mesh_(mesh), coords_(coords) {}
+  at::Tensor Place(const models::ParamSpec& spec,
+                   const std::function<at::Tensor()>& make) const override {
+    const ShardBox box = LocalShardBox(spec.shape, specs_.at(spec.name), mesh_, coords_, spec.name);
+    if (box.shape == spec.shape) return make();
+    at::Tensor piece = make();
+    for (size_t d = 0; d < box.shape.size(); ++d) {
+      piece = piece.narrow(static_cast<int64_t>(d), box.origin[d], box.shape[d]);
+    }
+    return piece.contiguous().clone();  // the whole is freed here
+  }
+
+ private:
+  std::map<std::string, PartitionSpec> specs_;
+  Mesh mesh_;
+  MeshCoordinates coords_;
+};
+
+}  // namespace
+
+std::shared_ptr<const models::ParamPlacement> PjitPartitioner::Placement(
+    const std::vector<models::ParamSpec>& params) {
+  // Every parameter is checked before any is made, and every problem is
   // reported at once (a missing rule is named once, however many
   // parameters it concerns).
   std::vector<std::string> errors;
-  std::vector<std::pair<PartitionSpec, ShardBox>> layout;
-  for (const models::Param& p : whole.params()) {
+  std::map<std::string, PartitionSpec> specs;
+  for (const models::ParamSpec& p : params) {
     PartitionSpec spec;
     try {
       spec = LogicalToMeshAxes(p.axes, rules_);
     } catch (const Error& e) {
       if (std::find(errors.begin(), errors.end(), e.what()) == errors.end()) errors.push_back(e.what());
-      layout.emplace_back();
       continue;
     }
     for (size_t d = 0; d < spec.size(); ++d) {
       if (!spec[d]) continue;
       const int64_t n = mesh_.AxisSize(*spec[d]);
-      if (p.value.size(static_cast<int64_t>(d)) % n != 0) {
+      if (p.shape[d] % n != 0) {
         errors.push_back("parameter " + p.name + ": dimension " + std::to_string(d) + " ('" +
-                         p.axes[d] + "') of size " + std::to_string(p.value.size(static_cast<int64_t>(d))) +
+                         p.axes[d] + "') of size " + std::to_string(p.shape[d]) +
                          SettingOf(p.axes[d]) + " does not divide by the '" + *spec[d] +
                          "' mesh axis of size " + std::to_string(n) +
                          "; choose a size that divides, another num_partitions / process count, or "
                          "map '" + p.axes[d] + "' to None in logical_axis_rules");
       }
     }
-    layout.emplace_back(spec, ShardBox{});
+    specs[p.name] = spec;
   }
   ThrowIfAny(errors, "the partitioning of the model's parameters over the mesh (data=" +
                          std::to_string(mesh_.data) + ", model=" + std::to_string(mesh_.model) +
                          ")");
+  return std::make_shared<BoxPlacement>(std::move(specs), mesh_, coords_);
+}
+
+models::ParamStore PjitPartitioner::ShardParams(const models::ParamStore& whole) {
+  const std::shared_ptr<const models::ParamPlacement> placement = Placement(whole.Specs());
   models::ParamStore local;
-  for (size_t i = 0; i < whole.params().size(); ++i) {
-    const models::Param& p = whole.params()[i];
-    const ShardBox box =
-        LocalShardBox(p.value.sizes().vec(), layout[i].first, mesh_, coords_, p.name);
-    at::Tensor piece = p.value.detach();
-    for (size_t d = 0; d < box.shape.size(); ++d) {
-      piece = piece.narrow(static_cast<int64_t>(d), box.origin[d], box.shape[d]);
-    }
-    local.Add(p.name, piece.contiguous().clone(), p.axes);
+  for (const models::Param& p : whole.params()) {
+    const at::Tensor value = p.value.detach();
+    at::Tensor kept = placement->Place({p.name, value.sizes().vec(), p.axes},
+                                       [&] { return value; });
+    // A parameter kept whole is still a copy of its own.
+    if (kept.is_same(value)) kept = value.clone();
+    local.Add(p.name, kept, p.axes);
   }
   InstallHooks(local);
   return local;
@@ -172,7 +197,7 @@ void PjitPartitioner::InstallHooks(models::ParamStore& local) {
   for (const models::Param& p : local.params()) specs_[p.name] = LogicalToMeshAxes(p.axes, rules_);
   if (mesh_.size() == 1) return;  // one process: single-device math
   local.set_hooks(std::make_shared<PartitionedHooks>(local, specs_, mesh_, coords_, data_group_,
-                                                     model_group_));
+                                                     model_group_, reshard_after_forward_));
 }
 
 seqio::ShardInfo PjitPartitioner::data_shard_info() const {

@@ -79,10 +79,20 @@ class PjitPartitioner final : public BasePartitioner {
   // specs for its Reducer. Throws t5xx::Error naming a parameter whose
   // sharded dimension does not divide by its mesh axis.
   models::ParamStore ShardParams(const models::ParamStore& whole) override;
+  // Keeps this process's box of each parameter (LocalShardBox) as it is
+  // made; the same checks as ShardParams, on the specs, before any value.
+  std::shared_ptr<const models::ParamPlacement> Placement(
+      const std::vector<models::ParamSpec>& specs) override;
   // Each parameter's mesh axes, set by ShardParams (or InstallHooks).
   const std::map<std::string, PartitionSpec>& specs() const { return specs_; }
   // Installs the hooks on `local` (pieces already, e.g. restored by box).
-  void InstallHooks(models::ParamStore& local);
+  void InstallHooks(models::ParamStore& local) override;
+  // FSDP's reshard_after_forward for kernels split over 'data' (ZeRO-3,
+  // partitioned_hooks.h): true (the default) frees each gathered kernel
+  // after its forward matmul and gathers it again for the backward pass;
+  // false keeps it, trading memory for one gather less. Takes effect at
+  // the next InstallHooks / ShardParams.
+  void set_reshard_after_forward(bool reshard) { reshard_after_forward_ = reshard; }
   // The process groups of this process's slices of the mesh axes.
   const Communicator& data_group() const { return *data_group_; }
   const Communicator& model_group() const { return *model_group_; }
@@ -97,6 +107,7 @@ class PjitPartitioner final : public BasePartitioner {
   MeshCoordinates coords_;
   int64_t data_index_ = 0;
   std::map<std::string, PartitionSpec> specs_;
+  bool reshard_after_forward_ = true;
   struct PendingGradients;  // the buckets of the current step
   mutable std::shared_ptr<PendingGradients> pending_;  // a train step runs on one thread
 };

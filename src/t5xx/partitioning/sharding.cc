@@ -57,4 +57,8 @@ bool IsPrimaryReplica(const PartitionSpec& spec, const Mesh& mesh, const MeshCoo
   return true;
 }
 
+bool UsesAxis(const PartitionSpec& spec, const std::string& axis) {
+  return std::any_of(spec.begin(), spec.end(), [&](const auto& a) { return a && *a == axis; });
+}
+
 }  // namespace t5xx::partitioning

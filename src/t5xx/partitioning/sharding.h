@@ -54,4 +54,7 @@ std::vector<int64_t> GlobalShapeOf(const std::vector<int64_t>& local_shape,
 // distinct box is written exactly once.
 bool IsPrimaryReplica(const PartitionSpec& spec, const Mesh& mesh, const MeshCoordinates& coords);
 
+// Whether some dimension of `spec` is sharded over mesh axis `axis`.
+bool UsesAxis(const PartitionSpec& spec, const std::string& axis);
+
 }  // namespace t5xx::partitioning

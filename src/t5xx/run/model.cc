@@ -24,8 +24,10 @@ std::unique_ptr<models::BaseTransformerModel> CreateModel(const ModelConfig& m) 
   return model;
 }
 
-models::ParamStore InitParams(const models::BaseTransformerModel& model, uint64_t seed) {
+models::ParamStore InitParams(const models::BaseTransformerModel& model, uint64_t seed,
+                              partitioning::BasePartitioner* partitioner) {
   try {
+    if (partitioner) return partitioning::InitPlacedParams(*partitioner, model, seed);
     return model.InitParams(seed);
   } catch (const Error&) {
     throw;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "t5xx/models/base_model.h"
+#include "t5xx/partitioning/base_partitioner.h"
 #include "t5xx/run/train_config.h"
 
 namespace t5xx::run {
@@ -17,8 +18,11 @@ namespace t5xx::run {
 // network config.
 std::unique_ptr<models::BaseTransformerModel> CreateModel(const ModelConfig& config);
 
-// model.InitParams(seed) (float32, t5x's initialisers); an allocation
-// failure is a t5xx::Error that says to use a smaller model.
-models::ParamStore InitParams(const models::BaseTransformerModel& model, uint64_t seed);
+// model.InitParams(seed) (float32, t5x's initialisers), or with a
+// partitioner only this process's pieces of it (partitioning::
+// InitPlacedParams: never more than one whole parameter at a time); an
+// allocation failure is a t5xx::Error that says to use a smaller model.
+models::ParamStore InitParams(const models::BaseTransformerModel& model, uint64_t seed,
+                              partitioning::BasePartitioner* partitioner = nullptr);
 
 }  // namespace t5xx::run

@@ -460,14 +460,15 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   std::shared_ptr<const partitioning::Communicator> comm = JoinProcesses(device, log);
   out.partitioner =
       std::make_unique<partitioning::PjitPartitioner>(s.num_partitions, s.logical_axis_rules, comm);
-  // Every process initialises the whole parameters from the seed (as t5x's
-  // jitted init) and keeps its pieces; the optimizer's state follows them,
+  // Every process makes the parameters from the seed one at a time and
+  // keeps only its piece of each (t5x's jitted init with out_shardings:
+  // no process holds the whole model); the optimizer's state follows them,
   // sized from the global shapes through the partitioner's reducer.
   // (Initialised on the host from the seed, so that every device gets the
   // same values; then moved to the run's device, where the optimizer's
   // state is created and a checkpoint is restored into.)
   models::ParamStore params =
-      out.partitioner->ShardParams(InitParams(*out.model, static_cast<uint64_t>(s.random_seed)));
+      InitParams(*out.model, static_cast<uint64_t>(s.random_seed), out.partitioner.get());
   params.To(device);
   std::unique_ptr<optim::Optimizer> optimizer = optim::MakeOptimizer(s.optimizer);
   optimizer->set_reducer(out.partitioner->reducer());

@@ -54,6 +54,51 @@ TEST(TransformerTest, ParameterNamesAxesAndShapes) {
                         p2.Get("decoder.logits_dense.kernel")));
 }
 
+// Keeps the second half of dim 0 of every parameter with an even dim 0
+// (what a process at coordinate 1 of a 2-way split keeps), counting the
+// whole values it is handed.
+class SecondHalfPlacement final : public ParamPlacement {
+ public:
+  at::Tensor Place(const ParamSpec& spec, const std::function<at::Tensor()>& make) const override {
+    ++made;
+    const at::Tensor whole = make();
+    EXPECT_EQ(whole.sizes().vec(), spec.shape) << spec.name;
+    if (spec.shape[0] % 2 != 0) return whole;
+    return whole.narrow(0, spec.shape[0] / 2, spec.shape[0] / 2).clone();
+  }
+  mutable int made = 0;
+};
+
+TEST(TransformerTest, PlacedInitialisationKeepsSlicesOfTheWholeValues) {
+  // Sharded initialisation: each parameter made whole from (seed, name),
+  // then only the placement's piece kept -- equal to slicing a whole
+  // initialisation, parameter by parameter.
+  Transformer t(TestConfig());
+  const ParamStore whole = t.InitParams(7);
+  SecondHalfPlacement half;
+  const ParamStore placed = t.InitParams(7, &half);
+  ASSERT_EQ(placed.params().size(), whole.params().size());
+  EXPECT_EQ(half.made, static_cast<int>(whole.params().size()));
+  for (size_t i = 0; i < whole.params().size(); ++i) {
+    const Param& w = whole.params()[i];
+    const Param& p = placed.params()[i];
+    EXPECT_EQ(p.name, w.name);
+    EXPECT_EQ(p.axes, w.axes);
+    const int64_t rows = w.value.size(0);
+    const at::Tensor want = rows % 2 ? w.value : w.value.narrow(0, rows / 2, rows / 2);
+    EXPECT_TRUE(at::equal(p.value, want)) << w.name;
+  }
+  // The specs alone: every name, global shape and axis, and no storage.
+  EncoderDecoderModel model(Transformer(TestConfig()), 0.0, 0.0, {});
+  const std::vector<ParamSpec> specs = model.ParamSpecs();
+  ASSERT_EQ(specs.size(), whole.params().size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    EXPECT_EQ(specs[i].name, whole.params()[i].name);
+    EXPECT_EQ(specs[i].shape, whole.params()[i].value.sizes().vec());
+    EXPECT_EQ(specs[i].axes, whole.params()[i].axes);
+  }
+}
+
 TEST(TransformerTest, LogitsShape) {
   Transformer t(TestConfig());
   ParamStore p = t.InitParams(1);

@@ -29,10 +29,11 @@ DecoderOnlyTransformer::DecoderOnlyTransformer(DecoderOnlyConfig config)
   config_.Validate();
 }
 
-ParamStore DecoderOnlyTransformer::InitParams(uint64_t seed) const {
+ParamStore DecoderOnlyTransformer::InitParams(uint64_t seed,
+                                              const ParamPlacement* placement) const {
   const DecoderOnlyConfig& c = config_;
   ParamStore store;
-  ParamInitializer init(store, seed);
+  ParamInitializer init(store, seed, placement);
   const int64_t e = c.emb_dim;
   init.Embedding("decoder.token_embedder.embedding", c.vocab_size, e);
   init.RelPos("decoder.relpos_bias.rel_embedding", c.num_heads, c.relative_attention_num_buckets);

@@ -62,8 +62,8 @@ class DecoderOnlyTransformer {
   const DecoderOnlyConfig& config() const { return config_; }
 
   // Fresh float32 parameters with t5x's initialisers (see ParamInitializer),
-  // deterministic in seed.
-  ParamStore InitParams(uint64_t seed) const;
+  // deterministic in seed; each kept as `placement` decides (null: whole).
+  ParamStore InitParams(uint64_t seed, const ParamPlacement* placement = nullptr) const;
 
   // Logits [B, L, vocab] (float32) from model features: decoder_input_tokens
   // and decoder_target_tokens (int64 [B, L]; padding = targets == 0), and

@@ -19,10 +19,10 @@ Transformer::Transformer(T5Config config) : config_(std::move(config)) {
   config_.Validate();
 }
 
-ParamStore Transformer::InitParams(uint64_t seed) const {
+ParamStore Transformer::InitParams(uint64_t seed, const ParamPlacement* placement) const {
   const T5Config& c = config_;
   ParamStore store;
-  ParamInitializer init(store, seed);
+  ParamInitializer init(store, seed, placement);
   const int64_t e = c.emb_dim;
   const size_t n_act = c.mlp_activations.size();
   init.Embedding("token_embedder.embedding", c.vocab_size, e);

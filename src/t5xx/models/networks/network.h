@@ -39,8 +39,8 @@ class Transformer {
   // embedding N(0,1); q/k/v/out variance_scaling(1, fan_in, truncated normal)
   // with the query further divided by sqrt(head_dim); MLP and logits
   // variance_scaling(1, fan_in, truncated normal); rel_embedding
-  // variance_scaling(1, fan_avg, uniform); norm scales 1.
-  ParamStore InitParams(uint64_t seed) const;
+  // variance_scaling(1, fan_avg, uniform); norm scales 1. Each kept as `placement` decides (null: whole).
+  ParamStore InitParams(uint64_t seed, const ParamPlacement* placement = nullptr) const;
 
   // Encoder output [B, Le, E] in config().dtype (t5x's encoder_norm output)
   // for int64 tokens [B, Le]; segment_ids may be

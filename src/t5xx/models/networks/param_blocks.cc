@@ -39,32 +39,44 @@ std::string WiName(size_t i, size_t n) { return n == 1 ? "wi" : "wi_" + std::to_
 
 }  // namespace
 
+void ParamInitializer::Keep(const std::string& name, std::vector<int64_t> shape,
+                            std::vector<std::string> axes,
+                            const std::function<at::Tensor()>& make) {
+  ParamSpec spec{name, std::move(shape), std::move(axes)};
+  at::Tensor kept = placement_ ? placement_->Place(spec, make) : make();
+  store_.Add(name, std::move(kept), std::move(spec.axes));
+}
+
 void ParamInitializer::Embedding(const std::string& name, int64_t vocab_size, int64_t emb_dim) {
-  at::Generator g = compat::MakeCpuGenerator(seed_ ^ HashName(name));
-  store_.Add(name, at::empty({vocab_size, emb_dim}, at::kFloat).normal_(0.0, 1.0, g),
-             {"vocab", "embed"});
+  const uint64_t seed = seed_ ^ HashName(name);
+  Keep(name, {vocab_size, emb_dim}, {"vocab", "embed"}, [&] {
+    at::Generator g = compat::MakeCpuGenerator(seed);
+    return at::empty({vocab_size, emb_dim}, at::kFloat).normal_(0.0, 1.0, g);
+  });
 }
 
 void ParamInitializer::Dense(const std::string& name, int64_t in, int64_t out,
                              std::vector<std::string> axes, double extra_scale) {
-  at::Generator g = compat::MakeCpuGenerator(seed_ ^ HashName(name));
-  at::Tensor t = TruncatedNormal({in, out}, std::sqrt(1.0 / in), g) *
-                 static_cast<float>(extra_scale);
-  store_.Add(name, t, std::move(axes));
+  const uint64_t seed = seed_ ^ HashName(name);
+  Keep(name, {in, out}, std::move(axes), [&] {
+    at::Generator g = compat::MakeCpuGenerator(seed);
+    return TruncatedNormal({in, out}, std::sqrt(1.0 / in), g) * static_cast<float>(extra_scale);
+  });
 }
 
 void ParamInitializer::Ones(const std::string& name, int64_t dim) {
-  store_.Add(name, at::ones({dim}, at::kFloat), {"embed"});
+  Keep(name, {dim}, {"embed"}, [&] { return at::ones({dim}, at::kFloat); });
 }
 
 void ParamInitializer::RelPos(const std::string& name, int64_t num_heads, int64_t num_buckets) {
-  at::Generator g = compat::MakeCpuGenerator(seed_ ^ HashName(name));
+  const uint64_t seed = seed_ ^ HashName(name);
   const double fan_avg = 0.5 * static_cast<double>(num_heads + num_buckets);
   const double limit = std::sqrt(3.0 / fan_avg);
-  store_.Add(name,
-             at::empty({num_heads, num_buckets}, at::kDouble).uniform_(-limit, limit, g)
-                 .to(at::kFloat),
-             {"heads", "relpos_buckets"});
+  Keep(name, {num_heads, num_buckets}, {"heads", "relpos_buckets"}, [&] {
+    at::Generator g = compat::MakeCpuGenerator(seed);
+    return at::empty({num_heads, num_buckets}, at::kDouble).uniform_(-limit, limit, g)
+        .to(at::kFloat);
+  });
 }
 
 void ParamInitializer::Attention(const std::string& prefix, int64_t emb_dim, int64_t num_heads,

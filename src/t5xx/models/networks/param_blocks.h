@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,13 @@ namespace t5xx::models {
 
 // Adds float32 parameters with t5x's initialisers to a ParamStore. Each
 // parameter draws from its own CPU generator seeded with seed ^ hash(name),
-// so a parameter's value depends only on (seed, name, shape).
+// so a parameter's value depends only on (seed, name, shape). Each is made
+// whole and handed to `placement` (null: kept whole), which keeps what this
+// process holds of it before the next is made.
 class ParamInitializer {
  public:
-  ParamInitializer(ParamStore& store, uint64_t seed) : store_(store), seed_(seed) {}
+  ParamInitializer(ParamStore& store, uint64_t seed, const ParamPlacement* placement = nullptr)
+      : store_(store), seed_(seed), placement_(placement) {}
 
   // nn.Embed with embedding_init normal(stddev=1): [vocab, emb] (vocab, embed).
   void Embedding(const std::string& name, int64_t vocab_size, int64_t emb_dim);
@@ -50,8 +54,12 @@ class ParamInitializer {
                    int64_t mlp_dim, size_t num_activations);
 
  private:
+  void Keep(const std::string& name, std::vector<int64_t> shape, std::vector<std::string> axes,
+            const std::function<at::Tensor()>& make);
+
   ParamStore& store_;
   uint64_t seed_;
+  const ParamPlacement* placement_;
 };
 
 // MultiHeadDotProductAttention (layers.h) with kernels at <prefix>.query /
