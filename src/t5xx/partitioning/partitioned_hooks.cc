@@ -2,12 +2,12 @@
 #include "t5xx/partitioning/partitioned_hooks.h"
 
 #include <ATen/core/grad_mode.h>
-#include <c10/core/StorageImpl.h>
 
 #include <functional>
 
 #include "t5xx/models/networks/layers.h"
 #include "t5xx/partitioning/differentiable_collectives.h"
+#include "t5xx/partitioning/reshard_after_forward.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::partitioning {
@@ -15,39 +15,6 @@ namespace {
 
 bool EndsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-// FSDP's reshard after forward for a kernel gathered over 'data': autograd
-// keeps `saved` (the gathered kernel in the matmul's dtype) for the
-// backward pass; its memory is released now and filled again, with the same
-// values gathered anew, just before the backward pass reaches the matmul
-// (a hook on the matmul's output `y`), so that a gathered kernel lives only
-// while its layer computes. The hook holds the memory weakly: once the
-// matmul's backward has run and autograd drops what it saved, the kernel
-// is freed again. The refill writes through a separate tensor of the same
-// memory, leaving autograd's version counter of `saved` untouched. Does
-// nothing when no backward pass will run or `saved` does not own its
-// memory alone.
-void ReshardAfterForward(const at::Tensor& saved, const at::Tensor& y,
-                         std::function<at::Tensor()> gather_again) {
-  if (!at::GradMode::is_enabled() || !y.requires_grad()) return;
-  c10::StorageImpl* storage = saved.storage().unsafeGetStorageImpl();
-  const size_t nbytes = static_cast<size_t>(saved.numel()) * saved.element_size();
-  if (saved.storage_offset() != 0 || !saved.is_contiguous() || storage->nbytes() != nbytes) {
-    return;
-  }
-  storage->set_data_ptr(at::DataPtr(nullptr, saved.device()));  // frees the gathered kernel
-  storage->set_nbytes(0);
-  c10::weak_intrusive_ptr<c10::StorageImpl> weak = saved.storage().getWeakStorageImpl();
-  y.register_hook([weak = std::move(weak), sizes = saved.sizes().vec(), options = saved.options(),
-                   nbytes, gather_again = std::move(gather_again)](const at::Tensor&) {
-    const c10::intrusive_ptr<c10::StorageImpl> st = weak.lock();
-    if (!st || st->nbytes() == nbytes) return;  // nothing keeps it, or refilled already
-    const at::Tensor values = gather_again();
-    st->set_data_ptr(st->allocator()->allocate(nbytes));
-    st->set_nbytes(nbytes);
-    at::from_blob(st->data_ptr().get(), sizes, options).copy_(values);
-  });
 }
 
 }  // namespace
