@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/system/system_memory.h"
 
 namespace t5xx::device {
 namespace {
@@ -132,6 +133,13 @@ TEST(DefaultCpuCacheLimitBytes, ReadsTheEnvironment) {
   }
   ::unsetenv("T5XX_CPU_CACHE_MIB");
   EXPECT_GT(DefaultCpuCacheLimitBytes(), 0u);
+  // A quarter of physical memory, shared among a host's processes; an
+  // explicit T5XX_CPU_CACHE_MIB is per process, whatever their number.
+  EXPECT_EQ(DefaultCpuCacheLimitBytes(), PhysicalMemoryBytes() / 4);
+  EXPECT_EQ(DefaultCpuCacheLimitBytes(4), PhysicalMemoryBytes() / 4 / 4);
+  ::setenv("T5XX_CPU_CACHE_MIB", "512", 1);
+  EXPECT_EQ(DefaultCpuCacheLimitBytes(4), 512 * kMiB);
+  ::unsetenv("T5XX_CPU_CACHE_MIB");
 }
 
 }  // namespace

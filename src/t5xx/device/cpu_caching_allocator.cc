@@ -183,7 +183,7 @@ void InstallCpuCachingAllocator(size_t limit_bytes) {
   c10::SetCPUAllocator(a, /*priority=*/100);
 }
 
-size_t DefaultCpuCacheLimitBytes() {
+size_t DefaultCpuCacheLimitBytes(int processes_per_host) {
   if (const char* env = std::getenv("T5XX_CPU_CACHE_MIB")) {
     const std::string s = env;
     char* end = nullptr;
@@ -194,7 +194,8 @@ size_t DefaultCpuCacheLimitBytes() {
                    "t5xx may keep for reuse, or 0 to turn the CPU tensor cache off");
     return static_cast<size_t>(mib) * 1024 * 1024;
   }
-  return static_cast<size_t>(PhysicalMemoryBytes() / 4);
+  return static_cast<size_t>(PhysicalMemoryBytes() / 4 /
+                             static_cast<uint64_t>(std::max(1, processes_per_host)));
 }
 
 void EmptyCpuCache() {

@@ -44,10 +44,12 @@ struct CpuCacheStats {
 void InstallCpuCachingAllocator(size_t limit_bytes);
 
 // The limit t5xx uses by default: $T5XX_CPU_CACHE_MIB MiB when set (0
-// disables the cache), else a quarter of the machine's physical memory.
+// disables the cache), else a quarter of the machine's physical memory
+// shared among the `processes_per_host` processes of this host (each
+// process of a 4-process host keeps at most 1/16 of it).
 // Throws t5xx::Error naming T5XX_CPU_CACHE_MIB when it is not a non-negative
 // integer.
-size_t DefaultCpuCacheLimitBytes();
+size_t DefaultCpuCacheLimitBytes(int processes_per_host = 1);
 
 // Returns the free cached blocks to the system (tensors in use are not
 // touched).

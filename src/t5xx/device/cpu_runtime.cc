@@ -154,7 +154,7 @@ std::string ConfigureCpuRuntime(const CpuRuntimeOptions& options) {
     if (options.processes_per_host > 1) out << " / " << options.processes_per_host << " processes";
     out << ")";
   }
-  const size_t limit = DefaultCpuCacheLimitBytes();
+  const size_t limit = DefaultCpuCacheLimitBytes(options.processes_per_host);
   InstallCpuCachingAllocator(limit);
   if (limit > 0) {
     out << "; CPU tensor cache up to " << static_cast<double>(limit) / (1u << 30) << " GiB";
