@@ -40,6 +40,7 @@
 #include <thread>
 #include <vector>
 
+#include "t5xx/device/cpu_runtime.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/communication_plan.h"
@@ -80,6 +81,11 @@ t5xx::models::FeatureBatch RandomBatch(int64_t seed) {
 
 int Worker(int64_t num_partitions, int param_dims, int steps) {
   const auto env = t5xx::partitioning::DetectProcessEnvironment();
+  // The CPU set-up `t5xx train` makes (threads from OMP_NUM_THREADS, the
+  // CPU tensor cache shared among this host's processes).
+  t5xx::device::CpuRuntimeOptions cpu;
+  cpu.processes_per_host = env ? env->world_size : 1;
+  t5xx::device::ConfigureCpuRuntime(cpu);
   std::shared_ptr<const t5xx::partitioning::Communicator> comm =
       std::make_shared<t5xx::partitioning::LocalCommunicator>();
   if (env && env->world_size > 1) comm = t5xx::partitioning::C10dCommunicator::Connect(*env);
@@ -89,7 +95,7 @@ int Worker(int64_t num_partitions, int param_dims, int steps) {
   t5xx::optim::LearningRateSchedulerConfig lr;
   lr.factors = "constant";
   lr.base_learning_rate = 0.01;
-  t5xx::trainer::Trainer t(model, partitioner.ShardParams(model.InitParams(0)),
+  t5xx::trainer::Trainer t(model, t5xx::partitioning::InitPlacedParams(partitioner, model, 0),
                            t5xx::optim::Adafactor({}), t5xx::optim::LearningRateSchedule(lr),
                            partitioner);
   for (int i = 0; i < 2; ++i) t.TrainStep(RandomBatch(i));
