@@ -251,7 +251,7 @@ class RecordingReducer final : public Reducer {
 
 TEST(AdafactorFusedTest, MakesTheGeneralPathsReducerCalls) {
   // The same statistics reach the Reducer (same parameter, dims, shape and
-  // dtype, each sum with its count); only their order differs (the fused
+  // dtype, each sum with its count in one call); only their order differs (the fused
   // path takes every parameter's pass-1 statistics before any update RMS).
   AdafactorConfig c;
   c.logical_factor_rules = StandardLogicalFactorRules();
@@ -263,9 +263,9 @@ TEST(AdafactorFusedTest, MakesTheGeneralPathsReducerCalls) {
   const std::vector<std::string> f = fused->SortedCalls(), g = general->SortedCalls();
   EXPECT_EQ(f, g);
   // Per step and factored parameter: the global norm, the parameter scale,
-  // v_row, v_col, the row mean of v_row, the update RMS: 1 + 5 * 2 calls;
-  // unfactored: 1 + 2 * 2.
-  EXPECT_EQ(g.size(), 2u * (7 * 11 + 2 * 5));
+  // v_row, v_col, the row mean of v_row, the update RMS, each sum with its
+  // count in one call: 1 + 5 calls; unfactored: 1 + 2.
+  EXPECT_EQ(g.size(), 2u * (7 * 6 + 2 * 3));
 }
 
 TEST(AdafactorFusedTest, WhichParametersItTakes) {

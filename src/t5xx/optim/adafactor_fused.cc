@@ -158,27 +158,40 @@ at::Tensor FloatTensor(const std::vector<double>& values, at::IntArrayRef shape)
   return t;
 }
 
-// All-reduces `sum` (the local partial sums, shaped `shape`) like
-// ShardedMean and returns the means.
-std::vector<float> ReducedMeans(const std::vector<double>& sum, at::IntArrayRef shape,
-                                int64_t count, const Reducer& reducer, const std::string& param,
-                                const std::vector<int64_t>& param_dims) {
-  at::Tensor s = FloatTensor(sum, shape);
-  const at::Tensor n = AllReduceSumAndCount(s, count, reducer, param, param_dims);
-  const float total = n.item<float>();
-  s = s.contiguous();
-  const float* d = s.data_ptr<float>();
-  std::vector<float> out(sum.size());
-  for (size_t i = 0; i < out.size(); ++i) out[i] = d[i] / total;
-  return out;
-}
+// Means whose all-reduces go out together (Reducer::AllReduceSumMany):
+// each queued partial sum (flattened) travels with its element count
+// as one float32 tensor, and Mean gives sum / count as ShardedMean would.
+class MeanBatch {
+ public:
+  size_t Add(const std::vector<double>& sum, int64_t count, const std::string& param,
+             const std::vector<int64_t>& param_dims) {
+    std::vector<double> values = sum;
+    values.push_back(static_cast<double>(count));
+    tensors_.push_back(FloatTensor(values, {static_cast<int64_t>(values.size())}));
+    contexts_.push_back({&param, param_dims});
+    return tensors_.size() - 1;
+  }
+  void Reduce(const Reducer& reducer) {
+    std::vector<ReduceRequest> requests;
+    for (size_t i = 0; i < tensors_.size(); ++i) {
+      requests.push_back({&tensors_[i], ReduceContext{*contexts_[i].first, contexts_[i].second}});
+    }
+    reducer.AllReduceSumMany(requests);
+  }
+  std::vector<float> Mean(size_t i) const {
+    const at::Tensor t = tensors_[i].contiguous();
+    const float* d = t.data_ptr<float>();
+    const int64_t n = t.numel() - 1;
+    const float total = d[n];
+    std::vector<float> out(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) out[static_cast<size_t>(j)] = d[j] / total;
+    return out;
+  }
 
-// `shape` with `dims` set to 1 (a keepdim sum's shape).
-std::vector<int64_t> KeepDims(at::IntArrayRef shape, const std::vector<int64_t>& dims) {
-  std::vector<int64_t> out = shape.vec();
-  for (int64_t d : dims) out[d] = 1;
-  return out;
-}
+ private:
+  std::vector<at::Tensor> tensors_;
+  std::vector<std::pair<const std::string*, std::vector<int64_t>>> contexts_;
+};
 
 int64_t Count(at::IntArrayRef shape, const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -264,18 +277,36 @@ void SumTilePartials(Work& w) {
   }
 }
 
-// The parameter scale per BATCH index from the reduced mean of p^2: lr
-// times max(rms(p), epsilon2), capped at max_parameter_scale.
-void ComputeUpdateScale(Work& w, const AdafactorConfig& c, float lr, const Reducer& reducer) {
+// The indices of a parameter's means in the step's MeanBatches.
+struct MeanIndices {
+  size_t p = 0, row = 0, col = 0, row_col = 0, y = 0;
+};
+
+// Queues the mean of p^2 (with parameter scaling) and, when factored, the
+// row and column means of g^2 + epsilon1.
+void QueueStatistics(const Work& w, const AdafactorConfig& c, MeanBatch& batch,
+                     MeanIndices& at) {
   const FusedAdafactorParam& in = *w.in;
   const AdafactorParamState& s = *in.state;
   const at::IntArrayRef shape = in.param.sizes();
   const std::vector<int64_t>& avg = s.averaging_dims;
+  if (c.multiply_by_parameter_scale) {
+    at.p = batch.Add(w.p_sum, Count(shape, avg), *in.name, avg);
+  }
+  if (w.L.factored) {
+    at.row = batch.Add(w.row_sum, Count(shape, s.col_dims), *in.name, s.col_dims);
+    at.col = batch.Add(w.col_sum, Count(shape, s.row_dims), *in.name, s.row_dims);
+  }
+}
+
+// The parameter scale per BATCH index from the reduced mean of p^2: lr
+// times max(rms(p), epsilon2), capped at max_parameter_scale.
+void ComputeUpdateScale(Work& w, const AdafactorConfig& c, float lr, const MeanBatch& batch,
+                        const MeanIndices& at) {
   const int64_t nb = w.L.size(kBatch);
   w.update_scale.assign(nb, lr);
   if (c.multiply_by_parameter_scale) {
-    const std::vector<float> mean_sq = ReducedMeans(w.p_sum, KeepDims(shape, avg),
-                                                    Count(shape, avg), reducer, *in.name, avg);
+    const std::vector<float> mean_sq = batch.Mean(at.p);
     for (int64_t b = 0; b < nb; ++b) {
       float scale = MaxNan(std::sqrt(mean_sq[b]), static_cast<float>(c.epsilon2));
       if (c.max_parameter_scale) {
@@ -286,20 +317,17 @@ void ComputeUpdateScale(Work& w, const AdafactorConfig& c, float lr, const Reduc
   }
 }
 
-// Factored: v_row and v_col from the reduced row and column means, then
-// the row and column factors of y.
-void ComputeFactors(Work& w, const Consts& k, const Reducer& reducer) {
+// Factored: v_row and v_col from the reduced row and column means; queues
+// the mean of the new v_row over the ROW dims, per BATCH index.
+void UpdateFactoredSlots(Work& w, const Consts& k, const MeanBatch& batch, MeanBatch& next,
+                         MeanIndices& at) {
   const FusedAdafactorParam& in = *w.in;
   const AdafactorParamState& s = *in.state;
   const Layout& L = w.L;
   const at::IntArrayRef shape = in.param.sizes();
   const int64_t nb = L.size(kBatch);
-  const std::vector<float> row_mean =
-      ReducedMeans(w.row_sum, s.v_row.sizes(), Count(shape, s.col_dims), reducer, *in.name,
-                   s.col_dims);
-  const std::vector<float> col_mean =
-      ReducedMeans(w.col_sum, s.v_col.sizes(), Count(shape, s.row_dims), reducer, *in.name,
-                   s.row_dims);
+  const std::vector<float> row_mean = batch.Mean(at.row);
+  const std::vector<float> col_mean = batch.Mean(at.col);
   float* v_row = w.v_row->work.data_ptr<float>();
   float* v_col = w.v_col->work.data_ptr<float>();
   for (size_t i = 0; i < row_mean.size(); ++i) {
@@ -312,21 +340,21 @@ void ComputeFactors(Work& w, const Consts& k, const Reducer& reducer) {
     const float added = col_mean[i] * k.mixing;
     v_col[i] = kept + added;
   }
-  // Mean of the new v_row over the ROW dims, per BATCH index.
-  const int64_t nr = L.size(kRow), nc = L.size(kCol);
+  const int64_t nr = L.size(kRow);
   std::vector<double> v_row_sum(nb, 0.0);
   for (int64_t b = 0; b < nb; ++b) {
     for (int64_t r = 0; r < nr; ++r) v_row_sum[b] += v_row[L.RowIndex(b, r)];
   }
-  // ROW dims' positions in v_row (the COLUMN dims are gone).
-  std::vector<int64_t> reduced_rows;
-  for (int64_t d : s.row_dims) {
-    reduced_rows.push_back(d - std::count_if(s.col_dims.begin(), s.col_dims.end(),
-                                             [&](int64_t e) { return e < d; }));
-  }
-  const std::vector<float> row_col_mean =
-      ReducedMeans(v_row_sum, KeepDims(s.v_row.sizes(), reduced_rows),
-                   Count(shape, s.row_dims), reducer, *in.name, s.row_dims);
+  at.row_col = next.Add(v_row_sum, Count(shape, s.row_dims), *in.name, s.row_dims);
+}
+
+// Factored: the row and column factors of y.
+void ComputeFactors(Work& w, const MeanBatch& batch, const MeanIndices& at) {
+  const Layout& L = w.L;
+  const int64_t nb = L.size(kBatch), nr = L.size(kRow), nc = L.size(kCol);
+  const std::vector<float> row_col_mean = batch.Mean(at.row_col);
+  const float* v_row = w.v_row->work.data_ptr<float>();
+  const float* v_col = w.v_col->work.data_ptr<float>();
   w.row_factor.resize(static_cast<size_t>(nb * nr));
   w.col_factor.resize(static_cast<size_t>(nb * nc));
   for (int64_t b = 0; b < nb; ++b) {
@@ -341,12 +369,34 @@ void ComputeFactors(Work& w, const Consts& k, const Reducer& reducer) {
   }
 }
 
+// The Reducer's part between pass 1 and pass 2: every parameter's scale,
+// v_row, v_col and factors, with two batches of all-reduces for them all.
+void ReduceStatistics(std::vector<Work>& works, const AdafactorConfig& c, const Consts& k,
+                      float lr, const Reducer& reducer) {
+  std::vector<MeanIndices> at(works.size());
+  MeanBatch first, second;
+  for (size_t i = 0; i < works.size(); ++i) QueueStatistics(works[i], c, first, at[i]);
+  first.Reduce(reducer);
+  for (size_t i = 0; i < works.size(); ++i) {
+    ComputeUpdateScale(works[i], c, lr, first, at[i]);
+    if (works[i].L.factored) UpdateFactoredSlots(works[i], k, first, second, at[i]);
+  }
+  second.Reduce(reducer);
+  for (size_t i = 0; i < works.size(); ++i) {
+    if (works[i].L.factored) ComputeFactors(works[i], second, at[i]);
+  }
+}
+
 // Clipping: each parameter's update RMS (from pass 2's partials when
-// factored, pass 1's when not) over the threshold, at least 1.
+// factored, pass 1's when not) over the threshold, at least 1; one batch
+// of all-reduces for them all.
 void ComputeClipDenominators(std::vector<Work>& works, const AdafactorConfig& c,
                              const Reducer& reducer) {
   const float threshold = static_cast<float>(*c.clipping_threshold);
-  for (Work& w : works) {
+  MeanBatch batch;
+  std::vector<size_t> at(works.size());
+  for (size_t i = 0; i < works.size(); ++i) {
+    Work& w = works[i];
     const Layout& L = w.L;
     if (L.factored) {  // unfactored: summed in pass 1
       std::fill(w.y_sum.begin(), w.y_sum.end(), 0.0);
@@ -357,10 +407,13 @@ void ComputeClipDenominators(std::vector<Work>& works, const AdafactorConfig& c,
     const FusedAdafactorParam& in = *w.in;
     const std::vector<int64_t>& avg = in.state->averaging_dims;
     const at::IntArrayRef shape = in.param.sizes();
-    const std::vector<float> mean_sq = ReducedMeans(w.y_sum, KeepDims(shape, avg),
-                                                    Count(shape, avg), reducer, *in.name, avg);
+    at[i] = batch.Add(w.y_sum, Count(shape, avg), *in.name, avg);
+  }
+  batch.Reduce(reducer);
+  for (size_t i = 0; i < works.size(); ++i) {
+    const std::vector<float> mean_sq = batch.Mean(at[i]);
     for (size_t b = 0; b < mean_sq.size(); ++b) {
-      w.denom[b] = MaxNan(std::sqrt(mean_sq[b]) / threshold, 1.0f);
+      works[i].denom[b] = MaxNan(std::sqrt(mean_sq[b]) / threshold, 1.0f);
     }
   }
 }
@@ -409,10 +462,7 @@ void FusedAdafactorUpdate(const AdafactorConfig& c, const AdafactorStepScalars& 
 
   // The Reducer, then the small arrays: parameter scale, v_row, v_col and
   // the factors.
-  for (Work& w : works) {
-    ComputeUpdateScale(w, c, lr, reducer);
-    if (w.L.factored) ComputeFactors(w, k, reducer);
-  }
+  ReduceStatistics(works, c, k, lr, reducer);
 
   // Pass 2 and the update RMS.
   for (Work& w : works) w.denom.assign(w.L.size(kBatch), 1.0f);

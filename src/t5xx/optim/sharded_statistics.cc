@@ -22,9 +22,17 @@ at::Tensor AllReduceSumAndCount(at::Tensor& sum, int64_t local_count, const Redu
   at::Tensor count =
       at::scalar_tensor(static_cast<double>(local_count), sum.options().dtype(at::kFloat));
   const ReduceContext ctx{param, param_dims};
-  reducer.AllReduceSum(sum, ctx);
-  reducer.AllReduceSum(count, ctx);
-  return count;
+  if (sum.scalar_type() != at::kFloat) {
+    reducer.AllReduceSum(sum, ctx);
+    reducer.AllReduceSum(count, ctx);
+    return count;
+  }
+  // One collective instead of two: the count is the last element.
+  at::Tensor both = at::cat({sum.reshape({-1}), count.reshape({1})});
+  reducer.AllReduceSum(both, ctx);
+  const int64_t n = sum.numel();
+  sum = both.narrow(0, 0, n).view(sum.sizes());
+  return both.narrow(0, n, 1).squeeze(0);
 }
 
 at::Tensor ShardedGlobalNorm(const std::vector<at::Tensor>& tensors,

@@ -15,6 +15,7 @@ namespace t5xx::optim {
 
 using partitioning::LocalReducer;
 using partitioning::ReduceContext;
+using partitioning::ReduceRequest;
 using partitioning::Reducer;
 
 // Mean of `x` over `dims` of x (keepdim as in at::mean), computed as partial
@@ -27,10 +28,12 @@ at::Tensor ShardedMean(const at::Tensor& x, const std::vector<int64_t>& dims, bo
 
 // The reductions ShardedMean makes, for a caller that summed itself (the
 // fused Adafactor update, adafactor_fused.h): all-reduces `sum` (a float32
-// local partial sum, shaped as x.sum(dims, keepdim) would be) and then a
-// float32 0-d tensor holding `local_count` (the elements summed into each
-// entry here), both with the context {param, param_dims}; returns that count
-// all-reduced, on sum's device. ShardedMean is sum / this count.
+// local partial sum, shaped as x.sum(dims, keepdim) would be) together with
+// a float32 0-d tensor holding `local_count` (the elements summed into each
+// entry here), in one all-reduce with the context {param, param_dims} (the
+// count rides as one more element; two all-reduces when sum is not
+// float32); returns that count all-reduced, on sum's device. ShardedMean is
+// sum / this count.
 at::Tensor AllReduceSumAndCount(at::Tensor& sum, int64_t local_count, const Reducer& reducer,
                                 const std::string& param,
                                 const std::vector<int64_t>& param_dims);

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "t5xx/partitioning/partitioned_hooks.h"
 #include "t5xx/util/error.h"
@@ -29,6 +31,35 @@ class MeshReducer final : public Reducer {
     }
     if (data) owner_->data_group().AllReduceSum(partial);
     if (model) owner_->model_group().AllReduceSum(partial);
+  }
+  // The requests that need the same groups (data, model or both) and share
+  // a dtype go out as one flat all-reduce per group.
+  void AllReduceSumMany(const std::vector<ReduceRequest>& requests) const override {
+    std::map<std::tuple<bool, bool, at::ScalarType>, std::vector<const ReduceRequest*>> batches;
+    for (const ReduceRequest& r : requests) {
+      auto it = owner_->specs().find(r.ctx.param);
+      if (it == owner_->specs().end()) continue;
+      bool data = false, model = false;
+      for (int64_t d : r.ctx.dims) {
+        const auto& axis = it->second[static_cast<size_t>(d)];
+        data |= axis && *axis == "data";
+        model |= axis && *axis == "model";
+      }
+      if (data || model) batches[{data, model, r.partial->scalar_type()}].push_back(&r);
+    }
+    for (const auto& [key, batch] : batches) {
+      std::vector<at::Tensor> flat;
+      for (const ReduceRequest* r : batch) flat.push_back(r->partial->reshape({-1}));
+      at::Tensor sums = at::cat(flat);
+      if (std::get<0>(key)) owner_->data_group().AllReduceSum(sums);
+      if (std::get<1>(key)) owner_->model_group().AllReduceSum(sums);
+      int64_t offset = 0;
+      for (const ReduceRequest* r : batch) {
+        const int64_t n = r->partial->numel();
+        *r->partial = sums.narrow(0, offset, n).view(r->partial->sizes());
+        offset += n;
+      }
+    }
   }
   std::vector<int64_t> GlobalShape(const std::string& param,
                                    at::IntArrayRef local_shape) const override {

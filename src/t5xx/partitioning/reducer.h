@@ -43,9 +43,21 @@ struct ReduceContext {
   std::vector<int64_t> dims;
 };
 
+// One AllReduceSum of a batch (Reducer::AllReduceSumMany).
+struct ReduceRequest {
+  at::Tensor* partial;
+  ReduceContext ctx;
+};
+
 class Reducer {
  public:
   virtual ~Reducer() = default;
+  // Every request as AllReduceSum would complete it alone; a partitioner
+  // may send them in fewer collectives (one per set of process groups).
+  // Default: one by one, in order.
+  virtual void AllReduceSumMany(const std::vector<ReduceRequest>& requests) const {
+    for (const ReduceRequest& r : requests) AllReduceSum(*r.partial, r.ctx);
+  }
   // Replaces `partial` (a float32 partial sum or element count) by its sum
   // over all shards of `ctx.param` along `ctx.dims`. Shapes are unchanged.
   virtual void AllReduceSum(at::Tensor& partial, const ReduceContext& ctx) const = 0;
