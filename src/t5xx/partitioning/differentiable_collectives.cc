@@ -48,24 +48,6 @@ struct AlongDimFn : public torch::autograd::Function<AlongDimFn<Forward, Backwar
 };
 
 using GatherShardsFn = AlongDimFn<AllGatherAlong, ReduceScatterAlong>;
-
-// GatherShardsFn whose gradient goes to a GradientBuckets (the leaf's .grad
-// is written at the bucket's reduce-scatter; no gradient flows here).
-struct GatherShardsBucketedFn : public torch::autograd::Function<GatherShardsBucketedFn> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t dim, int64_t group,
-                            int64_t buckets) {
-    const Communicator& g = *reinterpret_cast<const Communicator*>(group);
-    SaveGroup(ctx, g, dim);
-    ctx->saved_data["buckets"] = buckets;
-    ctx->saved_data["leaf"] = x;  // a leaf: no reference cycle
-    return AllGatherAlong(x, dim, g);
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list grad) {
-    auto* buckets = reinterpret_cast<GradientBuckets*>(ctx->saved_data["buckets"].toInt());
-    buckets->Add(ctx->saved_data["leaf"].toTensor(), ctx->saved_data["dim"].toInt(), grad[0]);
-    return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-  }
-};
 using GatherReplicatedFn = AlongDimFn<AllGatherAlong, Piece>;
 using ScatterReplicatedFn = AlongDimFn<Piece, AllGatherAlong>;
 
@@ -104,51 +86,9 @@ at::Tensor AllGatherAlong(const at::Tensor& x, int64_t dim, const Communicator& 
   return group.AllGather(x.detach().movedim(dim, 0).contiguous()).movedim(0, dim).contiguous();
 }
 
-at::Tensor GatherShardsForCompute(const at::Tensor& x, int64_t dim, const Communicator& group,
-                                  GradientBuckets* buckets) {
+at::Tensor GatherShardsForCompute(const at::Tensor& x, int64_t dim, const Communicator& group) {
   if (group.size() == 1) return x;
-  if (buckets != nullptr && x.is_leaf() && x.requires_grad() && at::GradMode::is_enabled()) {
-    return GatherShardsBucketedFn::apply(x, Dim(x, dim), Handle(group),
-                                         reinterpret_cast<int64_t>(buckets));
-  }
   return GatherShardsFn::apply(x, Dim(x, dim), Handle(group));
-}
-
-void GradientBuckets::Add(const at::Tensor& leaf, int64_t dim, const at::Tensor& grad) {
-  entries_.push_back({leaf, dim, grad});
-  bytes_ += grad.numel() * grad.element_size();
-  if (bytes_ >= bucket_bytes_) Flush();
-}
-
-void GradientBuckets::Flush() {
-  if (entries_.empty()) return;
-  // Member b's pieces of every gradient, in order, make block b of one
-  // flat buffer; the reduce-scatter leaves this member its block, summed.
-  const int64_t n = group_.size();
-  std::vector<at::Tensor> rows;
-  for (const Entry& e : entries_) {
-    rows.push_back(e.grad.movedim(e.dim, 0).contiguous().reshape({n, -1}));
-  }
-  const at::Tensor mine = group_.ReduceScatterSum(at::cat(rows, 1).reshape({-1}));
-  ++reduce_scatters_;
-  int64_t offset = 0;
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    const Entry& e = entries_[i];
-    std::vector<int64_t> shape = e.grad.movedim(e.dim, 0).sizes().vec();
-    shape[0] /= n;
-    const int64_t count = rows[i].size(1);
-    const at::Tensor piece =
-        mine.narrow(0, offset, count).reshape(shape).movedim(0, e.dim).contiguous();
-    offset += count;
-    at::Tensor& g = e.leaf.mutable_grad();
-    if (g.defined()) {
-      g = g + piece;  // as AccumulateGrad sums a second gradient
-    } else {
-      g = piece;
-    }
-  }
-  entries_.clear();
-  bytes_ = 0;
 }
 
 at::Tensor GatherReplicated(const at::Tensor& x, int64_t dim, const Communicator& group) {

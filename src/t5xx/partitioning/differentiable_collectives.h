@@ -16,53 +16,16 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
-#include <vector>
 
 #include "t5xx/partitioning/communicator.h"
 
 namespace t5xx::partitioning {
 
-// The reduce-scatters of ZeRO-3's gradients in buckets (PyTorch DDP/FSDP's
-// bucketing): a gathered parameter's whole gradient waits here until about
-// `bucket_bytes` have arrived, and then one reduce-scatter over the group
-// sums them all, each member keeping its pieces, which are added to the
-// .grad of the leaf each was gathered from. The sums are bitwise those of
-// one reduce-scatter per gradient (the ring adds each element in the same
-// order). Flush completes what is left; call it before reading the .grads
-// (PjitPartitioner::ReduceGradients does). Used from the thread that runs
-// the backward pass.
-class GradientBuckets {
- public:
-  GradientBuckets(const Communicator& group, int64_t bucket_bytes)
-      : group_(group), bucket_bytes_(bucket_bytes) {}
-  // `grad`: the gradient of the concatenation of every member's `leaf`
-  // along `dim`.
-  void Add(const at::Tensor& leaf, int64_t dim, const at::Tensor& grad);
-  void Flush();
-  // Reduce-scatters run so far (each of one bucket).
-  int64_t reduce_scatters() const { return reduce_scatters_; }
-
- private:
-  struct Entry {
-    at::Tensor leaf;
-    int64_t dim;
-    at::Tensor grad;
-  };
-  const Communicator& group_;
-  int64_t bucket_bytes_;
-  std::vector<Entry> entries_;
-  int64_t bytes_ = 0;
-  int64_t reduce_scatters_ = 0;
-};
-
 // Forward: the pieces of `x` of every member concatenated along `dim` in
 // rank order. Backward: the sum of every member's gradient, of which each
 // keeps its piece (a reduce-scatter). ZeRO-3's just-in-time parameter gather
 // over the data axis; the sum completes the data-parallel gradient.
-// With `buckets` (and `x` a leaf), the gradient goes to buckets->Add
-// instead, and reaches x's .grad at the bucket's reduce-scatter.
-at::Tensor GatherShardsForCompute(const at::Tensor& x, int64_t dim, const Communicator& group,
-                                  GradientBuckets* buckets = nullptr);
+at::Tensor GatherShardsForCompute(const at::Tensor& x, int64_t dim, const Communicator& group);
 
 // Forward: concatenation along `dim` as above. Backward: this member's piece
 // of the gradient (downstream compute is replicated over the group).

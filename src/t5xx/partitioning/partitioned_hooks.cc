@@ -24,15 +24,13 @@ PartitionedHooks::PartitionedHooks(const models::ParamStore& params,
                                    MeshCoordinates coords,
                                    std::shared_ptr<const Communicator> data_group,
                                    std::shared_ptr<const Communicator> model_group,
-                                   bool reshard_after_forward,
-                                   GradientBuckets* gradient_buckets)
+                                   bool reshard_after_forward)
     : specs_(std::move(specs)),
       mesh_(mesh),
       coords_(coords),
       data_group_(std::move(data_group)),
       model_group_(std::move(model_group)),
-      reshard_after_forward_(reshard_after_forward),
-      gradient_buckets_(gradient_buckets) {
+      reshard_after_forward_(reshard_after_forward) {
   for (const models::Param& p : params.params()) {
     const PartitionSpec& spec = SpecOf(p);
     if (EndsWith(p.name, ".query.kernel") && OnModel(spec, 1)) heads_split_ = true;
@@ -59,7 +57,7 @@ at::Tensor PartitionedHooks::GatherData(const models::Param& p) const {
   at::Tensor w = p.value;
   for (size_t d = 0; d < spec.size(); ++d) {
     if (spec[d] && *spec[d] == "data") {
-      w = GatherShardsForCompute(w, static_cast<int64_t>(d), *data_group_, gradient_buckets_);
+      w = GatherShardsForCompute(w, static_cast<int64_t>(d), *data_group_);
     }
   }
   return w;

@@ -32,7 +32,6 @@
 #include "t5xx/models/param_store.h"
 #include "t5xx/models/sharding_hooks.h"
 #include "t5xx/partitioning/communicator.h"
-#include "t5xx/partitioning/differentiable_collectives.h"
 #include "t5xx/partitioning/logical_axis_rules.h"
 #include "t5xx/partitioning/sharding.h"
 
@@ -46,8 +45,7 @@ class PartitionedHooks final : public models::ShardingHooks {
                    Mesh mesh, MeshCoordinates coords,
                    std::shared_ptr<const Communicator> data_group,
                    std::shared_ptr<const Communicator> model_group,
-                   bool reshard_after_forward = true,
-                   GradientBuckets* gradient_buckets = nullptr);
+                   bool reshard_after_forward = true);
 
   at::Tensor Weight(const models::Param& p) const override;
   at::Tensor Dense(const at::Tensor& x, const models::Param& kernel,
@@ -79,9 +77,6 @@ class PartitionedHooks final : public models::ShardingHooks {
   // FSDP's reshard_after_forward: a kernel gathered over 'data' is freed
   // after its forward matmul and gathered again for its backward.
   bool reshard_after_forward_ = true;
-  // Where the gradients of 'data' gathers go (null: one reduce-scatter
-  // each); owned by the partitioner, which flushes it.
-  GradientBuckets* gradient_buckets_ = nullptr;
   int64_t vocab_size_ = 0;    // the global vocabulary (the embedding's rows)
 };
 

@@ -227,12 +227,8 @@ void PjitPartitioner::InstallHooks(models::ParamStore& local) {
   specs_.clear();
   for (const models::Param& p : local.params()) specs_[p.name] = LogicalToMeshAxes(p.axes, rules_);
   if (mesh_.size() == 1) return;  // one process: single-device math
-  if (!gradient_buckets_) {
-    gradient_buckets_ = std::make_unique<GradientBuckets>(*data_group_, kGradientBucketBytes);
-  }
   local.set_hooks(std::make_shared<PartitionedHooks>(local, specs_, mesh_, coords_, data_group_,
-                                                     model_group_, reshard_after_forward_,
-                                                     gradient_buckets_.get()));
+                                                     model_group_, reshard_after_forward_));
 }
 
 seqio::ShardInfo PjitPartitioner::data_shard_info() const {
@@ -306,7 +302,6 @@ void PjitPartitioner::BeforeBackward(models::ParamStore& params, bool last_micro
 }
 
 void PjitPartitioner::ReduceGradients(models::ParamStore& params) const {
-  if (gradient_buckets_) gradient_buckets_->Flush();  // ZeRO-3's last bucket
   if (mesh_.data == 1) return;  // single replica: gradients are complete
   std::set<const models::Param*> done;
   if (std::shared_ptr<PendingGradients> pending = std::move(pending_)) {

@@ -22,7 +22,6 @@
 #include <string>
 
 #include "t5xx/partitioning/base_partitioner.h"
-#include "t5xx/partitioning/differentiable_collectives.h"
 
 namespace t5xx::partitioning {
 
@@ -71,8 +70,7 @@ class PjitPartitioner final : public BasePartitioner {
   // bucket carried (no hook, or a parameter whose gradient arrived in two
   // parts, e.g. under remat) goes through one flat all-reduce over the data
   // group. Parameters split over 'data' (ZeRO-3) are left out: their
-  // gradients are reduce-scattered in buckets during the backward pass
-  // (GradientBuckets), whose last bucket is flushed here first.
+  // reduce-scatter in the backward pass already summed them.
   void ReduceGradients(models::ParamStore& params) const override;
   void ReduceMetrics(at::Tensor& sums) const override;
 
@@ -110,8 +108,6 @@ class PjitPartitioner final : public BasePartitioner {
   int64_t data_index_ = 0;
   std::map<std::string, PartitionSpec> specs_;
   bool reshard_after_forward_ = true;
-  // ZeRO-3's gradient reduce-scatters, in buckets of kGradientBucketBytes.
-  std::unique_ptr<GradientBuckets> gradient_buckets_;
   struct PendingGradients;  // the buckets of the current step
   mutable std::shared_ptr<PendingGradients> pending_;  // a train step runs on one thread
 };
