@@ -1,8 +1,8 @@
-// ReshardAfterForward (partitioning/reshard_after_forward.h): the kernel's
+// ReshardAfterForward (partitioning/differentiable_collectives.h): the kernel's
 // memory is gone between the forward and the backward pass, the backward
 // pass computes with the refilled values exactly as without the release,
 // and the memory is freed again once the matmul's backward has run.
-#include "t5xx/partitioning/reshard_after_forward.h"
+#include "t5xx/partitioning/differentiable_collectives.h"
 
 #include <ATen/core/grad_mode.h>
 #include <gtest/gtest.h>

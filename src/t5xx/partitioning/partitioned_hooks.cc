@@ -7,7 +7,6 @@
 
 #include "t5xx/models/networks/layers.h"
 #include "t5xx/partitioning/differentiable_collectives.h"
-#include "t5xx/partitioning/reshard_after_forward.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::partitioning {
