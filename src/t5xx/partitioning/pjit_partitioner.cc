@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "t5xx/partitioning/partitioned_hooks.h"
 #include "t5xx/util/error.h"
@@ -20,15 +21,7 @@ class MeshReducer final : public Reducer {
  public:
   explicit MeshReducer(const PjitPartitioner* owner) : owner_(owner) {}
   void AllReduceSum(at::Tensor& partial, const ReduceContext& ctx) const override {
-    auto it = owner_->specs().find(ctx.param);
-    if (it == owner_->specs().end()) return;
-    bool data = false, model = false;
-    for (int64_t d : ctx.dims) {
-      const auto& axis = it->second[static_cast<size_t>(d)];
-      if (!axis) continue;
-      data |= *axis == "data";
-      model |= *axis == "model";
-    }
+    const auto [data, model] = GroupsOf(ctx);
     if (data) owner_->data_group().AllReduceSum(partial);
     if (model) owner_->model_group().AllReduceSum(partial);
   }
@@ -37,14 +30,7 @@ class MeshReducer final : public Reducer {
   void AllReduceSumMany(const std::vector<ReduceRequest>& requests) const override {
     std::map<std::tuple<bool, bool, at::ScalarType>, std::vector<const ReduceRequest*>> batches;
     for (const ReduceRequest& r : requests) {
-      auto it = owner_->specs().find(r.ctx.param);
-      if (it == owner_->specs().end()) continue;
-      bool data = false, model = false;
-      for (int64_t d : r.ctx.dims) {
-        const auto& axis = it->second[static_cast<size_t>(d)];
-        data |= axis && *axis == "data";
-        model |= axis && *axis == "model";
-      }
+      const auto [data, model] = GroupsOf(r.ctx);
       if (data || model) batches[{data, model, r.partial->scalar_type()}].push_back(&r);
     }
     for (const auto& [key, batch] : batches) {
@@ -69,6 +55,20 @@ class MeshReducer final : public Reducer {
   }
 
  private:
+  // Whether the summed dims of ctx.param are split over 'data' and over
+  // 'model' (a parameter without specs: neither).
+  std::pair<bool, bool> GroupsOf(const ReduceContext& ctx) const {
+    auto it = owner_->specs().find(ctx.param);
+    if (it == owner_->specs().end()) return {false, false};
+    bool data = false, model = false;
+    for (int64_t d : ctx.dims) {
+      const auto& axis = it->second[static_cast<size_t>(d)];
+      data |= axis && *axis == "data";
+      model |= axis && *axis == "model";
+    }
+    return {data, model};
+  }
+
   const PjitPartitioner* owner_;
 };
 
