@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,13 +25,19 @@ struct BenchModel {
 // 2 = decoder-only base (t5x/examples/decoder_only/models/base.gin: tied
 // logits, gated GELU). Vocabulary 32128, no dropout, z-loss 1e-4, activations
 // in `dtype` ("float32" or "bfloat16").
+// remat_policy: $T5XX_BENCH_REMAT ('none', 'minimal', 'full') when set, else
+// 'none' -- so that each policy's step time can be measured.
 inline BenchModel MakeBenchModel(int64_t which, const std::string& dtype) {
   BenchModel out;
+  const char* remat_env = std::getenv("T5XX_BENCH_REMAT");
+  const std::string remat = remat_env && *remat_env ? remat_env : "none";
   if (which < 2) {
     out.name = which == 0 ? "t5_1_1 tiny" : "t5_1_1 small";
     models::T5Config cfg = models::T5_1_1Config(which == 0 ? "tiny" : "small");
     cfg.vocab_size = 32128;
     cfg.dtype = dtype;
+    cfg.remat_policy = remat;
+    cfg.Validate();
     out.model = std::make_unique<models::EncoderDecoderModel>(models::Transformer(cfg), 1e-4, 0.0,
                                                               models::LossNormalizingFactor{});
   } else {
@@ -46,6 +53,8 @@ inline BenchModel MakeBenchModel(int64_t which, const std::string& dtype) {
     cfg.mlp_activations = {"gelu", "linear"};
     cfg.dropout_rate = 0.0;
     cfg.logits_via_embedding = true;
+    cfg.remat_policy = remat;
+    cfg.Validate();
     out.model = std::make_unique<models::DecoderOnlyModel>(
         models::DecoderOnlyTransformer(cfg), false, 1e-4, 0.0, models::LossNormalizingFactor{});
   }

@@ -439,6 +439,19 @@ EOF
     else
       echo "FAIL decoder-only train run:"; cat "$work/lm.log"; failures=$((failures + 1))
     fi
+    # model_info plans 8 devices on paper: every layout, ZeRO-3 8x1 among them.
+    if "$T5XX" model_info --gin_file=examples/decoder_only_tiny_demo.gin --data_dir="$work/data" \
+         --gin.MODEL_DIR="$work/mi" --num_devices=8 --device_memory_gib=1 >"$work/mi.log" 2>&1 &&
+       grep -q "; 8 devices of 1.0 GiB; " "$work/mi.log" &&
+       grep -Eq "^ZeRO-3 8x1 +[0-9.]+ MiB  yes " "$work/mi.log" &&
+       grep -Eq "^2x4 " "$work/mi.log" && [ ! -e "$work/mi" ]; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL model_info --num_devices:"; cat "$work/mi.log"; failures=$((failures + 1))
+    fi
+    expect_error model_info_devices "--num_devices must be an integer >= 1, got '0'" -- \
+      "$T5XX" model_info --gin_file=examples/decoder_only_tiny_demo.gin --data_dir="$work/data" \
+      --gin.MODEL_DIR="$work/mi" --num_devices=0
     expect_error memory_plan_too_big "lower train/utils.DatasetConfig.batch_size (BATCH_SIZE)" -- \
       "$T5XX" train --gin_file=examples/decoder_only_tiny_demo.gin --data_dir="$work/data" \
       --gin.MODEL_DIR="$work/hugerun" --gin.BATCH_SIZE=1000000 "--gin.TASK_FEATURE_LENGTHS={'targets': 4096}"

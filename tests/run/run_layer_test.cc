@@ -243,6 +243,38 @@ TEST_F(RunLayerTest, AnImpossibleModelIsRefusedBeforeAllocation) {
   EXPECT_NE(problem->find("the memory plan needs"), std::string::npos) << *problem;
 }
 
+// A run that does not fit is refused naming the layouts that would: the
+// plan of one process at half the memory it needs finds layouts on more
+// processes, each with a peak under that memory.
+TEST_F(RunLayerTest, ARefusalNamesTheLayoutsThatFit) {
+  const LoadedTrainConfig loaded = Load("four.txt");
+  const TrainSetup& s = loaded.setup;
+  auto model = CreateModel(s.model);
+  const std::vector<models::ParamSpec> specs = model->ParamSpecs();
+  const models::MemoryPlan one = PlanMemory(s, *model, specs, {1, 1}, s.logical_axis_rules);
+  const models::MemoryPlan zero3 = PlanMemory(s, *model, specs, {2, 1},
+                                              partitioning::StandardLogicalAxisRules(1, 2));
+  // Every T5 parameter but the relative position tables has 'embed'.
+  EXPECT_LT(zero3.parameters, one.parameters * 51 / 100);
+  EXPECT_LT(zero3.peak(), one.peak());
+  const int64_t available = (one.peak() + zero3.peak()) / 2;
+  const std::vector<LayoutPlan> fit = LayoutsThatFit(s, *model, specs, 1, available, 0);
+  ASSERT_FALSE(fit.empty());
+  for (const LayoutPlan& l : fit) {
+    EXPECT_GT(l.mesh.size(), 1);
+    EXPECT_LE(l.plan.peak(), available) << l.Describe();
+  }
+  try {
+    CheckMemoryPlan(one, available, 0, fit);
+    ADD_FAILURE() << "a plan above the memory available was accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("these layouts would fit -- "), std::string::npos) << m;
+    EXPECT_NE(m.find(fit.front().Describe()), std::string::npos) << m;
+  }
+  EXPECT_NO_THROW(CheckMemoryPlan(one, one.peak(), 0));
+}
+
 TEST_F(RunLayerTest, PrepareBuildsTheRunAndWritesModelDirLast) {
   const LoadedTrainConfig loaded = Load("four.txt");
   ValidatedTrainRun validated;

@@ -5,6 +5,9 @@
 #include <c10/core/CPUAllocator.h>
 
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -200,6 +203,11 @@ size_t DefaultCpuCacheLimitBytes(int processes_per_host) {
 
 void EmptyCpuCache() {
   if (CachingCpuAllocator::instance != nullptr) CachingCpuAllocator::instance->Empty();
+#if defined(__GLIBC__)
+  // Blocks below glibc's (dynamic, up to 32 MiB) mmap threshold went back to
+  // its heap, not to the system: hand their pages back too.
+  malloc_trim(0);
+#endif
 }
 
 CpuCacheStats GetCpuCacheStats() {

@@ -52,7 +52,7 @@ void InstallCpuCachingAllocator(size_t limit_bytes);
 size_t DefaultCpuCacheLimitBytes(int processes_per_host = 1);
 
 // Returns the free cached blocks to the system (tensors in use are not
-// touched).
+// touched), and with glibc the free pages of its heap (malloc_trim).
 void EmptyCpuCache();
 
 CpuCacheStats GetCpuCacheStats();

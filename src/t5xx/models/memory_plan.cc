@@ -11,12 +11,19 @@ namespace {
 
 int64_t ActivationBytesPerElement(const std::string& dtype) { return dtype == "bfloat16" ? 2 : 4; }
 
-// Per-layer activations kept for backward (see the header's formula). In
-// double: sizes from a config are bounded only by int64, and their products
-// must not wrap around (a wrapped plan once looked small and let a run start).
+// One layer's activations kept for backward with nothing recomputed (see
+// the header's formula). In double: sizes from a config are bounded only by
+// int64, and their products must not wrap around (a wrapped plan once
+// looked small and let a run start).
 double LayerActivations(double a, double l, double k, double e, double hd, double h, double f,
                         double n_proj) {
-  return a * l * (6 * e + 4 * hd + (2 * n_proj + 1) * f) + (a + 1) * h * l * k;
+  return a * l * (4 * e + 4 * hd + (n_proj + 1) * f) + a * h * l * k;
+}
+
+// What remat 'minimal' keeps of such a layer: its input, q/k/v, the
+// attention and MLP output projections and the MLP's input projections.
+double LayerMatmulOutputs(double a, double l, double e, double hd, double f, double n_proj) {
+  return a * l * (3 * e + 3 * hd + n_proj * f);
 }
 
 std::string Gib(int64_t bytes) {
@@ -25,18 +32,19 @@ std::string Gib(int64_t bytes) {
   return buf;
 }
 
-void ParamSizes(const std::vector<std::vector<int64_t>>& shapes, const OptimizerSlots& slots,
-                MemoryPlan& plan) {
-  double n = 0, slot = 0;
-  for (const auto& s : shapes) {
-    double numel = 1;
-    for (int64_t d : s) numel *= static_cast<double>(d);
-    n += numel;
-    slot += static_cast<double>(OptimizerSlotElements(s, slots));
-  }
-  plan.parameters = SaturatingBytes(4 * n);
-  plan.gradients = SaturatingBytes(4 * n);
-  plan.optimizer_state = SaturatingBytes(4 * slot);
+// What one layer keeps for the backward pass under the remat policy, from
+// its bytes under 'none' (`whole`), 'minimal' and 'full'.
+double KeptPerLayer(const std::string& remat, double whole, double minimal, double full) {
+  return remat == "full" ? full : remat == "minimal" ? minimal : whole;
+}
+
+// On top of what the layers keep: the layer being recomputed (remat; under
+// 'minimal' only what it does not already keep -- the kept matmul outputs
+// serve the recomputation) and the backward workspace, both of the largest
+// layer (`whole` bytes under 'none', `minimal` under 'minimal').
+double BackwardExtra(const std::string& remat, double whole, double minimal) {
+  const double recomputed = remat == "full" ? whole : remat == "minimal" ? whole - minimal : 0;
+  return recomputed + whole;
 }
 
 }  // namespace
@@ -46,15 +54,23 @@ int64_t SaturatingBytes(double bytes) {
   return bytes >= kMax ? static_cast<int64_t>(kMax) : static_cast<int64_t>(bytes);
 }
 
-int64_t MemoryPlan::total() const {
-  return SaturatingBytes(static_cast<double>(parameters) + static_cast<double>(gradients) +
-                         static_cast<double>(optimizer_state) + static_cast<double>(activations));
+int64_t MemoryPlan::peak() const {
+  const double p = static_cast<double>(parameters), o = static_cast<double>(optimizer_state);
+  const double startup = p + static_cast<double>(startup_transient);  // (an upper bound)
+  const double step = p + o + static_cast<double>(gradients) + static_cast<double>(activations) +
+                      static_cast<double>(gathered_weights) + static_cast<double>(gradient_buckets);
+  const double save = p + o + static_cast<double>(checkpoint_copy);
+  return SaturatingBytes(static_cast<double>(runtime) + std::max({startup, step, save}));
 }
 
 std::string MemoryPlan::ToString() const {
-  return "parameters " + Gib(parameters) + ", gradients " + Gib(gradients) +
-         ", optimizer state " + Gib(optimizer_state) + ", activations " + Gib(activations) +
-         " (estimate), total " + Gib(total());
+  std::string s = "parameters " + Gib(parameters) + ", gradients " + Gib(gradients) +
+                  ", optimizer state " + Gib(optimizer_state) + ", activations " +
+                  Gib(activations);
+  if (gathered_weights > 0) s += ", gathered weights " + Gib(gathered_weights);
+  if (gradient_buckets > 0) s += ", gradient buckets " + Gib(gradient_buckets);
+  if (checkpoint_copy > 0) s += ", checkpoint copy " + Gib(checkpoint_copy);
+  return s + ", runtime " + Gib(runtime) + "; peak " + Gib(peak());
 }
 
 int64_t OptimizerSlotElements(const std::vector<int64_t>& shape, const OptimizerSlots& slots) {
@@ -70,59 +86,115 @@ int64_t OptimizerSlotElements(const std::vector<int64_t>& shape, const Optimizer
   return v + (slots.momentum ? numel : 0);
 }
 
-MemoryPlan PlanEncoderDecoder(const T5Config& c,
-                              const std::vector<std::vector<int64_t>>& param_shapes,
-                              const OptimizerSlots& slots, int64_t batch_size,
-                              int64_t encoder_length, int64_t decoder_length) {
-  MemoryPlan plan;
-  ParamSizes(param_shapes, slots, plan);
+void SetStateBytes(const std::vector<std::vector<int64_t>>& shapes, const OptimizerSlots& slots,
+                   bool checkpoints, MemoryPlan& plan) {
+  double n = 0, slot = 0;
+  for (const auto& s : shapes) {
+    double numel = 1;
+    for (int64_t d : s) numel *= static_cast<double>(d);
+    n += numel;
+    slot += static_cast<double>(OptimizerSlotElements(s, slots));
+  }
+  plan.parameters = SaturatingBytes(4 * n);
+  plan.gradients = SaturatingBytes(4 * n);
+  plan.optimizer_state = SaturatingBytes(4 * slot);
+  plan.checkpoint_copy = checkpoints ? SaturatingBytes(4 * (n + slot)) : 0;
+}
+
+int64_t EncoderDecoderActivationBytes(const T5Config& c, int64_t batch_size,
+                                      int64_t encoder_length, int64_t decoder_length,
+                                      const ActivationSplit& split) {
   const double a = ActivationBytesPerElement(c.dtype);
-  const double e = c.emb_dim, hd = static_cast<double>(c.num_heads) * c.head_dim,
-               h = c.num_heads, f = c.mlp_dim;
+  const double e = c.emb_dim,
+               hd = static_cast<double>(c.num_heads) * c.head_dim / static_cast<double>(split.heads),
+               h = static_cast<double>(c.num_heads) / static_cast<double>(split.heads),
+               f = static_cast<double>(c.mlp_dim) / static_cast<double>(split.mlp);
   const double np = static_cast<double>(c.mlp_activations.size());
   const double le = encoder_length, ld = decoder_length;
   const double enc_layer = LayerActivations(a, le, le, e, hd, h, f, np);
   // A decoder layer: self-attention and MLP as above, plus cross-attention
   // (another norm, q and output over Ld, k/v over Le, scores Ld x Le).
   const double dec_layer = LayerActivations(a, ld, ld, e, hd, h, f, np) +
-                           a * (2 * ld * e + 2 * ld * hd + 2 * le * hd) + (a + 1) * h * ld * le;
-  const double logits = 4 * ld * static_cast<double>(c.vocab_size) * 3;
-  // Backward workspace: the gradients of the largest layer's activations.
-  const double workspace = 2 * std::max(enc_layer, dec_layer);
-  double per_seq;
-  if (c.remat_policy == "full") {
-    per_seq = a * e * (le * static_cast<double>(c.num_encoder_layers) +
-                       ld * static_cast<double>(c.num_decoder_layers)) +
-              std::max(enc_layer, dec_layer) + workspace + logits;
-  } else {
-    per_seq = enc_layer * static_cast<double>(c.num_encoder_layers) +
-              dec_layer * static_cast<double>(c.num_decoder_layers) + workspace + logits;
-  }
-  plan.activations = SaturatingBytes(static_cast<double>(batch_size) * per_seq);
-  return plan;
+                           a * (2 * ld * e + 2 * ld * hd + 2 * le * hd) + a * h * ld * le;
+  const double enc_min = LayerMatmulOutputs(a, le, e, hd, f, np);
+  const double dec_min = LayerMatmulOutputs(a, ld, e, hd, f, np) + a * (ld * (2 * e + hd) + 2 * le * hd);
+  const double logits = 4 * ld * static_cast<double>(c.vocab_size) / static_cast<double>(split.vocab) * 2;
+  const std::string& r = c.remat_policy;
+  const double per_seq =
+      static_cast<double>(c.num_encoder_layers) * KeptPerLayer(r, enc_layer, enc_min, a * le * e) +
+      static_cast<double>(c.num_decoder_layers) * KeptPerLayer(r, dec_layer, dec_min, a * ld * e) +
+      (enc_layer >= dec_layer ? BackwardExtra(r, enc_layer, enc_min)
+                              : BackwardExtra(r, dec_layer, dec_min)) +
+      logits;
+  return SaturatingBytes(static_cast<double>(batch_size) * per_seq);
 }
 
-MemoryPlan PlanDecoderOnly(const DecoderOnlyConfig& c,
-                           const std::vector<std::vector<int64_t>>& param_shapes,
-                           const OptimizerSlots& slots, int64_t batch_size, int64_t length) {
-  MemoryPlan plan;
-  ParamSizes(param_shapes, slots, plan);
+int64_t DecoderOnlyActivationBytes(const DecoderOnlyConfig& c, int64_t batch_size, int64_t length,
+                                   const ActivationSplit& split) {
   const double a = ActivationBytesPerElement(c.dtype);
-  const double l = length;
-  const double layer = LayerActivations(
-      a, l, l, c.emb_dim, static_cast<double>(c.num_heads) * c.head_dim, c.num_heads, c.mlp_dim,
-      static_cast<double>(c.mlp_activations.size()));
-  const double logits = 4 * l * static_cast<double>(c.vocab_size) * 3;
-  const double workspace = 2 * layer;  // gradients of the largest layer's activations
-  const double layers = static_cast<double>(c.num_layers);
-  const double per_seq = c.remat_policy == "full"
-                             ? a * c.emb_dim * l * layers + layer + workspace + logits
-                             : layer * layers + workspace + logits;
-  plan.activations = SaturatingBytes(static_cast<double>(batch_size) * per_seq);
-  return plan;
+  const double l = length, e = c.emb_dim;
+  const double hd = static_cast<double>(c.num_heads) * c.head_dim / static_cast<double>(split.heads);
+  const double h = static_cast<double>(c.num_heads) / static_cast<double>(split.heads);
+  const double f = static_cast<double>(c.mlp_dim) / static_cast<double>(split.mlp);
+  const double np = static_cast<double>(c.mlp_activations.size());
+  const double layer = LayerActivations(a, l, l, e, hd, h, f, np);
+  const double logits = 4 * l * static_cast<double>(c.vocab_size) / static_cast<double>(split.vocab) * 2;
+  const double minimal = LayerMatmulOutputs(a, l, e, hd, f, np);
+  const std::string& r = c.remat_policy;
+  const double per_seq = static_cast<double>(c.num_layers) * KeptPerLayer(r, layer, minimal, a * l * e) +
+                         BackwardExtra(r, layer, minimal) + logits;
+  return SaturatingBytes(static_cast<double>(batch_size) * per_seq);
+}
+
+namespace {
+
+// The first integer in `path`, or -1 ("max", unreadable).
+int64_t ReadBytesFile(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word.empty() || word[0] < '0' || word[0] > '9') return -1;
+  try {
+    return std::stoll(word);
+  } catch (const std::exception&) {
+    return -1;  // beyond int64: no cap worth the name
+  }
+}
+
+}  // namespace
+
+int64_t CgroupMemoryHeadroomBytes(const std::string& proc_self_cgroup,
+                                  const std::string& cgroup_root) {
+  std::ifstream in(proc_self_cgroup);
+  std::string line;
+  int64_t least = -1;
+  while (std::getline(in, line)) {
+    // "4:memory:/a/b" (v1) or "0::/a/b" (v2).
+    const size_t c1 = line.find(':'), c2 = line.find(':', c1 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos) continue;
+    const std::string controllers = line.substr(c1 + 1, c2 - c1 - 1);
+    const bool v2 = controllers.empty();
+    if (!v2 && controllers.find("memory") == std::string::npos) continue;
+    std::string path = line.substr(c2 + 1);
+    const std::string base = cgroup_root + (v2 ? "" : "/memory");
+    while (true) {  // this cgroup and every ancestor
+      const std::string dir = base + (path == "/" ? "" : path);
+      const int64_t limit = ReadBytesFile(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+      const int64_t usage = ReadBytesFile(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+      // v1 reports "no limit" as a huge page-rounded number.
+      if (limit >= 0 && usage >= 0 && limit < (int64_t{1} << 60)) {
+        const int64_t headroom = std::max<int64_t>(0, limit - usage);
+        least = least < 0 ? headroom : std::min(least, headroom);
+      }
+      if (path.empty() || path == "/") break;
+      const size_t slash = path.find_last_of('/');
+      path = slash == 0 ? "/" : path.substr(0, slash);
+    }
+  }
+  return least;
 }
 
 int64_t AvailableHostMemoryBytes() {
+  int64_t available = -1;
   std::ifstream in("/proc/meminfo");
   std::string line;
   while (std::getline(in, line)) {
@@ -130,10 +202,13 @@ int64_t AvailableHostMemoryBytes() {
       std::istringstream ss(line.substr(13));
       int64_t kib = 0;
       ss >> kib;
-      return kib * 1024;
+      available = kib * 1024;
+      break;
     }
   }
-  return -1;
+  const int64_t cgroup = CgroupMemoryHeadroomBytes();
+  if (cgroup >= 0) available = available < 0 ? cgroup : std::min(available, cgroup);
+  return available;
 }
 
 }  // namespace t5xx::models

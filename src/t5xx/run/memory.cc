@@ -2,16 +2,18 @@
 #include "t5xx/run/memory.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 
 #include "t5xx/models/flops.h"
+#include "t5xx/partitioning/sharding.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {
+namespace {
 
-models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformerModel& model,
-                              const std::vector<std::vector<int64_t>>& shapes,
-                              int64_t data_parallel) {
+models::OptimizerSlots SlotsOf(const TrainSetup& s) {
   models::OptimizerSlots slots;
   if (s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor) {
     slots.factored = s.optimizer.adafactor.factored;
@@ -20,41 +22,220 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
   } else {
     slots.kind = models::OptimizerSlots::Kind::kAdamW;
   }
-  const int64_t batch =
-      s.train_dataset.batch_size / std::max<int64_t>(1, data_parallel) / s.num_microbatches.value_or(1);
+  return slots;
+}
+
+// How the weight matmuls' outputs are split over 'model' (models::
+// ActivationSplit): an activation axis (heads, mlp, vocab) is split when
+// every parameter dimension of that logical axis (heads and joined_kv for
+// the heads) is on 'model'. (Under the 2-D activation rules 'embed' takes
+// 'model' first, so the kernels are row-parallel and the MLP's hidden
+// units and the heads stay whole.)
+models::ActivationSplit SplitOf(const std::vector<models::ParamSpec>& specs,
+                                const std::vector<partitioning::PartitionSpec>& mesh_specs,
+                                const partitioning::Mesh& mesh) {
+  bool heads = false, mlp = false, vocab = false;            // seen on 'model'
+  bool heads_whole = false, mlp_whole = false, vocab_whole = false;  // seen elsewhere
+  for (size_t i = 0; i < specs.size(); ++i) {
+    for (size_t d = 0; d < specs[i].axes.size(); ++d) {
+      const std::string& axis = specs[i].axes[d];
+      const bool on_model = mesh_specs[i][d] && *mesh_specs[i][d] == "model";
+      bool* seen = axis == "heads" || axis == "joined_kv" ? (on_model ? &heads : &heads_whole)
+                   : axis == "mlp"                        ? (on_model ? &mlp : &mlp_whole)
+                   : axis == "vocab"                      ? (on_model ? &vocab : &vocab_whole)
+                                                          : nullptr;
+      if (seen) *seen = true;
+    }
+  }
+  return {heads && !heads_whole ? mesh.model : 1, mlp && !mlp_whole ? mesh.model : 1,
+          vocab && !vocab_whole ? mesh.model : 1};
+}
+
+int64_t ActivationBytes(const TrainSetup& s, const models::BaseTransformerModel& model,
+                        int64_t batch, const models::ActivationSplit& split) {
   const std::map<std::string, int64_t> lens =
       model.ModelFeatureLengths(s.train_dataset.task_feature_lengths);
   if (s.model.kind == ModelKind::kEncoderDecoder) {
-    return models::PlanEncoderDecoder(s.model.t5_config, shapes, slots, batch,
-                                      lens.at("encoder_input_tokens"),
-                                      lens.at("decoder_target_tokens"));
+    return models::EncoderDecoderActivationBytes(s.model.t5_config, batch,
+                                                 lens.at("encoder_input_tokens"),
+                                                 lens.at("decoder_target_tokens"), split);
   }
-  return models::PlanDecoderOnly(s.model.decoder_only_config, shapes, slots, batch,
-                                 lens.at("decoder_target_tokens"));
+  return models::DecoderOnlyActivationBytes(s.model.decoder_only_config, batch,
+                                            lens.at("decoder_target_tokens"), split);
 }
 
-void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t allocated) {
-  T5XX_CHECK(available < 0 || plan.total() - allocated <= available,
-             "the memory plan needs " + std::to_string(plan.total() / (1024 * 1024)) +
-                 " MiB per process (" + plan.ToString() + ") but only " +
-                 std::to_string(available / (1024 * 1024)) +
-                 " MiB are available; lower train/utils.DatasetConfig.batch_size (BATCH_SIZE) or "
-                 "the task_feature_lengths (TASK_FEATURE_LENGTHS), raise "
-                 "trainer.Trainer.num_microbatches, set remat_policy = 'full' on the network "
-                 "config (it helps most with many layers), or use a smaller model");
+double Numel(const std::vector<int64_t>& shape) {
+  double n = 1;
+  for (int64_t d : shape) n *= static_cast<double>(d);
+  return n;
+}
+
+// "encoder.layers_3" for "encoder.layers_3.mlp.wi.kernel"; "" outside the
+// layers (embeddings, final norms, logits).
+std::string LayerOf(const std::string& name) {
+  const size_t at = name.find("layers_");
+  if (at == std::string::npos) return "";
+  const size_t end = name.find('.', at);
+  return name.substr(0, end);
+}
+
+std::string Gib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+}  // namespace
+
+models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformerModel& model,
+                              const std::vector<models::ParamSpec>& specs,
+                              const partitioning::Mesh& mesh,
+                              const partitioning::LogicalAxisRules& rules) {
+  models::MemoryPlan plan;
+  std::vector<std::vector<int64_t>> boxes;
+  std::vector<partitioning::PartitionSpec> mesh_specs;
+  double largest_split = 0, largest_gathered = 0, all_gathered = 0, replicated_over_data = 0;
+  std::map<std::string, double> gathered_by_layer;  // "decoder.layers_3" -> whole bytes
+  for (const models::ParamSpec& p : specs) {
+    const partitioning::PartitionSpec spec = partitioning::LogicalToMeshAxes(p.axes, rules);
+    const partitioning::ShardBox box =
+        partitioning::LocalShardBox(p.shape, spec, mesh, partitioning::MeshCoordinates{}, p.name);
+    boxes.push_back(box.shape);
+    mesh_specs.push_back(spec);
+    const double whole = 4 * Numel(p.shape), piece = 4 * Numel(box.shape);
+    if (piece < whole) largest_split = std::max(largest_split, whole);
+    if (partitioning::UsesAxis(spec, "data")) {
+      const double gathered = piece * static_cast<double>(mesh.data);
+      all_gathered += gathered;
+      const std::string layer = LayerOf(p.name);
+      if (layer.empty()) {
+        largest_gathered = std::max(largest_gathered, gathered);
+      } else {
+        gathered_by_layer[layer] += gathered;
+      }
+    } else {
+      replicated_over_data += piece;
+    }
+  }
+  models::SetStateBytes(boxes, SlotsOf(s), s.save_checkpoints, plan);
+  plan.runtime = models::kRuntimeBytes;
+  plan.startup_transient = models::SaturatingBytes(
+      std::max(largest_split, static_cast<double>(models::kPeakMeasurementBytes)));
+  double largest_layer = 0;
+  for (const auto& [layer, bytes] : gathered_by_layer) largest_layer = std::max(largest_layer, bytes);
+  plan.gathered_weights = models::SaturatingBytes(
+      s.reshard_after_forward ? 2 * (largest_layer + largest_gathered)
+                              : all_gathered + largest_layer + largest_gathered);
+  if (mesh.data > 1) plan.gradient_buckets = models::SaturatingBytes(replicated_over_data);
+  const int64_t batch = s.train_dataset.batch_size / std::max<int64_t>(1, mesh.data) /
+                        s.num_microbatches.value_or(1);
+  plan.activations = ActivationBytes(s, model, batch, SplitOf(specs, mesh_specs, mesh));
+  return plan;
+}
+
+std::string LayoutPlan::Describe() const {
+  return std::string(zero3 ? "ZeRO-3 on " : "") + std::to_string(mesh.size()) +
+         (mesh.size() == 1 ? " process (" : " processes (") + std::to_string(mesh.data) + "x" +
+         std::to_string(mesh.model) + ", data x model): " + Gib(plan.peak()) + " per process";
+}
+
+std::vector<LayoutPlan> PlanLayouts(const TrainSetup& s, const models::BaseTransformerModel& model,
+                                    const std::vector<models::ParamSpec>& specs,
+                                    int64_t processes) {
+  std::vector<LayoutPlan> out;
+  for (int64_t m = 1; m <= processes; ++m) {
+    if (processes % m != 0) continue;
+    for (int param_dims : {1, 2}) {
+      LayoutPlan l;
+      l.mesh = {processes / m, m};
+      l.zero3 = param_dims == 2;
+      if (l.zero3 && l.mesh.data == 1) continue;  // nothing to split over 'data'
+      if (s.train_dataset.batch_size % l.mesh.data != 0) continue;
+      try {
+        l.plan = PlanMemory(s, model, specs, l.mesh,
+                            partitioning::StandardLogicalAxisRules(1, param_dims));
+      } catch (const Error&) {
+        continue;  // a dimension does not divide by this mesh
+      }
+      out.push_back(l);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const LayoutPlan& a, const LayoutPlan& b) {
+    return a.plan.peak() < b.plan.peak();
+  });
+  return out;
+}
+
+void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t allocated,
+                     const std::vector<LayoutPlan>& layouts) {
+  if (available < 0 || plan.peak() - allocated <= available) return;
+  std::string fits;
+  for (const LayoutPlan& l : layouts) {
+    if (l.plan.peak() - allocated <= available) fits += (fits.empty() ? "" : "; ") + l.Describe();
+  }
+  throw Error("the memory plan needs " + std::to_string(plan.peak() / (1024 * 1024)) +
+              " MiB per process at its peak (" + plan.ToString() +
+              "; models/memory_plan.h) but only " + std::to_string(available / (1024 * 1024)) +
+              " MiB are available to it; " +
+              (fits.empty() ? std::string()
+                            : "these layouts would fit -- " + fits +
+                                  " (set partitioning.PjitPartitioner.num_partitions to the "
+                                  "'model' size, and for ZeRO-3 partitioning."
+                                  "standard_logical_axis_rules.parameter_partitioning_dims = "
+                                  "2); or ") +
+              "lower train/utils.DatasetConfig.batch_size (BATCH_SIZE) or the "
+              "task_feature_lengths (TASK_FEATURE_LENGTHS), raise trainer.Trainer.num_microbatches, "
+              "set remat_policy = 'minimal' or 'full' on the network config, or use a smaller "
+              "model");
+}
+
+std::vector<LayoutPlan> LayoutsThatFit(const TrainSetup& s, const models::BaseTransformerModel& model,
+                                       const std::vector<models::ParamSpec>& specs,
+                                       int64_t processes, int64_t available, int64_t allocated) {
+  std::vector<LayoutPlan> out;
+  for (int64_t n = processes; n <= processes * 64 && out.empty(); n *= 2) {
+    for (LayoutPlan& l : PlanLayouts(s, model, specs, n)) {
+      if (l.plan.peak() - allocated <= available) out.push_back(std::move(l));
+    }
+  }
+  return out;
 }
 
 std::optional<std::string> MemoryProblemBeforeAllocation(
-    const TrainSetup& s, const models::BaseTransformerModel& model, at::Device device) {
+    const TrainSetup& s, const models::BaseTransformerModel& model, at::Device device,
+    int64_t processes) {
+  const int64_t available = AvailableMemoryBytes(device);
+  const int64_t model_axis = std::max<int64_t>(1, s.num_partitions);
+  const partitioning::Mesh mesh{std::max<int64_t>(1, processes / model_axis), model_axis};
+  models::MemoryPlan plan;
+  std::vector<LayoutPlan> layouts;
   try {
-    models::MemoryPlan plan = PlanMemory(s, model, {});
+    const std::vector<models::ParamSpec> specs = model.ParamSpecs();
+    try {
+      plan = PlanMemory(s, model, specs, mesh, s.logical_axis_rules);
+    } catch (const Error&) {
+      return std::nullopt;  // a layout problem: the partitioner reports those, all at once
+    }
+    if (available >= 0 && plan.peak() > available) {
+      layouts = LayoutsThatFit(s, model, specs, processes, available, 0);
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {
+    // Too large for libtorch to describe: parameters estimated from the
+    // forward FLOPs of one token (every weight a token multiplies), whole.
     const double param_elements =
         (s.model.kind == ModelKind::kEncoderDecoder
              ? models::EncoderDecoderForwardFlops(s.model.t5_config, 1, 1)
              : models::DecoderOnlyForwardFlops(s.model.decoder_only_config, 1)) /
         2;
-    plan.parameters = plan.gradients = models::SaturatingBytes(4 * param_elements);
-    CheckMemoryPlan(plan, AvailableMemoryBytes(device), /*allocated=*/0);
+    models::SetStateBytes({{models::SaturatingBytes(param_elements)}}, SlotsOf(s),
+                          s.save_checkpoints, plan);
+    plan.runtime = models::kRuntimeBytes;
+    plan.activations = ActivationBytes(s, model, s.train_dataset.batch_size / mesh.data, {});
+  }
+  try {
+    CheckMemoryPlan(plan, available, /*allocated=*/0, layouts);
   } catch (const Error& e) {
     return std::string(e.what());
   }

@@ -1,7 +1,8 @@
 // The memory plan of a run (models/memory_plan.h) for its model, optimizer,
-// per-process batch and lengths, and the check that it fits this machine:
-// done before any parameter is allocated (estimated) and again with the
-// parameters' exact shapes.
+// per-process batch, lengths and layout, and the check that it fits: done
+// from the parameters' specs (names, global shapes, logical axes; nothing
+// allocated) and the partitioner's mesh and rules, so it plans any mesh,
+// also one far larger than this machine (`t5xx model_info --mesh`).
 #pragma once
 
 #include <cstdint>
@@ -11,33 +12,71 @@
 
 #include "t5xx/models/base_model.h"
 #include "t5xx/models/memory_plan.h"
+#include "t5xx/partitioning/logical_axis_rules.h"
+#include "t5xx/partitioning/mesh.h"
 #include "t5xx/run/train_config.h"
 
 namespace t5xx::run {
 
-// models::MemoryPlan for the configured model, optimizer, per-process batch
-// (the global batch over the `data_parallel` replicas, divided by
-// num_microbatches: one microbatch's activations are alive at a time) and
-// lengths (model.ModelFeatureLengths); `param_shapes` (this process's pieces
-// of the parameters) empty: parameters, gradients and optimizer state count
-// 0. Activations are counted at the model's full width, also when the
-// 'model' axis splits heads and MLP units (an upper bound there).
+// The plan of one process of `mesh` under `rules`: parameters, gradients,
+// optimizer slots and the checkpoint copy from the boxes of `specs` (every
+// box of a parameter has the same shape); activations for the global batch
+// over the 'data' replicas, divided by num_microbatches (one microbatch's
+// activations are alive at a time), split as the rules split 'heads',
+// 'mlp' and 'vocab' over 'model'; gathered weights (parameters split over
+// 'data': ZeRO-3): twice the whole weights of the largest layer and the
+// largest weight outside the layers (the gathered weights and their
+// gradients before the reduce-scatter: the tensor cache keeps a block of
+// each size), or with reshard_after_forward false every such weight whole
+// plus those gradients; the start-up transient: the largest
+// parameter that is split (it is made whole once); gradient buckets (more
+// than one data replica): the gradients of the parameters not split over
+// 'data', once (pjit_partitioner.h). Throws t5xx::Error (from
+// the rules or the mesh) when a parameter cannot be split on `mesh`.
 models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformerModel& model,
-                              const std::vector<std::vector<int64_t>>& param_shapes,
-                              int64_t data_parallel = 1);
+                              const std::vector<models::ParamSpec>& specs,
+                              const partitioning::Mesh& mesh,
+                              const partitioning::LogicalAxisRules& rules);
 
-// Throws t5xx::Error (with what to lower) unless plan.total() - allocated
-// fits in `available` bytes (< 0: unknown, no check).
-void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t allocated);
+// A layout a run could use on `processes` processes, with its plan.
+struct LayoutPlan {
+  partitioning::Mesh mesh;
+  bool zero3 = false;  // parameter_partitioning_dims = 2
+  models::MemoryPlan plan;
+  // "ZeRO-3 on 4 processes (4x1, data x model): 1.52 GiB per process".
+  std::string Describe() const;
+};
 
-// The plan before allocation: activations plus parameters and gradients
-// estimated from the network config (half the forward matmul FLOPs of one
-// token, models/flops.h: every weight a token's forward pass multiplies),
-// so an impossible size never reaches the allocator. Returns why it does
-// not fit `device` (the host's available memory on the CPU, a GPU's total
-// memory; run/device_setup.h) as CheckMemoryPlan's message, or nullopt.
+// Every layout of t5x's standard rules on `processes` processes (each
+// divisor of it as num_partitions, with parameter_partitioning_dims 1 and
+// 2), ordered by peak; those whose parameters do not split are left out.
+std::vector<LayoutPlan> PlanLayouts(const TrainSetup& s, const models::BaseTransformerModel& model,
+                                    const std::vector<models::ParamSpec>& specs,
+                                    int64_t processes);
+
+// Throws t5xx::Error unless plan.peak() - allocated fits in `available`
+// bytes (< 0: unknown, no check): names what to lower, and the `layouts`
+// that fit.
+void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t allocated,
+                     const std::vector<LayoutPlan>& layouts = {});
+
+// The layouts of PlanLayouts on the fewest processes -- `processes`, twice
+// as many, four times, ... up to 64 times -- of which some fit `available`
+// (after `allocated`); empty when none does.
+std::vector<LayoutPlan> LayoutsThatFit(const TrainSetup& s, const models::BaseTransformerModel& model,
+                                       const std::vector<models::ParamSpec>& specs,
+                                       int64_t processes, int64_t available, int64_t allocated);
+
+// The plan before allocation, for the run's layout (num_partitions of
+// `processes`, the run's rules); the parameters' specs come from the model
+// without allocating (an absurd size that libtorch cannot even describe
+// falls back to parameters estimated from the forward FLOPs, models/
+// flops.h). Returns why it does not fit `device` (the host's available
+// memory on the CPU, a GPU's total memory; run/device_setup.h) as
+// CheckMemoryPlan's message, or nullopt.
 std::optional<std::string> MemoryProblemBeforeAllocation(const TrainSetup& s,
                                                          const models::BaseTransformerModel& model,
-                                                         at::Device device = at::kCPU);
+                                                         at::Device device = at::kCPU,
+                                                         int64_t processes = 1);
 
 }  // namespace t5xx::run

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/device/cpu_caching_allocator.h"
 #include "t5xx/device/cpu_runtime.h"
 #include "t5xx/device/device.h"
 #include "t5xx/kernels/bf16_matmul.h"
@@ -216,21 +217,27 @@ std::optional<trainer::RestoreReport> RestoreIntoState(
   return restored;
 }
 
-// The memory plan, now with the parameters' exact shapes: refuses a run
-// that cannot fit before anything is written.
-void CheckMemoryWithExactShapes(const TrainSetup& s, const PreparedTrainRun& out,
-                                const at::Device& device, std::ostream& log) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const auto& p : out.trainer->params().params()) shapes.push_back(p.value.sizes().vec());
-  const models::MemoryPlan plan = PlanMemory(s, *out.model, shapes, out.partitioner->mesh().data);
+// The memory plan of this process's layout, printed, and checked against
+// what is still to come (the parameters, their optimizer state and the
+// runtime are allocated by now): refuses a run that cannot fit before
+// anything is written.
+void CheckMemoryPlanOfLayout(const TrainSetup& s, const PreparedTrainRun& out,
+                             const at::Device& device, std::ostream& log) {
+  const std::vector<models::ParamSpec> specs = out.model->ParamSpecs();
+  const models::MemoryPlan plan =
+      PlanMemory(s, *out.model, specs, out.partitioner->mesh(), out.partitioner->rules());
   const int64_t available = AvailableMemoryBytes(device);
   log << "[setup] memory plan per process: " << plan.ToString();
   if (available > 0) {
     log << "; available " << static_cast<double>(available) / (1024.0 * 1024 * 1024) << " GiB";
   }
   log << std::endl;
-  // Parameters are already allocated, so compare what is still to come.
-  CheckMemoryPlan(plan, available, /*allocated=*/plan.parameters);
+  const int64_t allocated = plan.runtime + plan.parameters + plan.optimizer_state;
+  if (available >= 0 && plan.peak() - allocated > available) {
+    CheckMemoryPlan(plan, available, allocated,
+                    LayoutsThatFit(s, *out.model, specs, out.partitioner->mesh().size(), available,
+                                   allocated));
+  }
 }
 
 // The train data, restored to the checkpoint's position when it has one,
@@ -458,8 +465,10 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
       ProcessPeakFlops(loaded.options, device, activation_dtype, log);
   out.model = CreateModel(s.model);
   std::shared_ptr<const partitioning::Communicator> comm = JoinProcesses(device, log);
-  out.partitioner =
+  auto partitioner =
       std::make_unique<partitioning::PjitPartitioner>(s.num_partitions, s.logical_axis_rules, comm);
+  partitioner->set_reshard_after_forward(s.reshard_after_forward);
+  out.partitioner = std::move(partitioner);
   // Every process makes the parameters from the seed one at a time and
   // keeps only its piece of each (t5x's jitted init with out_shardings:
   // no process holds the whole model); the optimizer's state follows them,
@@ -479,7 +488,7 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
       *out.model, std::move(params), std::move(optimizer), optim::LearningRateSchedule(s.lr),
       *out.partitioner, s.num_microbatches, static_cast<uint64_t>(s.random_seed));
 
-  CheckMemoryWithExactShapes(s, out, device, log);
+  CheckMemoryPlanOfLayout(s, out, device, log);
   std::shared_ptr<BatchStream> train_stream = OpenTrainData(s, run, out, restored, log);
   out.train_batches = [train_stream]() { return train_stream->Next(); };
   if (s.train_eval_dataset) AddTrainEvalDatasets(s, run, out);
@@ -500,6 +509,11 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   LogRunSummary(s, out, chief, log);
   out.loop.operative_config = operative;
   SetMfuInputs(s, process_peak, peak_source, out, log);
+  // Start-up's transient blocks (the matmul peak's operands, each whole
+  // parameter made before its box was kept, restore's read buffers) go
+  // back to the system instead of waiting in the tensor cache for requests
+  // of their size (models/memory_plan.h counts them as a start-up phase).
+  device::EmptyCpuCache();
   return out;
 }
 

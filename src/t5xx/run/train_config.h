@@ -110,6 +110,11 @@ struct TrainSetup {
   std::optional<int64_t> num_microbatches;
   int64_t num_partitions = 1;
   partitioning::LogicalAxisRules logical_axis_rules;
+  // partitioning.PjitPartitioner.reshard_after_forward (t5xx only, FSDP's
+  // name): free a ZeRO-3 weight gathered for the forward pass and gather it
+  // again for the backward pass (true), or keep it until then (false:
+  // one all-gather less per weight, every layer's whole weights held).
+  bool reshard_after_forward = true;
   DatasetConfig train_dataset;
   std::optional<DatasetConfig> train_eval_dataset;
   // train.infer_eval_dataset_cfg: seqio.Evaluator's dataset (decoding and

@@ -85,7 +85,12 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
        seqio::MixtureRegistry::Global().Has(s.infer_eval_dataset->mixture_or_task_name))) {
     errors.Attempt([&] { CheckCachedTasks(*s.infer_eval_dataset, "infer_eval"); });
   }
-  run.memory_problem = MemoryProblemBeforeAllocation(s, *model, RunDevice(loaded.options));
+  {
+    const std::optional<partitioning::ProcessEnvironment> env =
+        partitioning::DetectProcessEnvironment();
+    run.memory_problem = MemoryProblemBeforeAllocation(s, *model, RunDevice(loaded.options),
+                                                       env ? env->world_size : 1);
+  }
 
   trainer::TrainLoopConfig& loop = run.loop;
   loop.model_dir = s.model_dir;

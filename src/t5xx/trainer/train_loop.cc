@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/device/cpu_caching_allocator.h"
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/trainer/metrics_writer.h"
 #include "t5xx/util/error.h"
@@ -239,6 +240,10 @@ void TrainLoop::SaveCheckpoint() {
                  checkpoints::CheckpointDir(config_.model_dir, step) +
                  " already exists and was not written by this run; move it out of MODEL_DIR");
   const auto t0 = Clock::now();
+  // The snapshot's host buffers do not come from the tensor cache: hand the
+  // step's freed activation and gradient blocks back first, so that the copy
+  // reuses their pages instead of adding to them (models/memory_plan.h).
+  device::EmptyCpuCache();
   if (!config_.chief) extra.clear();  // the chief writes the dataset states
   checkpoints::PendingCheckpoint snapshot =
       sharded_saves_

@@ -1,6 +1,7 @@
-// remat_policy 'full' with dropout, in training: recomputing each layer in
-// the backward pass must draw the same dropout masks and so give the same
-// gradients as keeping the activations (remat_policy 'none').
+// remat_policy 'full' and 'minimal' with dropout, in training: recomputing
+// each layer (all of it, or all but its weight matmuls) in the backward pass
+// must draw the same dropout masks and so give the same gradients as
+// keeping the activations (remat_policy 'none').
 //
 // Reference: the same network with remat_policy 'none' on the same
 // generator seed. The forward pass is identical op for op (same draws in the
@@ -50,12 +51,12 @@ FeatureBatch RandomBatch(bool encoder) {
 }
 
 template <typename Net, typename Config>
-void ExpectRematMatches(Config c, bool encoder) {
-  SCOPED_TRACE(c.dtype);
+void ExpectRematMatches(Config c, bool encoder, const std::string& policy) {
+  SCOPED_TRACE(c.dtype + " " + policy);
   c.dropout_rate = 0.3;
   c.remat_policy = "none";
   Net plain(c);
-  c.remat_policy = "full";
+  c.remat_policy = policy;
   Net remat(c);
   ParamStore params = plain.InitParams(1);
   for (auto& p : params.params()) p.value.set_requires_grad(true);
@@ -88,7 +89,9 @@ TEST(RematDropoutTest, EncoderDecoderRecomputesWithTheSameMasks) {
     c.mlp_dim = 32;
     c.mlp_activations = {"gelu", "linear"};
     c.dtype = dtype;
-    ExpectRematMatches<Transformer>(c, /*encoder=*/true);
+    for (const char* policy : {"full", "minimal"}) {
+      ExpectRematMatches<Transformer>(c, /*encoder=*/true, policy);
+    }
   }
 }
 
@@ -102,7 +105,9 @@ TEST(RematDropoutTest, DecoderOnlyRecomputesWithTheSameMasks) {
     c.num_layers = 2;
     c.mlp_dim = 32;
     c.dtype = dtype;
-    ExpectRematMatches<DecoderOnlyTransformer>(c, /*encoder=*/false);
+    for (const char* policy : {"full", "minimal"}) {
+      ExpectRematMatches<DecoderOnlyTransformer>(c, /*encoder=*/false, policy);
+    }
   }
 }
 

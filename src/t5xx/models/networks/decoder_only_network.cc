@@ -91,7 +91,8 @@ at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const Feature
                                        pre + ".self_attention", in[0], at::Tensor(), in[1], s);
       return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
-    x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
+    x = c.remat_policy == "none" ? layer({x, bias})
+                                 : Remat(layer, {x, bias}, rng, c.remat_policy == "minimal");
   }
   x = RmsNorm(x, p.hooks().Weight(p.GetParam("decoder.decoder_norm.scale")), kEps, dt);
   x = Dropout(x, c.dropout_rate, train, rng);

@@ -16,6 +16,7 @@
 #include "t5xx/kernels/fused_rms_norm.h"
 #include "t5xx/kernels/gated_gelu.h"
 #include "t5xx/kernels/index_select_columns.h"
+#include "t5xx/models/networks/remat.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
 
@@ -161,8 +162,15 @@ class WideAccumulationMatmul : public torch::autograd::Function<WideAccumulation
 
 }  // namespace
 
+// a @ b for operands already in dtype (MatmulIn's arithmetic).
+static at::Tensor MatmulInDtype(const at::Tensor& ad, const at::Tensor& bd, at::ScalarType dtype);
+
 at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dtype) {
   const at::Tensor ad = a.to(dtype), bd = b.to(dtype);
+  return SavedDot(ad, bd, [&] { return MatmulInDtype(ad, bd, dtype); });
+}
+
+static at::Tensor MatmulInDtype(const at::Tensor& ad, const at::Tensor& bd, at::ScalarType dtype) {
   if (dtype == at::kFloat || !ad.is_cpu() ||
       (dtype == at::kBFloat16 && NativeCpuBf16MatmulFor(ad, bd))) {
     return at::matmul(ad, bd);  // float32, a GPU, or bf16_matmul.h's native CPU path

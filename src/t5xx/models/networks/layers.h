@@ -36,7 +36,8 @@ at::ScalarType ActivationDtype(const std::string& name);
 // operands for it; elsewhere (CUDA) it is the native bfloat16 matmul.
 // Gradients reach a and b through the casts, rounded to dtype as t5x's are.
 // Operands have >= 2 dimensions; b's batch dimensions broadcast (e.g.
-// [B, L, E] @ [E, F]).
+// [B, L, E] @ [E, F]). Inside a Remat(save_dots) block a weight matmul (b
+// 2-D) is kept and not recomputed (remat.h SavedDot).
 at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dtype);
 
 // RMSNorm as t5x's LayerNorm (layers.py LayerNorm): x * rsqrt(mean(x^2, -1) +

@@ -85,7 +85,8 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
                                        pre + ".attention", in[0], at::Tensor(), in[1], s);
       return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
-    x = c.remat_policy == "full" ? Remat(layer, {x, bias}, rng) : layer({x, bias});
+    x = c.remat_policy == "none" ? layer({x, bias})
+                                 : Remat(layer, {x, bias}, rng, c.remat_policy == "minimal");
   }
   x = RmsNorm(x, p.hooks().Weight(p.GetParam("encoder.encoder_norm.scale")), kEps, dt);
   return Dropout(x, c.dropout_rate, train, rng, /*broadcast_over_length=*/false);  // t5x: no broadcast_dims here
@@ -137,7 +138,8 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
       return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
     const std::vector<at::Tensor> inputs = {x, encoded, self_bias, cross_bias};
-    x = c.remat_policy == "full" ? Remat(layer, inputs, rng) : layer(inputs);
+    x = c.remat_policy == "none" ? layer(inputs)
+                                 : Remat(layer, inputs, rng, c.remat_policy == "minimal");
   }
   x = RmsNorm(x, p.hooks().Weight(p.GetParam("decoder.decoder_norm.scale")), kEps, dt);
   x = Dropout(x, c.dropout_rate, train, rng);

@@ -7,6 +7,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <memory>
+#include <stdexcept>
 
 namespace t5xx::models {
 namespace {
@@ -14,10 +15,65 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// The weight matmul outputs of one Remat(save_dots) block, in call order.
+struct DotTape {
+  std::vector<at::Tensor> dots;
+  size_t next = 0;      // the next one to give back
+  bool replay = false;  // recomputing: give back instead of recording
+};
+
+// The tape of the block running on this thread (blocks do not nest).
+thread_local DotTape* g_tape = nullptr;
+
+class TapeScope {
+ public:
+  TapeScope(DotTape* tape, bool replay) : saved_(g_tape) {
+    if (tape) {
+      tape->replay = replay;
+      tape->next = 0;
+    }
+    g_tape = tape;
+  }
+  ~TapeScope() { g_tape = saved_; }
+  TapeScope(const TapeScope&) = delete;
+  TapeScope& operator=(const TapeScope&) = delete;
+
+ private:
+  DotTape* saved_;
+};
+
 struct RematState {
   RematFn fn;
   at::Generator* rng = nullptr;
   at::Tensor rng_state;  // undefined without rng
+  std::unique_ptr<DotTape> tape;  // save_dots only
+};
+
+// a @ b given back from the tape: the kept output, with a @ b's gradients.
+class KeptDot : public torch::autograd::Function<KeptDot> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b,
+                            const at::Tensor& kept) {
+    ctx->save_for_backward({a, b});
+    return kept.detach();
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &a = saved[0], &b = saved[1];
+    // In float32 for bfloat16 operands on the CPU (as MatmulIn accumulates).
+    const bool widen = a.scalar_type() == at::kBFloat16 && a.is_cpu();
+    const at::Tensor g = widen ? grad_out[0].to(at::kFloat) : grad_out[0];
+    const at::Tensor bw = widen ? b.to(at::kFloat) : b;
+    const at::Tensor aw = widen ? a.to(at::kFloat) : a;
+    at::Tensor ga, gb;
+    if (a.requires_grad()) ga = at::matmul(g, bw.t()).to(a.scalar_type());
+    if (b.requires_grad()) {
+      gb = at::matmul(aw.reshape({-1, aw.size(-1)}).t(), g.reshape({-1, g.size(-1)}))
+               .to(b.scalar_type());
+    }
+    return {ga, gb, at::Tensor()};
+  }
 };
 
 class RematFunction : public torch::autograd::Function<RematFunction> {
@@ -28,6 +84,7 @@ class RematFunction : public torch::autograd::Function<RematFunction> {
     ctx->saved_data["state"] = c10::IValue::make_capsule(c10::make_intrusive<StateHolder>(state));
     ctx->save_for_backward(inputs.vec());
     at::NoGradGuard no_grad;
+    TapeScope record(state->tape.get(), /*replay=*/false);
     return state->fn(inputs.vec());
   }
 
@@ -46,8 +103,10 @@ class RematFunction : public torch::autograd::Function<RematFunction> {
     at::Tensor y;
     {
       at::AutoGradMode grad(true);
+      TapeScope replay(state->tape.get(), /*replay=*/true);
       y = state->fn(inputs);
     }
+    if (state->tape) state->tape->dots.clear();  // this block's backward is done
     if (state->rng) state->rng->set_state(current_rng);
     torch::autograd::backward({y}, {grad_out[0]});
     variable_list grads;
@@ -65,12 +124,29 @@ class RematFunction : public torch::autograd::Function<RematFunction> {
 
 }  // namespace
 
-at::Tensor Remat(const RematFn& fn, const std::vector<at::Tensor>& inputs, at::Generator* rng) {
+at::Tensor Remat(const RematFn& fn, const std::vector<at::Tensor>& inputs, at::Generator* rng,
+                 bool save_dots) {
   if (!at::GradMode::is_enabled()) return fn(inputs);
   auto state = std::make_shared<RematState>();
   state->fn = fn;
   state->rng = rng;
+  if (save_dots) state->tape = std::make_unique<DotTape>();
   return RematFunction::apply(at::TensorList(inputs), state);
+}
+
+at::Tensor SavedDot(const at::Tensor& a, const at::Tensor& b,
+                    const std::function<at::Tensor()>& compute) {
+  DotTape* tape = g_tape;
+  if (!tape || b.dim() != 2) return compute();
+  if (!tape->replay) {
+    tape->dots.push_back(compute());
+    return tape->dots.back();
+  }
+  if (tape->next >= tape->dots.size()) {
+    throw std::logic_error("Remat(save_dots): the recomputation made more weight matmuls than "
+                           "the forward call");
+  }
+  return KeptDot::apply(a, b, tape->dots[tape->next++]);
 }
 
 }  // namespace t5xx::models

@@ -25,7 +25,23 @@ namespace t5xx::models {
 // call and restored for the recomputation (then put back), so dropout draws
 // the same masks twice. fn must draw randomness only from `rng`.
 // Outside grad mode (evaluation) this is fn(x).
+//
+// save_dots (t5x's remat_policy 'minimal', jax.checkpoint_policies.
+// checkpoint_dots_with_no_batch_dims): the outputs of fn's weight matmuls
+// (MatmulIn with a 2-D right operand, layers.h; the attention's batched
+// matmuls are not among them) are kept from the forward call, and the
+// recomputation takes them instead of multiplying again: only the cheap
+// elementwise work (norms, softmax, activations) is redone. Each such
+// matmul's backward then multiplies the kept operands as usual.
 using RematFn = std::function<at::Tensor(const std::vector<at::Tensor>&)>;
-at::Tensor Remat(const RematFn& fn, const std::vector<at::Tensor>& inputs, at::Generator* rng);
+at::Tensor Remat(const RematFn& fn, const std::vector<at::Tensor>& inputs, at::Generator* rng,
+                 bool save_dots = false);
+
+// For MatmulIn: `a @ b` for b [in, out] (a: [..., in], both already in the
+// matmul's dtype) computed by `compute` -- recorded when a Remat(save_dots)
+// block runs its forward call, given back (with the matmul's gradients) when
+// it is recomputed, and simply computed otherwise.
+at::Tensor SavedDot(const at::Tensor& a, const at::Tensor& b,
+                    const std::function<at::Tensor()>& compute);
 
 }  // namespace t5xx::models

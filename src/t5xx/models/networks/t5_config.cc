@@ -31,9 +31,11 @@ void ValidateNetworkFields(const std::string& gin_name,
         at("dropout_rate") + gin_name + ".dropout_rate must be in [0, 1), got " + std::to_string(dropout_rate));
   T5XX_CHECK(!mlp_activations.empty(),
         at("mlp_activations") + gin_name + ".mlp_activations must name at least one activation");
-  T5XX_CHECK(remat_policy == "none" || remat_policy == "full",
+  T5XX_CHECK(remat_policy == "none" || remat_policy == "minimal" || remat_policy == "full",
         at("remat_policy") + gin_name + ".remat_policy = '" + remat_policy +
-            "' is unknown; use 'none' or 'full' (recompute each layer in the backward pass)");
+            "' is not one of t5x's remat policies; use 'none', 'minimal' (keep the weight "
+            "matmuls' outputs, recompute the rest) or 'full' (recompute each layer in the "
+            "backward pass)");
   for (const auto& a : mlp_activations) {
     T5XX_CHECK(a == "gelu" || a == "relu" || a == "linear",
           at("mlp_activations") + gin_name + ".mlp_activations: unknown activation '" + a +

@@ -43,8 +43,11 @@ struct T5Config {
   int64_t relative_attention_num_buckets = 32;
   int64_t relative_attention_max_distance = 128;
   // t5xx only (t5x's minimal network has no remat; flaxformer and MaxText call
-  // it remat_policy): 'none' keeps every activation; 'full' keeps only each
-  // layer's inputs and recomputes the layer in the backward pass (remat.h).
+  // it remat_policy, with t5x's scalable_t5 policy names): 'none' keeps every
+  // activation; 'minimal' keeps each layer's input and its weight matmuls'
+  // outputs and recomputes the rest (checkpoint_dots_with_no_batch_dims);
+  // 'full' keeps only each layer's inputs and recomputes the layer in the
+  // backward pass (remat.h).
   std::string remat_policy = "none";
 
   // Throws t5xx::Error naming the field when a value is out of range or a

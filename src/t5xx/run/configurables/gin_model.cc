@@ -80,7 +80,8 @@ void RegisterModelConfigurables(gin::Registry& r) {
                            "With dtype 'bfloat16': attention logits and softmax in float32."));
     }
     p.push_back(Optional("remat_policy", T::kString, S("none"),
-                         "t5xx only: 'none', or 'full' to recompute each layer in the backward "
+                         "t5xx only: 'none'; 'minimal' to keep the weight matmuls' outputs and "
+                         "recompute the rest; 'full' to recompute each layer in the backward "
                          "pass (activation checkpointing)."));
     return p;
   };

@@ -63,10 +63,11 @@ extern const char kDatasetConfig[];  // "t5x.utils.DatasetConfig"
 // SaveCheckpointConfig}, t5x.gin_utils.summarize_gin_config.
 void RegisterTrainConfigurables(gin::Registry& registry);
 
-// <root>.partitioner (partitioning.PjitPartitioner): num_partitions and the
-// logical axis rules.
+// <root>.partitioner (partitioning.PjitPartitioner): num_partitions, the
+// logical axis rules and (when asked) reshard_after_forward.
 void ReadPartitioner(gin::Config& config, const std::string& root, int64_t* num_partitions,
-                     partitioning::LogicalAxisRules* rules);
+                     partitioning::LogicalAxisRules* rules,
+                     bool* reshard_after_forward = nullptr);
 // utils.RestoreCheckpointConfig in scope `scope`; mode 'all' is accepted
 // only when allow_all (eval); an empty list as `path` (no paths returned)
 // only when allow_no_path (train, where t5x then restores nothing).

@@ -35,10 +35,13 @@ constexpr char kTerminateOnNan[] = "t5x.trainer.TerminateOnNanAction";
 const char kRestoreConfig[] = "t5x.utils.RestoreCheckpointConfig";
 
 void ReadPartitioner(gin::Config& c, const std::string& root, int64_t* num_partitions,
-                     partitioning::LogicalAxisRules* out_rules) {
+                     partitioning::LogicalAxisRules* out_rules, bool* reshard_after_forward) {
   const std::string scope = gin::ExpectReference(c.Query(root, "partitioner"), kPartitioner);
   const Value np = c.Query(kPartitioner, "num_partitions", scope);
   *num_partitions = np.is_none() ? 1 : gin::AtLeast(np, 1);
+  if (reshard_after_forward) {
+    *reshard_after_forward = c.Query(kPartitioner, "reshard_after_forward", scope).AsBool();
+  }
   partitioning::LogicalAxisRules& rules_out = *out_rules;
   const Value sub = c.Query(kPartitioner, "model_parallel_submesh", scope);
   gin::Refuse(!sub.is_none(), sub,
@@ -292,7 +295,12 @@ void RegisterTrainConfigurables(gin::Registry& r) {
   r.Register({kPartitioner,
               {Optional("num_partitions", T::kOptionalInt, None()),
                Optional("model_parallel_submesh", T::kAny, None()),
-               Optional("logical_axis_rules", T::kAny, None())},
+               Optional("logical_axis_rules", T::kAny, None()),
+               Optional("reshard_after_forward", T::kBool, B(true),
+                        "t5xx only (FSDP's name): under ZeRO-3 (parameter_partitioning_dims = "
+                        "2), free each gathered weight after its forward use and gather it "
+                        "again for the backward pass; False keeps it (one all-gather less, "
+                        "every layer's whole weights held until the backward pass).")},
               "Partitions the model and data over the device mesh."});
   r.Register({kAxisRules,
               {Optional("activation_partitioning_dims", T::kInt, I(1)),
@@ -411,7 +419,8 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
       c, gin::ExpectReference(c.Query(kTrainer, "learning_rate_fn", trainer_scope),
                               kLearningRateScheduler, true, trainer_scope));
 
-  ReadPartitioner(c, kTrain, &s.num_partitions, &s.logical_axis_rules);
+  ReadPartitioner(c, kTrain, &s.num_partitions, &s.logical_axis_rules,
+                  &s.reshard_after_forward);
 
   s.train_dataset = ReadDatasetConfig(
       c, gin::ExpectReference(c.Query(kTrain, "train_dataset_cfg"), kDatasetConfig));
