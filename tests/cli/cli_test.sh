@@ -442,8 +442,8 @@ EOF
     # model_info plans 8 devices on paper: every layout, ZeRO-3 8x1 among them.
     if "$T5XX" model_info --gin_file=examples/decoder_only_tiny_demo.gin --data_dir="$work/data" \
          --gin.MODEL_DIR="$work/mi" --num_devices=8 --device_memory_gib=1 >"$work/mi.log" 2>&1 &&
-       grep -q "; 8 devices of 1.0 GiB; " "$work/mi.log" &&
-       grep -Eq "^ZeRO-3 8x1 +[0-9.]+ MiB  yes " "$work/mi.log" &&
+       grep -q "; 8 devices of 1.00 GiB; " "$work/mi.log" && grep -q "^8x1 (configured) " "$work/mi.log" &&
+       grep -Eq "^ZeRO-3 8x1 +[0-9.]+ GiB  yes " "$work/mi.log" &&
        grep -Eq "^2x4 " "$work/mi.log" && [ ! -e "$work/mi" ]; then
       pass=$((pass + 1))
     else

@@ -20,6 +20,12 @@ TEST(MemoryPlanTest, OptimizerSlots) {
   // [512, 64]: second dim < 128 -> unfactored v.
   EXPECT_EQ(OptimizerSlotElements({512, 64}, ada), 512 * 64);
   EXPECT_EQ(OptimizerSlotElements({300}, ada), 300);
+  // Factoring is decided on the global shape (a [512, 64] piece alone would
+  // not be factored). A [512, 64] piece of a [512, 256] kernel (columns
+  // split 4 ways) keeps its 512 rows' statistic and its 64 columns'.
+  EXPECT_EQ(OptimizerSlotElements({512, 256}, ada, {512, 64}), 512 + 64);
+  // Split 4 ways on the rows: 128 rows' statistic + all 256 columns.
+  EXPECT_EQ(OptimizerSlotElements({512, 256}, ada, {128, 256}), 128 + 256);
   ada.momentum = true;  // + m
   EXPECT_EQ(OptimizerSlotElements({512, 256}, ada), 768 + 512 * 256);
   OptimizerSlots adamw;

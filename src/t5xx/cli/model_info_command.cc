@@ -5,14 +5,15 @@
 // data and writes nothing.
 //
 // --num_devices=N plans N processes (one per device) on paper instead:
-// the configured layout (num_partitions, the rules) and every other layout
-// of t5x's standard rules on N, each with its peak per process, whether it
-// fits --device_memory_gib (default: this machine's available memory), and
-// the least communication per step (partitioning/communication_plan.h).
-// Nothing is allocated, so any size can be planned. Without it the table is
-// printed for one process; a model whose plan does not fit is refused with
-// the layouts that would.
+// every layout of t5x's standard rules on N (the configured one marked),
+// each with its peak per process, whether it fits --device_memory_gib
+// (default: this machine's available memory), and the least communication
+// per step (partitioning/communication_plan.h); the layouts left out, with
+// why. Nothing is allocated, so any size can be planned. Without it the
+// table is printed for one process; a model whose plan does not fit is
+// refused with the layouts that would.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -57,36 +58,40 @@ double ActivationElements(const run::TrainSetup& s, const models::BaseTransforme
       s.model.decoder_only_config, s.train_dataset.batch_size, lens.at("decoder_target_tokens"));
 }
 
-// "12.3 GiB", or "45.6 MiB" below 1 GiB.
-std::string Gib(double bytes) {
-  char buf[32];
-  if (bytes < 1024.0 * 1024 * 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f MiB", bytes / (1024.0 * 1024));
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-  }
-  return buf;
+
+// Whether `l` is the layout the configuration asks for: its num_partitions
+// and t5x's standard rules with ZeRO-3 or without.
+bool IsConfigured(const run::LayoutPlan& l, const run::TrainSetup& s) {
+  return l.mesh.model == s.num_partitions &&
+         s.logical_axis_rules == partitioning::StandardLogicalAxisRules(1, l.zero3 ? 2 : 1);
 }
 
 // The on-paper plan of `devices` processes.
 int PlanOnPaper(const run::TrainSetup& s, const models::BaseTransformerModel& model,
-                int64_t devices, int64_t capacity) {
+                int64_t devices, int64_t capacity, bool capacity_given) {
+  T5XX_CHECK(run::TotalLayers(s) <= run::kMaxListedLayers,
+             "t5xx model_info: " + std::to_string(run::TotalLayers(s)) +
+                 " layers are more than --num_devices plans (at most " +
+                 std::to_string(run::kMaxListedLayers) + "); lower the network's num_layers");
   const std::vector<models::ParamSpec> specs = model.ParamSpecs();
-  double n = 0;
+  int64_t n = 0;
   for (const auto& p : specs) {
-    double e = 1;
-    for (int64_t d : p.shape) e *= static_cast<double>(d);
+    int64_t e = 1;
+    for (int64_t d : p.shape) e *= d;
     n += e;
   }
-  std::cout << model.name() << ", " << n << " parameters; " << devices << " devices of "
-            << Gib(static_cast<double>(capacity)) << "; global batch "
-            << s.train_dataset.batch_size << "; remat_policy '"
+  std::cout << model.name() << ", " << n << " parameters; " << devices
+            << (devices == 1 ? " device of " : " devices of ")
+            << models::FormatBytes(static_cast<double>(capacity))
+            << (capacity_given ? "" : " (this host's available memory; --device_memory_gib sets it)")
+            << "; global batch " << s.train_dataset.batch_size << "; remat_policy '"
             << (s.model.kind == run::ModelKind::kEncoderDecoder
                     ? s.model.t5_config.remat_policy
                     : s.model.decoder_only_config.remat_policy)
             << "'\n";
   const double activations = ActivationElements(s, model);
-  std::vector<run::LayoutPlan> layouts = run::PlanLayouts(s, model, specs, devices);
+  std::vector<std::string> left_out;
+  std::vector<run::LayoutPlan> layouts = run::PlanLayouts(s, model, specs, devices, &left_out);
   std::cout << "layout (data x model)        peak/device    fits  communication/step/device\n";
   for (const run::LayoutPlan& l : layouts) {
     const partitioning::CommunicationPlan comm = partitioning::MinimumCommunicationPerStep(
@@ -95,16 +100,20 @@ int PlanOnPaper(const run::TrainSetup& s, const models::BaseTransformerModel& mo
                                     l.mesh.model),
         activations);
     std::ostringstream name;
-    name << (l.zero3 ? "ZeRO-3 " : "") << l.mesh.data << "x" << l.mesh.model;
+    name << (l.zero3 ? "ZeRO-3 " : "") << l.mesh.data << "x" << l.mesh.model
+         << (IsConfigured(l, s) ? " (configured)" : "");
     std::printf("%-28s %13s  %-4s  %s (gradients %s, activations %s)\n", name.str().c_str(),
-                Gib(static_cast<double>(l.plan.peak())).c_str(),
-                l.plan.peak() <= capacity ? "yes" : "no", Gib(comm.total()).c_str(),
-                Gib(comm.gradient_bytes).c_str(), Gib(comm.activation_bytes).c_str());
+                models::FormatBytes(static_cast<double>(l.plan.peak())).c_str(),
+                l.plan.peak() <= capacity ? "yes" : "no", models::FormatBytes(comm.total()).c_str(),
+                models::FormatBytes(comm.gradient_bytes).c_str(),
+                models::FormatBytes(comm.activation_bytes).c_str());
   }
-  if (layouts.empty()) {
-    std::cout << "(no layout of t5x's standard rules splits these parameters on " << devices
-              << " devices)\n";
-  } else {
+  for (const std::string& why : left_out) std::cout << "left out: " << why << "\n";
+  if (devices % s.num_partitions != 0) {
+    std::cout << "(the configured partitioning.PjitPartitioner.num_partitions = "
+              << s.num_partitions << " does not divide " << devices << " devices)\n";
+  }
+  if (!layouts.empty()) {
     std::cout << "smallest: " << layouts.front().Describe() << " -- "
               << layouts.front().plan.ToString() << "\n";
   }
@@ -118,11 +127,19 @@ int ModelInfoCommand(const std::vector<std::string>& args_in) {
   int64_t devices = 0;
   double capacity_gib = -1;
   for (const std::string& a : args_in) {
+    T5XX_CHECK(a != "--num_devices" && a != "--device_memory_gib",
+               "t5xx model_info: " + a + " takes its value after '=' (e.g. " + a + "=8)");
     if (a.rfind("--num_devices=", 0) == 0) {
       devices = ParseIntFlag("t5xx model_info", "num_devices", a.substr(14), 1);
+      T5XX_CHECK(devices <= (int64_t{1} << 24),
+                 "t5xx model_info: --num_devices must be at most 16777216, got " + a.substr(14));
     } else if (a.rfind("--device_memory_gib=", 0) == 0) {
-      capacity_gib = static_cast<double>(
-          ParseIntFlag("t5xx model_info", "device_memory_gib", a.substr(20), 1));
+      const std::string v = a.substr(20);
+      char* end = nullptr;
+      capacity_gib = v.empty() ? -1 : std::strtod(v.c_str(), &end);
+      T5XX_CHECK(!v.empty() && end && *end == '\0' && capacity_gib > 0 && capacity_gib <= 1e9,
+                 "t5xx model_info: --device_memory_gib must be a number of GiB in (0, 1e9], got '" +
+                     v + "'");
     } else {
       args.push_back(a);
     }
@@ -134,7 +151,7 @@ int ModelInfoCommand(const std::vector<std::string>& args_in) {
     const int64_t capacity = capacity_gib > 0
                                  ? models::SaturatingBytes(capacity_gib * 1024 * 1024 * 1024)
                                  : models::AvailableHostMemoryBytes();
-    return PlanOnPaper(s, *model, devices, capacity);
+    return PlanOnPaper(s, *model, devices, capacity, capacity_gib > 0);
   }
   T5XX_CHECK(capacity_gib < 0, "t5xx model_info: --device_memory_gib needs --num_devices");
   if (auto problem = run::MemoryProblemBeforeAllocation(s, *model)) throw Error(*problem);

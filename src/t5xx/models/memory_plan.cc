@@ -26,11 +26,6 @@ double LayerMatmulOutputs(double a, double l, double e, double hd, double f, dou
   return a * l * (3 * e + 3 * hd + n_proj * f);
 }
 
-std::string Gib(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
-  return buf;
-}
 
 // What one layer keeps for the backward pass under the remat policy, from
 // its bytes under 'none' (`whole`), 'minimal' and 'full'.
@@ -49,6 +44,20 @@ double BackwardExtra(const std::string& remat, double whole, double minimal) {
 
 }  // namespace
 
+std::string FormatBytes(double bytes) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  if (bytes >= 9.2e18) return "more than 8 EiB";  // SaturatingBytes' cap: no real size
+  char buf[32];
+  if (bytes >= kGiB * 1024 * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2f PiB", bytes / (kGiB * 1024 * 1024));
+  } else if (bytes >= kGiB * 1024) {
+    std::snprintf(buf, sizeof(buf), "%.2f TiB", bytes / (kGiB * 1024));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2f GiB", bytes / kGiB);
+  }
+  return buf;
+}
+
 int64_t SaturatingBytes(double bytes) {
   constexpr double kMax = 9.2e18;  // just under 2^63 (9.22e18)
   return bytes >= kMax ? static_cast<int64_t>(kMax) : static_cast<int64_t>(bytes);
@@ -64,36 +73,47 @@ int64_t MemoryPlan::peak() const {
 }
 
 std::string MemoryPlan::ToString() const {
-  std::string s = "parameters " + Gib(parameters) + ", gradients " + Gib(gradients) +
-                  ", optimizer state " + Gib(optimizer_state) + ", activations " +
-                  Gib(activations);
-  if (gathered_weights > 0) s += ", gathered weights " + Gib(gathered_weights);
-  if (gradient_buckets > 0) s += ", gradient buckets " + Gib(gradient_buckets);
-  if (checkpoint_copy > 0) s += ", checkpoint copy " + Gib(checkpoint_copy);
-  return s + ", runtime " + Gib(runtime) + "; peak " + Gib(peak());
+  std::string s = "parameters " + FormatBytes(parameters) + ", gradients " + FormatBytes(gradients) +
+                  ", optimizer state " + FormatBytes(optimizer_state) + ", activations " +
+                  FormatBytes(activations);
+  if (gathered_weights > 0) s += ", gathered weights " + FormatBytes(gathered_weights);
+  if (gradient_buckets > 0) s += ", gradient buckets " + FormatBytes(gradient_buckets);
+  if (checkpoint_copy > 0) s += ", checkpoint copy " + FormatBytes(checkpoint_copy);
+  return s + ", runtime " + FormatBytes(runtime) + "; peak " + FormatBytes(peak());
 }
 
-int64_t OptimizerSlotElements(const std::vector<int64_t>& shape, const OptimizerSlots& slots) {
+int64_t OptimizerSlotElements(const std::vector<int64_t>& shape, const OptimizerSlots& slots,
+                              const std::vector<int64_t>& box_in) {
+  const std::vector<int64_t>& box = box_in.empty() ? shape : box_in;
   int64_t numel = 1;
-  for (int64_t d : shape) numel *= d;
+  for (int64_t d : box) numel *= d;
   if (slots.kind == OptimizerSlots::Kind::kAdamW) return 2 * numel;
   int64_t v = numel;
-  if (slots.factored && shape.size() >= 2) {
-    std::vector<int64_t> sorted = shape;
-    std::sort(sorted.begin(), sorted.end(), std::greater<int64_t>());
-    if (sorted[1] >= slots.min_dim_size_to_factor) v = numel / sorted[0] + numel / sorted[1];
+  if (slots.factored && shape.size() >= 2 && box.size() == shape.size()) {
+    // The two largest dims of the global shape (the later one on a tie),
+    // as Adafactor chooses them; each factor is split as its dims are.
+    std::vector<size_t> order(shape.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return shape[a] > shape[b]; });
+    const size_t d0 = order[0], d1 = order[1];
+    if (shape[d1] >= slots.min_dim_size_to_factor && box[d0] > 0 && box[d1] > 0) {
+      v = numel / box[d0] + numel / box[d1];
+    }
   }
   return v + (slots.momentum ? numel : 0);
 }
 
 void SetStateBytes(const std::vector<std::vector<int64_t>>& shapes, const OptimizerSlots& slots,
-                   bool checkpoints, MemoryPlan& plan) {
+                   bool checkpoints, MemoryPlan& plan,
+                   const std::vector<std::vector<int64_t>>& box_shapes) {
   double n = 0, slot = 0;
-  for (const auto& s : shapes) {
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const std::vector<int64_t>& box = box_shapes.empty() ? shapes[i] : box_shapes.at(i);
     double numel = 1;
-    for (int64_t d : s) numel *= static_cast<double>(d);
+    for (int64_t d : box) numel *= static_cast<double>(d);
     n += numel;
-    slot += static_cast<double>(OptimizerSlotElements(s, slots));
+    slot += static_cast<double>(OptimizerSlotElements(shapes[i], slots, box));
   }
   plan.parameters = SaturatingBytes(4 * n);
   plan.gradients = SaturatingBytes(4 * n);

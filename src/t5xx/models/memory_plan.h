@@ -98,6 +98,10 @@ struct ActivationSplit {
   int64_t vocab = 1;
 };
 
+// "1.23 GiB" (TiB and PiB from 1024 of the one below), or "more than 8
+// EiB" at SaturatingBytes' cap (which is no real size).
+std::string FormatBytes(double bytes);
+
 // `bytes` (a non-negative byte count computed in double) as int64, capped at
 // 9.2e18 (just under 2^63) so that absurd sizes stay huge instead of
 // wrapping around to negative.
@@ -112,10 +116,14 @@ struct OptimizerSlots {
   bool momentum = false;              // Adafactor beta1 set
 };
 
-// Optimizer-state elements of one parameter of this shape ([rows, cols] or
-// [n]): Adafactor factors a matrix whose two dims are both >= min_dim_size_
-// to_factor into rows + cols, otherwise one element per parameter element.
-int64_t OptimizerSlotElements(const std::vector<int64_t>& shape, const OptimizerSlots& slots);
+// Optimizer-state elements of one parameter of global `shape` ([rows, cols]
+// or [n]) held as a piece of shape `box` (empty: whole): Adafactor factors
+// a parameter whose two largest global dims are both >= min_dim_size_to_
+// factor into a row and a column statistic, each split as the piece's dims
+// are (box numel / box[largest] + box numel / box[second]); otherwise one
+// element per parameter element; plus momentum; AdamW two per element.
+int64_t OptimizerSlotElements(const std::vector<int64_t>& shape, const OptimizerSlots& slots,
+                              const std::vector<int64_t>& box = {});
 
 // Activation bytes (see the top) of the T5 encoder-decoder and of the
 // decoder-only network at batch_size sequences per process of the given
@@ -126,11 +134,13 @@ int64_t EncoderDecoderActivationBytes(const T5Config& config, int64_t batch_size
 int64_t DecoderOnlyActivationBytes(const DecoderOnlyConfig& config, int64_t batch_size,
                                    int64_t length, const ActivationSplit& split = {});
 
-// Fills parameters, gradients and optimizer_state from this process's box
-// shapes, and checkpoint_copy (parameters + optimizer state) when
-// `checkpoints` (the run saves checkpoints).
-void SetStateBytes(const std::vector<std::vector<int64_t>>& box_shapes,
-                   const OptimizerSlots& slots, bool checkpoints, MemoryPlan& plan);
+// Fills parameters, gradients and optimizer_state from the parameters'
+// global `shapes` and this process's `box_shapes` of them (empty: whole),
+// and checkpoint_copy (parameters + optimizer state) when `checkpoints` (the
+// run saves checkpoints).
+void SetStateBytes(const std::vector<std::vector<int64_t>>& shapes, const OptimizerSlots& slots,
+                   bool checkpoints, MemoryPlan& plan,
+                   const std::vector<std::vector<int64_t>>& box_shapes = {});
 
 // Bytes of memory this process may still use: MemAvailable from
 // /proc/meminfo (Linux), or less when a memory cgroup of this process or of

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 
 #include "t5xx/models/flops.h"
 #include "t5xx/partitioning/sharding.h"
@@ -79,20 +80,21 @@ std::string LayerOf(const std::string& name) {
   return name.substr(0, end);
 }
 
-std::string Gib(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
-  return buf;
-}
 
 }  // namespace
+
+int64_t TotalLayers(const TrainSetup& s) {
+  return s.model.kind == ModelKind::kEncoderDecoder
+             ? s.model.t5_config.num_encoder_layers + s.model.t5_config.num_decoder_layers
+             : s.model.decoder_only_config.num_layers;
+}
 
 models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformerModel& model,
                               const std::vector<models::ParamSpec>& specs,
                               const partitioning::Mesh& mesh,
                               const partitioning::LogicalAxisRules& rules) {
   models::MemoryPlan plan;
-  std::vector<std::vector<int64_t>> boxes;
+  std::vector<std::vector<int64_t>> shapes, boxes;
   std::vector<partitioning::PartitionSpec> mesh_specs;
   double largest_split = 0, largest_gathered = 0, all_gathered = 0, replicated_over_data = 0;
   std::map<std::string, double> gathered_by_layer;  // "decoder.layers_3" -> whole bytes
@@ -100,6 +102,7 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
     const partitioning::PartitionSpec spec = partitioning::LogicalToMeshAxes(p.axes, rules);
     const partitioning::ShardBox box =
         partitioning::LocalShardBox(p.shape, spec, mesh, partitioning::MeshCoordinates{}, p.name);
+    shapes.push_back(p.shape);
     boxes.push_back(box.shape);
     mesh_specs.push_back(spec);
     const double whole = 4 * Numel(p.shape), piece = 4 * Numel(box.shape);
@@ -117,7 +120,7 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
       replicated_over_data += piece;
     }
   }
-  models::SetStateBytes(boxes, SlotsOf(s), s.save_checkpoints, plan);
+  models::SetStateBytes(shapes, SlotsOf(s), s.save_checkpoints, plan, boxes);
   plan.runtime = models::kRuntimeBytes;
   plan.startup_transient = models::SaturatingBytes(
       std::max(largest_split, static_cast<double>(models::kPeakMeasurementBytes)));
@@ -136,26 +139,42 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
 std::string LayoutPlan::Describe() const {
   return std::string(zero3 ? "ZeRO-3 on " : "") + std::to_string(mesh.size()) +
          (mesh.size() == 1 ? " process (" : " processes (") + std::to_string(mesh.data) + "x" +
-         std::to_string(mesh.model) + ", data x model): " + Gib(plan.peak()) + " per process";
+         std::to_string(mesh.model) + ", data x model): " + models::FormatBytes(static_cast<double>(plan.peak())) + " per process";
 }
 
 std::vector<LayoutPlan> PlanLayouts(const TrainSetup& s, const models::BaseTransformerModel& model,
-                                    const std::vector<models::ParamSpec>& specs,
-                                    int64_t processes) {
-  std::vector<LayoutPlan> out;
-  for (int64_t m = 1; m <= processes; ++m) {
+                                    const std::vector<models::ParamSpec>& specs, int64_t processes,
+                                    std::vector<std::string>* left_out) {
+  std::vector<int64_t> model_sizes;  // the divisors of `processes`, in O(sqrt)
+  for (int64_t m = 1; m <= processes / m; ++m) {
     if (processes % m != 0) continue;
+    model_sizes.push_back(m);
+    if (m != processes / m) model_sizes.push_back(processes / m);
+  }
+  std::sort(model_sizes.begin(), model_sizes.end());
+  std::vector<LayoutPlan> out;
+  for (int64_t m : model_sizes) {
     for (int param_dims : {1, 2}) {
       LayoutPlan l;
       l.mesh = {processes / m, m};
       l.zero3 = param_dims == 2;
       if (l.zero3 && l.mesh.data == 1) continue;  // nothing to split over 'data'
-      if (s.train_dataset.batch_size % l.mesh.data != 0) continue;
+      const std::string name = std::string(l.zero3 ? "ZeRO-3 " : "") +
+                               std::to_string(l.mesh.data) + "x" + std::to_string(m);
+      if (s.train_dataset.batch_size % l.mesh.data != 0) {
+        if (left_out) {
+          left_out->push_back(name + ": BATCH_SIZE " + std::to_string(s.train_dataset.batch_size) +
+                              " does not divide into " + std::to_string(l.mesh.data) +
+                              " data replicas");
+        }
+        continue;
+      }
       try {
         l.plan = PlanMemory(s, model, specs, l.mesh,
                             partitioning::StandardLogicalAxisRules(1, param_dims));
-      } catch (const Error&) {
-        continue;  // a dimension does not divide by this mesh
+      } catch (const Error& e) {  // a dimension does not divide by this mesh
+        if (left_out) left_out->push_back(name + ": " + e.what());
+        continue;
       }
       out.push_back(l);
     }
@@ -173,10 +192,9 @@ void CheckMemoryPlan(const models::MemoryPlan& plan, int64_t available, int64_t 
   for (const LayoutPlan& l : layouts) {
     if (l.plan.peak() - allocated <= available) fits += (fits.empty() ? "" : "; ") + l.Describe();
   }
-  throw Error("the memory plan needs " + std::to_string(plan.peak() / (1024 * 1024)) +
-              " MiB per process at its peak (" + plan.ToString() +
-              "; models/memory_plan.h) but only " + std::to_string(available / (1024 * 1024)) +
-              " MiB are available to it; " +
+  throw Error("the memory plan needs " + models::FormatBytes(static_cast<double>(plan.peak())) +
+              " per process at its peak (" + plan.ToString() + "; models/memory_plan.h) but only " +
+              models::FormatBytes(static_cast<double>(available)) + " are available to it; " +
               (fits.empty() ? std::string()
                             : "these layouts would fit -- " + fits +
                                   " (set partitioning.PjitPartitioner.num_partitions to the "
@@ -210,6 +228,7 @@ std::optional<std::string> MemoryProblemBeforeAllocation(
   models::MemoryPlan plan;
   std::vector<LayoutPlan> layouts;
   try {
+    if (TotalLayers(s) > kMaxListedLayers) throw std::length_error("too many layers to list");
     const std::vector<models::ParamSpec> specs = model.ParamSpecs();
     try {
       plan = PlanMemory(s, model, specs, mesh, s.logical_axis_rules);
@@ -222,8 +241,9 @@ std::optional<std::string> MemoryProblemBeforeAllocation(
   } catch (const Error&) {
     throw;
   } catch (const std::exception&) {
-    // Too large for libtorch to describe: parameters estimated from the
-    // forward FLOPs of one token (every weight a token multiplies), whole.
+    // Too large for libtorch to describe, or too many layers to list in
+    // good time: parameters estimated from the forward FLOPs of one token
+    // (every weight a token multiplies), whole.
     const double param_elements =
         (s.model.kind == ModelKind::kEncoderDecoder
              ? models::EncoderDecoderForwardFlops(s.model.t5_config, 1, 1)

@@ -49,10 +49,17 @@ struct LayoutPlan {
 
 // Every layout of t5x's standard rules on `processes` processes (each
 // divisor of it as num_partitions, with parameter_partitioning_dims 1 and
-// 2), ordered by peak; those whose parameters do not split are left out.
+// 2), ordered by peak; those whose batch or parameters do not split are
+// left out, each with why in `left_out` when given.
 std::vector<LayoutPlan> PlanLayouts(const TrainSetup& s, const models::BaseTransformerModel& model,
-                                    const std::vector<models::ParamSpec>& specs,
-                                    int64_t processes);
+                                    const std::vector<models::ParamSpec>& specs, int64_t processes,
+                                    std::vector<std::string>* left_out = nullptr);
+
+// Layers of the network (encoder + decoder); beyond kMaxListedLayers the
+// plan estimates the parameters instead of listing them (listing takes
+// about 1.6 ms a layer).
+int64_t TotalLayers(const TrainSetup& s);
+constexpr int64_t kMaxListedLayers = 4096;
 
 // Throws t5xx::Error unless plan.peak() - allocated fits in `available`
 // bytes (< 0: unknown, no check): names what to lower, and the `layouts`
