@@ -23,9 +23,11 @@ CAP=$((CAP_GIB * 1024 * 1024 * 1024))
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$ROOT/$BUILD/bin"
 WORK=$(mktemp -d)
-CGROUPS=()
 cleanup() {
-  for cg in "${CGROUPS[@]+"${CGROUPS[@]}"}"; do rmdir "$cg" 2>/dev/null || true; done
+  # (make_cgroup runs in a command substitution: its cgroups are found by name)
+  for cg in /sys/fs/cgroup/memory/t5xx_headline_$$_* /sys/fs/cgroup/t5xx_headline_$$_*; do
+    [ -d "$cg" ] && rmdir "$cg" 2>/dev/null || true
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -45,7 +47,6 @@ make_cgroup() {
   else
     return 0
   fi
-  CGROUPS+=("$dir")
   echo "$dir"
 }
 
