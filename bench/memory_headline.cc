@@ -19,12 +19,11 @@
 #include <iostream>
 #include <memory>
 
+#include "bench_cpu.h"
+#include "bench_schedule.h"
 #include "t5xx/device/cpu_caching_allocator.h"
-#include "t5xx/device/cpu_runtime.h"
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/optim/adafactor.h"
-#include "t5xx/optim/lr_schedule.h"
-#include "t5xx/partitioning/c10d_communicator.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/run/memory.h"
 #include "t5xx/trainer/trainer.h"
@@ -66,13 +65,8 @@ int main(int argc, char** argv) {
   try {
     const int steps = std::atoi(argv[1]);
     const int param_dims = std::atoi(argv[2]);
-    const auto env = t5xx::partitioning::DetectProcessEnvironment();
-    t5xx::device::CpuRuntimeOptions cpu;
-    cpu.processes_per_host = env ? env->world_size : 1;
-    t5xx::device::ConfigureCpuRuntime(cpu);
-    std::shared_ptr<const t5xx::partitioning::Communicator> comm =
-        std::make_shared<t5xx::partitioning::LocalCommunicator>();
-    if (env && env->world_size > 1) comm = t5xx::partitioning::C10dCommunicator::Connect(*env);
+    const std::shared_ptr<const t5xx::partitioning::Communicator> comm =
+        t5xx::bench::JoinBenchProcesses();
     const t5xx::models::DecoderOnlyModel model{
         t5xx::models::DecoderOnlyTransformer(HeadlineConfig()), false, 0.0, 0.0, {}};
     const auto rules = t5xx::partitioning::StandardLogicalAxisRules(1, param_dims);
@@ -88,11 +82,8 @@ int main(int argc, char** argv) {
         t5xx::run::PlanMemory(s, model, model.ParamSpecs(), partitioner.mesh(), rules);
     if (comm->rank() == 0) std::cerr << "plan: " << plan.ToString() << std::endl;
 
-    t5xx::optim::LearningRateSchedulerConfig lr;
-    lr.factors = "constant";
-    lr.base_learning_rate = 0.01;
     t5xx::trainer::Trainer t(model, t5xx::partitioning::InitPlacedParams(partitioner, model, 0),
-                             t5xx::optim::Adafactor({}), t5xx::optim::LearningRateSchedule(lr),
+                             t5xx::optim::Adafactor({}), t5xx::bench::ConstantSchedule(0.01),
                              partitioner);
     t5xx::device::EmptyCpuCache();  // as `t5xx train` ends its start-up
     for (int i = 0; i < steps; ++i) {

@@ -40,12 +40,11 @@
 #include <thread>
 #include <vector>
 
-#include "t5xx/device/cpu_runtime.h"
+#include "bench_cpu.h"
+#include "bench_schedule.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/communication_plan.h"
-#include "t5xx/optim/lr_schedule.h"
-#include "t5xx/partitioning/c10d_communicator.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
 #include "t5xx/util/system/free_port.h"
@@ -80,23 +79,13 @@ t5xx::models::FeatureBatch RandomBatch(int64_t seed) {
 }
 
 int Worker(int64_t num_partitions, int param_dims, int steps) {
-  const auto env = t5xx::partitioning::DetectProcessEnvironment();
-  // The CPU set-up `t5xx train` makes (threads from OMP_NUM_THREADS, the
-  // CPU tensor cache shared among this host's processes).
-  t5xx::device::CpuRuntimeOptions cpu;
-  cpu.processes_per_host = env ? env->world_size : 1;
-  t5xx::device::ConfigureCpuRuntime(cpu);
-  std::shared_ptr<const t5xx::partitioning::Communicator> comm =
-      std::make_shared<t5xx::partitioning::LocalCommunicator>();
-  if (env && env->world_size > 1) comm = t5xx::partitioning::C10dCommunicator::Connect(*env);
+  const std::shared_ptr<const t5xx::partitioning::Communicator> comm =
+      t5xx::bench::JoinBenchProcesses();
   t5xx::models::EncoderDecoderModel model{t5xx::models::Transformer(BenchConfig()), 1e-4, 0.0, {}};
   t5xx::partitioning::PjitPartitioner partitioner(
       num_partitions, t5xx::partitioning::StandardLogicalAxisRules(1, param_dims), comm);
-  t5xx::optim::LearningRateSchedulerConfig lr;
-  lr.factors = "constant";
-  lr.base_learning_rate = 0.01;
   t5xx::trainer::Trainer t(model, t5xx::partitioning::InitPlacedParams(partitioner, model, 0),
-                           t5xx::optim::Adafactor({}), t5xx::optim::LearningRateSchedule(lr),
+                           t5xx::optim::Adafactor({}), t5xx::bench::ConstantSchedule(0.01),
                            partitioner);
   for (int i = 0; i < 2; ++i) t.TrainStep(RandomBatch(i));
   const double sent0 = comm->stats().sent_bytes;

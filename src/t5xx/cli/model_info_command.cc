@@ -15,13 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <sstream>
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/train_flags.h"
 #include "t5xx/partitioning/communication_plan.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
-#include "t5xx/partitioning/sharding.h"
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/train.h"
@@ -30,40 +28,10 @@
 namespace t5xx::cli {
 namespace {
 
-// P_m of partitioning/communication_plan.h: the float32 bytes of the
-// parameters with their 'model'-split dims at one piece, the rest whole.
-double ParameterBytesPerModelShard(const std::vector<models::ParamSpec>& specs,
-                                   const partitioning::LogicalAxisRules& rules,
-                                   int64_t model_axis) {
-  double bytes = 0;
-  for (const models::ParamSpec& p : specs) {
-    const partitioning::ShardBox box = partitioning::LocalShardBox(
-        p.shape, partitioning::LogicalToMeshAxes(p.axes, rules), {1, model_axis}, {}, p.name);
-    double n = 4;
-    for (int64_t d : box.shape) n *= static_cast<double>(d);
-    bytes += n;
-  }
-  return bytes;
-}
-
-double ActivationElements(const run::TrainSetup& s, const models::BaseTransformerModel& model) {
-  const std::map<std::string, int64_t> lens =
-      model.ModelFeatureLengths(s.train_dataset.task_feature_lengths);
-  if (s.model.kind == run::ModelKind::kEncoderDecoder) {
-    return partitioning::TensorParallelActivationElements(
-        s.model.t5_config, s.train_dataset.batch_size, lens.at("encoder_input_tokens"),
-        lens.at("decoder_target_tokens"));
-  }
-  return partitioning::TensorParallelActivationElements(
-      s.model.decoder_only_config, s.train_dataset.batch_size, lens.at("decoder_target_tokens"));
-}
-
-
 // Whether `l` is the layout the configuration asks for: its num_partitions
 // and t5x's standard rules with ZeRO-3 or without.
 bool IsConfigured(const run::LayoutPlan& l, const run::TrainSetup& s) {
-  return l.mesh.model == s.num_partitions &&
-         s.logical_axis_rules == partitioning::StandardLogicalAxisRules(1, l.zero3 ? 2 : 1);
+  return l.mesh.model == s.num_partitions && s.logical_axis_rules == l.Rules();
 }
 
 // The on-paper plan of `devices` processes.
@@ -89,20 +57,16 @@ int PlanOnPaper(const run::TrainSetup& s, const models::BaseTransformerModel& mo
                     ? s.model.t5_config.remat_policy
                     : s.model.decoder_only_config.remat_policy)
             << "'\n";
-  const double activations = ActivationElements(s, model);
+  const double activations = run::TensorParallelActivationElements(s, model);
   std::vector<std::string> left_out;
   std::vector<run::LayoutPlan> layouts = run::PlanLayouts(s, model, specs, devices, &left_out);
   std::cout << "layout (data x model)        peak/device    fits  communication/step/device\n";
   for (const run::LayoutPlan& l : layouts) {
     const partitioning::CommunicationPlan comm = partitioning::MinimumCommunicationPerStep(
-        l.mesh,
-        ParameterBytesPerModelShard(specs, partitioning::StandardLogicalAxisRules(1, l.zero3 ? 2 : 1),
-                                    l.mesh.model),
+        l.mesh, partitioning::ParameterBytesPerModelShard(specs, l.Rules(), l.mesh.model),
         activations);
-    std::ostringstream name;
-    name << (l.zero3 ? "ZeRO-3 " : "") << l.mesh.data << "x" << l.mesh.model
-         << (IsConfigured(l, s) ? " (configured)" : "");
-    std::printf("%-28s %13s  %-4s  %s (gradients %s, activations %s)\n", name.str().c_str(),
+    const std::string name = l.Name() + (IsConfigured(l, s) ? " (configured)" : "");
+    std::printf("%-28s %13s  %-4s  %s (gradients %s, activations %s)\n", name.c_str(),
                 models::FormatBytes(static_cast<double>(l.plan.peak())).c_str(),
                 l.plan.peak() <= capacity ? "yes" : "no", models::FormatBytes(comm.total()).c_str(),
                 models::FormatBytes(comm.gradient_bytes).c_str(),

@@ -1,6 +1,8 @@
 // See communication_plan.h.
 #include "t5xx/partitioning/communication_plan.h"
 
+#include "t5xx/partitioning/sharding.h"
+
 namespace t5xx::partitioning {
 
 double TensorParallelActivationElements(const models::T5Config& c, int64_t batch,
@@ -31,6 +33,19 @@ double ParameterBytesPerModelShard(const std::vector<VariableInfo>& variables) {
       const bool on_model = i < v.mesh_axes.size() && v.mesh_axes[i] && *v.mesh_axes[i] == "model";
       n *= static_cast<double>(on_model ? v.box.shape[i] : v.shape[i]);
     }
+    bytes += n;
+  }
+  return bytes;
+}
+
+double ParameterBytesPerModelShard(const std::vector<models::ParamSpec>& specs,
+                                   const LogicalAxisRules& rules, int64_t model_axis) {
+  double bytes = 0;
+  for (const models::ParamSpec& p : specs) {
+    const ShardBox box =
+        LocalShardBox(p.shape, LogicalToMeshAxes(p.axes, rules), {1, model_axis}, {}, p.name);
+    double n = 4;
+    for (int64_t d : box.shape) n *= static_cast<double>(d);
     bytes += n;
   }
   return bytes;

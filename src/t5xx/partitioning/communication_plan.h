@@ -41,6 +41,12 @@ double TensorParallelActivationElements(const models::DecoderOnlyConfig& config,
 // ("target/" rows) with their 'model'-sharded dims at this process's piece
 // and every other dim whole.
 double ParameterBytesPerModelShard(const std::vector<VariableInfo>& variables);
+// The same from the parameters' specs (models/param_store.h; float32, as
+// the parameters are) under `rules` on a 'model' axis of `model_axis`,
+// without a partitioner or any parameter allocated. Throws t5xx::Error
+// (sharding.h) when a 'model'-split dimension does not divide.
+double ParameterBytesPerModelShard(const std::vector<models::ParamSpec>& specs,
+                                   const LogicalAxisRules& rules, int64_t model_axis);
 
 struct CommunicationPlan {
   double gradient_bytes = 0;

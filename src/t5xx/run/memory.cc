@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "t5xx/models/flops.h"
+#include "t5xx/partitioning/communication_plan.h"
 #include "t5xx/partitioning/sharding.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/util/error.h"
@@ -80,7 +81,6 @@ std::string LayerOf(const std::string& name) {
   return name.substr(0, end);
 }
 
-
 }  // namespace
 
 int64_t TotalLayers(const TrainSetup& s) {
@@ -136,10 +136,34 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
   return plan;
 }
 
+partitioning::LogicalAxisRules LayoutPlan::Rules() const {
+  return partitioning::StandardLogicalAxisRules(1, zero3 ? 2 : 1);
+}
+
+std::string LayoutPlan::Name() const {
+  return std::string(zero3 ? "ZeRO-3 " : "") + std::to_string(mesh.data) + "x" +
+         std::to_string(mesh.model);
+}
+
 std::string LayoutPlan::Describe() const {
   return std::string(zero3 ? "ZeRO-3 on " : "") + std::to_string(mesh.size()) +
          (mesh.size() == 1 ? " process (" : " processes (") + std::to_string(mesh.data) + "x" +
-         std::to_string(mesh.model) + ", data x model): " + models::FormatBytes(static_cast<double>(plan.peak())) + " per process";
+         std::to_string(mesh.model) +
+         ", data x model): " + models::FormatBytes(static_cast<double>(plan.peak())) +
+         " per process";
+}
+
+double TensorParallelActivationElements(const TrainSetup& s,
+                                        const models::BaseTransformerModel& model) {
+  const std::map<std::string, int64_t> lens =
+      model.ModelFeatureLengths(s.train_dataset.task_feature_lengths);
+  const int64_t b = s.train_dataset.batch_size;
+  if (s.model.kind == ModelKind::kEncoderDecoder) {
+    return partitioning::TensorParallelActivationElements(
+        s.model.t5_config, b, lens.at("encoder_input_tokens"), lens.at("decoder_target_tokens"));
+  }
+  return partitioning::TensorParallelActivationElements(s.model.decoder_only_config, b,
+                                                        lens.at("decoder_target_tokens"));
 }
 
 std::vector<LayoutPlan> PlanLayouts(const TrainSetup& s, const models::BaseTransformerModel& model,
@@ -159,8 +183,7 @@ std::vector<LayoutPlan> PlanLayouts(const TrainSetup& s, const models::BaseTrans
       l.mesh = {processes / m, m};
       l.zero3 = param_dims == 2;
       if (l.zero3 && l.mesh.data == 1) continue;  // nothing to split over 'data'
-      const std::string name = std::string(l.zero3 ? "ZeRO-3 " : "") +
-                               std::to_string(l.mesh.data) + "x" + std::to_string(m);
+      const std::string name = l.Name();
       if (s.train_dataset.batch_size % l.mesh.data != 0) {
         if (left_out) {
           left_out->push_back(name + ": BATCH_SIZE " + std::to_string(s.train_dataset.batch_size) +
@@ -170,8 +193,7 @@ std::vector<LayoutPlan> PlanLayouts(const TrainSetup& s, const models::BaseTrans
         continue;
       }
       try {
-        l.plan = PlanMemory(s, model, specs, l.mesh,
-                            partitioning::StandardLogicalAxisRules(1, param_dims));
+        l.plan = PlanMemory(s, model, specs, l.mesh, l.Rules());
       } catch (const Error& e) {  // a dimension does not divide by this mesh
         if (left_out) left_out->push_back(name + ": " + e.what());
         continue;

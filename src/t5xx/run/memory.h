@@ -1,8 +1,9 @@
-// The memory plan of a run (models/memory_plan.h) for its model, optimizer,
+// The memory plan of a run (models/memory_plan.h) -- and the activation
+// elements of its communication plan -- for its model, optimizer,
 // per-process batch, lengths and layout, and the check that it fits: done
 // from the parameters' specs (names, global shapes, logical axes; nothing
 // allocated) and the partitioner's mesh and rules, so it plans any mesh,
-// also one far larger than this machine (`t5xx model_info --mesh`).
+// also one far larger than this machine (`t5xx model_info --num_devices`).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,11 @@ struct LayoutPlan {
   partitioning::Mesh mesh;
   bool zero3 = false;  // parameter_partitioning_dims = 2
   models::MemoryPlan plan;
+  // t5x's standard rules of this layout (parameter_partitioning_dims 2 for
+  // ZeRO-3, activation_partitioning_dims 1).
+  partitioning::LogicalAxisRules Rules() const;
+  // "ZeRO-3 4x1" (data x model).
+  std::string Name() const;
   // "ZeRO-3 on 4 processes (4x1, data x model): 1.52 GiB per process".
   std::string Describe() const;
 };
@@ -54,6 +60,12 @@ struct LayoutPlan {
 std::vector<LayoutPlan> PlanLayouts(const TrainSetup& s, const models::BaseTransformerModel& model,
                                     const std::vector<models::ParamSpec>& specs, int64_t processes,
                                     std::vector<std::string>* left_out = nullptr);
+
+// A of partitioning/communication_plan.h for the run's global batch and
+// model lengths: the elements Megatron-style tensor parallelism
+// all-reduces per step.
+double TensorParallelActivationElements(const TrainSetup& s,
+                                        const models::BaseTransformerModel& model);
 
 // Layers of the network (encoder + decoder); beyond kMaxListedLayers the
 // plan estimates the parameters instead of listing them (listing takes

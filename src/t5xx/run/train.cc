@@ -371,18 +371,9 @@ void LogCommunicationPlan(const TrainSetup& s, const PreparedTrainRun& out,
                           const std::vector<partitioning::VariableInfo>& variables,
                           std::ostream& log) {
   const partitioning::Mesh& mesh = out.partitioner->mesh();
-  const std::map<std::string, int64_t> lens =
-      out.model->ModelFeatureLengths(s.train_dataset.task_feature_lengths);
-  const int64_t b = s.train_dataset.batch_size;
-  const double activations =
-      s.model.kind == ModelKind::kEncoderDecoder
-          ? partitioning::TensorParallelActivationElements(s.model.t5_config, b,
-                                                           lens.at("encoder_input_tokens"),
-                                                           lens.at("decoder_target_tokens"))
-          : partitioning::TensorParallelActivationElements(s.model.decoder_only_config, b,
-                                                           lens.at("decoder_target_tokens"));
   const partitioning::CommunicationPlan plan = partitioning::MinimumCommunicationPerStep(
-      mesh, partitioning::ParameterBytesPerModelShard(variables), activations);
+      mesh, partitioning::ParameterBytesPerModelShard(variables),
+      TensorParallelActivationElements(s, *out.model));
   log << "[setup] communication per step, at least: " << plan.total() / 1e6
       << " MB sent per process (gradients " << plan.gradient_bytes / 1e6
       << " MB over 'data', activations " << plan.activation_bytes / 1e6

@@ -117,6 +117,24 @@ at::Tensor MaskToBias(const at::Tensor& mask, at::ScalarType dtype) {
   return zeros.masked_fill(at::logical_not(mask), -1e10);
 }
 
+std::pair<at::Tensor, at::Tensor> MatmulOperandGradients(const at::Tensor& a, const at::Tensor& b,
+                                                         const at::Tensor& grad, bool widen,
+                                                         bool need_a, bool need_b) {
+  const at::Tensor g = widen ? grad.to(at::kFloat) : grad;
+  const at::Tensor aw = widen ? a.to(at::kFloat) : a, bw = widen ? b.to(at::kFloat) : b;
+  at::Tensor ga, gb;
+  if (need_a) ga = at::matmul(g, bw.transpose(-2, -1)).sum_to_size(a.sizes()).to(a.scalar_type());
+  if (need_b) {
+    if (b.dim() == 2) {  // a kernel shared by all batch positions: one [K, N] product
+      gb = at::mm(aw.reshape({-1, a.size(-1)}).t(), g.reshape({-1, g.size(-1)}));
+    } else {
+      gb = at::matmul(aw.transpose(-2, -1), g).sum_to_size(b.sizes());
+    }
+    gb = gb.to(b.scalar_type());
+  }
+  return {ga, gb};
+}
+
 namespace {
 
 // a @ b for bfloat16 (or other below-float32) operands with float32
@@ -138,24 +156,8 @@ class WideAccumulationMatmul : public torch::autograd::Function<WideAccumulation
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_out) {
     const auto saved = ctx->get_saved_variables();
-    const at::Tensor& a = saved[0];
-    const at::Tensor& b = saved[1];
-    const at::Tensor g = grad_out[0].to(at::kFloat);
-    at::Tensor ga, gb;
-    if (ctx->needs_input_grad(0)) {
-      ga = at::matmul(g, b.to(at::kFloat).transpose(-2, -1))
-               .sum_to_size(a.sizes())
-               .to(a.scalar_type());
-    }
-    if (ctx->needs_input_grad(1)) {
-      if (b.dim() == 2) {  // a kernel shared by all batch positions: one [K, N] product
-        const int64_t k = a.size(-1), n = g.size(-1);
-        gb = at::mm(a.to(at::kFloat).reshape({-1, k}).t(), g.reshape({-1, n}));
-      } else {
-        gb = at::matmul(a.to(at::kFloat).transpose(-2, -1), g).sum_to_size(b.sizes());
-      }
-      gb = gb.to(b.scalar_type());
-    }
+    auto [ga, gb] = MatmulOperandGradients(saved[0], saved[1], grad_out[0], /*widen=*/true,
+                                           ctx->needs_input_grad(0), ctx->needs_input_grad(1));
     return {ga, gb};
   }
 };

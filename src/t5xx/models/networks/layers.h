@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace t5xx::models {
@@ -39,6 +40,17 @@ at::ScalarType ActivationDtype(const std::string& name);
 // [B, L, E] @ [E, F]). Inside a Remat(save_dots) block a weight matmul (b
 // 2-D) is kept and not recomputed (remat.h SavedDot).
 at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dtype);
+
+// The gradients of a @ b (a: [..., M, K], b: [..., K, N] or [K, N], both in
+// the matmul's dtype) for the output gradient `grad` [..., M, N]: g @ b^T
+// summed to a's shape and a^T @ g summed to b's (one [K, N] product for a
+// 2-D b), each in its operand's dtype; computed in float32 when `widen`
+// (MatmulIn's float32 accumulation for bfloat16 on the CPU). Undefined
+// where not needed. The backward of MatmulIn's wide-accumulation path and
+// of remat.h's kept weight matmuls.
+std::pair<at::Tensor, at::Tensor> MatmulOperandGradients(const at::Tensor& a, const at::Tensor& b,
+                                                         const at::Tensor& grad, bool widen,
+                                                         bool need_a, bool need_b);
 
 // RMSNorm as t5x's LayerNorm (layers.py LayerNorm): x * rsqrt(mean(x^2, -1) +
 // eps) * scale, no mean subtraction, no bias. x: [..., E] any float dtype,

@@ -9,6 +9,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "t5xx/models/networks/layers.h"
+
 namespace t5xx::models {
 namespace {
 
@@ -62,16 +64,9 @@ class KeptDot : public torch::autograd::Function<KeptDot> {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &a = saved[0], &b = saved[1];
     // In float32 for bfloat16 operands on the CPU (as MatmulIn accumulates).
-    const bool widen = a.scalar_type() == at::kBFloat16 && a.is_cpu();
-    const at::Tensor g = widen ? grad_out[0].to(at::kFloat) : grad_out[0];
-    const at::Tensor bw = widen ? b.to(at::kFloat) : b;
-    const at::Tensor aw = widen ? a.to(at::kFloat) : a;
-    at::Tensor ga, gb;
-    if (a.requires_grad()) ga = at::matmul(g, bw.t()).to(a.scalar_type());
-    if (b.requires_grad()) {
-      gb = at::matmul(aw.reshape({-1, aw.size(-1)}).t(), g.reshape({-1, g.size(-1)}))
-               .to(b.scalar_type());
-    }
+    auto [ga, gb] = MatmulOperandGradients(a, b, grad_out[0],
+                                           a.scalar_type() == at::kBFloat16 && a.is_cpu(),
+                                           a.requires_grad(), b.requires_grad());
     return {ga, gb, at::Tensor()};
   }
 };
