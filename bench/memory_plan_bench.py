@@ -33,6 +33,8 @@ SIZES = {  # dims of each network at each size
     "decoder_only": {
         "small": dict(emb_dim=512, num_heads=8, head_dim=64, mlp_dim=1024, num_layers=8),
         "base": dict(emb_dim=768, num_heads=12, head_dim=64, mlp_dim=2048, num_layers=12),
+        # configs/models/decoder_only/large.gin's (issue 34's headline cell)
+        "large": dict(emb_dim=1024, num_heads=16, head_dim=64, mlp_dim=2816, num_layers=24),
     },
     "t5_1_1": {
         "small": dict(emb_dim=512, num_heads=6, head_dim=64, mlp_dim=1024,
@@ -48,7 +50,7 @@ LAYOUTS = ["1x1", "Nx1", "zero3-Nx1", "1xN", "2x2", "act2-1xN"]
 REMATS = ["none", "minimal", "full"]
 
 
-def gin_text(network, size, remat, batch, layout, processes, vocab=8192):
+def gin_text(network, size, remat, batch, layout, processes, vocab=8192, lm_length=128):
     cfg = "T5Config" if network == "t5_1_1" else "TransformerConfig"
     mod = "t5" if network == "t5_1_1" else "decoder_only"
     lines = [
@@ -66,7 +68,7 @@ def gin_text(network, size, remat, batch, layout, processes, vocab=8192):
                   "TASK_FEATURE_LENGTHS = {'inputs': 128, 'targets': 32}"]
     else:
         lines += ["MIXTURE_OR_TASK_NAME = 'c4_demo_full_lm'",
-                  "TASK_FEATURE_LENGTHS = {'targets': 128}"]
+                  f"TASK_FEATURE_LENGTHS = {{'targets': {lm_length}}}"]
     lines += [f"TRAIN_STEPS = 2", f"BATCH_SIZE = {batch}", "DROPOUT_RATE = 0.0",
               "RANDOM_SEED = 0", "EVAL_PERIOD = None", "EVAL_STEPS = 1",
               f"network.{cfg}.vocab_size = {vocab}",
@@ -87,12 +89,13 @@ def gin_text(network, size, remat, batch, layout, processes, vocab=8192):
     return "\n".join(lines) + "\n"
 
 
-def run_cell(t5xx, network, size, remat, batch, layout, processes, workdir, data_dir, vocab):
+def run_cell(t5xx, network, size, remat, batch, layout, processes, workdir, data_dir, vocab,
+             lm_length=128):
     nproc = 1 if layout == "1x1" else (4 if layout == "2x2" else processes)
     name = f"{network}-{size}-{layout}-{remat}"
     gin = os.path.join(workdir, name + ".gin")
     with open(gin, "w") as f:
-        f.write(gin_text(network, size, remat, batch, layout, processes, vocab))
+        f.write(gin_text(network, size, remat, batch, layout, processes, vocab, lm_length))
     cmd = [t5xx, "launch", f"--nproc_per_node={nproc}", "--",
            "/usr/bin/time", "-f", "PEAK_RSS_KB %M", t5xx, "train", f"--gin_file={gin}",
            f"--data_dir={data_dir}",
@@ -118,6 +121,8 @@ def main():
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--tolerance", type=float, default=0.15)
+    ap.add_argument("--lm_length", type=int, default=128,
+                    help="decoder-only targets length (issue 34's large cell: 64)")
     ap.add_argument("--out")
     ap.add_argument("--cells", choices=["all", "ci"], default="all")
     ap.add_argument("--data_dir", help="holding c4_demo (default: a small corpus built here, "
@@ -144,7 +149,7 @@ def main():
                             continue
                         name, measured, planned, parts = run_cell(
                             os.path.abspath(a.t5xx), network, size, remat, a.batch, layout,
-                            a.processes, work, data_dir, vocab)
+                            a.processes, work, data_dir, vocab, a.lm_length)
                         if measured is None:
                             rows.append(f"| {name} | failed | | |")
                             bad += 1

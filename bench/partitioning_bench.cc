@@ -20,6 +20,10 @@
 //                 2(D-1)/D x P_m, plus Megatron's activation all-reduces
 //                 2(M-1)/M x 4 bytes x A / D
 //   ratio         sent_MB / min_MB
+//   calls         collectives rank 0 took part in per step (all its groups)
+// Environment: T5XX_BENCH_LAYOUTS (';'-separated layout names) runs only
+// those; T5XX_BENCH_RESHARD_AFTER_FORWARD=0 keeps ZeRO-3's gathered kernels
+// from forward to backward (FSDP's reshard_after_forward=False).
 // On a machine with fewer cores than processes, step_s measures sharing,
 // not scaling: read the communication columns there.
 #include <ATen/ATen.h>
@@ -84,11 +88,14 @@ int Worker(int64_t num_partitions, int param_dims, int steps) {
   t5xx::models::EncoderDecoderModel model{t5xx::models::Transformer(BenchConfig()), 1e-4, 0.0, {}};
   t5xx::partitioning::PjitPartitioner partitioner(
       num_partitions, t5xx::partitioning::StandardLogicalAxisRules(1, param_dims), comm);
+  const char* reshard = std::getenv("T5XX_BENCH_RESHARD_AFTER_FORWARD");
+  partitioner.set_reshard_after_forward(!reshard || std::string(reshard) != "0");
   t5xx::trainer::Trainer t(model, t5xx::partitioning::InitPlacedParams(partitioner, model, 0),
                            t5xx::optim::Adafactor({}), t5xx::bench::ConstantSchedule(0.01),
                            partitioner);
   for (int i = 0; i < 2; ++i) t.TrainStep(RandomBatch(i));
   const double sent0 = comm->stats().sent_bytes;
+  const int64_t calls0 = comm->stats().collectives;
   std::vector<double> times;
   for (int i = 0; i < steps; ++i) {
     comm->Barrier();
@@ -98,6 +105,8 @@ int Worker(int64_t num_partitions, int param_dims, int steps) {
   }
   // The barriers' own bytes are nil (Gloo's barrier carries no tensor).
   const double sent = (comm->stats().sent_bytes - sent0) / steps;
+  // Less the barrier before each step.
+  const double calls = static_cast<double>(comm->stats().collectives - calls0) / steps - 1;
   std::sort(times.begin(), times.end());
   // The layout's least communication (partitioning/communication_plan.h).
   const double minimum =
@@ -108,13 +117,13 @@ int Worker(int64_t num_partitions, int param_dims, int steps) {
                                                                kTargets))
           .total();
   if (comm->rank() == 0) {
-    std::printf("RESULT %.6f %.1f %.1f\n", times[times.size() / 2], sent, minimum);
+    std::printf("RESULT %.6f %.1f %.1f %.1f\n", times[times.size() / 2], sent, minimum, calls);
   }
   return 0;
 }
 
 struct Result {
-  double step_s = 0, sent = 0, minimum = 0;
+  double step_s = 0, sent = 0, minimum = 0, calls = 0;
 };
 
 Result Launch(const std::string& self, int world, int64_t model, int param_dims, int steps) {
@@ -126,6 +135,9 @@ Result Launch(const std::string& self, int world, int64_t model, int param_dims,
     std::vector<std::string> env = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(world),
                                     "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
                                     "OMP_NUM_THREADS=" + std::to_string(threads)};
+    for (char** e = environ; *e; ++e) {
+      if (std::string(*e).rfind("T5XX_BENCH_", 0) == 0) env.push_back(*e);
+    }
     std::vector<char*> envp;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -156,7 +168,8 @@ Result Launch(const std::string& self, int world, int64_t model, int param_dims,
   }
   Result res;
   FILE* f = std::fopen((out + ".0").c_str(), "r");
-  if (!f || std::fscanf(f, "RESULT %lf %lf %lf", &res.step_s, &res.sent, &res.minimum) != 3) {
+  if (!f || std::fscanf(f, "RESULT %lf %lf %lf %lf", &res.step_s, &res.sent, &res.minimum,
+                     &res.calls) != 4) {
     std::cerr << "no result from rank 0" << std::endl;
     std::exit(1);
   }
@@ -194,15 +207,23 @@ int main(int argc, char** argv) {
               "%d timed steps\n",
               std::thread::hardware_concurrency(), static_cast<long long>(kBatch),
               static_cast<long long>(kInputs), static_cast<long long>(kTargets), steps);
-  std::printf("%-12s %8s %7s %9s %9s %6s\n", "layout", "step_s", "vs_1x1", "sent_MB", "min_MB",
-              "ratio");
+  std::printf("%-12s %8s %7s %9s %9s %6s %6s\n", "layout", "step_s", "vs_1x1", "sent_MB",
+              "min_MB", "ratio", "calls");
   double base = 0;
+  // T5XX_BENCH_LAYOUTS="1x1;2x1;2x1 ZeRO-3" runs only those (1x1 first
+  // when listed, so vs_1x1 means what it says).
+  const char* only = std::getenv("T5XX_BENCH_LAYOUTS");
   for (const Layout& l : layouts) {
+    if (only && (";" + std::string(only) + ";").find(";" + std::string(l.name) + ";") ==
+                    std::string::npos) {
+      continue;
+    }
     const Result r = Launch(self, l.data * l.model, l.model, l.param_dims, steps);
     if (base == 0) base = r.step_s;
-    std::printf("%-12s %8.3f %7.2f %9.2f %9.2f %6s\n", l.name, r.step_s, r.step_s / base,
+    std::printf("%-12s %8.3f %7.2f %9.2f %9.2f %6s %6.0f\n", l.name, r.step_s, r.step_s / base,
                 r.sent / 1e6, r.minimum / 1e6,
-                r.minimum > 0 ? std::to_string(r.sent / r.minimum).substr(0, 5).c_str() : "-");
+                r.minimum > 0 ? std::to_string(r.sent / r.minimum).substr(0, 5).c_str() : "-",
+                r.calls);
     std::fflush(stdout);
   }
   return 0;

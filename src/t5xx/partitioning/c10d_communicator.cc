@@ -389,72 +389,84 @@ std::function<void()> C10dCommunicator::StartAllReduceSum(at::Tensor& t) const {
   return [this, work] { Collective("allreduce", [&] { work->wait(); }); };
 }
 
-namespace {
-template <typename Group>
-at::Tensor AllGatherList(Group& pg, const at::Tensor& t, int size) {
-  std::vector<at::Tensor> parts;
-  for (int r = 0; r < size; ++r) parts.push_back(at::empty_like(t));
-  std::vector<std::vector<at::Tensor>> out{parts};
-  std::vector<at::Tensor> in{t};
-  pg.allgather(out, in)->wait();
-  return at::cat(out[0], 0);
-}
-}  // namespace
-
 at::Tensor C10dCommunicator::AllGather(const at::Tensor& t) const {
+  return StartAllGather(t)();
+}
+
+std::function<at::Tensor()> C10dCommunicator::StartAllGather(const at::Tensor& t) const {
   T5XX_CHECK(t.dim() >= 1, "AllGather needs a tensor with a dim 0");
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, (size_ - 1) * n);
-  at::Tensor result;
   const at::Tensor in = impl_->Staged(t);
-  Collective("allgather", [&] {
-    result = impl_->WithGroup([&](auto& pg) { return AllGatherList(pg, in, size_); });
-  });
-  return result.device() == t.device() ? result : result.to(t.device());
+  // Every rank's part lands in its rows of one buffer (no concatenation).
+  std::vector<int64_t> shape = in.sizes().vec();
+  shape[0] *= size_;
+  const at::Tensor result = at::empty(shape, in.options());
+  auto parts = std::make_shared<std::vector<std::vector<at::Tensor>>>(1);
+  for (int r = 0; r < size_; ++r) (*parts)[0].push_back(result.narrow(0, r * in.size(0), in.size(0)));
+  auto start = [&] {
+    std::vector<at::Tensor> inputs{in};
+    return impl_->WithGroup([&](auto& pg) { return pg.allgather(*parts, inputs); });
+  };
+  decltype(start()) work;
+  Collective("allgather", [&] { work = start(); });
+  const at::Device device = t.device();
+  return [this, work, parts, in, result, device] {
+    Collective("allgather", [&] { work->wait(); });
+    return result.device() == device ? result : result.to(device);
+  };
 }
 
 at::Tensor C10dCommunicator::ReduceScatterSum(const at::Tensor& t) const {
+  return StartReduceScatterSum(t)();
+}
+
+std::function<at::Tensor()> C10dCommunicator::StartReduceScatterSum(const at::Tensor& t) const {
   T5XX_CHECK(t.dim() >= 1 && t.size(0) % size_ == 0,
              "ReduceScatterSum: dim 0 of size " + std::to_string(t.dim() ? t.size(0) : 0) +
                  " does not divide by the " + std::to_string(size_) + " processes");
-  if (size_ == 1) return t.clone();
+  if (size_ == 1) {
+    at::Tensor copy = t.clone();
+    return [copy] { return copy; };
+  }
   const double n = static_cast<double>(t.numel() * t.element_size());
   impl_->counter->Add(n, (size_ - 1) * n / size_);
   const int64_t rows = t.size(0) / size_;
+  const at::Tensor in = impl_->Staged(t);
+  std::vector<int64_t> shape = in.sizes().vec();
+  shape[0] = rows;
+  const at::Device device = t.device();
 #ifdef USE_C10D_NCCL
   if (impl_->backend == CommunicationBackend::kNccl) {
-    at::Tensor in = impl_->Staged(t);
-    std::vector<int64_t> shape = in.sizes().vec();
-    shape[0] = rows;
     at::Tensor out = at::empty(shape, in.options());
-    Collective("reduce-scatter", [&] {
+    auto start = [&] {
       c10d::ReduceScatterOptions o;
       o.reduceOp = c10d::ReduceOp::SUM;
-      impl_->nccl->_reduce_scatter_base(out, in, o)->wait();
-    });
-    return out.device() == t.device() ? out : out.to(t.device());
+      return impl_->nccl->_reduce_scatter_base(out, const_cast<at::Tensor&>(in), o);
+    };
+    decltype(start()) work;
+    Collective("reduce-scatter", [&] { work = start(); });
+    return [this, work, out, in, device] {
+      Collective("reduce-scatter", [&] { work->wait(); });
+      return out.device() == device ? out : out.to(device);
+    };
   }
 #endif
-  // Block b ends, after size-1 steps, complete at rank b: at step s rank r
-  // sends its running sum of block (r - s - 1) mod size to r + 1 and adds
-  // the block (r - s - 2) mod size it receives from r - 1.
-  const at::Tensor in = t.contiguous();
-  auto block = [&](int b) { return in.narrow(0, ((b % size_ + size_) % size_) * rows, rows); };
-  at::Tensor acc = block(rank_ - 1).clone();
-  const int next = (rank_ + 1) % size_, prev = (rank_ - 1 + size_) % size_;
-  Collective("reduce-scatter", [&] {
-    for (int s = 0; s < size_ - 1; ++s) {
-      std::vector<at::Tensor> out{acc};
-      at::Tensor incoming = at::empty_like(acc);
-      std::vector<at::Tensor> into{incoming};
-      auto send = impl_->pg->send(out, next, s);
-      auto recv = impl_->pg->recv(into, prev, s);
-      recv->wait();
-      send->wait();
-      acc = incoming + block(rank_ - s - 2);
-    }
-  });
-  return acc;
+  // Block r of every process lands at rank r, stacked in rank order.
+  at::Tensor received = at::empty_like(in);
+  auto start = [&] {
+    std::vector<int64_t> equal_split;
+    c10d::AllToAllOptions o;
+    return impl_->pg->alltoall_base(received, const_cast<at::Tensor&>(in), equal_split,
+                                    equal_split, o);
+  };
+  decltype(start()) work;
+  Collective("reduce-scatter", [&] { work = start(); });
+  shape.insert(shape.begin(), size_);
+  return [this, work, received, in, shape] {
+    Collective("reduce-scatter", [&] { work->wait(); });
+    return received.view(shape).sum(0);
+  };
 }
 
 void C10dCommunicator::Broadcast(at::Tensor& t, int root) const {

@@ -58,10 +58,11 @@ class C10dCommunicator final : public Communicator {
   CommunicationBackend backend() const;
   int size() const override { return size_; }
   // The backend's allreduce, allgather and broadcast. ReduceScatterSum is
-  // NCCL's reduce-scatter, or for Gloo a ring of sends and receives (Gloo
-  // in libtorch 1.13 has no reduce-scatter): size()-1 steps, each passing
-  // one block of n/size() elements to the next rank and adding the one
-  // received. Errors (a peer that died, a timeout) become t5xx::Error
+  // NCCL's reduce-scatter, or for Gloo (which in libtorch 1.13 has no
+  // reduce-scatter) an all-to-all of the size() blocks of dim 0 -- each
+  // process receives every process's copy of its own block, (size()-1)/size()
+  // of the tensor sent, as a ring reduce-scatter sends -- summed locally in
+  // rank order. Errors (a peer that died, a timeout) become t5xx::Error
   // naming the collective.
   void AllReduceSum(at::Tensor& t) const override;
   // The allreduce started (Gloo: on its worker threads; NCCL: queued on
@@ -69,7 +70,11 @@ class C10dCommunicator final : public Communicator {
   // does (NCCL: it makes the current stream wait for the result).
   std::function<void()> StartAllReduceSum(at::Tensor& t) const override;
   at::Tensor AllGather(const at::Tensor& t) const override;
+  // The allgather started as StartAllReduceSum starts its allreduce.
+  std::function<at::Tensor()> StartAllGather(const at::Tensor& t) const override;
   at::Tensor ReduceScatterSum(const at::Tensor& t) const override;
+  // The reduce-scatter started likewise (Gloo: its all-to-all).
+  std::function<at::Tensor()> StartReduceScatterSum(const at::Tensor& t) const override;
   void Broadcast(at::Tensor& t, int root) const override;
   void Barrier() const override;
   // A process group of the same backend of the members `ranks` over the

@@ -73,6 +73,22 @@ class Communicator {
     return [] {};
   }
 
+  // Starts AllGather of `t` and returns the function that waits for it and
+  // gives its result (t must stay alive and untouched until then); the same
+  // ordering as StartAllReduceSum. Default: synchronous.
+  virtual std::function<at::Tensor()> StartAllGather(const at::Tensor& t) const {
+    at::Tensor gathered = AllGather(t);
+    return [gathered] { return gathered; };
+  }
+
+  // Starts ReduceScatterSum of `t` and returns the function that waits for
+  // it and gives its result; the same ordering as StartAllReduceSum.
+  // Default: synchronous.
+  virtual std::function<at::Tensor()> StartReduceScatterSum(const at::Tensor& t) const {
+    at::Tensor mine = ReduceScatterSum(t);
+    return [mine] { return mine; };
+  }
+
   // Totals since the start (zero for communicators that do not count).
   virtual CommunicationStats stats() const { return {}; }
 };

@@ -2,7 +2,6 @@
 #include "t5xx/partitioning/differentiable_collectives.h"
 
 #include <ATen/core/grad_mode.h>
-#include <c10/core/StorageImpl.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <utility>
@@ -78,6 +77,95 @@ struct ReduceFromGroupFn : public torch::autograd::Function<ReduceFromGroupFn> {
   }
 };
 
+// The local shapes travel through the autograd context flattened: each
+// shape's rank, then its sizes.
+std::vector<int64_t> EncodeShapes(const std::vector<at::Tensor>& pieces) {
+  std::vector<int64_t> code;
+  for (const at::Tensor& p : pieces) {
+    code.push_back(p.dim());
+    code.insert(code.end(), p.sizes().begin(), p.sizes().end());
+  }
+  return code;
+}
+std::vector<std::vector<int64_t>> DecodeShapes(const std::vector<int64_t>& code) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0; i < code.size(); i += static_cast<size_t>(code[i]) + 1) {
+    shapes.emplace_back(code.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                        code.begin() + static_cast<std::ptrdiff_t>(i + 1 + code[i]));
+  }
+  return shapes;
+}
+
+// `shape` with dims[d] split into (n, shape[d]): the view of a whole tensor
+// whose dimension d is n pieces of shape[d].
+std::vector<int64_t> SplitShape(std::vector<int64_t> shape, int64_t d, int64_t n) {
+  shape.insert(shape.begin() + d, n);
+  return shape;
+}
+
+struct GatherFlatShardsFn : public torch::autograd::Function<GatherFlatShardsFn> {
+  // Carries `deliver` through saved_data (an IValue).
+  struct Deliver : torch::CustomClassHolder {
+    explicit Deliver(DeliverFlatGradient f) : fn(std::move(f)) {}
+    DeliverFlatGradient fn;
+  };
+  static variable_list forward(AutogradContext* ctx, at::TensorList list,
+                               std::vector<int64_t> dims, int64_t group, int64_t gathered,
+                               DeliverFlatGradient deliver) {
+    const std::vector<at::Tensor> pieces = list.vec();
+    if (deliver) {
+      ctx->saved_data["deliver"] =
+          c10::IValue::make_capsule(c10::make_intrusive<Deliver>(std::move(deliver)));
+    }
+    const Communicator& g = *reinterpret_cast<const Communicator*>(group);
+    SaveGroup(ctx, g, 0);
+    ctx->saved_data["dims"] = dims;
+    ctx->saved_data["shapes"] = EncodeShapes(pieces);
+    const at::Tensor& given = *reinterpret_cast<const at::Tensor*>(gathered);
+    const at::Tensor all = given.defined() ? given : g.AllGather(FlattenPieces(pieces));
+    std::vector<std::vector<int64_t>> shapes;
+    for (const at::Tensor& p : pieces) shapes.push_back(p.sizes().vec());
+    return UnflattenGathered(all, shapes, dims, g.size());
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad) {
+    const Communicator& g = GroupOf(ctx);
+    const std::vector<int64_t> dims = ctx->saved_data["dims"].toIntVector();
+    const auto shapes = DecodeShapes(ctx->saved_data["shapes"].toIntVector());
+    const int64_t n = g.size();
+    // [n, S]: row r holds every gradient's piece r, flattened in order.
+    int64_t total = 0;
+    for (const auto& shape : shapes) total += c10::multiply_integers(shape);
+    const at::Tensor flat = at::empty({n, total}, at::kFloat);
+    int64_t offset = 0;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const int64_t numel = c10::multiply_integers(shapes[i]);
+      at::Tensor into = flat.narrow(1, offset, numel);
+      offset += numel;
+      if (!grad[i].defined()) {
+        into.zero_();
+        continue;
+      }
+      into.view(SplitShape(shapes[i], 0, n))
+          .copy_(grad[i].reshape(SplitShape(shapes[i], dims[i], n)).movedim(dims[i], 0));
+    }
+    if (ctx->saved_data.count("deliver")) {
+      auto holder = ctx->saved_data["deliver"].toCapsule();
+      static_cast<Deliver*>(holder.get())->fn(g.StartReduceScatterSum(flat));
+      return variable_list(shapes.size() + 4);
+    }
+    const at::Tensor mine = g.ReduceScatterSum(flat).reshape({-1});
+    variable_list out;
+    int64_t at = 0;
+    for (const auto& shape : shapes) {
+      const int64_t numel = c10::multiply_integers(shape);
+      out.push_back(mine.narrow(0, at, numel).reshape(shape).clone());
+      at += numel;
+    }
+    out.resize(out.size() + 4);  // dims, group, gathered, deliver
+    return out;
+  }
+};
+
 int64_t Handle(const Communicator& group) { return reinterpret_cast<int64_t>(&group); }
 int64_t Dim(const at::Tensor& x, int64_t dim) { return dim < 0 ? dim + x.dim() : dim; }
 
@@ -115,26 +203,41 @@ at::Tensor ReduceFromGroup(const at::Tensor& x, const Communicator& group) {
   return ReduceFromGroupFn::apply(x, Handle(group));
 }
 
-void ReshardAfterForward(const at::Tensor& saved, const at::Tensor& y,
-                         std::function<at::Tensor()> gather_again) {
-  if (!at::GradMode::is_enabled() || !y.requires_grad()) return;
-  c10::StorageImpl* storage = saved.storage().unsafeGetStorageImpl();
-  const size_t nbytes = static_cast<size_t>(saved.numel()) * saved.element_size();
-  if (saved.storage_offset() != 0 || !saved.is_contiguous() || storage->nbytes() != nbytes) {
-    return;
+at::Tensor FlattenPieces(const std::vector<at::Tensor>& pieces) {
+  std::vector<at::Tensor> flat;
+  for (const at::Tensor& p : pieces) flat.push_back(p.detach().to(at::kFloat).reshape({-1}));
+  return at::cat(flat);
+}
+
+std::vector<at::Tensor> UnflattenGathered(const at::Tensor& gathered,
+                                          const std::vector<std::vector<int64_t>>& shapes,
+                                          const std::vector<int64_t>& dims, int64_t group_size) {
+  const at::Tensor rows = gathered.reshape({group_size, -1});
+  std::vector<at::Tensor> wholes;
+  int64_t offset = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const int64_t numel = c10::multiply_integers(shapes[i]);
+    std::vector<int64_t> whole_shape = shapes[i];
+    whole_shape[static_cast<size_t>(dims[i])] *= group_size;
+    at::Tensor whole = at::empty(whole_shape, gathered.options());
+    // whole viewed as [..., n, piece dim d, ...] with the n pieces first.
+    whole.view(SplitShape(shapes[i], dims[i], group_size))
+        .movedim(dims[i], 0)
+        .copy_(rows.narrow(1, offset, numel).reshape(SplitShape(shapes[i], 0, group_size)));
+    wholes.push_back(whole);
+    offset += numel;
   }
-  storage->set_data_ptr(at::DataPtr(nullptr, saved.device()));  // frees the gathered kernel
-  storage->set_nbytes(0);
-  c10::weak_intrusive_ptr<c10::StorageImpl> weak = saved.storage().getWeakStorageImpl();
-  y.register_hook([weak = std::move(weak), sizes = saved.sizes().vec(), options = saved.options(),
-                   nbytes, gather_again = std::move(gather_again)](const at::Tensor&) {
-    const c10::intrusive_ptr<c10::StorageImpl> st = weak.lock();
-    if (!st || st->nbytes() == nbytes) return;  // nothing keeps it, or refilled already
-    const at::Tensor values = gather_again();
-    st->set_data_ptr(st->allocator()->allocate(nbytes));
-    st->set_nbytes(nbytes);
-    at::from_blob(st->data_ptr().get(), sizes, options).copy_(values);
-  });
+  return wholes;
+}
+
+std::vector<at::Tensor> GatherFlatShardsForCompute(const std::vector<at::Tensor>& pieces,
+                                                   const std::vector<int64_t>& dims,
+                                                   const Communicator& group,
+                                                   const at::Tensor& gathered,
+                                                   DeliverFlatGradient deliver) {
+  if (group.size() == 1) return pieces;
+  return GatherFlatShardsFn::apply(at::TensorList(pieces), dims, Handle(group),
+                                   reinterpret_cast<int64_t>(&gathered), std::move(deliver));
 }
 
 }  // namespace t5xx::partitioning

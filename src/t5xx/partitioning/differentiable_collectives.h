@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "t5xx/partitioning/communicator.h"
 
@@ -47,24 +48,33 @@ at::Tensor ReduceFromGroup(const at::Tensor& x, const Communicator& group);
 // Concatenation along `dim` of every member's `x` without autograd.
 at::Tensor AllGatherAlong(const at::Tensor& x, int64_t dim, const Communicator& group);
 
-// FSDP's reshard after forward (PyTorch FSDP, reshard_after_forward=True;
-// ZeRO-3's "release after use"): a parameter gathered over the data axis for
-// one op is kept by autograd for that op's backward; this releases its
-// memory as soon as the forward op has run and fills it again, with the same
-// values gathered anew, just before the backward pass reaches the op. A
-// gathered kernel then lives only while its own layer computes, in the
-// forward and in the backward pass.
-// `saved`: the tensor the op that produced `y` keeps for its backward (e.g.
-// the kernel of a matmul, in the matmul's dtype). Its memory is released
-// now; a hook on `y` (run when y's gradient arrives, before the op's
-// backward) refills it with `gather_again()` (the same shape, dtype and
-// values). The hook holds the memory weakly: once the op's backward has run
-// and autograd drops what it saved, the memory is freed again. The refill
-// writes through a tensor of its own over the same memory, so autograd's
-// version check on `saved` still passes. Does nothing when no backward pass
-// will run (grad mode off, or `y` needs no gradient) or when `saved` does
-// not own its memory alone (a view, an offset, a larger storage).
-void ReshardAfterForward(const at::Tensor& saved, const at::Tensor& y,
-                         std::function<at::Tensor()> gather_again);
+// ZeRO-3's gather of several parameters in one call (FSDP's flat
+// parameter). `pieces`: this process's piece of each, split over `group`
+// along dims[i]. Forward: each whole, its pieces concatenated along dims[i]
+// in rank order, every one in memory of its own -- from `gathered` (an
+// all-gather of FlattenPieces(pieces) over `group`, started earlier) or, when
+// that is undefined, from a new all-gather. Backward: the gradients' pieces
+// flattened the same way, one reduce-scatter (the sum over the group), each
+// piece's gradient back. Gradients that did not arrive count as zeros.
+// With `deliver`, the backward pass does not wait for the reduce-scatter:
+// it starts it (Communicator::StartReduceScatterSum) and hands `deliver` the
+// function that waits for this process's flat gradient (1-D, the layout of
+// FlattenPieces(pieces)); the pieces then get no gradient from autograd --
+// whoever holds the waiter adds it to their .grad -- and the backward pass
+// runs on beside the reduce-scatter.
+using DeliverFlatGradient = std::function<void(std::function<at::Tensor()> wait)>;
+std::vector<at::Tensor> GatherFlatShardsForCompute(const std::vector<at::Tensor>& pieces,
+                                                   const std::vector<int64_t>& dims,
+                                                   const Communicator& group,
+                                                   const at::Tensor& gathered = {},
+                                                   DeliverFlatGradient deliver = nullptr);
+// `pieces` flattened and concatenated in order: 1-D float, their total size.
+at::Tensor FlattenPieces(const std::vector<at::Tensor>& pieces);
+// The whole tensors in `gathered` ([group size x S], every process's
+// FlattenPieces of pieces of shapes `shapes`, in rank order), piece i
+// concatenated along dims[i]; each owns its memory.
+std::vector<at::Tensor> UnflattenGathered(const at::Tensor& gathered,
+                                          const std::vector<std::vector<int64_t>>& shapes,
+                                          const std::vector<int64_t>& dims, int64_t group_size);
 
 }  // namespace t5xx::partitioning

@@ -43,26 +43,35 @@ LogicalAxisRules StandardLogicalAxisRules(int act_dims, int param_dims) {
 
 PartitionSpec LogicalToMeshAxes(const std::vector<std::string>& logical_axes,
                                 const LogicalAxisRules& rules) {
-  PartitionSpec spec;
-  std::vector<std::string> used;
-  for (const auto& axis : logical_axes) {
+  // flax.linen.spmd.logical_to_mesh_axes: the rules in order of precedence,
+  // each giving its mesh axis (or None) to its logical axis when that
+  // dimension has none yet and the mesh axis is not already taken.
+  std::vector<std::string> unknown;
+  for (size_t d = 0; d < logical_axes.size(); ++d) {
+    const std::string& axis = logical_axes[d];
+    T5XX_CHECK(std::find(logical_axes.begin(), logical_axes.begin() + static_cast<std::ptrdiff_t>(d),
+                         axis) == logical_axes.begin() + static_cast<std::ptrdiff_t>(d),
+               "logical axis '" + axis + "' occurs more than once in one array's axes");
     bool matched = false;
-    std::optional<std::string> chosen;
-    for (const auto& [logical, mesh] : rules) {
-      if (logical != axis) continue;
-      matched = true;
-      if (mesh && std::find(used.begin(), used.end(), *mesh) != used.end()) {
-        continue;  // mesh axis already taken: fall through to the next rule
-      }
-      chosen = mesh;
-      break;
-    }
+    for (const auto& rule : rules) matched = matched || rule.first == axis;
     T5XX_CHECK(matched, "logical axis '" + axis +
-                       "' has no rule in logical_axis_rules; add (\"" + axis +
-                       "\", None) or a mesh axis to "
-                       "partitioning.PjitPartitioner.logical_axis_rules");
-    if (chosen) used.push_back(*chosen);
-    spec.push_back(chosen);
+                            "' has no rule in logical_axis_rules; add (\"" + axis +
+                            "\", None) or a mesh axis to "
+                            "partitioning.PjitPartitioner.logical_axis_rules");
+  }
+  PartitionSpec spec(logical_axes.size());
+  std::vector<bool> assigned(logical_axes.size(), false);
+  std::vector<std::string> used;
+  for (const auto& [logical, mesh] : rules) {
+    const auto at = std::find(logical_axes.begin(), logical_axes.end(), logical);
+    if (at == logical_axes.end()) continue;
+    const size_t d = static_cast<size_t>(at - logical_axes.begin());
+    if (assigned[d] || (mesh && std::find(used.begin(), used.end(), *mesh) != used.end())) {
+      continue;
+    }
+    assigned[d] = true;
+    spec[d] = mesh;
+    if (mesh) used.push_back(*mesh);
   }
   return spec;
 }

@@ -27,9 +27,16 @@ using PartitionSpec = std::vector<std::optional<std::string>>;
 LogicalAxisRules StandardLogicalAxisRules(int activation_partitioning_dims = 1,
                                           int parameter_partitioning_dims = 1);
 
-// Maps logical axes to mesh axes: for each logical axis, the first rule whose
-// mesh axis is not already used by an earlier dimension (priority order, as
-// flax's logical_to_mesh_axes). An axis with no rule -> t5xx::Error naming it.
+// Maps logical axes to mesh axes as flax.linen.spmd.logical_to_mesh_axes
+// (which t5x's partitioner calls): the rules are taken in order of
+// precedence, each giving its mesh axis (or None) to its logical axis when
+// that dimension is still unassigned and the mesh axis is not yet used by
+// any dimension; what no rule assigned stays None. So under the 2/x rule
+// sets a kernel ('embed', 'mlp') gets ('mlp', 'model') -- listed before
+// ('embed', 'model') -- and 'embed' stays unsplit (or goes to 'data').
+// Unlike flax, an axis with no rule at all is a t5xx::Error naming it (a
+// misspelt rule would otherwise silently replicate), as is an axis that
+// occurs twice (flax's ValueError).
 PartitionSpec LogicalToMeshAxes(const std::vector<std::string>& logical_axes,
                                 const LogicalAxisRules& rules);
 

@@ -1,10 +1,6 @@
 // See partitioned_hooks.h.
 #include "t5xx/partitioning/partitioned_hooks.h"
 
-#include <ATen/core/grad_mode.h>
-
-#include <functional>
-
 #include "t5xx/models/networks/layers.h"
 #include "t5xx/partitioning/differentiable_collectives.h"
 #include "t5xx/util/error.h"
@@ -29,7 +25,7 @@ PartitionedHooks::PartitionedHooks(const models::ParamStore& params,
       coords_(coords),
       data_group_(std::move(data_group)),
       model_group_(std::move(model_group)),
-      reshard_after_forward_(reshard_after_forward) {
+      units_(params, specs_, data_group_, reshard_after_forward) {
   for (const models::Param& p : params.params()) {
     const PartitionSpec& spec = SpecOf(p);
     if (EndsWith(p.name, ".query.kernel") && OnModel(spec, 1)) heads_split_ = true;
@@ -52,14 +48,7 @@ bool PartitionedHooks::OnModel(const PartitionSpec& spec, size_t dim) const {
 }
 
 at::Tensor PartitionedHooks::GatherData(const models::Param& p) const {
-  const PartitionSpec& spec = SpecOf(p);
-  at::Tensor w = p.value;
-  for (size_t d = 0; d < spec.size(); ++d) {
-    if (spec[d] && *spec[d] == "data") {
-      w = GatherShardsForCompute(w, static_cast<int64_t>(d), *data_group_);
-    }
-  }
-  return w;
+  return units_.Gathers(p) ? units_.Gathered(p) : p.value;
 }
 
 at::Tensor PartitionedHooks::Weight(const models::Param& p) const {
@@ -103,13 +92,7 @@ at::Tensor PartitionedHooks::Dense(const at::Tensor& x, const models::Param& ker
     // Column-parallel: the output is this process's slice.
     y = models::MatmulIn(OnModel(spec, 1) ? CopyToModelOnce(whole) : whole, w, dtype);
   }
-  if (reshard_after_forward_ && UsesAxis(spec, "data") && mesh_.data > 1) {
-    const models::Param* k = &kernel;
-    ReshardAfterForward(w, y, [this, k, dtype] {
-      at::NoGradGuard no_grad;
-      return GatherData(*k).to(dtype);
-    });
-  }
+  units_.ReshardAfterForward(kernel, w, y);
   return OnModel(spec, 0) ? ReduceFromGroup(y, model) : y;
 }
 

@@ -4,12 +4,12 @@
 // completes it (differentiable_collectives.h).
 //
 //  - Dimensions mapped to 'data' (parameter_partitioning_dims = 2: 'embed'
-//    -> 'data', ZeRO-3) are gathered just in time for the op that uses
-//    them; their gradients are reduce-scattered back (which also sums them
-//    over the data replicas). A dense kernel's gathered copy is freed once
-//    its forward matmul has run and gathered again just before its backward
+//    -> 'data', ZeRO-3) are gathered a layer at a time, ahead of use; their
+//    gradients are reduce-scattered back (which also sums them over the
+//    data replicas); a dense kernel's gathered copy is released when the
+//    forward pass leaves its layer and gathered again for the backward pass
 //    (FSDP's reshard_after_forward; off: kept from forward to backward), so
-//    only the layers computing hold whole kernels.
+//    only the layers computing hold whole kernels (gather_units.h).
 //  - A dense kernel whose output dimension is on 'model' is column-parallel
 //    (Megatron's f before it, its output a slice: the attention heads, the
 //    MLP hidden units, the vocabulary of the logits); one whose input
@@ -32,6 +32,7 @@
 #include "t5xx/models/param_store.h"
 #include "t5xx/models/sharding_hooks.h"
 #include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/gather_units.h"
 #include "t5xx/partitioning/logical_axis_rules.h"
 #include "t5xx/partitioning/sharding.h"
 
@@ -54,6 +55,10 @@ class PartitionedHooks final : public models::ShardingHooks {
   at::Tensor Attend(const at::Tensor& x, const models::Param& table) const override;
   std::vector<int64_t> GlobalShape(const models::Param& p) const override;
   models::VocabPartition VocabPartitionOf(const at::Tensor& logits) const override;
+  // The forward pass of a train step ended (GatherUnits::EndForward).
+  void EndForward() const { units_.EndForward(); }
+  // The gradients of ZeRO-3's pieces arrive (GatherUnits::FinishGradients).
+  void FinishGradients() const { units_.FinishGradients(); }
 
  private:
   const PartitionSpec& SpecOf(const models::Param& p) const;
@@ -74,9 +79,7 @@ class PartitionedHooks final : public models::ShardingHooks {
   // and output. A train step runs on one thread.
   mutable at::Tensor last_copy_in_, last_copy_out_;
   bool heads_split_ = false;  // attention's query kernels split their heads
-  // FSDP's reshard_after_forward: a kernel gathered over 'data' is freed
-  // after its forward matmul and gathered again for its backward.
-  bool reshard_after_forward_ = true;
+  GatherUnits units_;  // ZeRO-3's gathers
   int64_t vocab_size_ = 0;    // the global vocabulary (the embedding's rows)
 };
 

@@ -272,6 +272,9 @@ struct PjitPartitioner::PendingGradients {
 };
 
 void PjitPartitioner::BeforeBackward(models::ParamStore& params, bool last_microbatch) const {
+  if (const auto* hooks = dynamic_cast<const PartitionedHooks*>(&params.hooks())) {
+    hooks->EndForward();
+  }
   if (!last_microbatch || mesh_.data == 1) return;
   auto pending = std::make_shared<PendingGradients>();
   const Communicator* group = data_group_.get();
@@ -303,6 +306,9 @@ void PjitPartitioner::BeforeBackward(models::ParamStore& params, bool last_micro
 }
 
 void PjitPartitioner::ReduceGradients(models::ParamStore& params) const {
+  if (const auto* hooks = dynamic_cast<const PartitionedHooks*>(&params.hooks())) {
+    hooks->FinishGradients();
+  }
   if (mesh_.data == 1) return;  // single replica: gradients are complete
   std::set<const models::Param*> done;
   if (std::shared_ptr<PendingGradients> pending = std::move(pending_)) {

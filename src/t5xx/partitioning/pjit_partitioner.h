@@ -59,6 +59,7 @@ class PjitPartitioner final : public BasePartitioner {
   models::FeatureBatch ShardBatch(const models::FeatureBatch& global) const override;
   // All-reduce (sum) of every gradient across the data axis; identity for
   // data = 1.
+  // Tells the hooks the forward pass ended (ZeRO-3's gathers, gather_units.h).
   // Before the last microbatch's backward pass (data axis > 1): a hook on
   // each parameter not split over 'data' collects its gradient as the
   // backward pass produces it, in buckets of about kGradientBucketBytes

@@ -27,6 +27,15 @@ struct DotTape {
 // The tape of the block running on this thread (blocks do not nest).
 thread_local DotTape* g_tape = nullptr;
 
+// How many Remat blocks this thread is recomputing (Recomputing()).
+thread_local int g_recomputing = 0;
+struct RecomputeScope {
+  RecomputeScope() { ++g_recomputing; }
+  ~RecomputeScope() { --g_recomputing; }
+  RecomputeScope(const RecomputeScope&) = delete;
+  RecomputeScope& operator=(const RecomputeScope&) = delete;
+};
+
 class TapeScope {
  public:
   TapeScope(DotTape* tape, bool replay) : saved_(g_tape) {
@@ -98,6 +107,7 @@ class RematFunction : public torch::autograd::Function<RematFunction> {
     at::Tensor y;
     {
       at::AutoGradMode grad(true);
+      RecomputeScope recomputing;
       TapeScope replay(state->tape.get(), /*replay=*/true);
       y = state->fn(inputs);
     }
@@ -128,6 +138,8 @@ at::Tensor Remat(const RematFn& fn, const std::vector<at::Tensor>& inputs, at::G
   if (save_dots) state->tape = std::make_unique<DotTape>();
   return RematFunction::apply(at::TensorList(inputs), state);
 }
+
+bool Recomputing() { return g_recomputing > 0; }
 
 at::Tensor SavedDot(const at::Tensor& a, const at::Tensor& b,
                     const std::function<at::Tensor()>& compute) {

@@ -37,6 +37,11 @@ using RematFn = std::function<at::Tensor(const std::vector<at::Tensor>&)>;
 at::Tensor Remat(const RematFn& fn, const std::vector<at::Tensor>& inputs, at::Generator* rng,
                  bool save_dots = false);
 
+// Whether this thread is recomputing a Remat block for its backward pass
+// (so that code reached from inside one -- a partitioner's hooks -- can
+// tell a backward-pass recomputation from a forward pass).
+bool Recomputing();
+
 // For MatmulIn: `a @ b` for b [in, out] (a: [..., in], both already in the
 // matmul's dtype) computed by `compute` -- recorded when a Remat(save_dots)
 // block runs its forward call, given back (with the matmul's gradients) when
