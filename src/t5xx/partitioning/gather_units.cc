@@ -174,6 +174,10 @@ std::string GatherUnits::UnitOf(const std::string& path) {
   return at == std::string::npos ? path : path.substr(0, at);
 }
 
+bool GatherUnits::IsRootUnit(const std::string& unit) {
+  return unit.find(".layers_") == std::string::npos;
+}
+
 bool GatherUnits::Gathers(const models::Param& p) const { return where_.count(p.name) > 0; }
 
 namespace {
@@ -200,7 +204,7 @@ at::Tensor GatherUnits::Gathered(const models::Param& p) const {
   State& s = *state_;
   s.base = base;
   const bool grad = at::GradMode::is_enabled();
-  const bool root = unit.name.find(".layers_") == std::string::npos;
+  const bool root = IsRootUnit(unit.name);
   Gathering& slot = root ? s.roots[u] : s.layer;
   if (slot.unit == u && slot.Current(base, unit.index, grad)) return slot.whole[m];
   if (!root) Leave(s.layer);
@@ -288,7 +292,7 @@ void GatherUnits::ReshardAfterForward(const models::Param& p, const at::Tensor& 
   if (!reshard_after_forward_ || !at::GradMode::is_enabled() || !y.requires_grad()) return;
   const auto it = where_.find(p.name);
   if (it == where_.end()) return;
-  const bool root = units_[it->second.first].name.find(".layers_") == std::string::npos;
+  const bool root = IsRootUnit(units_[it->second.first].name);
   Gathering& g = root ? s.roots[it->second.first] : s.layer;
   if (g.unit != it->second.first || !g.released) return;
   c10::StorageImpl* storage = kept.storage().unsafeGetStorageImpl();

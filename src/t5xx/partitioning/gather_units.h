@@ -59,6 +59,9 @@ class GatherUnits {
   // The unit a parameter path belongs to: its prefix through ".layers_N",
   // else its parent module ("a.b.kernel" -> "a.b", a root unit).
   static std::string UnitOf(const std::string& path);
+  // Whether the unit of that name (UnitOf) is a root unit (held for the
+  // whole forward pass) rather than a layer.
+  static bool IsRootUnit(const std::string& unit);
   // Whether `p` is split over 'data' (and so gathered here).
   bool Gathers(const models::Param& p) const;
   // `p` whole over 'data' (float32, its global shape along the split

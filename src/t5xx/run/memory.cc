@@ -8,6 +8,7 @@
 
 #include "t5xx/models/flops.h"
 #include "t5xx/partitioning/communication_plan.h"
+#include "t5xx/partitioning/gather_units.h"
 #include "t5xx/partitioning/sharding.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/util/error.h"
@@ -74,13 +75,6 @@ double Numel(const std::vector<int64_t>& shape) {
 
 // "encoder.layers_3" for "encoder.layers_3.mlp.wi.kernel"; "" outside the
 // layers (embeddings, final norms, logits).
-std::string LayerOf(const std::string& name) {
-  const size_t at = name.find("layers_");
-  if (at == std::string::npos) return "";
-  const size_t end = name.find('.', at);
-  return name.substr(0, end);
-}
-
 }  // namespace
 
 int64_t TotalLayers(const TrainSetup& s) {
@@ -96,7 +90,7 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
   models::MemoryPlan plan;
   std::vector<std::vector<int64_t>> shapes, boxes;
   std::vector<partitioning::PartitionSpec> mesh_specs;
-  double largest_split = 0, largest_gathered = 0, all_gathered = 0, replicated_over_data = 0;
+  double largest_split = 0, roots_gathered = 0, all_gathered = 0, replicated_over_data = 0;
   std::map<std::string, double> gathered_by_layer;  // "decoder.layers_3" -> whole bytes
   for (const models::ParamSpec& p : specs) {
     const partitioning::PartitionSpec spec = partitioning::LogicalToMeshAxes(p.axes, rules);
@@ -110,11 +104,11 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
     if (partitioning::UsesAxis(spec, "data")) {
       const double gathered = piece * static_cast<double>(mesh.data);
       all_gathered += gathered;
-      const std::string layer = LayerOf(p.name);
-      if (layer.empty()) {
-        largest_gathered = std::max(largest_gathered, gathered);
+      const std::string unit = partitioning::GatherUnits::UnitOf(p.name);
+      if (partitioning::GatherUnits::IsRootUnit(unit)) {
+        roots_gathered += gathered;
       } else {
-        gathered_by_layer[layer] += gathered;
+        gathered_by_layer[unit] += gathered;
       }
     } else {
       replicated_over_data += piece;
@@ -126,9 +120,17 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
       std::max(largest_split, static_cast<double>(models::kPeakMeasurementBytes)));
   double largest_layer = 0;
   for (const auto& [layer, bytes] : gathered_by_layer) largest_layer = std::max(largest_layer, bytes);
+  // ZeRO-3's gathers (partitioning/gather_units.h): the root units, whole
+  // for the forward pass, and about eight layers' worth at the backward
+  // pass's peak -- the layer refilled, its gathered buffer and unflattened
+  // copy, the next layer's prefetch, the layer's whole gradients, their
+  // flat copy and the all-to-all's receive buffer, and the reduce-scatter
+  // still in flight; without resharding, every layer stays whole from
+  // forward to backward (the refill terms go). Fitted on decoder-only
+  // large.gin and small dims, 2 and 4 processes (bench/memory_plan_bench.py).
   plan.gathered_weights = models::SaturatingBytes(
-      s.reshard_after_forward ? 2 * (largest_layer + largest_gathered)
-                              : all_gathered + largest_layer + largest_gathered);
+      s.reshard_after_forward ? roots_gathered + 8 * largest_layer
+                              : all_gathered + 6 * largest_layer);
   if (mesh.data > 1) plan.gradient_buckets = models::SaturatingBytes(replicated_over_data);
   const int64_t batch = s.train_dataset.batch_size / std::max<int64_t>(1, mesh.data) /
                         s.num_microbatches.value_or(1);
