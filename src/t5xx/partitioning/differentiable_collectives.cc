@@ -104,18 +104,17 @@ std::vector<int64_t> SplitShape(std::vector<int64_t> shape, int64_t d, int64_t n
 }
 
 struct GatherFlatShardsFn : public torch::autograd::Function<GatherFlatShardsFn> {
-  // Carries `deliver` through saved_data (an IValue).
-  struct Deliver : torch::CustomClassHolder {
-    explicit Deliver(DeliverFlatGradient f) : fn(std::move(f)) {}
-    DeliverFlatGradient fn;
+  // Carries the sink through saved_data (an IValue).
+  struct Sink : torch::CustomClassHolder {
+    explicit Sink(std::shared_ptr<FlatGradientSink> s) : sink(std::move(s)) {}
+    std::shared_ptr<FlatGradientSink> sink;
   };
   static variable_list forward(AutogradContext* ctx, at::TensorList list,
                                std::vector<int64_t> dims, int64_t group, int64_t gathered,
-                               DeliverFlatGradient deliver) {
+                               std::shared_ptr<FlatGradientSink> sink) {
     const std::vector<at::Tensor> pieces = list.vec();
-    if (deliver) {
-      ctx->saved_data["deliver"] =
-          c10::IValue::make_capsule(c10::make_intrusive<Deliver>(std::move(deliver)));
+    if (sink) {
+      ctx->saved_data["sink"] = c10::IValue::make_capsule(c10::make_intrusive<Sink>(std::move(sink)));
     }
     const Communicator& g = *reinterpret_cast<const Communicator*>(group);
     SaveGroup(ctx, g, 0);
@@ -132,6 +131,12 @@ struct GatherFlatShardsFn : public torch::autograd::Function<GatherFlatShardsFn>
     const std::vector<int64_t> dims = ctx->saved_data["dims"].toIntVector();
     const auto shapes = DecodeShapes(ctx->saved_data["shapes"].toIntVector());
     const int64_t n = g.size();
+    std::shared_ptr<FlatGradientSink> sink;
+    if (ctx->saved_data.count("sink")) {
+      auto holder = ctx->saved_data["sink"].toCapsule();
+      sink = static_cast<Sink*>(holder.get())->sink;
+      if (sink->before_start) sink->before_start();
+    }
     // [n, S]: row r holds every gradient's piece r, flattened in order.
     int64_t total = 0;
     for (const auto& shape : shapes) total += c10::multiply_integers(shape);
@@ -148,9 +153,8 @@ struct GatherFlatShardsFn : public torch::autograd::Function<GatherFlatShardsFn>
       into.view(SplitShape(shapes[i], 0, n))
           .copy_(grad[i].reshape(SplitShape(shapes[i], dims[i], n)).movedim(dims[i], 0));
     }
-    if (ctx->saved_data.count("deliver")) {
-      auto holder = ctx->saved_data["deliver"].toCapsule();
-      static_cast<Deliver*>(holder.get())->fn(g.StartReduceScatterSum(flat));
+    if (sink) {
+      sink->deliver(g.StartReduceScatterSum(flat));
       return variable_list(shapes.size() + 4);
     }
     const at::Tensor mine = g.ReduceScatterSum(flat).reshape({-1});
@@ -161,7 +165,7 @@ struct GatherFlatShardsFn : public torch::autograd::Function<GatherFlatShardsFn>
       out.push_back(mine.narrow(0, at, numel).reshape(shape).clone());
       at += numel;
     }
-    out.resize(out.size() + 4);  // dims, group, gathered, deliver
+    out.resize(out.size() + 4);  // dims, group, gathered, sink
     return out;
   }
 };
@@ -234,10 +238,10 @@ std::vector<at::Tensor> GatherFlatShardsForCompute(const std::vector<at::Tensor>
                                                    const std::vector<int64_t>& dims,
                                                    const Communicator& group,
                                                    const at::Tensor& gathered,
-                                                   DeliverFlatGradient deliver) {
+                                                   std::shared_ptr<FlatGradientSink> sink) {
   if (group.size() == 1) return pieces;
   return GatherFlatShardsFn::apply(at::TensorList(pieces), dims, Handle(group),
-                                   reinterpret_cast<int64_t>(&gathered), std::move(deliver));
+                                   reinterpret_cast<int64_t>(&gathered), std::move(sink));
 }
 
 }  // namespace t5xx::partitioning

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "t5xx/partitioning/communicator.h"
@@ -56,18 +57,23 @@ at::Tensor AllGatherAlong(const at::Tensor& x, int64_t dim, const Communicator& 
 // that is undefined, from a new all-gather. Backward: the gradients' pieces
 // flattened the same way, one reduce-scatter (the sum over the group), each
 // piece's gradient back. Gradients that did not arrive count as zeros.
-// With `deliver`, the backward pass does not wait for the reduce-scatter:
-// it starts it (Communicator::StartReduceScatterSum) and hands `deliver` the
-// function that waits for this process's flat gradient (1-D, the layout of
+// With a `sink`, the backward pass does not wait for the reduce-scatter: it
+// calls sink.before_start (so that the sink may finish earlier ones and
+// free their buffers before this one's are made), then starts it
+// (Communicator::StartReduceScatterSum) and hands sink.deliver the function
+// that waits for this process's flat gradient (1-D, the layout of
 // FlattenPieces(pieces)); the pieces then get no gradient from autograd --
 // whoever holds the waiter adds it to their .grad -- and the backward pass
 // runs on beside the reduce-scatter.
-using DeliverFlatGradient = std::function<void(std::function<at::Tensor()> wait)>;
+struct FlatGradientSink {
+  std::function<void()> before_start;
+  std::function<void(std::function<at::Tensor()> wait)> deliver;
+};
 std::vector<at::Tensor> GatherFlatShardsForCompute(const std::vector<at::Tensor>& pieces,
                                                    const std::vector<int64_t>& dims,
                                                    const Communicator& group,
                                                    const at::Tensor& gathered = {},
-                                                   DeliverFlatGradient deliver = nullptr);
+                                                   std::shared_ptr<FlatGradientSink> sink = nullptr);
 // `pieces` flattened and concatenated in order: 1-D float, their total size.
 at::Tensor FlattenPieces(const std::vector<at::Tensor>& pieces);
 // The whole tensors in `gathered` ([group size x S], every process's

@@ -38,14 +38,21 @@ struct Kept {
     st->set_data_ptr(at::DataPtr(nullptr, st->device()));  // frees the kernel
     st->set_nbytes(0);
   }
-  // Writes `whole` (the member's gathered float32 tensor) back, through a
-  // tensor of its own, so autograd's version check on the kept one passes.
-  void Refill(const at::Tensor& whole) const {
+  // Writes the member's values back from `by_rank` ([n, piece shape...]:
+  // every rank's piece, the whole being their concatenation along `dim`),
+  // through a tensor of its own, so autograd's version check on the kept
+  // one passes.
+  void Refill(const at::Tensor& by_rank, int64_t dim) const {
     const c10::intrusive_ptr<c10::StorageImpl> st = storage.lock();
     if (!st || st->nbytes() != 0) return;
     st->set_data_ptr(st->allocator()->allocate(nbytes));
     st->set_nbytes(nbytes);
-    at::from_blob(st->data_ptr().get(), sizes, whole.options().dtype(dtype)).copy_(whole);
+    std::vector<int64_t> split = sizes;  // the whole as [..., n, piece dim, ...]
+    split[static_cast<size_t>(dim)] /= by_rank.size(0);
+    split.insert(split.begin() + dim, by_rank.size(0));
+    at::from_blob(st->data_ptr().get(), split, by_rank.options().dtype(dtype))
+        .movedim(dim, 0)
+        .copy_(by_rank);
   }
 };
 
@@ -220,14 +227,14 @@ at::Tensor GatherUnits::Gathered(const models::Param& p) const {
     DropPrefetches();
   }
   slot.pieces = PiecesOf(base, unit.index);
-  slot.whole = GatherFlatShardsForCompute(
-      slot.pieces, unit.dims, *group_, gathered,
-      [this, u, base](std::function<at::Tensor()> wait) {
-        // One reduce-scatter in flight beside the backward pass: the one
-        // before is finished first (its buffers are a unit's whole size).
-        FinishGradients();
-        state_->gradients.push_back(State::PendingGradient{u, base, std::move(wait)});
-      });
+  // One reduce-scatter in flight beside the backward pass: the one before
+  // is finished before this one's buffers (a unit's whole size) are made.
+  auto sink = std::make_shared<FlatGradientSink>();
+  sink->before_start = [this] { FinishGradients(); };
+  sink->deliver = [this, u, base](std::function<at::Tensor()> wait) {
+    state_->gradients.push_back(State::PendingGradient{u, base, std::move(wait)});
+  };
+  slot.whole = GatherFlatShardsForCompute(slot.pieces, unit.dims, *group_, gathered, sink);
   slot.unit = u;
   slot.grad = grad;
   for (const at::Tensor& piece : slot.pieces) slot.versions.push_back(piece._version());
@@ -317,11 +324,19 @@ void GatherUnits::Refill(const Released& r) const {
     s.refill_prefetch.Drop();
     gathered = group_->AllGather(FlattenPieces(PiecesOf(r.base, unit.index)));
   }
-  std::vector<std::vector<int64_t>> shapes;
-  for (size_t i : unit.index) shapes.push_back(r.base[i].value.sizes().vec());
-  const std::vector<at::Tensor> whole =
-      UnflattenGathered(gathered, shapes, unit.dims, group_->size());
-  for (const Kept& k : r.kept) k.Refill(whole[k.member]);
+  // Each released kernel is written straight from the gathered buffer
+  // (no whole copy of the unit in between).
+  const int64_t n = group_->size();
+  const at::Tensor rows = gathered.reshape({n, -1});
+  std::vector<int64_t> offsets{0};
+  for (size_t i : unit.index) offsets.push_back(offsets.back() + r.base[i].value.numel());
+  for (const Kept& k : r.kept) {
+    const at::Tensor& piece = r.base[unit.index[k.member]].value;
+    std::vector<int64_t> by_rank = piece.sizes().vec();
+    by_rank.insert(by_rank.begin(), n);
+    k.Refill(rows.narrow(1, offsets[k.member], piece.numel()).view(by_rank),
+             unit.dims[k.member]);
+  }
   PrefetchBefore(r.unit, r.base, /*released_only=*/true);
 }
 
