@@ -28,11 +28,6 @@ at::Tensor Piece(const at::Tensor& x, int64_t dim, const Communicator& group) {
   return x.narrow(dim, n * group.rank(), n).contiguous();
 }
 
-at::Tensor ReduceScatterAlong(const at::Tensor& x, int64_t dim, const Communicator& group) {
-  at::Tensor moved = x.movedim(dim, 0).contiguous();
-  return group.ReduceScatterSum(moved).movedim(0, dim).contiguous();
-}
-
 // An op along `dim` over a group: `Forward` in the forward pass, `Backward`
 // on the gradient.
 using AlongDim = at::Tensor (*)(const at::Tensor&, int64_t, const Communicator&);
@@ -50,7 +45,6 @@ struct AlongDimFn : public torch::autograd::Function<AlongDimFn<Forward, Backwar
   }
 };
 
-using GatherShardsFn = AlongDimFn<AllGatherAlong, ReduceScatterAlong>;
 using GatherReplicatedFn = AlongDimFn<AllGatherAlong, Piece>;
 using ScatterReplicatedFn = AlongDimFn<Piece, AllGatherAlong>;
 
@@ -182,11 +176,6 @@ at::Tensor AllGatherAlong(const at::Tensor& x, int64_t dim, const Communicator& 
   return group.AllGather(x.detach().movedim(dim, 0).contiguous()).movedim(0, dim).contiguous();
 }
 
-at::Tensor GatherShardsForCompute(const at::Tensor& x, int64_t dim, const Communicator& group) {
-  if (group.size() == 1) return x;
-  return GatherShardsFn::apply(x, Dim(x, dim), Handle(group));
-}
-
 at::Tensor GatherReplicated(const at::Tensor& x, int64_t dim, const Communicator& group) {
   if (group.size() == 1) return x;
   return GatherReplicatedFn::apply(x, Dim(x, dim), Handle(group));
@@ -213,23 +202,37 @@ at::Tensor FlattenPieces(const std::vector<at::Tensor>& pieces) {
   return at::cat(flat);
 }
 
+std::vector<at::Tensor> GatheredPiecesByRank(const at::Tensor& gathered,
+                                             const std::vector<std::vector<int64_t>>& shapes,
+                                             int64_t group_size) {
+  const at::Tensor rows = gathered.reshape({group_size, -1});
+  std::vector<at::Tensor> by_rank;
+  int64_t offset = 0;
+  for (const auto& shape : shapes) {
+    const int64_t numel = c10::multiply_integers(shape);
+    by_rank.push_back(rows.narrow(1, offset, numel).view(SplitShape(shape, 0, group_size)));
+    offset += numel;
+  }
+  return by_rank;
+}
+
+void CopyPiecesIntoWhole(const at::Tensor& by_rank, int64_t dim, const at::Tensor& whole) {
+  // whole viewed as [..., n, piece dim, ...], the n pieces moved first.
+  std::vector<int64_t> piece = by_rank.sizes().vec();
+  piece.erase(piece.begin());
+  whole.view(SplitShape(piece, dim, by_rank.size(0))).movedim(dim, 0).copy_(by_rank);
+}
+
 std::vector<at::Tensor> UnflattenGathered(const at::Tensor& gathered,
                                           const std::vector<std::vector<int64_t>>& shapes,
                                           const std::vector<int64_t>& dims, int64_t group_size) {
-  const at::Tensor rows = gathered.reshape({group_size, -1});
+  const std::vector<at::Tensor> by_rank = GatheredPiecesByRank(gathered, shapes, group_size);
   std::vector<at::Tensor> wholes;
-  int64_t offset = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
-    const int64_t numel = c10::multiply_integers(shapes[i]);
     std::vector<int64_t> whole_shape = shapes[i];
     whole_shape[static_cast<size_t>(dims[i])] *= group_size;
-    at::Tensor whole = at::empty(whole_shape, gathered.options());
-    // whole viewed as [..., n, piece dim d, ...] with the n pieces first.
-    whole.view(SplitShape(shapes[i], dims[i], group_size))
-        .movedim(dims[i], 0)
-        .copy_(rows.narrow(1, offset, numel).reshape(SplitShape(shapes[i], 0, group_size)));
-    wholes.push_back(whole);
-    offset += numel;
+    wholes.push_back(at::empty(whole_shape, gathered.options()));
+    CopyPiecesIntoWhole(by_rank[i], dims[i], wholes.back());
   }
   return wholes;
 }

@@ -25,13 +25,8 @@
 namespace t5xx::partitioning {
 
 // Forward: the pieces of `x` of every member concatenated along `dim` in
-// rank order. Backward: the sum of every member's gradient, of which each
-// keeps its piece (a reduce-scatter). ZeRO-3's just-in-time parameter gather
-// over the data axis; the sum completes the data-parallel gradient.
-at::Tensor GatherShardsForCompute(const at::Tensor& x, int64_t dim, const Communicator& group);
-
-// Forward: concatenation along `dim` as above. Backward: this member's piece
-// of the gradient (downstream compute is replicated over the group).
+// rank order. Backward: this member's piece of the gradient (downstream
+// compute is replicated over the group).
 at::Tensor GatherReplicated(const at::Tensor& x, int64_t dim, const Communicator& group);
 
 // Forward: this member's piece of `x` along `dim` (x replicated over the
@@ -74,11 +69,21 @@ std::vector<at::Tensor> GatherFlatShardsForCompute(const std::vector<at::Tensor>
                                                    const Communicator& group,
                                                    const at::Tensor& gathered = {},
                                                    std::shared_ptr<FlatGradientSink> sink = nullptr);
-// `pieces` flattened and concatenated in order: 1-D float, their total size.
+// `pieces` flattened and concatenated in order: 1-D float32 of their total
+// element count S (a copy, detached).
 at::Tensor FlattenPieces(const std::vector<at::Tensor>& pieces);
-// The whole tensors in `gathered` ([group size x S], every process's
-// FlattenPieces of pieces of shapes `shapes`, in rank order), piece i
-// concatenated along dims[i]; each owns its memory.
+// Views into `gathered` (group_size x S elements: every process's
+// FlattenPieces of pieces of shapes `shapes`, in rank order): for piece i,
+// [group_size, shapes[i]...], every process's copy of it. No copy is made.
+std::vector<at::Tensor> GatheredPiecesByRank(const at::Tensor& gathered,
+                                             const std::vector<std::vector<int64_t>>& shapes,
+                                             int64_t group_size);
+// Writes `by_rank` ([n, piece shape...]) into `whole` (the piece shape with
+// dimension `dim` n times larger): the pieces concatenated along `dim` in
+// rank order. Converts to whole's dtype.
+void CopyPiecesIntoWhole(const at::Tensor& by_rank, int64_t dim, const at::Tensor& whole);
+// The whole tensors in `gathered` (as GatheredPiecesByRank), piece i
+// concatenated along dims[i], each in memory of its own, gathered's dtype.
 std::vector<at::Tensor> UnflattenGathered(const at::Tensor& gathered,
                                           const std::vector<std::vector<int64_t>>& shapes,
                                           const std::vector<int64_t>& dims, int64_t group_size);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <set>
 #include <utility>
 
 #include "t5xx/models/networks/remat.h"
@@ -47,12 +46,8 @@ struct Kept {
     if (!st || st->nbytes() != 0) return;
     st->set_data_ptr(st->allocator()->allocate(nbytes));
     st->set_nbytes(nbytes);
-    std::vector<int64_t> split = sizes;  // the whole as [..., n, piece dim, ...]
-    split[static_cast<size_t>(dim)] /= by_rank.size(0);
-    split.insert(split.begin() + dim, by_rank.size(0));
-    at::from_blob(st->data_ptr().get(), split, by_rank.options().dtype(dtype))
-        .movedim(dim, 0)
-        .copy_(by_rank);
+    CopyPiecesIntoWhole(by_rank, dim,
+                        at::from_blob(st->data_ptr().get(), sizes, by_rank.options().dtype(dtype)));
   }
 };
 
@@ -202,18 +197,18 @@ at::Tensor GatherUnits::Gathered(const models::Param& p) const {
   const auto [u, m] = where_.at(p.name);
   const Unit& unit = units_[u];
   const models::Param* base = &p - unit.index[m];
+  State& s = *state_;
+  const bool grad = at::GradMode::is_enabled();
+  const bool root = IsRootUnit(unit.name);
+  Gathering& slot = root ? s.roots[u] : s.layer;
+  if (slot.unit == u && slot.Current(base, unit.index, grad)) return slot.whole[m];
   for (size_t i = 0; i < unit.members.size(); ++i) {
     T5XX_CHECK(base[unit.index[i]].name == unit.members[i],
                "ZeRO-3 gather of " + p.name + ": parameter " + unit.members[i] +
                    " is not where the partitioner placed it (a ParamStore other than the one "
                    "its hooks were installed on?)");
   }
-  State& s = *state_;
   s.base = base;
-  const bool grad = at::GradMode::is_enabled();
-  const bool root = IsRootUnit(unit.name);
-  Gathering& slot = root ? s.roots[u] : s.layer;
-  if (slot.unit == u && slot.Current(base, unit.index, grad)) return slot.whole[m];
   if (!root) Leave(s.layer);
   slot = Gathering();
   at::Tensor gathered;
@@ -266,11 +261,22 @@ void GatherUnits::PrefetchAfter(size_t k, const models::Param* base) const {
     const size_t next = s.previous_order[j];
     s.ahead.emplace_back();
     s.ahead.back().unit = next;
-    s.ahead.back().wait =
-        group_->StartAllGather(FlattenPieces(PiecesOf(base, units_[next].index)));
+    s.ahead.back().wait = StartGather(next, base);
     s.ahead_through = j;
     in_flight += units_[next].numel;
   }
+}
+
+std::function<at::Tensor()> GatherUnits::StartGather(size_t unit,
+                                                     const models::Param* base) const {
+  return group_->StartAllGather(FlattenPieces(PiecesOf(base, units_[unit].index)));
+}
+
+GatherUnits::Gathering* GatherUnits::Holding(size_t unit) const {
+  State& s = *state_;
+  if (!IsRootUnit(units_[unit].name)) return s.layer.unit == unit ? &s.layer : nullptr;
+  const auto it = s.roots.find(unit);
+  return it != s.roots.end() && it->second.unit == unit ? &it->second : nullptr;
 }
 
 void GatherUnits::DropPrefetches() const {
@@ -295,13 +301,12 @@ void GatherUnits::Leave(Gathering& g) const {
 
 void GatherUnits::ReshardAfterForward(const models::Param& p, const at::Tensor& kept,
                                       const at::Tensor& y) const {
-  State& s = *state_;
   if (!reshard_after_forward_ || !at::GradMode::is_enabled() || !y.requires_grad()) return;
   const auto it = where_.find(p.name);
   if (it == where_.end()) return;
-  const bool root = IsRootUnit(units_[it->second.first].name);
-  Gathering& g = root ? s.roots[it->second.first] : s.layer;
-  if (g.unit != it->second.first || !g.released) return;
+  Gathering* held = Holding(it->second.first);
+  if (!held || !held->released) return;
+  Gathering& g = *held;
   c10::StorageImpl* storage = kept.storage().unsafeGetStorageImpl();
   const size_t nbytes = static_cast<size_t>(kept.numel()) * kept.element_size();
   if (kept.storage_offset() != 0 || !kept.is_contiguous() || storage->nbytes() != nbytes) return;
@@ -322,21 +327,15 @@ void GatherUnits::Refill(const Released& r) const {
     gathered = s.refill_prefetch.Take();
   } else {
     s.refill_prefetch.Drop();
-    gathered = group_->AllGather(FlattenPieces(PiecesOf(r.base, unit.index)));
+    gathered = StartGather(r.unit, r.base)();
   }
   // Each released kernel is written straight from the gathered buffer
   // (no whole copy of the unit in between).
-  const int64_t n = group_->size();
-  const at::Tensor rows = gathered.reshape({n, -1});
-  std::vector<int64_t> offsets{0};
-  for (size_t i : unit.index) offsets.push_back(offsets.back() + r.base[i].value.numel());
-  for (const Kept& k : r.kept) {
-    const at::Tensor& piece = r.base[unit.index[k.member]].value;
-    std::vector<int64_t> by_rank = piece.sizes().vec();
-    by_rank.insert(by_rank.begin(), n);
-    k.Refill(rows.narrow(1, offsets[k.member], piece.numel()).view(by_rank),
-             unit.dims[k.member]);
-  }
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i : unit.index) shapes.push_back(r.base[i].value.sizes().vec());
+  const std::vector<at::Tensor> by_rank =
+      GatheredPiecesByRank(gathered, shapes, group_->size());
+  for (const Kept& k : r.kept) k.Refill(by_rank[k.member], unit.dims[k.member]);
   PrefetchBefore(r.unit, r.base, /*released_only=*/true);
 }
 
@@ -352,8 +351,7 @@ void GatherUnits::PrefetchBefore(size_t unit, const models::Param* base,
     const size_t next = s.previous_order[j];
     if (next == unit) return;
     s.refill_prefetch.unit = next;
-    s.refill_prefetch.wait =
-        group_->StartAllGather(FlattenPieces(PiecesOf(base, units_[next].index)));
+    s.refill_prefetch.wait = StartGather(next, base);
     return;
   }
 }
@@ -394,8 +392,7 @@ void GatherUnits::EndForward() const {
     if (!s.previous_released[j]) continue;
     const size_t unit = s.previous_order[j];
     s.refill_prefetch.unit = unit;
-    s.refill_prefetch.wait =
-        group_->StartAllGather(FlattenPieces(PiecesOf(s.base, units_[unit].index)));
+    s.refill_prefetch.wait = StartGather(unit, s.base);
     break;
   }
 }

@@ -66,10 +66,10 @@ class GatherUnits {
   bool Gathers(const models::Param& p) const;
   // `p` whole over 'data' (float32, its global shape along the split
   // dimension), differentiable: its gradient is reduce-scattered with its
-  // unit's and reaches p's .grad at FinishGradients. `p` must be an element of the ParamStore these units were made
-  // for (or of a copy with the same parameters in the same order): the
-  // unit's other parameters are found beside it. Throws t5xx::Error
-  // otherwise.
+  // unit's and reaches p's .grad at FinishGradients. `p` must be an element
+  // of the ParamStore these units were made for (or of a copy with the same
+  // parameters in the same order): the unit's other parameters are found
+  // beside it. Throws t5xx::Error otherwise.
   at::Tensor Gathered(const models::Param& p) const;
   // `kept`: the tensor that the op producing `y` keeps for its backward
   // pass (p's gathered kernel, or its cast to the matmul's dtype). Under
@@ -111,6 +111,11 @@ class GatherUnits {
   void PrefetchAfter(size_t k, const models::Param* base) const;
   // Waits for and drops every gather started ahead.
   void DropPrefetches() const;
+  // Starts the all-gather of `unit`'s flat pieces (the store at `base`).
+  std::function<at::Tensor()> StartGather(size_t unit, const models::Param* base) const;
+  // The gathering holding `unit` now (the layer slot or its root slot), or
+  // nullptr.
+  Gathering* Holding(size_t unit) const;
   std::vector<Unit> units_;
   std::map<std::string, std::pair<size_t, size_t>> where_;  // path -> (unit, member)
   std::shared_ptr<const Communicator> group_;

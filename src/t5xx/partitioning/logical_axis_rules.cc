@@ -46,7 +46,6 @@ PartitionSpec LogicalToMeshAxes(const std::vector<std::string>& logical_axes,
   // flax.linen.spmd.logical_to_mesh_axes: the rules in order of precedence,
   // each giving its mesh axis (or None) to its logical axis when that
   // dimension has none yet and the mesh axis is not already taken.
-  std::vector<std::string> unknown;
   for (size_t d = 0; d < logical_axes.size(); ++d) {
     const std::string& axis = logical_axes[d];
     T5XX_CHECK(std::find(logical_axes.begin(), logical_axes.begin() + static_cast<std::ptrdiff_t>(d),
