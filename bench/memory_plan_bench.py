@@ -96,13 +96,24 @@ def run_cell(t5xx, network, size, remat, batch, layout, processes, workdir, data
     gin = os.path.join(workdir, name + ".gin")
     with open(gin, "w") as f:
         f.write(gin_text(network, size, remat, batch, layout, processes, vocab, lm_length))
+    # Each process's peak is appended to a file of its own line (one short
+    # write each: lines of processes ending together on the shared stderr
+    # could interleave character by character).
+    peaks_file = os.path.join(workdir, name + ".peaks")
     cmd = [t5xx, "launch", f"--nproc_per_node={nproc}", "--",
-           "/usr/bin/time", "-f", "PEAK_RSS_KB %M", t5xx, "train", f"--gin_file={gin}",
-           f"--data_dir={data_dir}",
+           "/usr/bin/time", "-a", "-o", peaks_file, "-f", "PEAK_RSS_KB %M", t5xx, "train",
+           f"--gin_file={gin}", f"--data_dir={data_dir}",
            f"--gin.MODEL_DIR='{os.path.join(workdir, name)}'"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     out = p.stdout + p.stderr
-    peaks = [int(x) for x in re.findall(r"PEAK_RSS_KB (\d+)", out)]
+    try:
+        with open(peaks_file) as f:
+            peaks = [int(x) for x in re.findall(r"PEAK_RSS_KB (\d+)", f.read())]
+    except OSError:
+        peaks = []
+    if len(peaks) != nproc:
+        sys.stderr.write(f"{name}: {len(peaks)} peaks for {nproc} processes\n")
+        peaks = []
     plan = re.findall(r"memory plan per process: (.*?)peak ([0-9.]+) GiB", out)
     if p.returncode != 0 or not peaks or not plan:
         sys.stderr.write(f"{name}: failed (exit {p.returncode})\n{out[-3000:]}\n")

@@ -21,6 +21,13 @@
 //                 2(M-1)/M x 4 bytes x A / D
 //   ratio         sent_MB / min_MB
 //   calls         collectives rank 0 took part in per step (all its groups)
+//   act_MB        bytes (1e6) the forward pass of one step leaves alive on
+//                 rank 0 for the backward pass (device/cpu_caching_allocator.h's
+//                 bytes in use -- blocks of 64 KiB and more -- after the loss
+//                 less before it): the activations; not for ZeRO-3 layouts,
+//                 whose forward pass also holds gathered weights
+// Layouts "act-2" use t5x's activation_partitioning_dims = 2 (the residual
+// stream split over 'model', partitioning/split_activations.h).
 // Environment: T5XX_BENCH_LAYOUTS (';'-separated layout names) runs only
 // those; T5XX_BENCH_RESHARD_AFTER_FORWARD=0 keeps ZeRO-3's gathered kernels
 // from forward to backward (FSDP's reshard_after_forward=False).
@@ -46,6 +53,7 @@
 
 #include "bench_cpu.h"
 #include "bench_schedule.h"
+#include "t5xx/device/cpu_caching_allocator.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/communication_plan.h"
@@ -82,18 +90,41 @@ t5xx::models::FeatureBatch RandomBatch(int64_t seed) {
           {"decoder_input_tokens", dec}, {"decoder_loss_weights", at::ones({kBatch, kTargets})}};
 }
 
-int Worker(int64_t num_partitions, int param_dims, int steps) {
+double HeapInUse() {
+  return static_cast<double>(t5xx::device::GetCpuCacheStats().in_use_bytes);
+}
+
+// What the forward pass of a train step leaves alive for its backward pass
+// (act_MB): a forward pass whose graph is then dropped.
+double ForwardKeptBytes(const t5xx::models::BaseTransformerModel& model,
+                        const t5xx::trainer::Trainer& t,
+                        const t5xx::partitioning::PjitPartitioner& partitioner) {
+  const t5xx::models::FeatureBatch batch = partitioner.ShardBatch(RandomBatch(99));
+  at::Generator rng = at::detail::createCPUGenerator(1);
+  const double before = HeapInUse();
+  double kept = 0;
+  {
+    const t5xx::models::LossOutput out = model.Loss(t.params(), batch, true, &rng, {});
+    kept = HeapInUse() - before;
+  }
+  return kept;
+}
+
+int Worker(int64_t num_partitions, int param_dims, int act_dims, int steps) {
+  // As `t5xx train` runs (and so that act_MB can count the bytes in use).
+  t5xx::device::InstallCpuCachingAllocator(t5xx::device::DefaultCpuCacheLimitBytes(4));
   const std::shared_ptr<const t5xx::partitioning::Communicator> comm =
       t5xx::bench::JoinBenchProcesses();
   t5xx::models::EncoderDecoderModel model{t5xx::models::Transformer(BenchConfig()), 1e-4, 0.0, {}};
   t5xx::partitioning::PjitPartitioner partitioner(
-      num_partitions, t5xx::partitioning::StandardLogicalAxisRules(1, param_dims), comm);
+      num_partitions, t5xx::partitioning::StandardLogicalAxisRules(act_dims, param_dims), comm);
   const char* reshard = std::getenv("T5XX_BENCH_RESHARD_AFTER_FORWARD");
   partitioner.set_reshard_after_forward(!reshard || std::string(reshard) != "0");
   t5xx::trainer::Trainer t(model, t5xx::partitioning::InitPlacedParams(partitioner, model, 0),
                            t5xx::optim::Adafactor({}), t5xx::bench::ConstantSchedule(0.01),
                            partitioner);
   for (int i = 0; i < 2; ++i) t.TrainStep(RandomBatch(i));
+  const double act = param_dims == 1 ? ForwardKeptBytes(model, t, partitioner) : -1;
   const double sent0 = comm->stats().sent_bytes;
   const int64_t calls0 = comm->stats().collectives;
   std::vector<double> times;
@@ -117,16 +148,18 @@ int Worker(int64_t num_partitions, int param_dims, int steps) {
                                                                kTargets))
           .total();
   if (comm->rank() == 0) {
-    std::printf("RESULT %.6f %.1f %.1f %.1f\n", times[times.size() / 2], sent, minimum, calls);
+    std::printf("RESULT %.6f %.1f %.1f %.1f %.1f\n", times[times.size() / 2], sent, minimum, calls,
+                act);
   }
   return 0;
 }
 
 struct Result {
-  double step_s = 0, sent = 0, minimum = 0, calls = 0;
+  double step_s = 0, sent = 0, minimum = 0, calls = 0, act = -1;
 };
 
-Result Launch(const std::string& self, int world, int64_t model, int param_dims, int steps) {
+Result Launch(const std::string& self, int world, int64_t model, int param_dims, int act_dims,
+              int steps) {
   const int port = t5xx::FreeLocalPort();
   const int threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / world);
   const std::string out = "/tmp/t5xx_partitioning_bench_" + std::to_string(getpid());
@@ -142,7 +175,8 @@ Result Launch(const std::string& self, int world, int64_t model, int param_dims,
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
     std::vector<std::string> args = {self, "--worker", std::to_string(model),
-                                     std::to_string(param_dims), std::to_string(steps)};
+                                     std::to_string(param_dims), std::to_string(act_dims),
+                                     std::to_string(steps)};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -168,8 +202,8 @@ Result Launch(const std::string& self, int world, int64_t model, int param_dims,
   }
   Result res;
   FILE* f = std::fopen((out + ".0").c_str(), "r");
-  if (!f || std::fscanf(f, "RESULT %lf %lf %lf %lf", &res.step_s, &res.sent, &res.minimum,
-                     &res.calls) != 4) {
+  if (!f || std::fscanf(f, "RESULT %lf %lf %lf %lf %lf", &res.step_s, &res.sent, &res.minimum,
+                        &res.calls, &res.act) != 5) {
     std::cerr << "no result from rank 0" << std::endl;
     std::exit(1);
   }
@@ -181,9 +215,10 @@ Result Launch(const std::string& self, int world, int64_t model, int param_dims,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 5 && std::string(argv[1]) == "--worker") {
+  if (argc >= 6 && std::string(argv[1]) == "--worker") {
     try {
-      return Worker(std::atoll(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]));
+      return Worker(std::atoll(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]),
+                    std::atoi(argv[5]));
     } catch (const std::exception& e) {
       std::cerr << e.what() << std::endl;
       return 1;
@@ -196,19 +231,19 @@ int main(int argc, char** argv) {
   self[n] = '\0';
   struct Layout {
     const char* name;
-    int data, model, param_dims;
+    int data, model, param_dims, act_dims;
   };
-  const std::vector<Layout> layouts = {{"1x1", 1, 1, 1},       {"2x1", 2, 1, 1},
-                                       {"4x1", 4, 1, 1},       {"1x2", 1, 2, 1},
-                                       {"1x4", 1, 4, 1},       {"2x2", 2, 2, 1},
-                                       {"2x1 ZeRO-3", 2, 1, 2}, {"4x1 ZeRO-3", 4, 1, 2},
-                                       {"2x2 ZeRO-3", 2, 2, 2}};
+  const std::vector<Layout> layouts = {
+      {"1x1", 1, 1, 1, 1},         {"2x1", 2, 1, 1, 1},         {"4x1", 4, 1, 1, 1},
+      {"1x2", 1, 2, 1, 1},         {"1x4", 1, 4, 1, 1},         {"2x2", 2, 2, 1, 1},
+      {"1x2 act-2", 1, 2, 1, 2},   {"1x4 act-2", 1, 4, 1, 2},   {"2x2 act-2", 2, 2, 1, 2},
+      {"2x1 ZeRO-3", 2, 1, 2, 1},  {"4x1 ZeRO-3", 4, 1, 2, 1},  {"2x2 ZeRO-3", 2, 2, 2, 1}};
   std::printf("cores %u; T5.1.1 emb 256, 2+2 layers, vocab 4096; batch %lld x (%lld + %lld); "
               "%d timed steps\n",
               std::thread::hardware_concurrency(), static_cast<long long>(kBatch),
               static_cast<long long>(kInputs), static_cast<long long>(kTargets), steps);
-  std::printf("%-12s %8s %7s %9s %9s %6s %6s\n", "layout", "step_s", "vs_1x1", "sent_MB",
-              "min_MB", "ratio", "calls");
+  std::printf("%-12s %8s %7s %9s %9s %6s %6s %7s\n", "layout", "step_s", "vs_1x1", "sent_MB",
+              "min_MB", "ratio", "calls", "act_MB");
   double base = 0;
   // T5XX_BENCH_LAYOUTS="1x1;2x1;2x1 ZeRO-3" runs only those (1x1 first
   // when listed, so vs_1x1 means what it says).
@@ -218,12 +253,12 @@ int main(int argc, char** argv) {
                     std::string::npos) {
       continue;
     }
-    const Result r = Launch(self, l.data * l.model, l.model, l.param_dims, steps);
+    const Result r = Launch(self, l.data * l.model, l.model, l.param_dims, l.act_dims, steps);
     if (base == 0) base = r.step_s;
-    std::printf("%-12s %8.3f %7.2f %9.2f %9.2f %6s %6.0f\n", l.name, r.step_s, r.step_s / base,
-                r.sent / 1e6, r.minimum / 1e6,
+    std::printf("%-12s %8.3f %7.2f %9.2f %9.2f %6s %6.0f %7s\n", l.name, r.step_s,
+                r.step_s / base, r.sent / 1e6, r.minimum / 1e6,
                 r.minimum > 0 ? std::to_string(r.sent / r.minimum).substr(0, 5).c_str() : "-",
-                r.calls);
+                r.calls, r.act >= 0 ? std::to_string(r.act / 1e6).substr(0, 6).c_str() : "-");
     std::fflush(stdout);
   }
   return 0;

@@ -97,12 +97,13 @@ at::Tensor CachedSelfAttentionSublayer(const ParamStore& p, const std::string& n
                                        int64_t n, const at::Tensor& bias,
                                        const SublayerSettings& s) {
   const ShardingHooks& hooks = p.hooks();
-  const at::Tensor y = RmsNorm(h, hooks.Weight(p.GetParam(norm_scale)), kEps, s.dtype);
+  const at::Tensor y = hooks.RmsNorm(h, p.GetParam(norm_scale), kEps, s.dtype);
   const Param& query = p.GetParam(prefix + ".query.kernel");
   const int64_t head_dim = hooks.GlobalShape(query)[1] / s.num_heads;
-  const at::Tensor q = hooks.Dense(y, query, s.dtype);
-  const at::Tensor k = hooks.Dense(y, p.GetParam(prefix + ".key.kernel"), s.dtype);
-  const at::Tensor v = hooks.Dense(y, p.GetParam(prefix + ".value.kernel"), s.dtype);
+  const std::vector<at::Tensor> qkv = hooks.DenseEach(
+      y, {&query, &p.GetParam(prefix + ".key.kernel"), &p.GetParam(prefix + ".value.kernel")},
+      s.dtype);
+  const at::Tensor &q = qkv[0], &k = qkv[1], &v = qkv[2];
   const int64_t rows = h.size(0), lq = h.size(1);
   if (!cached_key.defined()) {
     cached_key = at::zeros({rows, cache_length, k.size(-1)}, k.options());
@@ -132,8 +133,10 @@ std::pair<at::Tensor, at::Tensor> CrossAttentionKeysValues(const ParamStore& p,
                                                            const at::Tensor& encoded,
                                                            at::ScalarType dtype) {
   const ShardingHooks& hooks = p.hooks();
-  return {hooks.Dense(encoded, p.GetParam(prefix + ".key.kernel"), dtype),
-          hooks.Dense(encoded, p.GetParam(prefix + ".value.kernel"), dtype)};
+  const std::vector<at::Tensor> kv = hooks.DenseEach(
+      encoded, {&p.GetParam(prefix + ".key.kernel"), &p.GetParam(prefix + ".value.kernel")},
+      dtype);
+  return {kv[0], kv[1]};
 }
 
 at::Tensor CachedCrossAttentionSublayer(const ParamStore& p, const std::string& norm_scale,
@@ -141,7 +144,7 @@ at::Tensor CachedCrossAttentionSublayer(const ParamStore& p, const std::string& 
                                         const at::Tensor& key, const at::Tensor& value,
                                         const at::Tensor& bias, const SublayerSettings& s) {
   const ShardingHooks& hooks = p.hooks();
-  const at::Tensor y = RmsNorm(h, hooks.Weight(p.GetParam(norm_scale)), kEps, s.dtype);
+  const at::Tensor y = hooks.RmsNorm(h, p.GetParam(norm_scale), kEps, s.dtype);
   const Param& query = p.GetParam(prefix + ".query.kernel");
   const int64_t head_dim = hooks.GlobalShape(query)[1] / s.num_heads;
   const at::Tensor q = hooks.Dense(y, query, s.dtype);
@@ -156,12 +159,15 @@ at::Tensor DecoderLogits(const ParamStore& p, const at::Tensor& x,
                          const std::string& embedding, at::ScalarType dtype) {
   // float32 logits as the networks' training path (network.cc): the normed
   // activations are cast up before logits_dense / the embedding's attend.
-  const at::Tensor y =
-      RmsNorm(x, p.hooks().Weight(p.GetParam(norm_scale)), kEps, dtype).to(at::kFloat);
+  const ShardingHooks& hooks = p.hooks();
+  const at::Tensor y = hooks.RmsNorm(x, p.GetParam(norm_scale), kEps, dtype).to(at::kFloat);
+  // (The tied logits' scale is 1/sqrt(emb_dim): the embedding's global
+  // width, y may be a slice of it.)
+  const Param& table = p.GetParam(embedding);
   const at::Tensor logits =
       logits_kernel.empty()
-          ? p.hooks().Attend(y, p.GetParam(embedding)) / std::sqrt(static_cast<double>(y.size(-1)))
-          : p.hooks().Dense(y, p.GetParam(logits_kernel), at::kFloat);
+          ? hooks.Attend(y, table) / std::sqrt(static_cast<double>(hooks.GlobalShape(table)[1]))
+          : hooks.Dense(y, p.GetParam(logits_kernel), at::kFloat);
   return WholeVocabularyLogits(p, logits);
 }
 

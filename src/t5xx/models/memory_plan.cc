@@ -125,7 +125,11 @@ int64_t EncoderDecoderActivationBytes(const T5Config& c, int64_t batch_size,
                                       int64_t encoder_length, int64_t decoder_length,
                                       const ActivationSplit& split) {
   const double a = ActivationBytesPerElement(c.dtype);
-  const double e = c.emb_dim,
+  // Under the 2-D activation rules every [.., E] activation kept is a piece
+  // (E / split.embed); remat 'minimal' also keeps the row-parallel
+  // projections' outputs, whole before their reduce-scatter.
+  const double e = static_cast<double>(c.emb_dim) / static_cast<double>(split.embed),
+               e_rows = split.embed > 1 ? 2 * (static_cast<double>(c.emb_dim) - e) : 0,
                hd = static_cast<double>(c.num_heads) * c.head_dim / static_cast<double>(split.heads),
                h = static_cast<double>(c.num_heads) / static_cast<double>(split.heads),
                f = static_cast<double>(c.mlp_dim) / static_cast<double>(split.mlp);
@@ -136,8 +140,9 @@ int64_t EncoderDecoderActivationBytes(const T5Config& c, int64_t batch_size,
   // (another norm, q and output over Ld, k/v over Le, scores Ld x Le).
   const double dec_layer = LayerActivations(a, ld, ld, e, hd, h, f, np) +
                            a * (2 * ld * e + 2 * ld * hd + 2 * le * hd) + a * h * ld * le;
-  const double enc_min = LayerMatmulOutputs(a, le, e, hd, f, np);
-  const double dec_min = LayerMatmulOutputs(a, ld, e, hd, f, np) + a * (ld * (2 * e + hd) + 2 * le * hd);
+  const double enc_min = LayerMatmulOutputs(a, le, e, hd, f, np) + a * le * e_rows;
+  const double dec_min = LayerMatmulOutputs(a, ld, e, hd, f, np) + a * ld * e_rows * 1.5 +
+                         a * (ld * (2 * e + hd) + 2 * le * hd);
   const double logits = 4 * ld * static_cast<double>(c.vocab_size) / static_cast<double>(split.vocab) * 2;
   const std::string& r = c.remat_policy;
   const double per_seq =
@@ -152,14 +157,15 @@ int64_t EncoderDecoderActivationBytes(const T5Config& c, int64_t batch_size,
 int64_t DecoderOnlyActivationBytes(const DecoderOnlyConfig& c, int64_t batch_size, int64_t length,
                                    const ActivationSplit& split) {
   const double a = ActivationBytesPerElement(c.dtype);
-  const double l = length, e = c.emb_dim;
+  const double l = length, e = static_cast<double>(c.emb_dim) / static_cast<double>(split.embed);
+  const double e_rows = split.embed > 1 ? 2 * (static_cast<double>(c.emb_dim) - e) : 0;
   const double hd = static_cast<double>(c.num_heads) * c.head_dim / static_cast<double>(split.heads);
   const double h = static_cast<double>(c.num_heads) / static_cast<double>(split.heads);
   const double f = static_cast<double>(c.mlp_dim) / static_cast<double>(split.mlp);
   const double np = static_cast<double>(c.mlp_activations.size());
   const double layer = LayerActivations(a, l, l, e, hd, h, f, np);
   const double logits = 4 * l * static_cast<double>(c.vocab_size) / static_cast<double>(split.vocab) * 2;
-  const double minimal = LayerMatmulOutputs(a, l, e, hd, f, np);
+  const double minimal = LayerMatmulOutputs(a, l, e, hd, f, np) + a * l * e_rows;
   const std::string& r = c.remat_policy;
   const double per_seq = static_cast<double>(c.num_layers) * KeptPerLayer(r, layer, minimal, a * l * e) +
                          BackwardExtra(r, layer, minimal) + logits;

@@ -36,7 +36,10 @@
 // count) after the forward pass of decoder-only 8x512 and 24x1024 models:
 // within 5%. Megatron-style tensor
 // parallelism divides HD, H and F by the 'model' shards of 'heads' and
-// 'mlp', V by those of 'vocab' (ActivationSplit); E stays whole. remat
+// 'mlp', V by those of 'vocab' (ActivationSplit); E stays whole, except
+// under the 2-D activation rules, which divide it too (remat 'minimal' then
+// keeps the two row-parallel outputs whole, three in a decoder layer with
+// cross-attention). remat
 // policies (t5x's names):
 //   'none'     every layer's activations are kept
 //   'minimal'  only each layer's input and the outputs of its weight matmuls
@@ -96,6 +99,10 @@ struct ActivationSplit {
   int64_t heads = 1;
   int64_t mlp = 1;
   int64_t vocab = 1;
+  // The residual stream's 'embed' (t5x's 2-D activation rules): every
+  // [.., E] activation a layer keeps is then a piece of E / embed
+  // (partitioning/split_activations.h).
+  int64_t embed = 1;
 };
 
 // "1.23 GiB" (TiB and PiB from 1024 of the one below), or "more than 8

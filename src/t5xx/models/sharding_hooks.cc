@@ -13,6 +13,25 @@ at::Tensor ShardingHooks::Dense(const at::Tensor& x, const Param& kernel,
   return MatmulIn(x, kernel.value, dtype);
 }
 
+std::vector<at::Tensor> ShardingHooks::DenseEach(const at::Tensor& x,
+                                                 const std::vector<const Param*>& kernels,
+                                                 at::ScalarType dtype) const {
+  std::vector<at::Tensor> out;
+  for (const Param* k : kernels) out.push_back(Dense(x, *k, dtype));
+  return out;
+}
+
+at::Tensor ShardingHooks::RmsNorm(const at::Tensor& x, const Param& scale, double epsilon,
+                                  at::ScalarType dtype) const {
+  return models::RmsNorm(x, Weight(scale), epsilon, dtype);
+}
+
+at::Tensor ShardingHooks::Dropout(const at::Tensor& x, const std::string&, double rate,
+                                  bool train, at::Generator* rng,
+                                  bool broadcast_over_length) const {
+  return models::Dropout(x, rate, train, rng, broadcast_over_length);
+}
+
 at::Tensor ShardingHooks::Embed(const Param& table, const at::Tensor& tokens) const {
   return at::embedding(table.value, tokens);
 }

@@ -6,9 +6,10 @@
 // activations (with_sharding_constraint); GSPMD then inserts the
 // communication. t5xx runs eagerly, so the same decision points are explicit
 // calls: a dense kernel applied to an activation, an embedding lookup, an
-// attention to the embedding, a parameter used elementwise, and the
-// cross-entropy over the vocabulary. ShardingHooks is single-device math;
-// the partitioner installs its own (partitioning/tensor_parallel_hooks.h) on
+// attention to the embedding, a parameter used elementwise, a layer norm and
+// a dropout (whose activations may be split), and the cross-entropy over the
+// vocabulary. ShardingHooks is single-device math;
+// the partitioner installs its own (partitioning/partitioned_hooks.h) on
 // the ParamStore of a sharded run, and layers read as single-device code
 // either way. No collective is named here.
 #pragma once
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "t5xx/models/losses.h"
@@ -40,6 +42,26 @@ class ShardingHooks {
   // the activation is split along it. Returns [..., out], or a slice of
   // `out` when the kernel's output dimension is split.
   virtual at::Tensor Dense(const at::Tensor& x, const Param& kernel, at::ScalarType dtype) const;
+
+  // Dense(x, kernel, dtype) for each of `kernels`, all reading the same x
+  // (self-attention's query, key and value; the gated MLP's input
+  // projections): a partitioner may then complete x once for all of them.
+  virtual std::vector<at::Tensor> DenseEach(const at::Tensor& x,
+                                            const std::vector<const Param*>& kernels,
+                                            at::ScalarType dtype) const;
+
+  // t5x's LayerNorm (RmsNorm, layers.h) of x [..., E] with the norm scale
+  // `scale` [E]; x and the result may be this process's slice of E when the
+  // partitioner splits the activations' 'embed' dimension.
+  virtual at::Tensor RmsNorm(const at::Tensor& x, const Param& scale, double epsilon,
+                             at::ScalarType dtype) const;
+
+  // Dropout (layers.h) of x whose last dimension has the logical axis
+  // `axis` ("embed", "mlp"): where x holds a slice of that dimension, the
+  // mask one process would draw for the whole, sliced (DropoutOfSlice).
+  virtual at::Tensor Dropout(const at::Tensor& x, const std::string& axis, double rate,
+                             bool train, at::Generator* rng,
+                             bool broadcast_over_length = true) const;
 
   // Rows of an embedding table [vocab, E] for int64 tokens [...]:
   // at::embedding(table, tokens), float32 [..., E].

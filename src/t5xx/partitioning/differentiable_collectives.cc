@@ -47,11 +47,27 @@ struct AlongDimFn : public torch::autograd::Function<AlongDimFn<Forward, Backwar
 
 using GatherReplicatedFn = AlongDimFn<AllGatherAlong, Piece>;
 using ScatterReplicatedFn = AlongDimFn<Piece, AllGatherAlong>;
+using GatherFromSplitFn = AlongDimFn<AllGatherAlong, ReduceScatterAlong>;
+using ReduceScatterToSplitFn = AlongDimFn<ReduceScatterAlong, AllGatherAlong>;
 
 struct CopyToGroupFn : public torch::autograd::Function<CopyToGroupFn> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t group) {
     SaveGroup(ctx, *reinterpret_cast<const Communicator*>(group), 0);
     return x.clone();
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad) {
+    at::Tensor g = grad[0].contiguous().clone();
+    GroupOf(ctx).AllReduceSum(g);
+    return {g, at::Tensor()};
+  }
+};
+
+struct SumOverSplitFn : public torch::autograd::Function<SumOverSplitFn> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t group) {
+    SaveGroup(ctx, *reinterpret_cast<const Communicator*>(group), 0);
+    at::Tensor sum = x.contiguous().clone();
+    GroupOf(ctx).AllReduceSum(sum);
+    return sum;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     at::Tensor g = grad[0].contiguous().clone();
@@ -174,6 +190,30 @@ at::Tensor AllGatherAlong(const at::Tensor& x, int64_t dim, const Communicator& 
   dim = Dim(x, dim);
   at::NoGradGuard no_grad;
   return group.AllGather(x.detach().movedim(dim, 0).contiguous()).movedim(0, dim).contiguous();
+}
+
+at::Tensor ReduceScatterAlong(const at::Tensor& x, int64_t dim, const Communicator& group) {
+  if (group.size() == 1) return x;
+  dim = Dim(x, dim);
+  at::NoGradGuard no_grad;
+  return group.ReduceScatterSum(x.detach().movedim(dim, 0).contiguous())
+      .movedim(0, dim)
+      .contiguous();
+}
+
+at::Tensor GatherFromSplit(const at::Tensor& x, int64_t dim, const Communicator& group) {
+  if (group.size() == 1) return x;
+  return GatherFromSplitFn::apply(x, Dim(x, dim), Handle(group));
+}
+
+at::Tensor ReduceScatterToSplit(const at::Tensor& x, int64_t dim, const Communicator& group) {
+  if (group.size() == 1) return x;
+  return ReduceScatterToSplitFn::apply(x, Dim(x, dim), Handle(group));
+}
+
+at::Tensor SumOverSplit(const at::Tensor& x, const Communicator& group) {
+  if (group.size() == 1) return x;
+  return SumOverSplitFn::apply(x, Handle(group));
 }
 
 at::Tensor GatherReplicated(const at::Tensor& x, int64_t dim, const Communicator& group) {

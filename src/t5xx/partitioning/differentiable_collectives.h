@@ -41,8 +41,33 @@ at::Tensor CopyToGroup(const at::Tensor& x, const Communicator& group);
 // output of a row-parallel layer, the pieces of a vocabulary-parallel sum).
 at::Tensor ReduceFromGroup(const at::Tensor& x, const Communicator& group);
 
+// Activations split over the group along `dim` (t5x's 2-D activation rules
+// put the residual stream's 'embed' on 'model'; Megatron-LM's sequence
+// parallelism, Korthikanti et al. 2022, splits the length the same way):
+//
+// Forward: the members' pieces concatenated along `dim` (the whole input of
+// a column-parallel layer). Backward: the sum over the members of the whole
+// gradient, of which this member gets its piece (each member's downstream
+// compute contributes part of it). Megatron's all-gather / reduce-scatter
+// pair that replaces f.
+at::Tensor GatherFromSplit(const at::Tensor& x, int64_t dim, const Communicator& group);
+
+// Forward: the sum over the members of `x` (partial sums, the output of a
+// row-parallel layer), of which this member keeps its piece along `dim`.
+// Backward: the pieces' gradients gathered along `dim`. Megatron's
+// reduce-scatter / all-gather pair that replaces g.
+at::Tensor ReduceScatterToSplit(const at::Tensor& x, int64_t dim, const Communicator& group);
+
+// Forward and backward: the sum over the members (a statistic of a split
+// dimension, e.g. the RMS norm's sum of squares over a split 'embed', whose
+// gradient every member's piece contributes to).
+at::Tensor SumOverSplit(const at::Tensor& x, const Communicator& group);
+
 // Concatenation along `dim` of every member's `x` without autograd.
 at::Tensor AllGatherAlong(const at::Tensor& x, int64_t dim, const Communicator& group);
+// The sum over the members of `x`, of which this member gets its piece
+// along `dim` (which must divide by the group size), without autograd.
+at::Tensor ReduceScatterAlong(const at::Tensor& x, int64_t dim, const Communicator& group);
 
 // ZeRO-3's gather of several parameters in one call (FSDP's flat
 // parameter). `pieces`: this process's piece of each, split over `group`

@@ -10,6 +10,7 @@
 
 #include "t5xx/models/networks/remat.h"
 #include "t5xx/partitioning/differentiable_collectives.h"
+#include "t5xx/partitioning/released_storage.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::partitioning {
@@ -17,39 +18,6 @@ namespace t5xx::partitioning {
 namespace gather_units_detail {
 
 constexpr size_t kNone = static_cast<size_t>(-1);
-
-// A kernel (or its cast) that a matmul keeps for its backward pass, whose
-// memory a reshard released and a refill gives back.
-struct Kept {
-  c10::weak_intrusive_ptr<c10::StorageImpl> storage;
-  size_t member = 0;
-  at::ScalarType dtype = at::kFloat;
-  size_t nbytes = 0;
-  std::vector<int64_t> sizes;
-
-  bool IsReleased() const {
-    const c10::intrusive_ptr<c10::StorageImpl> st = storage.lock();
-    return st && st->nbytes() == 0;
-  }
-  void Release() const {
-    const c10::intrusive_ptr<c10::StorageImpl> st = storage.lock();
-    if (!st || st->nbytes() != nbytes) return;
-    st->set_data_ptr(at::DataPtr(nullptr, st->device()));  // frees the kernel
-    st->set_nbytes(0);
-  }
-  // Writes the member's values back from `by_rank` ([n, piece shape...]:
-  // every rank's piece, the whole being their concatenation along `dim`),
-  // through a tensor of its own, so autograd's version check on the kept
-  // one passes.
-  void Refill(const at::Tensor& by_rank, int64_t dim) const {
-    const c10::intrusive_ptr<c10::StorageImpl> st = storage.lock();
-    if (!st || st->nbytes() != 0) return;
-    st->set_data_ptr(st->allocator()->allocate(nbytes));
-    st->set_nbytes(nbytes);
-    CopyPiecesIntoWhole(by_rank, dim,
-                        at::from_blob(st->data_ptr().get(), sizes, by_rank.options().dtype(dtype)));
-  }
-};
 
 // A started all-gather of one unit's flat pieces.
 struct InFlight {
@@ -67,7 +35,6 @@ struct InFlight {
 
 }  // namespace gather_units_detail
 using gather_units_detail::InFlight;
-using gather_units_detail::Kept;
 using gather_units_detail::kNone;
 
 // What the backward pass needs to gather a unit again: where its
@@ -75,7 +42,7 @@ using gather_units_detail::kNone;
 struct GatherUnits::Released {
   size_t unit = 0;
   const models::Param* base = nullptr;  // the ParamStore's first parameter
-  std::vector<Kept> kept;
+  std::vector<ReleasedStorage> kept;
 };
 
 struct GatherUnits::Unit {
@@ -291,7 +258,7 @@ void GatherUnits::Leave(Gathering& g) const {
   State& s = *state_;
   // Under reshard_after_forward the kernels kept by its matmuls go.
   if (g.unit != kNone && g.grad && g.released) {
-    for (const Kept& k : g.released->kept) k.Release();
+    for (const ReleasedStorage& k : g.released->kept) k.Release();
     if (!g.released->kept.empty() && g.order_index < s.order_released.size()) {
       s.order_released[g.order_index] = true;
     }
@@ -307,18 +274,15 @@ void GatherUnits::ReshardAfterForward(const models::Param& p, const at::Tensor& 
   Gathering* held = Holding(it->second.first);
   if (!held || !held->released) return;
   Gathering& g = *held;
-  c10::StorageImpl* storage = kept.storage().unsafeGetStorageImpl();
-  const size_t nbytes = static_cast<size_t>(kept.numel()) * kept.element_size();
-  if (kept.storage_offset() != 0 || !kept.is_contiguous() || storage->nbytes() != nbytes) return;
-  g.released->kept.push_back(Kept{kept.storage().getWeakStorageImpl(), it->second.second,
-                                  kept.scalar_type(), nbytes, kept.sizes().vec()});
+  if (!ReleasedStorage::Releasable(kept)) return;
+  g.released->kept.emplace_back(kept, it->second.second);
   std::shared_ptr<Released> released = g.released;
   y.register_hook([this, released](const at::Tensor&) { Refill(*released); });
 }
 
 void GatherUnits::Refill(const Released& r) const {
   bool needed = false;
-  for (const Kept& k : r.kept) needed = needed || k.IsReleased();
+  for (const ReleasedStorage& k : r.kept) needed = needed || k.IsReleased();
   if (!needed) return;
   State& s = *state_;
   const Unit& unit = units_[r.unit];
@@ -335,7 +299,7 @@ void GatherUnits::Refill(const Released& r) const {
   for (size_t i : unit.index) shapes.push_back(r.base[i].value.sizes().vec());
   const std::vector<at::Tensor> by_rank =
       GatheredPiecesByRank(gathered, shapes, group_->size());
-  for (const Kept& k : r.kept) k.Refill(by_rank[k.member], unit.dims[k.member]);
+  for (const ReleasedStorage& k : r.kept) k.Refill(by_rank[k.member()], unit.dims[k.member()]);
   PrefetchBefore(r.unit, r.base, /*released_only=*/true);
 }
 

@@ -21,7 +21,15 @@
 //    logits, and the loss completes over the pieces (VocabPartitionOf).
 //  - A parameter used elementwise is gathered whole over 'model', except a
 //    'heads' dimension when the attention heads are split (the relative
-//    position table then holds the same heads as the queries).
+//    position table then holds the same heads as the queries) and an
+//    'embed' one when the activations' 'embed' is split.
+//  - Under t5x's 2-D activation rules ('embed' -> 'model' for activations,
+//    `split_embed`) the residual stream between the layers is split too
+//    (split_activations.h): the embedding lookup and the row-parallel
+//    outputs are reduce-scattered along 'embed' instead of all-reduced, the
+//    norms sum their statistics over the pieces, column-parallel layers
+//    all-gather their input and drop the gathered copy until the backward
+//    pass, and dropout masks are drawn whole and sliced.
 #pragma once
 
 #include <map>
@@ -46,11 +54,18 @@ class PartitionedHooks final : public models::ShardingHooks {
                    Mesh mesh, MeshCoordinates coords,
                    std::shared_ptr<const Communicator> data_group,
                    std::shared_ptr<const Communicator> model_group,
-                   bool reshard_after_forward = true);
+                   bool reshard_after_forward = true, bool split_embed = false);
 
   at::Tensor Weight(const models::Param& p) const override;
   at::Tensor Dense(const at::Tensor& x, const models::Param& kernel,
                    at::ScalarType dtype) const override;
+  std::vector<at::Tensor> DenseEach(const at::Tensor& x,
+                                    const std::vector<const models::Param*>& kernels,
+                                    at::ScalarType dtype) const override;
+  at::Tensor RmsNorm(const at::Tensor& x, const models::Param& scale, double epsilon,
+                     at::ScalarType dtype) const override;
+  at::Tensor Dropout(const at::Tensor& x, const std::string& axis, double rate, bool train,
+                     at::Generator* rng, bool broadcast_over_length) const override;
   at::Tensor Embed(const models::Param& table, const at::Tensor& tokens) const override;
   at::Tensor Attend(const at::Tensor& x, const models::Param& table) const override;
   std::vector<int64_t> GlobalShape(const models::Param& p) const override;
@@ -65,6 +80,13 @@ class PartitionedHooks final : public models::ShardingHooks {
   // The parameter with its 'data' dimensions gathered (ZeRO-3).
   at::Tensor GatherData(const models::Param& p) const;
   bool OnModel(const PartitionSpec& spec, size_t dim) const;
+  // Whether x arrives as this process's slice of the kernel's whole input
+  // dimension (the split residual stream meeting a kernel that reads it
+  // whole).
+  bool InputSplit(const at::Tensor& x, const models::Param& kernel) const;
+  // A row-parallel (or whole) output completed: summed over the model
+  // group, and under split_embed, when its axis is 'embed', left split.
+  at::Tensor CompleteOutput(const at::Tensor& y, const models::Param& kernel) const;
   // Megatron's f on `x`, once per activation: the query, key and value
   // kernels (and the gated MLP's wi_0 and wi_1) read the same input, so
   // their input gradients are summed locally and all-reduced once.
@@ -79,6 +101,9 @@ class PartitionedHooks final : public models::ShardingHooks {
   // and output. A train step runs on one thread.
   mutable at::Tensor last_copy_in_, last_copy_out_;
   bool heads_split_ = false;  // attention's query kernels split their heads
+  bool mlp_split_ = false;    // the MLP's hidden units are split over 'model'
+  bool split_embed_ = false;  // the activations' 'embed' is split over 'model'
+  int64_t embed_size_ = 0;    // the global 'embed' dimension
   GatherUnits units_;  // ZeRO-3's gathers
   int64_t vocab_size_ = 0;    // the global vocabulary (the embedding's rows)
 };

@@ -227,8 +227,13 @@ void PjitPartitioner::InstallHooks(models::ParamStore& local) {
   specs_.clear();
   for (const models::Param& p : local.params()) specs_[p.name] = LogicalToMeshAxes(p.axes, rules_);
   if (mesh_.size() == 1) return;  // one process: single-device math
+  // t5x's activation rules for the residual stream ('batch', 'length',
+  // 'embed'): under activation_partitioning_dims = 2 'embed' is on 'model'.
+  const PartitionSpec residual = LogicalToMeshAxes({"batch", "length", "embed"}, rules_);
+  const bool split_embed = residual[2] && *residual[2] == "model";
   local.set_hooks(std::make_shared<PartitionedHooks>(local, specs_, mesh_, coords_, data_group_,
-                                                     model_group_, reshard_after_forward_));
+                                                     model_group_, reshard_after_forward_,
+                                                     split_embed));
 }
 
 seqio::ShardInfo PjitPartitioner::data_shard_info() const {

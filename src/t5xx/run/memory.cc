@@ -28,15 +28,16 @@ models::OptimizerSlots SlotsOf(const TrainSetup& s) {
   return slots;
 }
 
-// How the weight matmuls' outputs are split over 'model' (models::
-// ActivationSplit): an activation axis (heads, mlp, vocab) is split when
-// every parameter dimension of that logical axis (heads and joined_kv for
-// the heads) is on 'model'. (Under the 2-D activation rules 'embed' takes
-// 'model' first, so the kernels are row-parallel and the MLP's hidden
-// units and the heads stay whole.)
+// How the activations are split over 'model' (models::ActivationSplit): an
+// activation axis of the weight matmuls' outputs (heads, mlp, vocab) is
+// split when every parameter dimension of that logical axis (heads and
+// joined_kv for the heads) is on 'model'; the residual stream's 'embed'
+// when the rules put the activations' ('batch', 'length', 'embed') embed on
+// 'model' (t5x's 2-D activation rules; partitioned_hooks.h).
 models::ActivationSplit SplitOf(const std::vector<models::ParamSpec>& specs,
                                 const std::vector<partitioning::PartitionSpec>& mesh_specs,
-                                const partitioning::Mesh& mesh) {
+                                const partitioning::Mesh& mesh,
+                                const partitioning::LogicalAxisRules& rules) {
   bool heads = false, mlp = false, vocab = false;            // seen on 'model'
   bool heads_whole = false, mlp_whole = false, vocab_whole = false;  // seen elsewhere
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -50,8 +51,11 @@ models::ActivationSplit SplitOf(const std::vector<models::ParamSpec>& specs,
       if (seen) *seen = true;
     }
   }
+  const partitioning::PartitionSpec residual =
+      partitioning::LogicalToMeshAxes({"batch", "length", "embed"}, rules);
+  const bool embed = residual[2] && *residual[2] == "model";
   return {heads && !heads_whole ? mesh.model : 1, mlp && !mlp_whole ? mesh.model : 1,
-          vocab && !vocab_whole ? mesh.model : 1};
+          vocab && !vocab_whole ? mesh.model : 1, embed ? mesh.model : 1};
 }
 
 int64_t ActivationBytes(const TrainSetup& s, const models::BaseTransformerModel& model,
@@ -135,7 +139,7 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
   if (mesh.data > 1) plan.gradient_buckets = models::SaturatingBytes(replicated_over_data);
   const int64_t batch = s.train_dataset.batch_size / std::max<int64_t>(1, mesh.data) /
                         s.num_microbatches.value_or(1);
-  plan.activations = ActivationBytes(s, model, batch, SplitOf(specs, mesh_specs, mesh));
+  plan.activations = ActivationBytes(s, model, batch, SplitOf(specs, mesh_specs, mesh, rules));
   return plan;
 }
 

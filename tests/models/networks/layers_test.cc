@@ -130,5 +130,27 @@ TEST(DropoutTest, BroadcastsOverTheLengthAxis) {
   EXPECT_TRUE(at::equal(Dropout(x, 0.5, /*train=*/false, &g), x));
 }
 
+// A process holding a slice of the activations' last dimension drops what
+// one process drops there: DropoutOfSlice of a slice equals the slice of
+// Dropout from the same generator state, in float32 and bfloat16, with and
+// without the broadcast over the length.
+TEST(DropoutTest, ASliceDropsWhatTheWholeDropsThere) {
+  const at::Tensor x = at::randn({2, 5, 8}).add(3);
+  for (at::ScalarType dt : {at::kFloat, at::kBFloat16}) {
+    for (bool broadcast : {true, false}) {
+      for (int64_t piece = 0; piece < 4; ++piece) {
+        at::Generator a = at::detail::createCPUGenerator(11), b = at::detail::createCPUGenerator(11);
+        const at::Tensor whole = Dropout(x.to(dt), 0.3, /*train=*/true, &a, broadcast);
+        const at::Tensor part = DropoutOfSlice(x.to(dt).narrow(-1, 2 * piece, 2), 8, 2 * piece,
+                                               0.3, /*train=*/true, &b, broadcast);
+        EXPECT_TRUE(at::equal(part, whole.narrow(-1, 2 * piece, 2)))
+            << at::toString(dt) << " broadcast " << broadcast << " piece " << piece;
+      }
+    }
+  }
+  at::Generator g = at::detail::createCPUGenerator(1);
+  EXPECT_THROW(DropoutOfSlice(x, 8, 4, 0.3, true, &g), std::exception);  // [4, 12) of 8
+}
+
 }  // namespace
 }  // namespace t5xx::models

@@ -81,7 +81,8 @@ at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const Feature
   const SublayerSettings s{c.num_heads, &c.mlp_activations, c.dropout_rate,
                            /*float32_attention_logits=*/false, dt, train, rng};
   const Param& embedding = p.GetParam("decoder.token_embedder.embedding");
-  at::Tensor x = Dropout(p.hooks().Embed(embedding, inputs).to(dt), c.dropout_rate, train, rng);
+  at::Tensor x =
+      p.hooks().Dropout(p.hooks().Embed(embedding, inputs).to(dt), "embed", c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
     // inputs: {x, bias}
@@ -94,8 +95,8 @@ at::Tensor DecoderOnlyTransformer::operator()(const ParamStore& p, const Feature
     x = c.remat_policy == "none" ? layer({x, bias})
                                  : Remat(layer, {x, bias}, rng, c.remat_policy == "minimal");
   }
-  x = RmsNorm(x, p.hooks().Weight(p.GetParam("decoder.decoder_norm.scale")), kEps, dt);
-  x = Dropout(x, c.dropout_rate, train, rng);
+  x = p.hooks().RmsNorm(x, p.GetParam("decoder.decoder_norm.scale"), kEps, dt);
+  x = p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng);
   // float32 logits (logits_dense dtype=float32 / attend_dtype=float32).
   x = x.to(at::kFloat);
   if (c.logits_via_embedding) {

@@ -200,11 +200,26 @@ at::Tensor KeepScale(at::IntArrayRef shape, double rate, const at::TensorOptions
 at::Tensor Dropout(const at::Tensor& x, double rate, bool train, at::Generator* rng,
                    bool broadcast_over_length) {
   if (!train || rate <= 0.0) return x;
+  return DropoutOfSlice(x, x.size(-1), 0, rate, train, rng, broadcast_over_length);
+}
+
+at::Tensor DropoutOfSlice(const at::Tensor& x, int64_t whole, int64_t offset, double rate,
+                          bool train, at::Generator* rng, bool broadcast_over_length) {
+  if (!train || rate <= 0.0) return x;
+  T5XX_CHECK(x.dim() >= 1 && offset >= 0 && offset + x.size(-1) <= whole,
+             "DropoutOfSlice: a slice [" + std::to_string(offset) + ", " +
+                 std::to_string(offset + (x.dim() ? x.size(-1) : 0)) + ") of a dimension of " +
+                 std::to_string(whole));
   // flax nn.Dropout(broadcast_dims=(-2,)), as every dropout of t5x's
   // networks: one mask per sequence, shared along the length axis.
   std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = whole;
   if (broadcast_over_length && shape.size() >= 2) shape[shape.size() - 2] = 1;
-  if (x.scalar_type() == at::kFloat) return x * KeepScale(shape, rate, x.options(), rng);
+  const bool sliced = whole != x.size(-1);
+  if (x.scalar_type() == at::kFloat) {
+    const at::Tensor keep = KeepScale(shape, rate, x.options(), rng);
+    return x * (sliced ? keep.narrow(-1, offset, x.size(-1)) : keep);
+  }
   // Below float32, 1/(1-rate) itself would be rounded (bfloat16(1/0.9) is
   // 0.16% low); flax divides the kept inputs by keep_prob, rounding once.
   at::Tensor keep = at::empty(shape, x.options());
@@ -213,7 +228,7 @@ at::Tensor Dropout(const at::Tensor& x, double rate, bool train, at::Generator* 
   } else {
     keep.bernoulli_(1.0 - rate);
   }
-  return x * keep / (1.0 - rate);
+  return x * (sliced ? keep.narrow(-1, offset, x.size(-1)) : keep) / (1.0 - rate);
 }
 
 namespace {

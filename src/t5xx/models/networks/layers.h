@@ -120,6 +120,14 @@ at::Tensor MaskToBias(const at::Tensor& mask, at::ScalarType dtype = at::kFloat)
 at::Tensor Dropout(const at::Tensor& x, double rate, bool train,
                    at::Generator* rng, bool broadcast_over_length = true);
 
+// Dropout of x, a slice of a tensor whose last dimension is `whole` wide
+// (x holds [offset, offset + x.size(-1)) of it): the mask is drawn for the
+// whole tensor, as one process would draw it, and sliced, so a process that
+// holds a piece of the activations (partitioning's 2-D activation rules,
+// tensor-parallel MLP units) drops exactly what one process drops.
+at::Tensor DropoutOfSlice(const at::Tensor& x, int64_t whole, int64_t offset, double rate,
+                          bool train, at::Generator* rng, bool broadcast_over_length = true);
+
 // Which implementation AttentionHeads (and so MultiHeadDotProductAttention)
 // uses for softmax(q.k^T + bias).v:
 //  kUnfused: matmul, softmax, matmul, with t5x's precision (below); the

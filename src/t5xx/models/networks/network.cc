@@ -75,7 +75,7 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
   // Embed(dtype): jnp.asarray(embedding, dtype)[tokens] (one-hot matmul in
   // t5x), the same values as casting the looked-up rows.
   at::Tensor x = p.hooks().Embed(p.GetParam("token_embedder.embedding"), tokens).to(dt);
-  x = Dropout(x, c.dropout_rate, train, rng);
+  x = p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_encoder_layers; ++i) {
     const std::string pre = "encoder.layers_" + std::to_string(i);
     // inputs: {x, bias}
@@ -88,8 +88,9 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
     x = c.remat_policy == "none" ? layer({x, bias})
                                  : Remat(layer, {x, bias}, rng, c.remat_policy == "minimal");
   }
-  x = RmsNorm(x, p.hooks().Weight(p.GetParam("encoder.encoder_norm.scale")), kEps, dt);
-  return Dropout(x, c.dropout_rate, train, rng, /*broadcast_over_length=*/false);  // t5x: no broadcast_dims here
+  x = p.hooks().RmsNorm(x, p.GetParam("encoder.encoder_norm.scale"), kEps, dt);
+  return p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng,
+                           /*broadcast_over_length=*/false);  // t5x: no broadcast_dims here
 }
 
 at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
@@ -125,7 +126,7 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
   at::Tensor cross_bias = MaskToBias(cross_mask, dt);
   at::Tensor x =
       p.hooks().Embed(p.GetParam("token_embedder.embedding"), decoder_input_tokens).to(dt);
-  x = Dropout(x, c.dropout_rate, train, rng);
+  x = p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
     // inputs: {x, encoded, self_bias, cross_bias}
@@ -141,8 +142,8 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
     x = c.remat_policy == "none" ? layer(inputs)
                                  : Remat(layer, inputs, rng, c.remat_policy == "minimal");
   }
-  x = RmsNorm(x, p.hooks().Weight(p.GetParam("decoder.decoder_norm.scale")), kEps, dt);
-  x = Dropout(x, c.dropout_rate, train, rng);
+  x = p.hooks().RmsNorm(x, p.GetParam("decoder.decoder_norm.scale"), kEps, dt);
+  x = p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng);
   // Logits are float32 in any dtype: t5x's logits_dense is
   // DenseGeneral(dtype=jnp.float32) (casts its input up), and Embed.attend
   // uses attend_dtype=jnp.float32 (jnp.dot(bf16 query, float32 embedding.T)

@@ -107,11 +107,17 @@ at::Tensor AttentionBlock(const ParamStore& p, const std::string& prefix, const 
   const ShardingHooks& h = p.hooks();
   const Param& query = p.GetParam(prefix + ".query.kernel");
   const int64_t head_dim = h.GlobalShape(query)[1] / num_heads;
-  const at::Tensor q = h.Dense(q_in, query, dtype);
-  const at::Tensor out = AttentionHeads(
-      q, h.Dense(kv_in, p.GetParam(prefix + ".key.kernel"), dtype),
-      h.Dense(kv_in, p.GetParam(prefix + ".value.kernel"), dtype), q.size(-1) / head_dim, bias,
-      dropout_rate, train, rng, dtype, float32_logits);
+  const Param &key = p.GetParam(prefix + ".key.kernel"),
+              &value = p.GetParam(prefix + ".value.kernel");
+  std::vector<at::Tensor> qkv;
+  if (kv_in.is_same(q_in)) {  // self-attention: one input for all three
+    qkv = h.DenseEach(q_in, {&query, &key, &value}, dtype);
+  } else {
+    qkv = h.DenseEach(kv_in, {&key, &value}, dtype);
+    qkv.insert(qkv.begin(), h.Dense(q_in, query, dtype));
+  }
+  const at::Tensor out = AttentionHeads(qkv[0], qkv[1], qkv[2], qkv[0].size(-1) / head_dim, bias,
+                                        dropout_rate, train, rng, dtype, float32_logits);
   return h.Dense(out, p.GetParam(prefix + ".out.kernel"), dtype);
 }
 
@@ -121,13 +127,12 @@ at::Tensor MlpBlockAt(const ParamStore& p, const std::string& prefix, const at::
   // MlpBlock with each kernel applied through the parameters' hooks.
   const ShardingHooks& h = p.hooks();
   const at::Tensor xd = x.to(dtype);
-  std::vector<at::Tensor> projected;
+  std::vector<const Param*> wi;
   for (size_t i = 0; i < activations.size(); ++i) {
-    const Param& wi = p.GetParam(prefix + "." + WiName(i, activations.size()) + ".kernel");
-    projected.push_back(h.Dense(xd, wi, dtype));
+    wi.push_back(&p.GetParam(prefix + "." + WiName(i, activations.size()) + ".kernel"));
   }
-  at::Tensor hidden = MlpActivations(projected, activations);
-  hidden = Dropout(hidden, dropout_rate, train, rng);
+  at::Tensor hidden = MlpActivations(h.DenseEach(xd, wi, dtype), activations);
+  hidden = h.Dropout(hidden, "mlp", dropout_rate, train, rng);
   return h.Dense(hidden, p.GetParam(prefix + ".wo.kernel"), dtype);
 }
 
@@ -148,19 +153,19 @@ at::Tensor AttentionSublayer(const ParamStore& p, const std::string& norm_scale,
                              const at::Tensor& kv, const at::Tensor& bias,
                              const SublayerSettings& s) {
   constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
-  at::Tensor y = RmsNorm(h, p.hooks().Weight(p.GetParam(norm_scale)), kEps, s.dtype);
+  at::Tensor y = p.hooks().RmsNorm(h, p.GetParam(norm_scale), kEps, s.dtype);
   y = AttentionBlock(p, prefix, y, kv.defined() ? kv : y, s.num_heads, bias, s.dropout_rate,
                      s.train, s.rng, s.dtype, s.float32_attention_logits);
-  return h + Dropout(y, s.dropout_rate, s.train, s.rng);
+  return h + p.hooks().Dropout(y, "embed", s.dropout_rate, s.train, s.rng);
 }
 
 at::Tensor MlpSublayer(const ParamStore& p, const std::string& norm_scale,
                        const std::string& prefix, const at::Tensor& h,
                        const SublayerSettings& s) {
   constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
-  at::Tensor y = RmsNorm(h, p.hooks().Weight(p.GetParam(norm_scale)), kEps, s.dtype);
+  at::Tensor y = p.hooks().RmsNorm(h, p.GetParam(norm_scale), kEps, s.dtype);
   y = MlpBlockAt(p, prefix, y, *s.mlp_activations, s.dropout_rate, s.train, s.rng, s.dtype);
-  return h + Dropout(y, s.dropout_rate, s.train, s.rng);
+  return h + p.hooks().Dropout(y, "embed", s.dropout_rate, s.train, s.rng);
 }
 
 }  // namespace t5xx::models
