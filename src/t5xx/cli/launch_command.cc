@@ -1,8 +1,13 @@
-// `t5xx launch --nproc_per_node=N -- COMMAND...`: starts N processes of
+// `t5xx launch --nproc_per_node=N [--nnodes=M --node_rank=K
+// --master_addr=HOST --master_port=P] -- COMMAND...`: starts N processes of
 // COMMAND on this host with the variables torchrun sets (RANK, WORLD_SIZE,
-// LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), forwards SIGTERM
-// and SIGINT to them, and when one fails stops the others and exits with
-// its status, naming the rank (a dead process never leaves the rest hung).
+// LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT) --
+// ranks K*N .. K*N+N-1 of M*N, all meeting at HOST:P (this host's loopback
+// and a free port on one host) --, forwards SIGTERM and SIGINT to them, and
+// when one fails stops the others and exits with its status, naming the
+// rank (a dead process never leaves the rest hung). torchrun's flags and
+// meanings; every host runs its own `t5xx launch` with its own
+// --node_rank.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -35,23 +40,35 @@ int ExitCode(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// The environment of rank `r` of `n`: this process's, with torchrun's
-// variables set for a rendezvous at 127.0.0.1:`port`.
-std::vector<std::string> RankEnvironment(int r, int n, int port) {
+// Where the ranks of this host stand in the run.
+struct Placement {
+  int nnodes = 1, node_rank = 0, nproc_per_node = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  int world() const { return nnodes * nproc_per_node; }
+  int rank(int local) const { return node_rank * nproc_per_node + local; }
+};
+
+// The environment of this host's `local`-th process: this process's, with
+// torchrun's variables set for `at`.
+std::vector<std::string> RankEnvironment(int local, const Placement& at) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     const std::string kv = *e;
     const std::string key = kv.substr(0, kv.find('='));
     if (key == "RANK" || key == "WORLD_SIZE" || key == "LOCAL_RANK" ||
-        key == "LOCAL_WORLD_SIZE" || key == "MASTER_ADDR" || key == "MASTER_PORT") {
+        key == "LOCAL_WORLD_SIZE" || key == "GROUP_RANK" || key == "MASTER_ADDR" ||
+        key == "MASTER_PORT") {
       continue;
     }
     env.push_back(kv);
   }
   for (const std::string& kv :
-       {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(n),
-        "LOCAL_RANK=" + std::to_string(r), "LOCAL_WORLD_SIZE=" + std::to_string(n),
-        std::string("MASTER_ADDR=127.0.0.1"), "MASTER_PORT=" + std::to_string(port)}) {
+       {"RANK=" + std::to_string(at.rank(local)), "WORLD_SIZE=" + std::to_string(at.world()),
+        "LOCAL_RANK=" + std::to_string(local),
+        "LOCAL_WORLD_SIZE=" + std::to_string(at.nproc_per_node),
+        "GROUP_RANK=" + std::to_string(at.node_rank), "MASTER_ADDR=" + at.master_addr,
+        "MASTER_PORT=" + std::to_string(at.master_port)}) {
     env.push_back(kv);
   }
   return env;
@@ -59,10 +76,11 @@ std::vector<std::string> RankEnvironment(int r, int n, int port) {
 
 // Starts `command` once per rank; returns pid -> rank. Throws t5xx::Error
 // (after killing those started) when one cannot be started.
-std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, int n, int port) {
+std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, const Placement& at) {
   std::map<pid_t, int> rank_of;
-  for (int r = 0; r < n; ++r) {
-    std::vector<std::string> env = RankEnvironment(r, n, port);
+  for (int local = 0; local < at.nproc_per_node; ++local) {
+    const int r = at.rank(local);
+    std::vector<std::string> env = RankEnvironment(local, at);
     std::vector<char*> envp, argv;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -136,12 +154,16 @@ int LaunchCommand(const std::vector<std::string>& args) {
       (after ? command : flags).push_back(a);
     }
   }
-  const std::map<std::string, std::string> f =
-      ParseFlags(flags, {"nproc_per_node", "master_port", "stop_grace_seconds"}, "launch");
+  const std::map<std::string, std::string> f = ParseFlags(
+      flags,
+      {"nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port",
+       "stop_grace_seconds"},
+      "launch");
   T5XX_CHECK(!command.empty(), "t5xx launch: no command; usage: t5xx launch --nproc_per_node=N "
+                               "[--nnodes=M --node_rank=K --master_addr=HOST --master_port=P] "
                                "-- t5xx train --gin_file=...");
   T5XX_CHECK(f.count("nproc_per_node"), "t5xx launch: --nproc_per_node=N is required");
-  auto number = [&](const std::string& name, int lo, int hi) {
+  auto number = [&](const std::string& name, int lo, int hi, const std::string& hint = "") {
     const std::string& v = f.at(name);
     size_t used = 0;
     int n = 0;
@@ -152,17 +174,41 @@ int LaunchCommand(const std::vector<std::string>& args) {
     }
     T5XX_CHECK(used == v.size() && n >= lo && n <= hi,
                "t5xx launch: --" + name + "=" + v + " is not a number in [" + std::to_string(lo) +
-                   ", " + std::to_string(hi) + "]");
+                   ", " + std::to_string(hi) + "]" + hint);
     return n;
   };
-  const int n = number("nproc_per_node", 1, 1024);
-  const int port = f.count("master_port") ? number("master_port", 1, 65535) : FreeLocalPort();
+  Placement at;
+  at.nproc_per_node = number("nproc_per_node", 1, 1024);
+  if (f.count("nnodes")) {
+    at.nnodes = number("nnodes", 1, 65536,
+                       " (torchrun's elastic MIN:MAX is not supported: give the number of hosts)");
+  }
+  if (f.count("node_rank")) {
+    at.node_rank = number("node_rank", 0, at.nnodes - 1,
+                          ": this host's index among the --nnodes=" + std::to_string(at.nnodes) +
+                              " hosts, each its own");
+  }
+  if (at.nnodes > 1) {
+    T5XX_CHECK(f.count("master_addr") && f.count("master_port"),
+               "t5xx launch: --nnodes=" + std::to_string(at.nnodes) +
+                   " needs --master_addr (the address of the host with --node_rank=0, which "
+                   "every host can reach) and --master_port (the same on every host)");
+  }
+  if (f.count("master_addr")) {
+    at.master_addr = f.at("master_addr");
+    T5XX_CHECK(!at.master_addr.empty(), "t5xx launch: --master_addr is empty");
+  }
+  at.master_port = f.count("master_port") ? number("master_port", 1, 65535) : FreeLocalPort();
   const int grace = f.count("stop_grace_seconds") ? number("stop_grace_seconds", 0, 3600) : 30;
 
   InstallStopSignalHandlers();  // forwarded to the ranks below
-  std::map<pid_t, int> rank_of = SpawnRanks(command, n, port);
-  std::cerr << "t5xx launch: " << n << " processes of '" << command[0]
-            << "', rendezvous at 127.0.0.1:" << port << std::endl;
+  std::map<pid_t, int> rank_of = SpawnRanks(command, at);
+  std::cerr << "t5xx launch: " << at.nproc_per_node << " processes of '" << command[0] << "'";
+  if (at.nnodes > 1) {
+    std::cerr << " (ranks " << at.rank(0) << "-" << at.rank(at.nproc_per_node - 1) << " of "
+              << at.world() << ", host " << at.node_rank << " of " << at.nnodes << ")";
+  }
+  std::cerr << ", rendezvous at " << at.master_addr << ":" << at.master_port << std::endl;
   return SuperviseRanks(std::move(rank_of), grace);
 }
 

@@ -19,25 +19,19 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "t5xx/device/device.h"
+#include "t5xx/partitioning/rendezvous.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/system/route.h"
 
 namespace t5xx::partitioning {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string JoinedKey(int rank) { return "t5xx/joined/" + std::to_string(rank); }
-
-std::string Seconds(std::chrono::milliseconds ms) {
-  std::ostringstream out;
-  out << static_cast<double>(ms.count()) / 1000.0 << " s";
-  return out.str();
-}
-
-// How long past their own deadline the other ranks wait for rank 0's
-// verdict (which names the missing ranks), so that they report it too.
-constexpr std::chrono::seconds kVerdictGrace{10};
 
 // How often each process bumps its heartbeat counter in the store, and how
 // long a failed collective watches the counters before naming the ranks
@@ -97,6 +91,7 @@ struct C10dCommunicator::Impl {
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
 #endif
   std::vector<int> world_ranks;  // this communicator's ranks as ranks of the run
+  std::string transport;         // how its collectives travel (transport())
 
   // Calls f with the process group (both have the same collective calls;
   // the base class differs between libtorch 1.13 and 2.x, so it is not
@@ -178,103 +173,65 @@ void C10dCommunicator::Collective(const char* what, F&& f) const {
 
 namespace {
 
-// The rendezvous store at MASTER_ADDR:MASTER_PORT (rank 0 serves it, unless
-// torchrun's agent does), with one key space per restart.
-c10::intrusive_ptr<c10d::Store> OpenRendezvousStore(const ProcessEnvironment& env,
-                                                    const ConnectOptions& options,
-                                                    const std::string& where) {
-  c10::intrusive_ptr<c10d::Store> store;
-  c10d::TCPStoreOptions so;
-  so.port = static_cast<std::uint16_t>(env.master_port);
-  so.isServer = env.rank == 0 && !env.agent_store;
-  so.waitWorkers = false;  // t5xx checks who joined itself, to name the missing
-  so.timeout = options.join_timeout;
-  try {
-    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
-  } catch (const std::exception& e) {
-    throw Error(env.rank == 0
-                    ? "rank 0 cannot serve the rendezvous at " + where + ": " + e.what() +
-                          " (is the port in use? set MASTER_PORT)"
-                    : "rank " + std::to_string(env.rank) + " cannot reach rank 0's rendezvous at " +
-                          where + " within " + Seconds(options.join_timeout) + ": " + e.what() +
-                          " (is rank 0 running, and are MASTER_ADDR and MASTER_PORT right?)");
-  }
-  if (env.agent_store || env.restart_count > 0) {
-    // torchrun's agent store outlives restarts: one key space per attempt.
-    store = c10::make_intrusive<c10d::PrefixStore>(
-        "t5xx/attempt_" + std::to_string(env.restart_count), store);
-  }
-  return store;
-}
+// Where this process's collectives go (GLOO_SOCKET_IFNAME, or the route to
+// the master), as c10_communicator.h's Connect describes.
+struct Binding {
+  std::vector<std::string> interfaces;  // GLOO_SOCKET_IFNAME's, in order
+  std::string address;                  // else this address
+  std::string interface;                // address's interface ("" if unknown)
+  std::string description;              // for the log
+  std::string self;                     // for the others' errors
+};
 
-// Rank 0: waits until every rank has joined; past the deadline, tells the
-// ranks that joined which did not (and waits briefly for them to read it),
-// then throws that.
-void WaitForEveryRank(c10d::Store& store, const ProcessEnvironment& env,
-                      const ConnectOptions& options, const std::string& where,
-                      Clock::time_point deadline) {
-  std::vector<std::string> keys;
-  for (int r = 0; r < env.world_size; ++r) keys.push_back(JoinedKey(r));
-  while (!store.check(keys)) {
-    if (Clock::now() >= deadline) {
-      std::string missing;
-      int n = 0;
-      for (int r = 0; r < env.world_size; ++r) {
-        if (!store.check({JoinedKey(r)})) {
-          missing += (n++ ? ", " : "") + std::to_string(r);
-        }
-      }
-      const std::string msg = "rank" + std::string(n == 1 ? " " : "s ") + missing + " of " +
-                              std::to_string(env.world_size) + " did not join the run at " +
-                              where + " within " + Seconds(options.join_timeout) +
-                              " (were they launched? see their logs)";
-      store.set("t5xx/abort", std::vector<uint8_t>(msg.begin(), msg.end()));
-      // Keep serving the store until the ranks that joined have read the
-      // verdict (at most 5 s), so that they report the same ranks.
-      std::vector<std::string> seen;
-      for (int r = 1; r < env.world_size; ++r) {
-        if (store.check({JoinedKey(r)})) seen.push_back("t5xx/abort_seen/" + std::to_string(r));
-      }
-      const auto until = Clock::now() + std::chrono::seconds(5);
-      while (!seen.empty() && !store.check(seen) && Clock::now() < until) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      throw Error(msg);
+Binding ChooseBinding(const ProcessEnvironment& env) {
+  Binding b;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+  if (ifname && *ifname) {
+    std::stringstream list(ifname);
+    for (std::string i; std::getline(list, i, ',');) {
+      if (!i.empty()) b.interfaces.push_back(i);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  store.set("t5xx/ready", std::vector<uint8_t>{1});
+  if (IsLoopbackHost(env.master_addr)) {
+    b.address = "127.0.0.1";
+  } else {
+    const LocalRoute route = RouteTo(env.master_addr);
+    b.address = route.address;
+    b.interface = route.interface;
+  }
+  b.self = "host " + std::string(host) + " (" + b.address + ")";
+  if (!b.interfaces.empty()) {
+    b.description = "Gloo on interface " + std::string(ifname) + " (GLOO_SOCKET_IFNAME)";
+  } else if (IsLoopbackHost(env.master_addr)) {
+    b.description = "Gloo on 127.0.0.1 (the rendezvous is on this host)";
+  } else {
+    b.description = "Gloo on " + b.address +
+                     (b.interface.empty() ? "" : " (interface " + b.interface + ")") +
+                     ", this host's route to MASTER_ADDR " + env.master_addr +
+                     "; set GLOO_SOCKET_IFNAME to choose another";
+  }
+  return b;
 }
 
-// Other ranks: wait for rank 0's "ready" (or its verdict on who is missing).
-void WaitForRankZero(c10d::Store& store, const ProcessEnvironment& env,
-                     const ConnectOptions& options, const std::string& where,
-                     Clock::time_point deadline) {
-  while (true) {
+std::vector<std::shared_ptr<::gloo::transport::Device>> GlooDevices(const Binding& b) {
+  std::vector<std::shared_ptr<::gloo::transport::Device>> devices;
+  for (const std::string& i : b.interfaces) {
     try {
-      if (store.check({"t5xx/abort"})) {
-        const std::vector<uint8_t> m = store.get("t5xx/abort");
-        store.set("t5xx/abort_seen/" + std::to_string(env.rank), std::vector<uint8_t>{1});
-        throw Error(std::string(m.begin(), m.end()) + " (reported by rank 0)");
-      }
-      if (store.check({"t5xx/ready"})) break;
-    } catch (const Error&) {
-      throw;
+      devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(i));
     } catch (const std::exception& e) {
-      throw Error("rank " + std::to_string(env.rank) + " lost the rendezvous at " + where +
-                  " while waiting for the other processes: " + e.what() +
-                  " (rank 0 stopped; see its log)");
+      throw Error("GLOO_SOCKET_IFNAME names the interface '" + i + "', which Gloo cannot use: " +
+                  e.what() + " (see `ip addr` for this host's interfaces)");
     }
-    if (Clock::now() >= deadline + kVerdictGrace) {
-      throw Error("rank " + std::to_string(env.rank) + " waited " +
-                  Seconds(options.join_timeout) + " at " + where +
-                  " for the other processes to join (rank 0 did not report them all)");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (devices.empty()) devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(b.address));
+  return devices;
 }
 
 }  // namespace
+
+std::string C10dCommunicator::transport() const { return impl_->transport; }
 
 std::unique_ptr<C10dCommunicator> C10dCommunicator::Connect(const ProcessEnvironment& env,
                                                             const ConnectOptions& options) {
@@ -287,27 +244,23 @@ std::unique_ptr<C10dCommunicator> C10dCommunicator::Connect(const ProcessEnviron
                "NCCL needs a CUDA device for this process, got " + options.device.str() +
                    "; use --device=cuda (one process per GPU, LOCAL_RANK picks it)");
   }
-  const auto deadline = Clock::now() + options.join_timeout;
-  const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+  // This process's binding, and how the others' errors name it.
+  const Binding binding = ChooseBinding(env);
   auto impl = std::make_shared<Impl>();
   for (int r = 0; r < env.world_size; ++r) impl->world_ranks.push_back(r);
-  impl->store = OpenRendezvousStore(env, options, where);
-  c10d::Store& store = *impl->store;
-  store.set(JoinedKey(env.rank), std::vector<uint8_t>{1});
-  if (env.rank == 0) {
-    WaitForEveryRank(store, env, options, where, deadline);
-  } else {
-    WaitForRankZero(store, env, options, where, deadline);
-  }
+  impl->store = JoinRendezvous(env, options.join_timeout, binding.self);
+  impl->transport = binding.description;
   impl->backend = options.backend;
   impl->device = options.device;
   impl->timeout = options.collective_timeout;
   const bool nccl = options.backend == CommunicationBackend::kNccl;
   if (nccl) device::SetCurrentDevice(options.device);
   auto go = c10d::ProcessGroupGloo::Options::create(options.collective_timeout);
-  const bool loopback = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
-  go->devices.push_back(loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                 : c10d::ProcessGroupGloo::createDefaultDevice());
+  if (nccl && !binding.interface.empty() && !std::getenv("NCCL_SOCKET_IFNAME")) {
+    // NCCL reads its bootstrap interface from the environment.
+    setenv("NCCL_SOCKET_IFNAME", binding.interface.c_str(), 1);
+  }
+  go->devices = GlooDevices(binding);
   impl->options = go;
   try {
     impl->MakeGroup(c10::make_intrusive<c10d::PrefixStore>(nccl ? "t5xx/nccl" : "t5xx/gloo",

@@ -54,6 +54,14 @@ class C10dCommunicator final : public Communicator {
   ~C10dCommunicator() override;
 
   int rank() const override { return rank_; }
+  // How the collectives travel, for the log: "Gloo on 10.0.0.2 (interface
+  // eth0), this host's route to MASTER_ADDR ..." -- GLOO_SOCKET_IFNAME's
+  // interfaces when set (as PyTorch honours it), else 127.0.0.1 for a
+  // rendezvous on this host, else this host's address on its route to
+  // MASTER_ADDR (not the address its host name resolves to, which is often
+  // 127.0.0.1 and unreachable from other hosts); NCCL_SOCKET_IFNAME is set
+  // to that interface when unset.
+  std::string transport() const;
   // The backend Connect chose (ConnectOptions::backend), shared by subgroups.
   CommunicationBackend backend() const;
   int size() const override { return size_; }

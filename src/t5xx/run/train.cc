@@ -167,7 +167,10 @@ std::shared_ptr<const partitioning::Communicator> JoinProcesses(const at::Device
     log << "[setup] process " << env->rank << " of " << env->world_size << " (" << env->launcher
         << "); joining at " << env->master_addr << ":" << env->master_port << " over "
         << (device.is_cuda() ? "NCCL" : "Gloo") << std::endl;
-    comm = partitioning::C10dCommunicator::Connect(*env, connect);
+    auto joined = partitioning::C10dCommunicator::Connect(*env, connect);
+    log << "[setup] process " << env->rank << ": collectives over " << joined->transport()
+        << std::endl;
+    comm = std::move(joined);
   }
   return comm;
 }

@@ -1,0 +1,217 @@
+// See rendezvous.h.
+#include "t5xx/partitioning/rendezvous.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "t5xx/util/error.h"
+
+namespace t5xx::partitioning {
+
+std::string Seconds(std::chrono::milliseconds ms) {
+  std::ostringstream out;
+  out << static_cast<double>(ms.count()) / 1000.0 << " s";
+  return out.str();
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string JoinedKey(int rank) { return "t5xx/joined/" + std::to_string(rank); }
+
+// How long past their own deadline the other ranks wait for rank 0's
+// verdict (which names the missing ranks), so that they report it too.
+constexpr std::chrono::seconds kVerdictGrace{10};
+
+// Rank 0's verdict (or a duplicate claimer's), read by every rank.
+constexpr const char* kAbortKey = "t5xx/abort";
+
+void Abort(c10d::Store& store, const std::string& msg) {
+  store.set(kAbortKey, std::vector<uint8_t>(msg.begin(), msg.end()));
+}
+
+// Rank 0's verdict: told to every rank, the store served until the ranks
+// that joined have read it (at most 5 s) so that they report it too; then
+// thrown.
+[[noreturn]] void AbortAndWait(c10d::Store& store, const ProcessEnvironment& env,
+                               const std::string& msg) {
+  Abort(store, msg);
+  std::vector<std::string> seen;
+  for (int r = 1; r < env.world_size; ++r) {
+    if (store.check({JoinedKey(r)})) seen.push_back("t5xx/abort_seen/" + std::to_string(r));
+  }
+  const auto until = Clock::now() + std::chrono::seconds(5);
+  while (!seen.empty() && !store.check(seen) && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw Error(msg);
+}
+
+// A rank's join record: "<world size> <self>".
+std::string Record(const ProcessEnvironment& env, const std::string& self) {
+  return std::to_string(env.world_size) + " " + self;
+}
+int RecordWorldSize(const std::string& record) { return std::atoi(record.c_str()); }
+std::string RecordSelf(const std::string& record) {
+  const size_t sp = record.find(' ');
+  return sp == std::string::npos ? "?" : record.substr(sp + 1);
+}
+std::string ReadRecord(c10d::Store& store, int rank) {
+  const std::vector<uint8_t> v = store.get(JoinedKey(rank));
+  return std::string(v.begin(), v.end());
+}
+
+// Claims this rank; a second claimer names both and tells everyone.
+void ClaimRank(c10d::Store& store, const ProcessEnvironment& env, const std::string& self) {
+  const std::string claim = "t5xx/claim/" + std::to_string(env.rank);
+  if (store.add(claim, 1) == 1) {
+    const std::string r = Record(env, self);
+    store.set(JoinedKey(env.rank), std::vector<uint8_t>(r.begin(), r.end()));
+    return;
+  }
+  std::string first = "another process";
+  for (int i = 0; i < 50 && !store.check({JoinedKey(env.rank)}); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (store.check({JoinedKey(env.rank)})) first = RecordSelf(ReadRecord(store, env.rank));
+  const std::string msg =
+      "rank " + std::to_string(env.rank) + " was claimed by two processes, on " + first +
+      " and on " + self + ": two hosts were given the same --node_rank (or RANK); give each "
+      "host its own --node_rank in [0, --nnodes)";
+  Abort(store, msg);
+  throw Error(msg);
+}
+
+// Rank 0, once every rank has joined: each was launched for this run's
+// number of processes.
+void CheckLaunchedAlike(c10d::Store& store, const ProcessEnvironment& env) {
+  std::string odd;
+  for (int r = 1; r < env.world_size; ++r) {
+    const std::string record = ReadRecord(store, r);
+    if (RecordWorldSize(record) != env.world_size) {
+      odd += (odd.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " on " +
+             RecordSelf(record) + " for " + std::to_string(RecordWorldSize(record));
+    }
+  }
+  if (odd.empty()) return;
+  const std::string msg = "the processes were launched for different numbers of processes: "
+                          "rank 0 on " + RecordSelf(ReadRecord(store, 0)) + " for " +
+                          std::to_string(env.world_size) + ", " + odd +
+                          " (WORLD_SIZE): give every host the same --nnodes and "
+                          "--nproc_per_node";
+  AbortAndWait(store, env, msg);
+}
+
+// The rendezvous store at MASTER_ADDR:MASTER_PORT (rank 0 serves it, unless
+// torchrun's agent does), with one key space per restart.
+c10::intrusive_ptr<c10d::Store> OpenRendezvousStore(const ProcessEnvironment& env,
+                                                    std::chrono::milliseconds join_timeout,
+                                                    const std::string& where) {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10d::TCPStoreOptions so;
+  so.port = static_cast<std::uint16_t>(env.master_port);
+  so.isServer = env.rank == 0 && !env.agent_store;
+  so.waitWorkers = false;  // t5xx checks who joined itself, to name the missing
+  so.timeout = join_timeout;
+  try {
+    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+  } catch (const std::exception& e) {
+    throw Error(env.rank == 0
+                    ? "rank 0 cannot serve the rendezvous at " + where + ": " + e.what() +
+                          " (is the port in use? set MASTER_PORT)"
+                    : "rank " + std::to_string(env.rank) + " cannot reach rank 0's rendezvous at " +
+                          where + " within " + Seconds(join_timeout) + ": " + e.what() +
+                          " (is rank 0 running, and are MASTER_ADDR and MASTER_PORT right?)");
+  }
+  if (env.agent_store || env.restart_count > 0) {
+    // torchrun's agent store outlives restarts: one key space per attempt.
+    store = c10::make_intrusive<c10d::PrefixStore>(
+        "t5xx/attempt_" + std::to_string(env.restart_count), store);
+  }
+  return store;
+}
+
+// Rank 0: waits until every rank has joined; past the deadline, tells the
+// ranks that joined which did not (and waits briefly for them to read it),
+// then throws that.
+void WaitForEveryRank(c10d::Store& store, const ProcessEnvironment& env,
+                      std::chrono::milliseconds join_timeout, const std::string& where,
+                      Clock::time_point deadline) {
+  std::vector<std::string> keys;
+  for (int r = 0; r < env.world_size; ++r) keys.push_back(JoinedKey(r));
+  while (!store.check(keys)) {
+    if (store.check({kAbortKey})) {  // a rank claimed twice
+      const std::vector<uint8_t> m = store.get(kAbortKey);
+      throw Error(std::string(m.begin(), m.end()));
+    }
+    if (Clock::now() >= deadline) {
+      std::string missing;
+      int n = 0;
+      for (int r = 0; r < env.world_size; ++r) {
+        if (!store.check({JoinedKey(r)})) {
+          missing += (n++ ? ", " : "") + std::to_string(r);
+        }
+      }
+      const std::string msg = "rank" + std::string(n == 1 ? " " : "s ") + missing + " of " +
+                              std::to_string(env.world_size) + " did not join the run at " +
+                              where + " within " + Seconds(join_timeout) +
+                              " (were they launched? see their logs)";
+      AbortAndWait(store, env, msg);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CheckLaunchedAlike(store, env);
+  store.set("t5xx/ready", std::vector<uint8_t>{1});
+}
+
+// Other ranks: wait for rank 0's "ready" (or its verdict on who is missing).
+void WaitForRankZero(c10d::Store& store, const ProcessEnvironment& env,
+                     std::chrono::milliseconds join_timeout, const std::string& where,
+                     Clock::time_point deadline) {
+  while (true) {
+    try {
+      if (store.check({kAbortKey})) {
+        const std::vector<uint8_t> m = store.get(kAbortKey);
+        store.set("t5xx/abort_seen/" + std::to_string(env.rank), std::vector<uint8_t>{1});
+        throw Error(std::string(m.begin(), m.end()) + " (reported by rank 0)");
+      }
+      if (store.check({"t5xx/ready"})) break;
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw Error("rank " + std::to_string(env.rank) + " lost the rendezvous at " + where +
+                  " while waiting for the other processes: " + e.what() +
+                  " (rank 0 stopped; see its log)");
+    }
+    if (Clock::now() >= deadline + kVerdictGrace) {
+      throw Error("rank " + std::to_string(env.rank) + " waited " +
+                  Seconds(join_timeout) + " at " + where +
+                  " for the other processes to join (rank 0 did not report them all)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Store> JoinRendezvous(const ProcessEnvironment& env,
+                                               std::chrono::milliseconds join_timeout,
+                                               const std::string& self) {
+  const auto deadline = Clock::now() + join_timeout;
+  const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+  c10::intrusive_ptr<c10d::Store> store = OpenRendezvousStore(env, join_timeout, where);
+  ClaimRank(*store, env, self);
+  if (env.rank == 0) {
+    WaitForEveryRank(*store, env, join_timeout, where, deadline);
+  } else {
+    WaitForRankZero(*store, env, join_timeout, where, deadline);
+  }
+  return store;
+}
+
+}  // namespace t5xx::partitioning
