@@ -28,6 +28,9 @@ if [ "${1:-}" = "--test" ]; then
   # clang with libFuzzer and the sanitizer runtimes: the fuzz targets
   # (scripts/fuzz.sh, docs/robustness.md "Fuzzing").
   packages+=(clang-14 libclang-rt-14-dev)
+  # The multi-host rig (tests/multihost/): network namespaces, veth pairs and
+  # a bridge (`ip`), tc netem where the kernel has it, GNU time for peaks.
+  packages+=(iproute2 time)
 fi
 
 missing=()

@@ -7,9 +7,19 @@
 #
 #  - 2 hosts x 2 processes (2x2 mesh, ZeRO-3) give bitwise the losses
 #    (metrics.jsonl) and the final checkpoint of the same mesh on one host;
+#  - so do they over a link with 100 ms latency and 1% loss each way (tc
+#    netem where the kernel has it, else link_emulator.py: two TUN devices
+#    and a relay);
+#  - a cut link and a killed host stop every surviving rank within the
+#    timeouts, naming the ranks and the host, and the checkpoints committed
+#    before stay restorable;
+#  - --max_restarts=1: a rank killed mid-run on host 1 restarts the job on
+#    both hosts and the final checkpoint equals the uninterrupted run's,
+#    bitwise;
 #  - bad launches are named: two hosts with one --node_rank, hosts with
 #    different --nnodes;
 #  - a host that never joins is named within T5XX_JOIN_TIMEOUT.
+# Each run's mean steps/s is printed (the closing note's step times).
 #
 # Traffic stays in the namespaces the test made; they are removed on every
 # exit path. Not root, or no `ip netns`: prints SKIP and the reason and exits
@@ -24,6 +34,7 @@ net="10.213.$((($$ % 200) + 20))"
 hosts=(t5mh${tag}h0 t5mh${tag}h1 t5mh${tag}h2)
 bridge=t5mh${tag}br
 cleanup() {
+  [ -n "${relay:-}" ] && kill -9 "$relay" 2>/dev/null
   for h in "${hosts[@]}"; do
     for p in $(ip netns pids "$h" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
     ip netns del "$h" 2>/dev/null
@@ -49,46 +60,153 @@ for i in 0 1 2; do
   ip -n "$h" link set lo up
 done
 master="$net.1"
-# A launch that goes wrong is named well within this (not 5 minutes).
-export T5XX_JOIN_TIMEOUT=30
+# A launch that goes wrong, or a link that is cut, is named well within
+# these (not in 5 and 30 minutes).
+export T5XX_JOIN_TIMEOUT=30 T5XX_COLLECTIVE_TIMEOUT=10
 
+# Time spent so far, after each part (for CI's budget).
+t0=$SECONDS
+took() { echo "[$((SECONDS - t0)) s] $*"; }
 demo_corpus_or_exit
 args=(--gin_file=configs/examples/t5_1_1_tiny_demo.gin --data_dir="$work/data"
       --gin.BATCH_SIZE=4 "--gin.TASK_FEATURE_LENGTHS={'inputs': 32, 'targets': 8}"
       --gin.network.T5Config.vocab_size=1152 --gin.EVAL_STEPS=1 --gin.train.stats_period=1
-      --gin.utils.SaveCheckpointConfig.period=2 --gin.TRAIN_STEPS=4
+      --gin.utils.SaveCheckpointConfig.period=4
       --gin.partitioning.PjitPartitioner.num_partitions=2
       --gin.partitioning.standard_logical_axis_rules.parameter_partitioning_dims=2)
 # on_host I LOG ARGS...: host I's launch of `t5xx train ARGS`, 2 processes
-# of a 2-host run (--nnodes, --node_rank I, host 0 the master).
+# of a 2-host run (--nnodes, --node_rank I, host 0 the master at
+# $master; $launch_flags added).
 on_host() {
   local i="$1" log="$2"; shift 2
   timeout 300 ip netns exec "${hosts[$i]}" "$T5XX" launch --nnodes=2 --node_rank="$i" \
     --nproc_per_node=2 --master_addr="$master" --master_port=29611 --stop_grace_seconds=5 \
-    -- "$T5XX" train "${args[@]}" "$@" >"$log" 2>&1
+    ${launch_flags:-} -- "$T5XX" train "${args[@]}" "$@" >"$log" 2>&1
 }
+# both_hosts NAME ARGS...: hosts 0 and 1 train into $work/NAME (logs
+# NAME.h0.log, NAME.h1.log; exit statuses "rc0 rc1" in NAME.rc).
+both_hosts() {
+  local name="$1"; shift
+  on_host 0 "$work/$name.h0.log" --gin.MODEL_DIR="$work/$name" "$@" & local a=$!
+  on_host 1 "$work/$name.h1.log" --gin.MODEL_DIR="$work/$name" "$@" & local b=$!
+  local r0 r1
+  wait $a; r0=$?; wait $b; r1=$?
+  echo "$r0 $r1" >"$work/$name.rc"
+}
+# statuses NAME: sets rc0, rc1 from NAME.rc.
+statuses() { read -r rc0 rc1 <"$work/$1.rc"; }
 # The loss of every train step, exactly as written.
 losses() { grep -o '"loss":[^,]*' "$1/train/metrics.jsonl"; }
+# Mean steps/s after the first step.
+speed() {
+  grep -o '"timing/steps_per_second":[0-9.e+-]*' "$1/train/metrics.jsonl" | tail -n +2 |
+    awk -F: '{ s += $2; n++ } END { printf "%.3f steps/s", n ? s / n : 0 }'
+}
+# until_committed DIR STEP: waits (at most 120 s) for DIR/checkpoint_STEP.
+until_committed() {
+  for _ in $(seq 6000); do [ -e "$1/checkpoint_$2/checkpoint" ] && return 0; sleep 0.02; done
+  return 1
+}
 
 # The reference: the same 2x2 mesh, 4 processes of this host.
 timeout 300 "$T5XX" launch --nproc_per_node=4 -- "$T5XX" train "${args[@]}" \
-  --gin.MODEL_DIR="$work/one" >"$work/one.log" 2>&1
-show="$work/one.log" check "one host, 2x2 ZeRO-3, trains" test -d "$work/one/checkpoint_4"
+  --gin.TRAIN_STEPS=24 --gin.MODEL_DIR="$work/one" >"$work/one.log" 2>&1
+show="$work/one.log" check "one host, 2x2 ZeRO-3, trains" test -d "$work/one/checkpoint_24"
 
-on_host 0 "$work/h0.log" --gin.MODEL_DIR="$work/two" & a=$!
-on_host 1 "$work/h1.log" --gin.MODEL_DIR="$work/two" & b=$!
-wait $a; ra=$?; wait $b; rb=$?
-show="$work/h0.log $work/h1.log" check "2 hosts x 2 processes train and exit 0" \
-  test "$ra$rb" = 00
-show="$work/h1.log" check "host 1's processes bind Gloo to their route to the master" \
-  grep -q "collectives over Gloo on $net.2 (interface ${hosts[1]}p)" "$work/h1.log"
+both_hosts two --gin.TRAIN_STEPS=24; statuses two
+show="$work/two.h0.log $work/two.h1.log" check "2 hosts x 2 processes train and exit 0" \
+  test "$rc0$rc1" = 00
+show="$work/two.h1.log" check "host 1's processes bind Gloo to their route to the master" \
+  grep -q "collectives over Gloo on $net.2 (interface ${hosts[1]}p)" "$work/two.h1.log"
 check "the 2-host run logs the one-host run's losses, bitwise" \
   diff <(losses "$work/one") <(losses "$work/two")
 check "and writes the one-host run's final checkpoint, bitwise" \
-  diff -r "$work/one/checkpoint_4" "$work/two/checkpoint_4"
+  diff -r "$work/one/checkpoint_24" "$work/two/checkpoint_24"
+echo "step time: one host $(speed "$work/one"); 2 hosts $(speed "$work/two")"
 
+took "clean runs done"
+# --max_restarts: a rank of host 1 killed after checkpoint_4; both hosts
+# restart their processes, which resume from the latest checkpoint.
+launch_flags=--max_restarts=1 both_hosts restart --gin.TRAIN_STEPS=24 & job=$!
+until_committed "$work/restart" 4
+# (a rank: argv "$T5XX train ...", not the launcher or `timeout` above it)
+victim=$(for p in $(ip netns pids "${hosts[1]}"); do
+  tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -q "^$T5XX train " && echo "$p"; done | head -1)
+kill -9 "$victim"
+wait $job
+show="$work/restart.h0.log $work/restart.h1.log" check "a rank killed on host 1 restarts the job on both hosts" \
+  bash -c 'grep -q "restarting every process of this host (1 of 1)" "$0" && grep -q "restarting every process of this host (1 of 1)" "$1" && grep -q "^\[setup\] restart 1 of the job, after: rank" "$0"' \
+  "$work/restart.h0.log" "$work/restart.h1.log"
+show="$work/restart.h0.log" check "the restarted job's final checkpoint equals the uninterrupted run's, bitwise" \
+  diff -r "$work/one/checkpoint_24" "$work/restart/checkpoint_24"
+check "the restart is in the TensorBoard metrics" grep -q '"restarts":1' "$work/restart/train/metrics.jsonl"
+
+took "restart done"
+# A link with 100 ms latency and 1% loss each way: the same results.
+if ip netns exec "${hosts[0]}" tc qdisc add dev "${hosts[0]}p" root netem delay 100ms loss 1% 2>/dev/null &&
+   ip netns exec "${hosts[1]}" tc qdisc add dev "${hosts[1]}p" root netem delay 100ms loss 1% 2>/dev/null; then
+  slow_master="$master"; how="tc netem"
+else
+  # No sch_netem: a TUN link of its own subnet, relayed in user space.
+  python3 "$(dirname "$0")/link_emulator.py" t5mh${tag}t0 t5mh${tag}t1 --delay_ms 100 --loss 0.01 \
+    >"$work/relay.log" 2>&1 & relay=$!
+  for _ in $(seq 100); do grep -q ready "$work/relay.log" && break; sleep 0.05; done
+  for i in 0 1; do
+    ip link set "t5mh${tag}t$i" netns "${hosts[$i]}"
+    ip -n "${hosts[$i]}" addr add "10.214.${net##*.}.$((i + 1))/24" dev "t5mh${tag}t$i"
+    ip -n "${hosts[$i]}" link set "t5mh${tag}t$i" up
+  done
+  slow_master="10.214.${net##*.}.1"; how="link_emulator.py (this kernel has no sch_netem)"
+fi
+master="$slow_master" both_hosts slow --gin.TRAIN_STEPS=2; statuses slow
+show="$work/slow.h0.log $work/slow.h1.log" check "over 100 ms latency and 1% loss ($how) the run finishes" \
+  test "$rc0$rc1" = 00
+timeout 300 "$T5XX" launch --nproc_per_node=4 -- "$T5XX" train "${args[@]}" \
+  --gin.TRAIN_STEPS=2 --gin.MODEL_DIR="$work/one2" >"$work/one2.log" 2>&1
+check "with the one-host run's losses, bitwise" diff <(losses "$work/one2") <(losses "$work/slow")
+check "and its checkpoint, bitwise" diff -r "$work/one2/checkpoint_2" "$work/slow/checkpoint_2"
+echo "step time over 100 ms latency and 1% loss ($how): $(speed "$work/slow")"
+[ -n "${relay:-}" ] && kill -9 "$relay" && wait "$relay" 2>/dev/null; relay=
+
+took "latency done"
+# A cut link: after checkpoint_4, host 1's cable is pulled.
+both_hosts cut --gin.TRAIN_STEPS=100000 & job=$!
+until_committed "$work/cut" 4
+ip link set "${hosts[1]}v" down
+start=$SECONDS
+wait $job
+took=$((SECONDS - start))
+statuses cut
+ip link set "${hosts[1]}v" up
+show="$work/cut.h0.log $work/cut.h1.log" check "a cut link stops both hosts within the timeouts ($took s)" \
+  bash -c '[ "$0" != 0 ] && [ "$1" != 0 ] && [ "$2" -lt 120 ]' "$rc0" "$rc1" "$took"
+show="$work/cut.h0.log" check "host 0 names host 1's ranks" \
+  grep -q "ranks 2, 3 of the run stopped (on host [^ ]* ($net.2)" "$work/cut.h0.log"
+show="$work/cut.h1.log" check "host 1 names the master's host" \
+  grep -qE "(rank 0 of the run stopped, or the network to its host [^ ]* \($net.1\) is cut|ranks 0, 1 of the run stopped \(on host [^ ]* \($net.1\))" "$work/cut.h1.log"
+last=$(ls -d "$work/cut"/checkpoint_* | sed 's/.*_//' | sort -n | tail -1)
+timeout 300 "$T5XX" launch --nproc_per_node=4 -- "$T5XX" train "${args[@]}" \
+  --gin.TRAIN_STEPS=$((last + 1)) --gin.MODEL_DIR="$work/cut" >"$work/cut_resume.log" 2>&1
+show="$work/cut_resume.log" check "the last checkpoint before the cut ($last) restores and trains on" \
+  bash -c 'grep -q "^\[restore\].*step $1" "$0" && test -d "$2/checkpoint_$(($1 + 1))"' \
+  "$work/cut_resume.log" "$last" "$work/cut"
+
+took "cut link done"
+# A killed host: every process of host 1 killed after checkpoint_4.
+both_hosts dead --gin.TRAIN_STEPS=100000 & job=$!
+until_committed "$work/dead" 4
+for p in $(ip netns pids "${hosts[1]}"); do kill -9 "$p" 2>/dev/null; done
+start=$SECONDS
+wait $job
+took=$((SECONDS - start))
+statuses dead
+show="$work/dead.h0.log" check "a killed host stops host 0 within the timeouts ($took s), naming its ranks and host" \
+  bash -c '[ "$0" != 0 ] && [ "$1" -lt 120 ] && grep -qE "ranks? [23](, 3)? of the run stopped \(on host [^ ]* \($2.2\)" "$3"' \
+  "$rc0" "$took" "$net" "$work/dead.h0.log"
+
+took "killed host done"
 # Two hosts claiming one --node_rank: named, both sides stop.
-on_host 0 "$work/dup0.log" --gin.MODEL_DIR="$work/dup" & a=$!
+on_host 0 "$work/dup0.log" --gin.TRAIN_STEPS=4 --gin.MODEL_DIR="$work/dup" & a=$!
 sleep 1
 timeout 300 ip netns exec "${hosts[1]}" "$T5XX" launch --nnodes=2 --node_rank=0 \
   --nproc_per_node=2 --master_addr="$master" --master_port=29611 --stop_grace_seconds=5 \
@@ -100,7 +218,7 @@ show="$work/dup0.log $work/dup1.log" check "one --node_rank on two hosts stops b
 
 # Hosts launched with different --nnodes: host 1's ranks 2 and 3 think the
 # run has 8 processes.
-on_host 0 "$work/nn0.log" --gin.MODEL_DIR="$work/nn" & a=$!
+on_host 0 "$work/nn0.log" --gin.TRAIN_STEPS=4 --gin.MODEL_DIR="$work/nn" & a=$!
 timeout 300 ip netns exec "${hosts[1]}" "$T5XX" launch --nnodes=4 --node_rank=1 \
   --nproc_per_node=2 --master_addr="$master" --master_port=29611 --stop_grace_seconds=5 \
   -- "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/nn" >"$work/nn1.log" 2>&1 & b=$!
@@ -114,11 +232,12 @@ show="$work/nn0.log" check "and nothing is written to MODEL_DIR" \
 # A host that never joins: host 0's ranks name the missing ranks within
 # T5XX_JOIN_TIMEOUT.
 start=$SECONDS
-T5XX_JOIN_TIMEOUT=10 on_host 0 "$work/alone.log" --gin.MODEL_DIR="$work/alone"
+T5XX_JOIN_TIMEOUT=10 on_host 0 "$work/alone.log" --gin.TRAIN_STEPS=4 --gin.MODEL_DIR="$work/alone"
 rc=$?
 show="$work/alone.log" check "a host that never joins is named within the join timeout" \
   bash -c '[ "$0" != 0 ] && [ $(($1)) -lt 60 ] && grep -q "ranks 2, 3 of 4 did not join the run at '"$master"':29611 within 10 s" "$2"' \
   "$rc" "$((SECONDS - start))" "$work/alone.log"
 
+took "bad launches done"
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

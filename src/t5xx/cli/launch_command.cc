@@ -5,9 +5,14 @@
 // ranks K*N .. K*N+N-1 of M*N, all meeting at HOST:P (this host's loopback
 // and a free port on one host) --, forwards SIGTERM and SIGINT to them, and
 // when one fails stops the others and exits with its status, naming the
-// rank (a dead process never leaves the rest hung). torchrun's flags and
-// meanings; every host runs its own `t5xx launch` with its own
-// --node_rank.
+// rank (a dead process never leaves the rest hung). With --max_restarts=R
+// it starts them all again after a failure, up to R times, with
+// TORCHELASTIC_RESTART_COUNT (and T5XX_RESTART_CAUSE, the failure) set: the
+// run resumes from MODEL_DIR's latest checkpoint. On several hosts a
+// failure reaches every host's processes (their collectives fail), so every
+// host's launch restarts its own, and they meet again at the master.
+// torchrun's flags and meanings; every host runs its own `t5xx launch` with
+// its own --node_rank.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -50,15 +55,18 @@ struct Placement {
 };
 
 // The environment of this host's `local`-th process: this process's, with
-// torchrun's variables set for `at`.
-std::vector<std::string> RankEnvironment(int local, const Placement& at) {
+// torchrun's variables set for `at`, and its restart count and the cause of
+// the last failure (empty on the first attempt).
+std::vector<std::string> RankEnvironment(int local, const Placement& at, int restart,
+                                         const std::string& cause) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     const std::string kv = *e;
     const std::string key = kv.substr(0, kv.find('='));
     if (key == "RANK" || key == "WORLD_SIZE" || key == "LOCAL_RANK" ||
         key == "LOCAL_WORLD_SIZE" || key == "GROUP_RANK" || key == "MASTER_ADDR" ||
-        key == "MASTER_PORT") {
+        key == "MASTER_PORT" || key == "TORCHELASTIC_RESTART_COUNT" ||
+        key == "T5XX_RESTART_CAUSE") {
       continue;
     }
     env.push_back(kv);
@@ -68,19 +76,22 @@ std::vector<std::string> RankEnvironment(int local, const Placement& at) {
         "LOCAL_RANK=" + std::to_string(local),
         "LOCAL_WORLD_SIZE=" + std::to_string(at.nproc_per_node),
         "GROUP_RANK=" + std::to_string(at.node_rank), "MASTER_ADDR=" + at.master_addr,
-        "MASTER_PORT=" + std::to_string(at.master_port)}) {
+        "MASTER_PORT=" + std::to_string(at.master_port),
+        "TORCHELASTIC_RESTART_COUNT=" + std::to_string(restart)}) {
     env.push_back(kv);
   }
+  if (!cause.empty()) env.push_back("T5XX_RESTART_CAUSE=" + cause);
   return env;
 }
 
 // Starts `command` once per rank; returns pid -> rank. Throws t5xx::Error
 // (after killing those started) when one cannot be started.
-std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, const Placement& at) {
+std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, const Placement& at,
+                                int restart, const std::string& cause) {
   std::map<pid_t, int> rank_of;
   for (int local = 0; local < at.nproc_per_node; ++local) {
     const int r = at.rank(local);
-    std::vector<std::string> env = RankEnvironment(local, at);
+    std::vector<std::string> env = RankEnvironment(local, at, restart, cause);
     std::vector<char*> envp, argv;
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
@@ -100,9 +111,15 @@ std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, const Placemen
 
 // Waits for every rank, as torchrun's elastic agent does: a stop signal is
 // passed on; the first rank that fails stops the others (SIGTERM, then
-// SIGKILL after `grace` seconds). Returns the first failure's exit code, or 0.
-int SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
-  int result = 0;
+// SIGKILL after `grace` seconds).
+struct Outcome {
+  int code = 0;          // the first failure's exit code, or 0
+  std::string cause;     // "rank 3 (pid 123) exited with status 1"
+  bool stopped = false;  // a stop signal was passed on (no restart then)
+};
+Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
+  Outcome out;
+  int& result = out.code;
   bool stopping = false;
   bool forwarded = false;
   auto stop_deadline = std::chrono::steady_clock::time_point::max();
@@ -124,8 +141,10 @@ int SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
       if (failed && !stopping && !forwarded) {
         result = ExitCode(status);
         stopping = true;
-        std::cerr << "t5xx launch: rank " << r << " (pid " << pid << ") " << Status(status)
-                  << "; stopping the other " << rank_of.size() << " processes" << std::endl;
+        out.cause = "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " +
+                    Status(status);
+        std::cerr << "t5xx launch: " << out.cause << "; stopping the other " << rank_of.size()
+                  << " processes" << std::endl;
         for (const auto& [p, rr] : rank_of) ::kill(p, SIGTERM);
         stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
       } else if (failed && result == 0) {
@@ -139,7 +158,8 @@ int SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return result;
+  out.stopped = forwarded;
+  return out;
 }
 
 }  // namespace
@@ -156,7 +176,7 @@ int LaunchCommand(const std::vector<std::string>& args) {
   }
   const std::map<std::string, std::string> f = ParseFlags(
       flags,
-      {"nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port",
+      {"nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "max_restarts",
        "stop_grace_seconds"},
       "launch");
   T5XX_CHECK(!command.empty(), "t5xx launch: no command; usage: t5xx launch --nproc_per_node=N "
@@ -200,16 +220,32 @@ int LaunchCommand(const std::vector<std::string>& args) {
   }
   at.master_port = f.count("master_port") ? number("master_port", 1, 65535) : FreeLocalPort();
   const int grace = f.count("stop_grace_seconds") ? number("stop_grace_seconds", 0, 3600) : 30;
+  const int max_restarts = f.count("max_restarts") ? number("max_restarts", 0, 1000) : 0;
 
   InstallStopSignalHandlers();  // forwarded to the ranks below
-  std::map<pid_t, int> rank_of = SpawnRanks(command, at);
-  std::cerr << "t5xx launch: " << at.nproc_per_node << " processes of '" << command[0] << "'";
-  if (at.nnodes > 1) {
-    std::cerr << " (ranks " << at.rank(0) << "-" << at.rank(at.nproc_per_node - 1) << " of "
-              << at.world() << ", host " << at.node_rank << " of " << at.nnodes << ")";
+  std::string cause;
+  for (int restart = 0;; ++restart) {
+    std::map<pid_t, int> rank_of = SpawnRanks(command, at, restart, cause);
+    std::cerr << "t5xx launch: " << at.nproc_per_node << " processes of '" << command[0] << "'";
+    if (at.nnodes > 1) {
+      std::cerr << " (ranks " << at.rank(0) << "-" << at.rank(at.nproc_per_node - 1) << " of "
+                << at.world() << ", host " << at.node_rank << " of " << at.nnodes << ")";
+    }
+    std::cerr << ", rendezvous at " << at.master_addr << ":" << at.master_port;
+    if (restart > 0) std::cerr << "; restart " << restart << " of " << max_restarts;
+    std::cerr << std::endl;
+    const Outcome out = SuperviseRanks(std::move(rank_of), grace);
+    if (out.code == 0 || out.stopped || restart >= max_restarts) {
+      if (out.code != 0 && max_restarts > 0 && !out.stopped) {
+        std::cerr << "t5xx launch: no restarts left (--max_restarts=" << max_restarts
+                  << "); the last failure: " << out.cause << std::endl;
+      }
+      return out.code;
+    }
+    cause = out.cause.empty() ? "a process failed" : out.cause;
+    std::cerr << "t5xx launch: restarting every process of this host (" << restart + 1 << " of "
+              << max_restarts << ") after: " << cause << std::endl;
   }
-  std::cerr << ", rendezvous at " << at.master_addr << ":" << at.master_port << std::endl;
-  return SuperviseRanks(std::move(rank_of), grace);
 }
 
 }  // namespace t5xx::cli

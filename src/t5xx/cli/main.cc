@@ -97,6 +97,7 @@ constexpr char kUsage[] =
     "  launch        start N processes of a command on this host, as torchrun:\n"
     "                  t5xx launch --nproc_per_node=N [--master_port=P]\n"
     "                    [--nnodes=M --node_rank=K --master_addr=HOST]\n"
+    "                    [--max_restarts=0]\n"
     "                    [--stop_grace_seconds=30] -- t5xx train ...\n"
     "                several hosts: one launch per host, each its --node_rank,\n"
     "                all the same --master_addr/--master_port (host 0's);\n"

@@ -92,6 +92,7 @@ struct C10dCommunicator::Impl {
 #endif
   std::vector<int> world_ranks;  // this communicator's ranks as ranks of the run
   std::string transport;         // how its collectives travel (transport())
+  std::vector<std::string> hosts;  // where each rank of the run joined from
 
   // Calls f with the process group (both have the same collective calls;
   // the base class differs between libtorch 1.13 and 2.x, so it is not
@@ -130,6 +131,12 @@ C10dCommunicator::C10dCommunicator(std::shared_ptr<Impl> impl, int rank, int siz
 
 C10dCommunicator::~C10dCommunicator() = default;
 
+const std::string& C10dCommunicator::HostOf(int world_rank) const {
+  static const std::string unknown = "host ?";
+  const size_t r = static_cast<size_t>(world_rank);
+  return r < impl_->hosts.size() ? impl_->hosts[r] : unknown;
+}
+
 std::string C10dCommunicator::StoppedRanks() const {
   const int n = impl_->world_size;
   auto read = [&]() {
@@ -141,20 +148,24 @@ std::string C10dCommunicator::StoppedRanks() const {
     const std::vector<int64_t> before = read();
     std::this_thread::sleep_for(kHeartbeatWatch);
     const std::vector<int64_t> after = read();
-    std::string stopped;
+    std::string stopped, where;
     int count = 0;
     const int me = impl_->world_ranks[static_cast<size_t>(rank_)];
     for (int r = 0; r < n; ++r) {
       if (r != me && after[static_cast<size_t>(r)] == before[static_cast<size_t>(r)]) {
         stopped += (count++ ? ", " : "") + std::to_string(r);
+        const std::string& host = HostOf(r);
+        if (where.find(host) == std::string::npos) where += (where.empty() ? "" : ", ") + host;
       }
     }
     if (count == 0) return "";
-    return "rank" + std::string(count == 1 ? " " : "s ") + stopped + " of the run stopped (no " +
-           "heartbeat for " + std::to_string(kHeartbeatWatch.count() / 1000) + " s; see " +
+    return "rank" + std::string(count == 1 ? " " : "s ") + stopped + " of the run stopped (on " +
+           where + "; no heartbeat for " + std::to_string(kHeartbeatWatch.count() / 1000) +
+           " s: the process died, or the network to its host is cut; see " +
            (count == 1 ? "its" : "their") + " log)";
   } catch (const std::exception&) {
-    return "rank 0 of the run stopped (its rendezvous store no longer answers; see its log)";
+    return "rank 0 of the run stopped, or the network to its " + HostOf(0) +
+           " is cut (its rendezvous store no longer answers; see its log)";
   }
 }
 
@@ -250,6 +261,7 @@ std::unique_ptr<C10dCommunicator> C10dCommunicator::Connect(const ProcessEnviron
   for (int r = 0; r < env.world_size; ++r) impl->world_ranks.push_back(r);
   impl->store = JoinRendezvous(env, options.join_timeout, binding.self);
   impl->transport = binding.description;
+  impl->hosts = RankHosts(*impl->store, env.world_size);
   impl->backend = options.backend;
   impl->device = options.device;
   impl->timeout = options.collective_timeout;
@@ -460,6 +472,8 @@ std::shared_ptr<const Communicator> C10dCommunicator::Subgroup(const std::vector
   impl->counter = impl_->counter;
   impl->heartbeat = impl_->heartbeat;
   impl->world_size = impl_->world_size;
+  impl->hosts = impl_->hosts;
+  impl->transport = impl_->transport;
   impl->backend = impl_->backend;
   impl->device = impl_->device;
   impl->timeout = impl_->timeout;

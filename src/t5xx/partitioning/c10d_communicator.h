@@ -101,6 +101,8 @@ class C10dCommunicator final : public Communicator {
   // The run's ranks whose heartbeats stood still while watched (about 2 s),
   // as a sentence; "" when all are alive.
   std::string StoppedRanks() const;
+  // "host h (10.0.0.2)": where the run's rank `world_rank` joined from.
+  const std::string& HostOf(int world_rank) const;
   std::shared_ptr<Impl> impl_;
   int rank_;
   int size_;

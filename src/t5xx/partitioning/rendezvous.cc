@@ -128,7 +128,7 @@ c10::intrusive_ptr<c10d::Store> OpenRendezvousStore(const ProcessEnvironment& en
                           where + " within " + Seconds(join_timeout) + ": " + e.what() +
                           " (is rank 0 running, and are MASTER_ADDR and MASTER_PORT right?)");
   }
-  if (env.agent_store || env.restart_count > 0) {
+  if (env.agent_store) {
     // torchrun's agent store outlives restarts: one key space per attempt.
     store = c10::make_intrusive<c10d::PrefixStore>(
         "t5xx/attempt_" + std::to_string(env.restart_count), store);
@@ -198,6 +198,12 @@ void WaitForRankZero(c10d::Store& store, const ProcessEnvironment& env,
 }
 
 }  // namespace
+
+std::vector<std::string> RankHosts(c10d::Store& store, int world_size) {
+  std::vector<std::string> hosts;
+  for (int r = 0; r < world_size; ++r) hosts.push_back(RecordSelf(ReadRecord(store, r)));
+  return hosts;
+}
 
 c10::intrusive_ptr<c10d::Store> JoinRendezvous(const ProcessEnvironment& env,
                                                std::chrono::milliseconds join_timeout,

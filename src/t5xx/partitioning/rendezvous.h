@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "t5xx/partitioning/process_environment.h"
 
@@ -29,6 +30,10 @@ namespace t5xx::partitioning {
 c10::intrusive_ptr<c10d::Store> JoinRendezvous(const ProcessEnvironment& env,
                                                std::chrono::milliseconds join_timeout,
                                                const std::string& self);
+
+// Where each rank of the run joined from ("host h (10.0.0.2)"), by rank,
+// read from the join records of a store JoinRendezvous returned.
+std::vector<std::string> RankHosts(c10d::Store& store, int world_size);
 
 // "12.5 s".
 std::string Seconds(std::chrono::milliseconds ms);

@@ -502,6 +502,14 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   out.loop.communicator = comm;  // several processes: each saves its part of a checkpoint
   LogRunSummary(s, out, chief, log);
   out.loop.operative_config = operative;
+  if (const auto env = partitioning::DetectProcessEnvironment(); env && env->restart_count > 0) {
+    // A launcher restarted the whole job (t5xx launch --max_restarts).
+    const char* cause = std::getenv("T5XX_RESTART_CAUSE");
+    out.loop.restart_count = env->restart_count;
+    out.loop.restart_cause = cause && *cause ? cause : "(the launcher did not say)";
+    log << "[setup] restart " << env->restart_count << " of the job, after: "
+        << out.loop.restart_cause << std::endl;
+  }
   SetMfuInputs(s, process_peak, peak_source, out, log);
   // Start-up's transient blocks (the matmul peak's operands, each whole
   // parameter made before its box was kept, restore's read buffers) go

@@ -38,25 +38,46 @@ checkpoints::OwnedArray Copy(const std::string& path, const at::Tensor& t, bool 
   return a;
 }
 
-// The whole of an array of `global` shape whose processes each hold the
-// box `box` of it (equal box shapes everywhere): every process's box and
-// its origin gathered, then copied into place (replicas hold equal values).
-at::Tensor GatherWhole(const at::Tensor& local, const partitioning::ShardBox& box,
-                       const std::vector<int64_t>& global,
-                       const partitioning::Communicator& comm) {
-  const at::Tensor pieces = comm.AllGather(local.contiguous().reshape({1, -1}));
-  const at::Tensor origins =
-      comm.AllGather(at::tensor(box.origin, at::kLong).reshape({1, -1}));
-  at::Tensor whole = at::zeros(global, local.options());
-  for (int64_t r = 0; r < pieces.size(0); ++r) {
-    at::Tensor dst = whole;
-    for (size_t d = 0; d < global.size(); ++d) {
-      dst = dst.narrow(static_cast<int64_t>(d), origins[r][static_cast<int64_t>(d)].item<int64_t>(),
-                       box.shape[d]);
-    }
-    dst.copy_(pieces[r].reshape(box.shape));
+// The wholes of arrays of `globals` shapes whose processes each hold the
+// box `boxes[i]` of array i (equal box shapes everywhere): every process's
+// boxes and their origins gathered -- in two collectives for all the arrays
+// (their pieces flattened into one buffer, as float64: exact for the
+// float32 and integer statistics stored inline), not two per array, since
+// each collective costs round trips between hosts -- then copied into
+// place (replicas hold equal values). Results in each local's dtype.
+std::vector<at::Tensor> GatherWholes(const std::vector<at::Tensor>& locals,
+                                     const std::vector<partitioning::ShardBox>& boxes,
+                                     const std::vector<std::vector<int64_t>>& globals,
+                                     const partitioning::Communicator& comm) {
+  std::vector<at::Tensor> flat;
+  std::vector<int64_t> origin_list;
+  for (size_t i = 0; i < locals.size(); ++i) {
+    flat.push_back(locals[i].contiguous().reshape({-1}).to(at::kDouble));
+    origin_list.insert(origin_list.end(), boxes[i].origin.begin(), boxes[i].origin.end());
   }
-  return whole;
+  std::vector<at::Tensor> out;
+  if (locals.empty()) return out;
+  const at::Tensor pieces = comm.AllGather(at::cat(flat).reshape({1, -1}));
+  const at::Tensor origins = comm.AllGather(at::tensor(origin_list, at::kLong).reshape({1, -1}));
+  int64_t at_piece = 0, at_origin = 0;
+  for (size_t i = 0; i < locals.size(); ++i) {
+    const std::vector<int64_t>& global = globals[i];
+    const std::vector<int64_t>& shape = boxes[i].shape;
+    const int64_t numel = flat[i].numel();
+    at::Tensor whole = at::zeros(global, locals[i].options().dtype(at::kDouble));
+    for (int64_t r = 0; r < pieces.size(0); ++r) {
+      at::Tensor dst = whole;
+      for (size_t d = 0; d < global.size(); ++d) {
+        const int64_t o = origins[r][at_origin + static_cast<int64_t>(d)].item<int64_t>();
+        dst = dst.narrow(static_cast<int64_t>(d), o, shape[d]);
+      }
+      dst.copy_(pieces[r].narrow(0, at_piece, numel).reshape(shape));
+    }
+    out.push_back(whole.to(locals[i].scalar_type()));
+    at_piece += numel;
+    at_origin += static_cast<int64_t>(global.size());
+  }
+  return out;
 }
 
 // The layout row of `name`; std::logic_error naming it when absent or when
@@ -121,20 +142,35 @@ checkpoints::PendingCheckpoint SnapshotShardedTrainState(
     out.arrays.push_back(Copy("target." + p.name, p.value.to(target), false));
     place(out.arrays.back(), row);
   }
-  // In StateArrays' order on every process, so the gathers pair up.
+  // In StateArrays' order on every process, so the gathers pair up. The
+  // split statistics stored inline (rank 0 writes them whole into the
+  // msgpack index) are gathered together after the loop.
+  std::vector<size_t> split_inline;
+  std::vector<at::Tensor> locals;
+  std::vector<partitioning::ShardBox> boxes;
+  std::vector<std::vector<int64_t>> globals;
   for (const auto& s : optimizer.StateArrays()) {
     const partitioning::VariableInfo& row = RowOf(rows, "state/" + s.path, s.value);
     if (s.store_inline) {
-      const at::Tensor whole = row.box.shape == row.shape
-                                   ? s.value
-                                   : GatherWhole(s.value.detach().to(at::kCPU), row.box,
-                                                 row.shape, comm);
-      out.arrays.push_back(Copy("state." + s.path, whole, true));
+      out.arrays.push_back(Copy("state." + s.path, s.value, true));
       out.arrays.back().write = comm.rank() == 0;
+      if (row.box.shape != row.shape) {
+        split_inline.push_back(out.arrays.size() - 1);
+        locals.push_back(s.value.detach().to(at::kCPU));
+        boxes.push_back(row.box);
+        globals.push_back(row.shape);
+      }
     } else {
       out.arrays.push_back(Copy("state." + s.path, s.value, false));
       place(out.arrays.back(), row);
     }
+  }
+  const std::vector<at::Tensor> wholes = GatherWholes(locals, boxes, globals, comm);
+  for (size_t i = 0; i < split_inline.size(); ++i) {
+    checkpoints::OwnedArray& a = out.arrays[split_inline[i]];
+    const bool write = a.write;
+    a = Copy(a.path, wholes[i], true);
+    a.write = write;
   }
   out.extra_files = std::move(extra_files);
   out.sharded.process_index = comm.rank();

@@ -206,6 +206,12 @@ void TrainLoop::OpenWriters() {
   if (!config_.operative_config.empty()) {
     train_writer_->WriteText("config", GinMarkdown(config_.operative_config), start_);
   }
+  if (config_.restart_count > 0) {
+    train_writer_->WriteScalars(start_, {{"restarts", static_cast<double>(config_.restart_count)}});
+    train_writer_->WriteText("restart", "restart " + std::to_string(config_.restart_count) +
+                                            " of the job, after: " + config_.restart_cause,
+                             start_);
+  }
 }
 
 // Reports saves the background writer finished.

@@ -131,6 +131,12 @@ struct TrainLoopConfig {
   // The operative gin config, written as the text summary "config" (Markdown
   // as gin.markdown makes it); empty = none.
   std::string operative_config;
+  // A launcher's restart of the whole job (t5xx launch --max_restarts,
+  // torchrun's TORCHELASTIC_RESTART_COUNT): the count (0: the first start)
+  // and the failure that caused it, written at the start step as the
+  // scalar `restarts` and the text summary `restart`.
+  int restart_count = 0;
+  std::string restart_cause;
   // Model FLOPs of one train step (models/flops.h) and the peak FLOP/s
   // timing/mfu divides by (run/train.cc: --peak_flops_per_s, a GPU's data
   // sheet, or matmul_peak_cache.h's best measured); 0 = not reported.
