@@ -189,7 +189,7 @@ wait %1; rc0=$?
 show="$work/dead0.log" check "a dead rank ends the other with the failed collective named" \
   bash -c '[ "$0" != 0 ] && [ "$0" != 124 ] && grep -q "collective failed on rank 0" "$1"' "$rc0" "$work/dead0.log"
 show="$work/dead0.log" check "and the dead rank named (its heartbeat stopped)" \
-  grep -q "rank 1 of the run stopped (no heartbeat" "$work/dead0.log"
+  grep -q "rank 1 of the run stopped (on host [^;]*; no heartbeat" "$work/dead0.log"
 
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

@@ -135,7 +135,7 @@ victim=$(for p in $(ip netns pids "${hosts[1]}"); do
 kill -9 "$victim"
 wait $job
 show="$work/restart.h0.log $work/restart.h1.log" check "a rank killed on host 1 restarts the job on both hosts" \
-  bash -c 'grep -q "restarting every process of this host (1 of 1)" "$0" && grep -q "restarting every process of this host (1 of 1)" "$1" && grep -q "^\[setup\] restart 1 of the job, after: rank" "$0"' \
+  bash -c 'grep -q "restarting every process of this host, restart 1 of at most 1" "$0" && grep -q "restarting every process of this host, restart 1 of at most 1" "$1" && grep -q "^\[setup\] restart 1 of the job, after: rank" "$0"' \
   "$work/restart.h0.log" "$work/restart.h1.log"
 show="$work/restart.h0.log" check "the restarted job's final checkpoint equals the uninterrupted run's, bitwise" \
   diff -r "$work/one/checkpoint_24" "$work/restart/checkpoint_24"

@@ -13,10 +13,14 @@
 // host's launch restarts its own, and they meet again at the master.
 // torchrun's flags and meanings; every host runs its own `t5xx launch` with
 // its own --node_rank.
+#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 
 #include <chrono>
 #include <cstring>
@@ -29,12 +33,39 @@
 #include "t5xx/cli/commands.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/system/free_port.h"
-#include "t5xx/util/system/stop_signals.h"
 
 extern char** environ;
 
 namespace t5xx::cli {
 namespace {
+
+// The launcher's own stop signals, as torchrun's agent handles them:
+// SIGTERM, SIGINT, SIGHUP and SIGQUIT are passed on to the ranks (a closed
+// terminal or ssh session stops the job instead of orphaning it); a second
+// one kills the ranks at once.
+volatile std::sig_atomic_t g_signal = 0;
+volatile std::sig_atomic_t g_signals = 0;
+extern "C" void OnLaunchSignal(int sig) {
+  g_signal = sig;
+  g_signals = g_signals + 1;
+}
+void InstallLaunchSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnLaunchSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+}
+const char* SignalName(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    default: return "a signal";
+  }
+}
+std::string Processes(size_t n) { return std::to_string(n) + (n == 1 ? " process" : " processes"); }
 
 std::string Status(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -97,10 +128,40 @@ std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, const Placemen
     envp.push_back(nullptr);
     for (auto& a : command) argv.push_back(a.data());
     argv.push_back(nullptr);
-    pid_t pid = 0;
-    const int err = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+    // fork + exec rather than posix_spawn: the child asks for SIGTERM when
+    // the launcher dies (even by SIGKILL), so no rank outlives it unseen;
+    // a close-on-exec pipe carries exec's errno back.
+    int pipe_fds[2];
+    T5XX_CHECK(pipe2(pipe_fds, O_CLOEXEC) == 0,
+               std::string("t5xx launch: cannot make a pipe: ") + std::strerror(errno));
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid == 0) {
+      // Its own process group, as torchrun starts a worker (a new session):
+      // what the launcher sends reaches the rank's own children too.
+      setpgid(0, 0);
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(127);  // the launcher is already gone
+      for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) signal(sig, SIG_DFL);
+      execvpe(argv[0], argv.data(), envp.data());
+      const int e = errno;
+      ssize_t ignored = write(pipe_fds[1], &e, sizeof(e));
+      (void)ignored;
+      _exit(127);
+    }
+    int err = pid < 0 ? errno : 0;
+    if (pid > 0) setpgid(pid, pid);  // (also here: no signal may precede the child's own call)
+    close(pipe_fds[1]);
+    if (pid > 0) {
+      int e = 0;
+      if (read(pipe_fds[0], &e, sizeof(e)) == static_cast<ssize_t>(sizeof(e))) {
+        err = e;
+        waitpid(pid, nullptr, 0);
+      }
+    }
+    close(pipe_fds[0]);
     if (err != 0) {
-      for (const auto& [p, rr] : rank_of) ::kill(p, SIGKILL);
+      for (const auto& [p, rr] : rank_of) ::kill(-p, SIGKILL);
       throw Error("t5xx launch: cannot start '" + command[0] + "' for rank " + std::to_string(r) +
                   ": " + std::strerror(err));
     }
@@ -122,13 +183,23 @@ Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
   int& result = out.code;
   bool stopping = false;
   bool forwarded = false;
+  bool killed = false;
   auto stop_deadline = std::chrono::steady_clock::time_point::max();
   while (!rank_of.empty()) {
-    if (const int sig = StopSignalReceived(); sig && !forwarded) {
+    if (const int sig = g_signal; sig && !forwarded) {
       forwarded = true;
-      std::cerr << "t5xx launch: " << StopSignalName(sig) << " received; passing it to the "
-                << rank_of.size() << " processes" << std::endl;
-      for (const auto& [p, r] : rank_of) ::kill(p, sig);
+      std::cerr << "t5xx launch: " << SignalName(sig) << " received; passing it to the "
+                << Processes(rank_of.size()) << " (a second signal kills them; after "
+                << grace << " s they are killed)" << std::endl;
+      for (const auto& [p, r] : rank_of) ::kill(-p, sig);
+      stopping = true;
+      stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
+    }
+    if (g_signals > 1 && !killed) {
+      killed = true;
+      std::cerr << "t5xx launch: a second signal; killing the " << Processes(rank_of.size())
+                << " (SIGKILL)" << std::endl;
+      for (const auto& [p, r] : rank_of) ::kill(-p, SIGKILL);
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
@@ -143,9 +214,10 @@ Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
         stopping = true;
         out.cause = "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " +
                     Status(status);
-        std::cerr << "t5xx launch: " << out.cause << "; stopping the other " << rank_of.size()
-                  << " processes" << std::endl;
-        for (const auto& [p, rr] : rank_of) ::kill(p, SIGTERM);
+        std::cerr << "t5xx launch: " << out.cause;
+        if (!rank_of.empty()) std::cerr << "; stopping the other " << Processes(rank_of.size());
+        std::cerr << std::endl;
+        for (const auto& [p, rr] : rank_of) ::kill(-p, SIGTERM);
         stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
       } else if (failed && result == 0) {
         result = ExitCode(status);
@@ -153,7 +225,12 @@ Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
       continue;
     }
     if (stopping && std::chrono::steady_clock::now() >= stop_deadline) {
-      for (const auto& [p, r] : rank_of) ::kill(p, SIGKILL);
+      std::string ranks;
+      for (const auto& [p, r] : rank_of) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+      std::cerr << "t5xx launch: rank" << (rank_of.size() == 1 ? " " : "s ") << ranks
+                << " did not stop within --stop_grace_seconds=" << grace
+                << "; killing (SIGKILL)" << std::endl;
+      for (const auto& [p, r] : rank_of) ::kill(-p, SIGKILL);
       stop_deadline = std::chrono::steady_clock::time_point::max();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -165,11 +242,23 @@ Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
 }  // namespace
 
 int LaunchCommand(const std::vector<std::string>& args) {
+  const std::string usage =
+      "usage: t5xx launch --nproc_per_node=N [--nnodes=M --node_rank=K --master_addr=HOST "
+      "--master_port=P] [--max_restarts=0] [--stop_grace_seconds=30] -- COMMAND ...";
   std::vector<std::string> flags, command;
   bool after = false;
   for (const std::string& a : args) {
     if (!after && a == "--") {
       after = true;
+    } else if (!after && (a == "--help" || a == "-h")) {
+      std::cout << usage << "\n(torchrun's flags and variables; docs/parallelism.md)" << std::endl;
+      return 0;
+    } else if (!after && a.rfind("--", 0) != 0 &&
+               (flags.empty() || flags.back().rfind("--", 0) != 0 ||
+                flags.back().find('=') != std::string::npos)) {
+      // (not the value of a preceding "--flag value")
+      throw Error("t5xx launch: '" + a + "' is not a flag: put -- before the command (" + usage +
+                  ")");
     } else {
       (after ? command : flags).push_back(a);
     }
@@ -179,9 +268,7 @@ int LaunchCommand(const std::vector<std::string>& args) {
       {"nproc_per_node", "nnodes", "node_rank", "master_addr", "master_port", "max_restarts",
        "stop_grace_seconds"},
       "launch");
-  T5XX_CHECK(!command.empty(), "t5xx launch: no command; usage: t5xx launch --nproc_per_node=N "
-                               "[--nnodes=M --node_rank=K --master_addr=HOST --master_port=P] "
-                               "-- t5xx train --gin_file=...");
+  T5XX_CHECK(!command.empty(), "t5xx launch: no command; " + usage);
   T5XX_CHECK(f.count("nproc_per_node"), "t5xx launch: --nproc_per_node=N is required");
   auto number = [&](const std::string& name, int lo, int hi, const std::string& hint = "") {
     const std::string& v = f.at(name);
@@ -201,7 +288,10 @@ int LaunchCommand(const std::vector<std::string>& args) {
   at.nproc_per_node = number("nproc_per_node", 1, 1024);
   if (f.count("nnodes")) {
     at.nnodes = number("nnodes", 1, 65536,
-                       " (torchrun's elastic MIN:MAX is not supported: give the number of hosts)");
+                       f.at("nnodes").find(':') == std::string::npos
+                           ? ""
+                           : " (torchrun's elastic MIN:MAX is not supported: give the number "
+                             "of hosts)");
   }
   if (f.count("node_rank")) {
     at.node_rank = number("node_rank", 0, at.nnodes - 1,
@@ -209,10 +299,12 @@ int LaunchCommand(const std::vector<std::string>& args) {
                               " hosts, each its own");
   }
   if (at.nnodes > 1) {
-    T5XX_CHECK(f.count("master_addr") && f.count("master_port"),
-               "t5xx launch: --nnodes=" + std::to_string(at.nnodes) +
-                   " needs --master_addr (the address of the host with --node_rank=0, which "
-                   "every host can reach) and --master_port (the same on every host)");
+    T5XX_CHECK(f.count("master_addr"), "t5xx launch: --nnodes=" + std::to_string(at.nnodes) +
+                                           " needs --master_addr: the address of the host "
+                                           "with --node_rank=0, which every host can reach");
+    T5XX_CHECK(f.count("master_port"), "t5xx launch: --nnodes=" + std::to_string(at.nnodes) +
+                                           " needs --master_port: a free port on the host with "
+                                           "--node_rank=0, the same on every host");
   }
   if (f.count("master_addr")) {
     at.master_addr = f.at("master_addr");
@@ -222,17 +314,18 @@ int LaunchCommand(const std::vector<std::string>& args) {
   const int grace = f.count("stop_grace_seconds") ? number("stop_grace_seconds", 0, 3600) : 30;
   const int max_restarts = f.count("max_restarts") ? number("max_restarts", 0, 1000) : 0;
 
-  InstallStopSignalHandlers();  // forwarded to the ranks below
+  InstallLaunchSignalHandlers();  // forwarded to the ranks below
   std::string cause;
   for (int restart = 0;; ++restart) {
     std::map<pid_t, int> rank_of = SpawnRanks(command, at, restart, cause);
-    std::cerr << "t5xx launch: " << at.nproc_per_node << " processes of '" << command[0] << "'";
+    std::cerr << "t5xx launch: " << Processes(static_cast<size_t>(at.nproc_per_node)) << " of '"
+              << command[0] << "'";
     if (at.nnodes > 1) {
       std::cerr << " (ranks " << at.rank(0) << "-" << at.rank(at.nproc_per_node - 1) << " of "
                 << at.world() << ", host " << at.node_rank << " of " << at.nnodes << ")";
     }
     std::cerr << ", rendezvous at " << at.master_addr << ":" << at.master_port;
-    if (restart > 0) std::cerr << "; restart " << restart << " of " << max_restarts;
+    if (restart > 0) std::cerr << "; restart " << restart << " (--max_restarts=" << max_restarts << ")";
     std::cerr << std::endl;
     const Outcome out = SuperviseRanks(std::move(rank_of), grace);
     if (out.code == 0 || out.stopped || restart >= max_restarts) {
@@ -243,8 +336,8 @@ int LaunchCommand(const std::vector<std::string>& args) {
       return out.code;
     }
     cause = out.cause.empty() ? "a process failed" : out.cause;
-    std::cerr << "t5xx launch: restarting every process of this host (" << restart + 1 << " of "
-              << max_restarts << ") after: " << cause << std::endl;
+    std::cerr << "t5xx launch: restarting every process of this host, restart " << restart + 1
+              << " of at most " << max_restarts << ", after: " << cause << std::endl;
   }
 }
 
