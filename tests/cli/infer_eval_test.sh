@@ -206,11 +206,11 @@ assert len(rows)==$nval and all(set(r)=={'inputs','score'} and r['score']<0 for 
 "
 
 # --- predict_with_aux with beam search, 3 beams, all returned.
-t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/aux'" --gin.infer.mode="'predict_with_aux'" \
-  --gin.models.EncoderDecoderModel.decode_fn=@decoding.beam_search \
-  --gin.models.EncoderDecoderModel.default_decoder_params=@models.DecoderParams\(\) \
-  --gin.models.DecoderParams.num_decodes=3 --gin.models.DecoderParams.return_all_decodes=True \
-  --gin.write_inferences_to_file.output_ids=True >"$work/aux.log" 2>&1
+aux=(--gin.infer.mode="'predict_with_aux'" --gin.models.EncoderDecoderModel.decode_fn=@decoding.beam_search
+     --gin.models.EncoderDecoderModel.default_decoder_params=@models.DecoderParams\(\)
+     --gin.models.DecoderParams.num_decodes=3 --gin.models.DecoderParams.return_all_decodes=True
+     --gin.write_inferences_to_file.output_ids=True)
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/aux'" "${aux[@]}" >"$work/aux.log" 2>&1
 show="$work/aux.log"
 check "predict_with_aux: 3 ascending beam scores, tokens" "$PY" -c "
 import json
@@ -278,6 +278,69 @@ t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$tp/checkpoint_4'" --
 show="$work/tp.log $work/eval_tp.log"
 check "tensor-parallel decodes equal one process's" \
   cmp "$tp/inference_eval/$TASK-000004.jsonl" "$work/eval_tp/inference_eval/$TASK-000004.jsonl"
+show=""
+
+# --- infer and eval across processes (issue 35): under `t5xx launch`, 2
+# data replicas (2x1: each decodes every other batch) and tensor
+# parallelism (1x2: vocabulary-parallel logits) write one process's bytes;
+# scores under tensor parallelism sum the row-parallel pieces in another
+# order (float32 rounding only). A 1x2 run stopped mid-way resumes from its
+# completed chunks (and gives one process's predictions).
+launch2() { timeout -k 5 300 "$T5XX" launch --nproc_per_node=2 -- "$T5XX" "$@"; }
+launch2 infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/mp1'" >"$work/mp1.log" 2>&1
+show="$work/mp1.log" check "infer on 2 processes (2x1): predictions = one process's" \
+  cmp "$pred" "$work/mp1/$TASK-predict.jsonl-00000-of-00001"
+show="$work/mp1.log" check "2x1: each data replica decodes its share, the chief writes" \
+  bash -c 'grep -q "each data replica decodes one batch in every 2" "$0" &&
+           [ "$(grep -c "^\[infer\] task .* chunk 0: " "$0")" = 1 ]' "$work/mp1.log"
+launch2 infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/mpa'" "${aux[@]}" >"$work/mpa.log" 2>&1
+show="$work/mpa.log" check "2x1 beam search, all beams, scores and ids = one process's" \
+  cmp "$work/aux/$TASK-predict_with_aux.jsonl-00000-of-00001" "$work/mpa/$TASK-predict_with_aux.jsonl-00000-of-00001"
+for np in 1 2; do
+  launch2 infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/mps$np'" --gin.infer.mode="'score'" \
+    --gin.partitioning.PjitPartitioner.num_partitions=$np >"$work/mps$np.log" 2>&1
+done
+show="$work/mps1.log" check "2x1 score = one process's" \
+  cmp "$work/score/$TASK-score.jsonl-00000-of-00001" "$work/mps1/$TASK-score.jsonl-00000-of-00001"
+show="$work/mps2.log" check "1x2 score: the inputs of one process's, scores within float32 rounding" "$PY" -c "
+import json
+one=[json.loads(l) for l in open('$work/score/$TASK-score.jsonl-00000-of-00001')]
+two=[json.loads(l) for l in open('$work/mps2/$TASK-score.jsonl-00000-of-00001')]
+assert [r['inputs'] for r in one]==[r['inputs'] for r in two]
+worst=max(abs(a['score']-b['score'])/abs(a['score']) for a,b in zip(one,two))
+assert worst < 2e-6, worst
+"
+mpr="$work/mpr"
+launch2 infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$mpr'" --gin.infer.checkpoint_period=2 \
+  --gin.partitioning.PjitPartitioner.num_partitions=2 >"$work/mpr1.log" 2>&1 &
+for _ in $(seq 600); do
+  [ "$(ls "$mpr"/tmp-*/*-chunk?????.COMPLETED 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.1
+done
+kill -TERM %% 2>/dev/null; wait %%; rc=$?
+show="$work/mpr1.log" check "1x2 infer stopped mid-way (exit $rc), its merged file not written" \
+  test "$rc" != 0 -a ! -e "$mpr/$TASK-predict.jsonl-00000-of-00001"
+launch2 infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$mpr'" --gin.infer.checkpoint_period=2 \
+  --gin.partitioning.PjitPartitioner.num_partitions=2 >"$work/mpr2.log" 2>&1
+show="$work/mpr2.log" check "the restarted 1x2 infer reuses the completed chunks; its predictions = one process's" \
+  bash -c 'grep -q "chunk 2 of task .* is complete; skipping it" "$0" && cmp "$1" "$2"' \
+  "$work/mpr2.log" "$pred" "$mpr/$TASK-predict.jsonl-00000-of-00001"
+# (eval in batches of 2: 4 batches per checkpoint, 2 for each replica)
+evmp=("${ev[@]}" --gin.CHECKPOINT_PATH="'$run'" --gin.utils.RestoreCheckpointConfig.mode="'all'"
+      --gin.utils.DatasetConfig.batch_size=2)
+t5xx eval "${model[@]}" "${evmp[@]}" --gin.EVAL_OUTPUT_DIR="'$work/mpe0'" >"$work/mpe0.log" 2>&1
+for np in 1 2; do
+  launch2 eval "${model[@]}" "${evmp[@]}" --gin.EVAL_OUTPUT_DIR="'$work/mpe$np'" \
+    --gin.partitioning.PjitPartitioner.num_partitions=$np >"$work/mpe$np.log" 2>&1
+  show="$work/mpe0.log $work/mpe$np.log" check "eval 'all' on 2 processes (num_partitions $np) = one process's decodes, metrics, list" \
+    bash -c 'n=0; cd "$0/inference_eval" && for f in *.jsonl; do cmp "$f" "$1/inference_eval/$f" || exit 1; n=$((n+1)); done &&
+             [ "$n" = 4 ] && cmp "$0/eval.$2.ckpt" "$1/eval.$2.ckpt"' "$work/mpe0" "$work/mpe$np" "$TASK"
+done
+launch2 infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/x'" \
+  --gin.partitioning.PjitPartitioner.num_partitions=3 >"$work/np3.log" 2>&1
+rc=$?
+show="$work/np3.log" check "num_partitions 3 on 2 processes: exit 2, the binding and the fix named, no output dir" \
+  bash -c '[ "$0" = 2 ] && grep -q "^t5xx: error: t5xx infer: partitioning.PjitPartitioner.num_partitions = 3 does not divide the 2 processes of the run; launch a multiple of it" "$1" && [ ! -e "$2" ]' \
+  "$rc" "$work/np3.log" "$work/x"
 show=""
 
 # --- errors

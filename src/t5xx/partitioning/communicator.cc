@@ -2,6 +2,9 @@
 // communicator.h).
 #include "t5xx/partitioning/communicator.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "t5xx/util/error.h"
 
 namespace t5xx::partitioning {
@@ -59,6 +62,23 @@ std::shared_ptr<const Communicator> LocalCommunicator::Subgroup(const std::vecto
   T5XX_CHECK(ranks.size() == 1 && ranks[0] == 0,
              "the one-process communicator has only rank 0");
   return std::make_shared<LocalCommunicator>();
+}
+
+std::vector<std::string> AllGatherStrings(const Communicator& comm, const std::string& bytes) {
+  if (comm.size() == 1) return {bytes};
+  const at::Tensor lens =
+      comm.AllGather(at::tensor({static_cast<int64_t>(bytes.size())}, at::kLong)).contiguous();
+  const int64_t longest = std::max<int64_t>(1, lens.max().item<int64_t>());
+  at::Tensor padded = at::zeros({longest}, at::kByte);
+  std::memcpy(padded.data_ptr<uint8_t>(), bytes.data(), bytes.size());
+  const at::Tensor all = comm.AllGather(padded).contiguous();
+  std::vector<std::string> out;
+  for (int r = 0; r < comm.size(); ++r) {
+    const auto* at_r = all.data_ptr<uint8_t>() + r * longest;
+    out.emplace_back(reinterpret_cast<const char*>(at_r),
+                     static_cast<size_t>(lens[r].item<int64_t>()));
+  }
+  return out;
 }
 
 }  // namespace t5xx::partitioning

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace t5xx::partitioning {
@@ -92,6 +93,11 @@ class Communicator {
   // Totals since the start (zero for communicators that do not count).
   virtual CommunicationStats stats() const { return {}; }
 };
+
+// Every process's `bytes`, in rank order, on every process (two
+// collectives: the lengths, then the strings padded to the longest). For
+// small control data: dataset states, inference outputs.
+std::vector<std::string> AllGatherStrings(const Communicator& comm, const std::string& bytes);
 
 // One process: rank 0 of 1; every collective is the identity.
 class LocalCommunicator final : public Communicator {

@@ -37,25 +37,6 @@ namespace t5xx::run {
 
 namespace {
 
-// T5XX_JOIN_TIMEOUT and T5XX_COLLECTIVE_TIMEOUT (seconds) override the
-// communicator's defaults (5 and 30 minutes).
-partitioning::ConnectOptions ConnectOptionsFromEnvironment() {
-  partitioning::ConnectOptions o;
-  auto read = [](const char* name, std::chrono::milliseconds& into) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return;
-    char* end = nullptr;
-    const double seconds = std::strtod(v, &end);
-    T5XX_CHECK(end && *end == '\0' && seconds > 0 && seconds <= 7 * 24 * 3600,
-               "environment variable " + std::string(name) + " = '" + v +
-                   "' is not a number of seconds in (0, 604800]");
-    into = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-  };
-  read("T5XX_JOIN_TIMEOUT", o.join_timeout);
-  read("T5XX_COLLECTIVE_TIMEOUT", o.collective_timeout);
-  return o;
-}
-
 // The dataset state files a checkpoint holds: with all_processes, every
 // data shard's position (state of this process: `state`), gathered over
 // the communicator from the processes at model coordinate 0; else this
@@ -68,22 +49,14 @@ std::vector<checkpoints::ExtraFile> DataStateFiles(const std::string& state,
   if (!all_processes || comm.size() == 1) {
     return {{checkpoints::DatasetStateFileName(shard.index, shard.num_shards), state}};
   }
-  // Lengths first, then every state padded to the longest (bytes).
-  at::Tensor len = at::tensor({static_cast<int64_t>(state.size())}, at::kLong);
-  const at::Tensor lens = comm.AllGather(len);
-  const int64_t longest = std::max<int64_t>(1, lens.max().item<int64_t>());
-  at::Tensor bytes = at::zeros({longest}, at::kByte);
-  std::memcpy(bytes.data_ptr<uint8_t>(), state.data(), state.size());
-  const at::Tensor all = comm.AllGather(bytes).contiguous();
+  const std::vector<std::string> all = partitioning::AllGatherStrings(comm, state);
   const int64_t model = p.mesh().model;
   std::vector<checkpoints::ExtraFile> files;
   for (int r = 0; r < comm.size(); ++r) {
     if (r % model != 0) continue;  // model coordinate 0 (model fastest)
-    const auto* at_r = all.data_ptr<uint8_t>() + r * longest;
     files.push_back({checkpoints::DatasetStateFileName(static_cast<int>(r / model),
                                                        static_cast<int>(p.mesh().data)),
-                     std::string(reinterpret_cast<const char*>(at_r),
-                                 static_cast<size_t>(lens[r].item<int64_t>()))});
+                     all[static_cast<size_t>(r)]});
   }
   return files;
 }
@@ -149,30 +122,6 @@ void LogCpuSetup(const at::Device& device, at::ScalarType activation_dtype, std:
     log << "[setup] bfloat16 matmul: " << bf16_matmul
         << " (kernels/bf16_matmul.h; T5XX_BF16_MATMUL)" << std::endl;
   }
-}
-
-// Several processes (launched by torchrun, srun or mpirun): joins them over
-// Gloo (NCCL between GPUs); one process: a LocalCommunicator.
-std::shared_ptr<const partitioning::Communicator> JoinProcesses(const at::Device& device,
-                                                                std::ostream& log) {
-  std::shared_ptr<const partitioning::Communicator> comm =
-      std::make_shared<partitioning::LocalCommunicator>();
-  const std::optional<partitioning::ProcessEnvironment> env =
-      partitioning::DetectProcessEnvironment();
-  if (env && env->world_size > 1) {
-    partitioning::ConnectOptions connect = ConnectOptionsFromEnvironment();
-    // NCCL between GPUs (one process per GPU), Gloo between CPU processes.
-    if (device.is_cuda()) connect.backend = partitioning::CommunicationBackend::kNccl;
-    connect.device = device;
-    log << "[setup] process " << env->rank << " of " << env->world_size << " (" << env->launcher
-        << "); joining at " << env->master_addr << ":" << env->master_port << " over "
-        << (device.is_cuda() ? "NCCL" : "Gloo") << std::endl;
-    auto joined = partitioning::C10dCommunicator::Connect(*env, connect);
-    log << "[setup] process " << env->rank << ": collectives over " << joined->transport()
-        << std::endl;
-    comm = std::move(joined);
-  }
-  return comm;
 }
 
 // t5x's restore order (run/restore.h): MODEL_DIR's latest checkpoint, else
@@ -340,9 +289,12 @@ void ConfigureLoop(const TrainSetup& s, const ValidatedTrainRun& run,
   const seqio::ShardInfo shard = out.partitioner->data_shard_info();
   out.loop = run.loop;
   if (infer_evaluator) {
+    // The data replicas decode their shares, unless ZeRO-3 needs them in
+    // lockstep (ReplicasOf).
     out.loop.infer_eval = [infer_evaluator, model = out.model.get(), trainer = out.trainer.get(),
-                           model_config = s.model, console = &log](int64_t step) {
-      infer_evaluator->Evaluate(step, *model, trainer->params(), model_config, *console);
+                           model_config = s.model, console = &log,
+                           replicas = ReplicasOf(*out.partitioner)](int64_t step) {
+      infer_evaluator->Evaluate(step, *model, trainer->params(), model_config, *console, replicas);
     };
   }
   out.loop.num_devices = out.partitioner->mesh().size();

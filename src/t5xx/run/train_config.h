@@ -152,7 +152,11 @@ struct InferSetup {
   std::string output_dir;
   DatasetConfig dataset;
   RestoreCheckpointConfig restore;
+  // partitioning.PjitPartitioner's: the 'model' axis of the processes'
+  // mesh, and the rules (their parameter placements on 'data' dropped:
+  // inference/replicas.h).
   int64_t num_partitions = 1;
+  partitioning::LogicalAxisRules logical_axis_rules;
   int64_t checkpoint_period = 100;  // batches per chunk
   int64_t shard_id = 0;
   int64_t num_shards = 1;
@@ -166,7 +170,8 @@ struct EvalSetup {
   ModelConfig model;
   DatasetConfig dataset;
   RestoreCheckpointConfig restore;  // mode 'specific', 'latest' or 'all'
-  int64_t num_partitions = 1;
+  int64_t num_partitions = 1;  // and the rules, as InferSetup's
+  partitioning::LogicalAxisRules logical_axis_rules;
   std::string output_dir;
   EvaluatorConfig evaluator;
 };

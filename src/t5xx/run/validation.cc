@@ -127,21 +127,18 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
 
 namespace {
 
-// infer and eval run in one process (split infer's work with shard_id /
-// num_shards).
-void CheckOneProcess(const std::string& command, int64_t num_partitions) {
+// infer's and eval's processes (inference/replicas.h): num_partitions, the
+// 'model' axis, divides their number (1 without a launcher).
+void CheckInferenceMesh(const std::string& command, int64_t num_partitions) {
   const std::optional<partitioning::ProcessEnvironment> env =
       partitioning::DetectProcessEnvironment();
-  T5XX_CHECK(!env || env->world_size == 1,
-             "t5xx " + command + " runs in one process (launched with " +
-                 std::to_string(env ? env->world_size : 1) + ")" +
-                 (command == "infer" ? "; split the work across independent jobs with "
-                                       "infer.shard_id and infer.num_shards instead"
-                                     : ""));
-  T5XX_CHECK(num_partitions == 1,
-             "t5xx " + command + " runs in one process: set "
-             "partitioning.PjitPartitioner.num_partitions = 1 (got " +
-                 std::to_string(num_partitions) + ")");
+  const int64_t processes = env ? env->world_size : 1;
+  T5XX_CHECK(processes % num_partitions == 0,
+             "t5xx " + command + ": partitioning.PjitPartitioner.num_partitions = " +
+                 std::to_string(num_partitions) + " does not divide the " +
+                 std::to_string(processes) + " process" + (processes == 1 ? "" : "es") +
+                 " of the run; launch a multiple of it (t5xx launch --nproc_per_node=" +
+                 std::to_string(num_partitions) + ") or set num_partitions to a divisor");
 }
 
 }  // namespace
@@ -150,7 +147,7 @@ std::vector<std::string> ValidateInferRun(const LoadedTrainConfig& loaded) {
   const InferSetup& s = loaded.infer;
   ErrorList errors;
   std::vector<std::string> dirs;
-  errors.Attempt([&] { CheckOneProcess("infer", s.num_partitions); });
+  errors.Attempt([&] { CheckInferenceMesh("infer", s.num_partitions); });
   errors.Attempt([&] { ParseInferMode(s.mode); });
   if (errors.Attempt(
           [&] { GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem); })) {
@@ -165,7 +162,7 @@ std::vector<std::string> ValidateEvalRun(const LoadedTrainConfig& loaded) {
   const EvalSetup& s = loaded.eval;
   ErrorList errors;
   std::vector<std::string> dirs;
-  errors.Attempt([&] { CheckOneProcess("eval", s.num_partitions); });
+  errors.Attempt([&] { CheckInferenceMesh("eval", s.num_partitions); });
   if (errors.Attempt(
           [&] { GetOutputFeatures(s.dataset.mixture_or_task_name, loaded.demo_problem); })) {
     errors.Attempt([&] { CheckCachedTasks(s.dataset, "eval"); });

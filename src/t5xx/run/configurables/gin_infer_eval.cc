@@ -121,8 +121,7 @@ InferSetup ReadInferSetup(gin::Config& c) {
   s.restore = ReadRestoreConfig(
       c, gin::ExpectReference(c.Query(kInfer, "restore_checkpoint_cfg"), kRestoreConfig),
       /*allow_all=*/false);
-  partitioning::LogicalAxisRules rules;
-  ReadPartitioner(c, kInfer, &s.num_partitions, &rules);
+  ReadPartitioner(c, kInfer, &s.num_partitions, &s.logical_axis_rules);
   s.checkpoint_period = gin::AtLeast(c.Query(kInfer, "checkpoint_period"), 1);
   const Value shard_id = c.Query(kInfer, "shard_id"), num_shards = c.Query(kInfer, "num_shards");
   s.num_shards = gin::AtLeast(num_shards, 1);
@@ -162,8 +161,7 @@ EvalSetup ReadEvalSetup(gin::Config& c) {
   s.restore = ReadRestoreConfig(
       c, gin::ExpectReference(c.Query(kEvaluate, "restore_checkpoint_cfg"), kRestoreConfig),
       /*allow_all=*/true);
-  partitioning::LogicalAxisRules rules;
-  ReadPartitioner(c, kEvaluate, &s.num_partitions, &rules);
+  ReadPartitioner(c, kEvaluate, &s.num_partitions, &s.logical_axis_rules);
   s.evaluator = ReadEvaluatorConfig(c, c.Query(kEvaluate, "inference_evaluator_cls"));
   const Value summarize = c.Query(kEvaluate, "summarize_config_fn");
   if (!summarize.is_none()) gin::ExpectReference(summarize, kSummarizeGinConfig, /*evaluated=*/false);

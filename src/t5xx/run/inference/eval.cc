@@ -64,13 +64,19 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
   std::vector<std::string> dirs = ValidateEvalRun(loaded);
   PreflightEvalRun(loaded);
   CreateOutputDir(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
+  // Under a launcher the processes evaluate together (replicas.h); the
+  // chief (rank 0) alone writes.
+  const at::Device device = SetUpDevice(loaded.options, log);
+  const std::unique_ptr<partitioning::PjitPartitioner> partitioner =
+      MakeInferencePartitioner(s.num_partitions, s.logical_axis_rules, device, log);
+  const bool chief = partitioner->communicator().rank() == 0;
   EvalResult result;
   const std::string done_path = EvaluatedListPath(s);
   std::set<std::string> done;
   if (s.restore.mode == "all") {
     // The list's settings match this run's (PreflightEvalRun, above); a new
     // list gets this run's.
-    if (!fs::exists(done_path)) {
+    if (chief && !fs::exists(done_path)) {
       seqio::WriteStringToFileAtomic(EvaluatedSettingsPath(s), OutputRecordJson(EvalRecord(loaded)));
     }
     std::ifstream f(done_path);
@@ -91,7 +97,7 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
   }
   // t5x's InferenceEvaluator logs under <log_dir>/inference_eval.
   InferenceEvaluator evaluator(s.dataset, "eval", s.evaluator, s.output_dir + "/inference_eval",
-                               /*write_logs=*/true);
+                               /*write_logs=*/chief);
   // t5x's eval.py raises when the Evaluator has no task.
   T5XX_CHECK(!evaluator.empty(), evaluator.no_tasks_reason());
   for (const std::string& task : evaluator.task_names()) {
@@ -99,12 +105,12 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
         << s.dataset.split << "'" << std::endl;
   }
   const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
-  const at::Device device = SetUpDevice(loaded.options, log);
   for (const std::string& dir : dirs) {
-    InferenceModel m =
-        LoadInferenceModel(s.model, vocab->eos_id(), dir, s.restore.options, log, device);
-    result.evaluated.emplace_back(m.step, evaluator.Evaluate(m.step, *m.model, m.params, s.model, log));
-    if (s.restore.mode == "all") {
+    InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dir, s.restore.options, log,
+                                          device, partitioner.get());
+    result.evaluated.emplace_back(m.step, evaluator.Evaluate(m.step, *m.model, m.params, s.model,
+                                                             log, ReplicasOf(*partitioner)));
+    if (chief && s.restore.mode == "all") {
       std::ofstream f(done_path, std::ios::app);
       f << dir << "\n";
       T5XX_CHECK(f.good(), "cannot append to " + done_path);

@@ -115,14 +115,14 @@ size_t InferenceEvaluator::num_examples(const std::string& task) const {
 
 std::map<std::string, seqio::metrics::Metrics> InferenceEvaluator::Evaluate(
     int64_t step, const models::BaseTransformerModel& model, const models::ParamStore& params,
-    const ModelConfig& model_config, std::ostream& console) {
+    const ModelConfig& model_config, std::ostream& console, const InferenceReplicas& replicas) {
   std::map<std::string, seqio::metrics::Metrics> all;
   for (const TaskData& t : tasks_) {
     const auto t0 = std::chrono::steady_clock::now();
     // t5x passes PRNGKey(0) to the evaluator's predict_fn.
     const std::vector<ExampleInference> inferences =
         InferExamples(model, params, model_config, t.examples, t.lengths, batch_size_,
-                      InferMode::kPredict, /*seed=*/0);
+                      InferMode::kPredict, /*seed=*/0, replicas);
     const seqio::VocabularyPtr& vocab = t.task->output_features().at("targets").vocabulary;
     std::vector<std::string> outputs;
     outputs.reserve(inferences.size());

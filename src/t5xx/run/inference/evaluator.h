@@ -29,6 +29,7 @@
 #include "t5xx/data/dataset_providers/task.h"
 #include "t5xx/metrics/metrics.h"
 #include "t5xx/models/base_model.h"
+#include "t5xx/run/inference/replicas.h"
 #include "t5xx/run/train_config.h"
 
 namespace t5xx::trainer {
@@ -60,11 +61,14 @@ class InferenceEvaluator {
 
   // Decodes every task's examples with `model` and `params` (decode settings
   // from `model_config`), computes and logs the metrics at `step`, and
-  // returns task -> metric -> value. Throws t5xx::Error naming the task when
-  // a metric fails.
+  // returns task -> metric -> value. With `replicas` (replicas.h) the
+  // processes decode their shares and every process gets every prediction
+  // (only the one with write_logs writes). Throws t5xx::Error naming the
+  // task when a metric fails.
   std::map<std::string, seqio::metrics::Metrics> Evaluate(
       int64_t step, const models::BaseTransformerModel& model, const models::ParamStore& params,
-      const ModelConfig& model_config, std::ostream& console);
+      const ModelConfig& model_config, std::ostream& console,
+      const InferenceReplicas& replicas = {});
 
  private:
   struct TaskData {

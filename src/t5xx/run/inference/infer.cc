@@ -111,7 +111,6 @@ void RemoveStaleChunks(const std::string& tmp_dir, const std::string& fname, int
   }
 }
 
-// The merged output of `task`'s shard and what it must record.
 // The merged output of one task's shard: its file name, path, chunk folder
 // and the record every file of it must hold.
 struct TaskOutput {
@@ -162,6 +161,11 @@ struct InferContext {
   InferenceModel& model;
   std::string checkpoint;
   std::ostream& log;
+  // The run's processes: the chief (rank 0) alone reads and writes the
+  // output files and decides what to reuse; `replicas` split the batches.
+  const partitioning::Communicator& comm;
+  InferenceReplicas replicas;
+  bool chief() const { return comm.rank() == 0; }
 };
 
 // Whether chunk `chunk` at `chunk_path` (if written) holds exactly what this
@@ -194,7 +198,8 @@ void InferChunk(const InferContext& c, const std::vector<seqio::Example>& exampl
   const std::vector<ExampleInference> outs =
       InferExamples(*c.model.model, c.model.params, s.model, examples,
                     s.dataset.task_feature_lengths, s.dataset.batch_size, c.mode,
-                    HashSeed(0, static_cast<uint64_t>(chunk)));
+                    HashSeed(0, static_cast<uint64_t>(chunk)), c.replicas);
+  if (!c.chief()) return;
   std::string text;
   for (size_t i = 0; i < examples.size(); ++i) {
     text += InferenceLine(examples[i], outs[i], c.mode, *c.vocab, s.output_ids,
@@ -214,7 +219,7 @@ void InferTask(const InferContext& c, const seqio::Task& task, InferResult& resu
   const InferSetup& s = c.loaded.infer;
   TaskOutput o = OutputOf(c.loaded, task, c.checkpoint);
   OutputRecord& want = o.want;
-  if (fs::exists(o.path + ".COMPLETED")) {
+  if (ChiefDecides(c.comm, c.chief() && fs::exists(o.path + ".COMPLETED"))) {
     // Its record matches this run's (PreflightInferRun).
     const std::optional<OutputRecord> done = ReadOutputRecord(o.path + ".COMPLETED");
     c.log << "[infer] " << o.path << " is complete"
@@ -224,7 +229,7 @@ void InferTask(const InferContext& c, const seqio::Task& task, InferResult& resu
     return;
   }
   const std::string& tmp_dir = o.tmp_dir;
-  fs::create_directories(tmp_dir);
+  if (c.chief()) fs::create_directories(tmp_dir);
   seqio::DatasetPtr ds = task.GetDataset(
       s.dataset.task_feature_lengths, s.dataset.split, s.dataset.shuffle,
       static_cast<uint64_t>(s.dataset.seed.value_or(0)),
@@ -243,7 +248,8 @@ void InferTask(const InferContext& c, const seqio::Task& task, InferResult& resu
     want.examples_md5 = ExamplesMd5(examples);
     // Reused only when it holds exactly these examples, made the way this
     // run makes them.
-    if (ChunkIsReusable(chunk_path, chunk, want, task.name(), c.log)) {
+    if (ChiefDecides(c.comm,
+                     c.chief() && ChunkIsReusable(chunk_path, chunk, want, task.name(), c.log))) {
       ++result.chunks_skipped;
       continue;
     }
@@ -255,6 +261,10 @@ void InferTask(const InferContext& c, const seqio::Task& task, InferResult& resu
                  "' (shard " + std::to_string(s.shard_id) + " of " +
                  std::to_string(s.num_shards) + "); check utils.DatasetConfig.split and "
                  "infer.num_shards");
+  if (!c.chief()) {
+    if (s.merge_chunked_results) result.files.push_back(o.path);
+    return;
+  }
   RemoveStaleChunks(tmp_dir, o.fname, static_cast<int64_t>(chunk_paths.size()), c.log);
   if (!s.merge_chunked_results) return;
   std::string merged;
@@ -284,9 +294,12 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   CreateOutputDir(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
   const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
   const at::Device device = SetUpDevice(loaded.options, log);
-  InferenceModel m =
-      LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options, log, device);
-  const InferContext c{loaded, mode, vocab, m, dirs.back(), log};
+  const std::unique_ptr<partitioning::PjitPartitioner> partitioner =
+      MakeInferencePartitioner(s.num_partitions, s.logical_axis_rules, device, log);
+  InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options,
+                                        log, device, partitioner.get());
+  const InferContext c{loaded,      mode, vocab, m, dirs.back(), log, partitioner->communicator(),
+                       ReplicasOf(*partitioner)};
   InferResult result;
   for (const seqio::TaskPtr& task :
        seqio::GetMixtureOrTask(s.dataset.mixture_or_task_name)->tasks()) {

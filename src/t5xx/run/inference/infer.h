@@ -29,9 +29,12 @@ struct InferResult {
 };
 
 // Runs `t5xx infer` for a loaded infer configuration, logging progress to
-// `log`. Throws t5xx::Error for a multi-process launch or num_partitions >
-// 1 (infer runs in one process; split the work with shard_id/num_shards),
-// a missing checkpoint, a dataset that cannot be read, or no examples.
+// `log`. Under a launcher the run's processes infer together
+// (replicas.h): num_partitions of them per 'model' group, the data replicas
+// each decoding their share of every chunk; the chief (rank 0) alone
+// writes, and the output is byte-identical to one process's. Throws
+// t5xx::Error when num_partitions does not divide the process count, for a
+// missing checkpoint, a dataset that cannot be read, or no examples.
 InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log);
 
 // What RunInfer refuses before it reads the checkpoint, beyond

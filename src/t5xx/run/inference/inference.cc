@@ -14,6 +14,7 @@
 #include "t5xx/run/restore.h"
 #include "t5xx/trainer/batch_conversion.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/hash.h"
 
 namespace t5xx::run {
 
@@ -27,15 +28,20 @@ InferMode ParseInferMode(const std::string& mode) {
 InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   const std::string& checkpoint_dir,
                                   trainer::RestoreOptions options, std::ostream& log,
-                                  at::Device device) {
+                                  at::Device device,
+                                  partitioning::PjitPartitioner* partitioner) {
   InferenceModel out;
   out.model = CreateModel(config);
   out.model->set_eos_id(eos_id);
-  out.params = InitParams(*out.model, 0);
+  const bool sharded = partitioner && partitioner->mesh().size() > 1;
+  out.params = InitParams(*out.model, 0, sharded ? partitioner : nullptr);
   out.params.To(device);
   // t5x's eval and infer restore the parameters only (strict=False): the
   // optimizer state in the checkpoint is not read.
   options.strict = false;
+  if (sharded) {
+    options.owned_slice = trainer::OwnedSlices(partitioner->DescribeVariables(out.params, {}));
+  }
   const trainer::RestoreReport report =
       trainer::RestoreTrainState(checkpoint_dir, out.params, /*optimizer=*/nullptr, options);
   out.step = report.step;
@@ -162,6 +168,43 @@ std::vector<int32_t> Row(const at::Tensor& row) {
   return std::vector<int32_t>(r.data_ptr<int32_t>(), r.data_ptr<int32_t>() + r.numel());
 }
 
+// Appends the outputs of `batch`'s first `rows` rows to `out`; decoding
+// draws from a generator seeded with `seed`.
+void InferBatch(const models::BaseTransformerModel& model, const models::ParamStore& params,
+                const ModelConfig& config, const models::FeatureBatch& batch, size_t rows,
+                InferMode mode, uint64_t seed, std::vector<ExampleInference>& out) {
+  const int64_t n = static_cast<int64_t>(rows);
+  if (mode == InferMode::kScore) {
+    const at::Tensor scores =
+        model.ScoreBatch(params, batch).sequence_scores.to(at::kCPU, at::kDouble).contiguous();
+    for (int64_t r = 0; r < n; ++r) {
+      ExampleInference e;
+      e.scores = {scores[r].item<double>()};
+      out.push_back(std::move(e));
+    }
+    return;
+  }
+  at::Generator rng = device::MakeGenerator(seed, batch.begin()->second.device());
+  const models::PredictionsWithAux p = model.PredictBatchWithAux(
+      params, batch, &rng, config.return_all_decodes, config.num_decodes);
+  const at::Tensor scores = p.aux.at("scores").to(at::kCPU, at::kDouble).contiguous();
+  const at::Tensor predictions = p.predictions.to(at::kCPU);
+  for (int64_t r = 0; r < n; ++r) {
+    ExampleInference e;
+    if (config.return_all_decodes) {  // [B, num_decodes, L], [B, num_decodes]
+      for (int64_t d = 0; d < predictions.size(1); ++d) {
+        e.all_decodes.push_back(Row(predictions[r][d]));
+        e.scores.push_back(scores[r][d].item<double>());
+      }
+      e.tokens = e.all_decodes.back();
+    } else {  // [B, L], [B]
+      e.tokens = Row(predictions[r]);
+      e.scores = {scores[r].item<double>()};
+    }
+    out.push_back(std::move(e));
+  }
+}
+
 }  // namespace
 
 std::vector<ExampleInference> InferExamples(const models::BaseTransformerModel& model,
@@ -169,7 +212,8 @@ std::vector<ExampleInference> InferExamples(const models::BaseTransformerModel& 
                                             const ModelConfig& config,
                                             const std::vector<seqio::Example>& examples,
                                             const seqio::FeatureLengths& lengths,
-                                            int64_t batch_size, InferMode mode, uint64_t seed) {
+                                            int64_t batch_size, InferMode mode, uint64_t seed,
+                                            const InferenceReplicas& replicas) {
   T5XX_CHECK(batch_size >= 1, "the inference batch size must be >= 1");
   std::vector<ExampleInference> out;
   if (examples.empty()) return out;
@@ -182,42 +226,15 @@ std::vector<ExampleInference> InferExamples(const models::BaseTransformerModel& 
                  " task examples; inference needs one each (no packing)");
   const at::Device device =
       params.params().empty() ? at::Device(at::kCPU) : params.params().front().value.device();
-  at::Generator rng = device::MakeGenerator(seed, device);
-  out.reserve(examples.size());
-  for (size_t begin = 0; begin < converted.size(); begin += static_cast<size_t>(batch_size)) {
-    const size_t end = std::min(converted.size(), begin + static_cast<size_t>(batch_size));
+  const size_t rows = static_cast<size_t>(batch_size);
+  for (size_t begin = rows * static_cast<size_t>(replicas.index), b = replicas.index;
+       begin < converted.size(); begin += rows * replicas.count, b += replicas.count) {
+    const size_t end = std::min(converted.size(), begin + rows);
     const models::FeatureBatch batch =
         trainer::ToDevice(MakeBatch(converted, begin, end, batch_size), device);
-    if (mode == InferMode::kScore) {
-      const at::Tensor scores =
-          model.ScoreBatch(params, batch).sequence_scores.to(at::kCPU, at::kDouble).contiguous();
-      for (size_t i = begin; i < end; ++i) {
-        ExampleInference e;
-        e.scores = {scores[static_cast<int64_t>(i - begin)].item<double>()};
-        out.push_back(std::move(e));
-      }
-      continue;
-    }
-    const models::PredictionsWithAux p = model.PredictBatchWithAux(
-        params, batch, &rng, config.return_all_decodes, config.num_decodes);
-    const at::Tensor scores = p.aux.at("scores").to(at::kCPU, at::kDouble).contiguous();
-    const at::Tensor predictions = p.predictions.to(at::kCPU);
-    for (size_t i = begin; i < end; ++i) {
-      const int64_t r = static_cast<int64_t>(i - begin);
-      ExampleInference e;
-      if (config.return_all_decodes) {  // [B, num_decodes, L], [B, num_decodes]
-        for (int64_t d = 0; d < predictions.size(1); ++d) {
-          e.all_decodes.push_back(Row(predictions[r][d]));
-          e.scores.push_back(scores[r][d].item<double>());
-        }
-        e.tokens = e.all_decodes.back();
-      } else {  // [B, L], [B]
-        e.tokens = Row(predictions[r]);
-        e.scores = {scores[r].item<double>()};
-      }
-      out.push_back(std::move(e));
-    }
+    InferBatch(model, params, config, batch, end - begin, mode, HashSeed(seed, b), out);
   }
+  return GatherInferences(replicas, out, converted.size(), rows);
   return out;
 }
 

@@ -17,6 +17,8 @@
 #include "t5xx/data/pipeline/utils.h"
 #include "t5xx/data/vocabularies/vocabulary.h"
 #include "t5xx/models/base_model.h"
+#include "t5xx/partitioning/pjit_partitioner.h"
+#include "t5xx/run/inference/replicas.h"
 #include "t5xx/run/train_config.h"
 #include "t5xx/trainer/checkpoint_restore.h"
 
@@ -53,24 +55,33 @@ struct InferenceModel {
   std::string checkpoint_dir;
 };
 // The parameters live on `device` (run/device_setup.h), restored there.
+// With a `partitioner` of several processes, each process makes and reads
+// only its pieces of the parameters (its boxes on that mesh, whatever mesh
+// wrote the checkpoint) and computes through the partitioner's hooks.
 InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   const std::string& checkpoint_dir,
                                   trainer::RestoreOptions options, std::ostream& log,
-                                  at::Device device = at::kCPU);
+                                  at::Device device = at::kCPU,
+                                  partitioning::PjitPartitioner* partitioner = nullptr);
 
 // Runs `mode` on `examples` (task examples holding the features `lengths`
 // names; lengths as the feature converter takes them) in batches of
 // batch_size rows, on the parameters' device (batches copied there,
-// results read back once per batch). Decoding draws from a generator of that
-// device seeded with `seed` (as t5x passes PRNGKey(0), or one folded with
-// the chunk number, to its infer_fn). Throws t5xx::Error when an example lacks a feature or is
-// longer than its length (the converter's message).
+// results read back once per batch). Batch b of the call decodes with a
+// generator of that device seeded with HashSeed(seed, b) (t5x passes
+// PRNGKey(0), or one folded with the chunk number, to its infer_fn, which
+// gives each batch its own key), so a batch decodes the same wherever it
+// runs. With `replicas` (replicas.h), this process decodes its share of the
+// batches and every process returns every output, in order. Throws
+// t5xx::Error when an example lacks a feature or is longer than its length
+// (the converter's message).
 std::vector<ExampleInference> InferExamples(const models::BaseTransformerModel& model,
                                             const models::ParamStore& params,
                                             const ModelConfig& config,
                                             const std::vector<seqio::Example>& examples,
                                             const seqio::FeatureLengths& lengths,
-                                            int64_t batch_size, InferMode mode, uint64_t seed);
+                                            int64_t batch_size, InferMode mode, uint64_t seed,
+                                            const InferenceReplicas& replicas = {});
 
 // The checkpoint directories a RestoreCheckpointConfig names, in t5x's
 // order (t5x/utils.py get_first_valid_restore_config_and_paths, eval.py):
