@@ -174,6 +174,38 @@ expect_error "a bad T5XX_JOIN_TIMEOUT" "T5XX_JOIN_TIMEOUT = 'soon' is not a numb
   env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT="$(port)" T5XX_JOIN_TIMEOUT=soon \
   "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/alone2"
 
+# train.data_order = 'global' (issue 35, the elastic data position): every
+# data replica reads the global batches and keeps its rows, so a checkpoint
+# of a 2x1 run resumes on 4x1 and on 1x1 with the uninterrupted run's
+# global sequence: T5XX_DATA_LOG's per-row digests (batch, row in the
+# global batch, digest) of steps 1-6 on 2x1 and 7-12 on 4x1 (or 1x1) equal
+# those of 12 steps on one process, row for row.
+el=("${args[@]}" --gin.BATCH_SIZE=8 --gin.train.data_order="'global'" --gin.utils.SaveCheckpointConfig.period=6)
+mkdir -p "$work"/dl{1,2,4,1b}
+T5XX_DATA_LOG="$work/dl1" timeout 300 "$T5XX" train "${el[@]}" --gin.TRAIN_STEPS=12 \
+  --gin.MODEL_DIR="$work/el1" >"$work/el1.log" 2>&1
+T5XX_DATA_LOG="$work/dl2" timeout 300 "$T5XX" launch --nproc_per_node=2 -- "$T5XX" train "${el[@]}" \
+  --gin.TRAIN_STEPS=6 --gin.MODEL_DIR="$work/el2" >"$work/el2.log" 2>&1
+cp -r "$work/el2" "$work/el2b"
+T5XX_DATA_LOG="$work/dl4" timeout 300 "$T5XX" launch --nproc_per_node=4 -- "$T5XX" train "${el[@]}" \
+  --gin.TRAIN_STEPS=12 --gin.MODEL_DIR="$work/el2" >"$work/el4.log" 2>&1
+T5XX_DATA_LOG="$work/dl1b" timeout 300 "$T5XX" train "${el[@]}" --gin.TRAIN_STEPS=12 \
+  --gin.MODEL_DIR="$work/el2b" >"$work/el1b.log" 2>&1
+rows() { cat "$@" | sort -n -k1,1 -k2,2; }
+rows "$work"/dl1/* >"$work/rows_one"; rows "$work"/dl2/* "$work"/dl4/* >"$work/rows_2_4"
+rows "$work"/dl2/* "$work"/dl1b/* >"$work/rows_2_1"
+show="$work/el2.log $work/el4.log" check "global order: 2x1 then 4x1 trains on the one-process run's rows" \
+  bash -c '[ "$(wc -l <"$0")" = 96 ] && cmp "$0" "$1"' "$work/rows_one" "$work/rows_2_4"
+show="$work/el1b.log" check "global order: 2x1 then 1x1 trains on the one-process run's rows" \
+  cmp "$work/rows_one" "$work/rows_2_1"
+show="$work/el4.log" check "the 4x1 resume restores the one data position the 2x1 run saved" \
+  bash -c 'ls "$0"/checkpoint_6/t5xx_train_ds-* | grep -qx ".*/t5xx_train_ds-000-of-001.json" &&
+           [ "$(ls "$0"/checkpoint_6/t5xx_train_ds-* | wc -l)" = 1 ] &&
+           grep -q "^\[restore\] the train data continues where step 6 left it (.*t5xx_train_ds-000-of-001.json)" "$1"' \
+  "$work/el2" "$work/el4.log"
+expect_error "an unknown train.data_order" "--gin.train.data_order flag, column 1 (__main__.train.data_order) = 'random' is not a data order; use 'per_shard' (seqio's) or 'global'" -- \
+  "$T5XX" config "${args[@]}" --gin.MODEL_DIR="$work/x" --gin.train.data_order="'random'"
+
 # A rank killed mid-run: the other ends with an error naming the collective.
 p="$(port)"
 RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p timeout 300 "$T5XX" train "${args[@]}" \

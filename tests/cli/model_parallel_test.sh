@@ -90,6 +90,19 @@ launch 2 --gin.TRAIN_STEPS=2 --gin.MODEL_DIR="$work/badheads" --gin.network.T5Co
 show="$work/badheads.log" check "3 heads over a 'model' axis of 2 are refused, naming the parameter" \
   grep -q "parameter encoder.relpos_bias.rel_embedding: dimension 0 ('heads') of size 3 (set by the network config's num_heads) does not divide by the 'model' mesh axis of size 2" "$work/badheads.log"
 
+# A restart on a mesh the checkpoint's shapes do not fit (3 'model' shards
+# of 4 heads): every rank that reports it names itself, its host, the
+# parameter and the binding; exit 2; MODEL_DIR untouched.
+before="$(cd "$work/one" && find . -type f | sort | xargs md5sum)"
+launch 3 --gin.TRAIN_STEPS=10 --gin.MODEL_DIR="$work/one" \
+  --gin.partitioning.PjitPartitioner.num_partitions=3 >"$work/bad_resume.log" 2>&1
+rc=$?
+show="$work/bad_resume.log" check "a resume onto a mesh that does not fit: exit 2, rank, host, parameter, binding named" \
+  bash -c '[ "$0" = 2 ] && grep -q "^t5xx: error: rank [012] of 3 on host [^:]*: .* errors in the partitioning of the model.s parameters over the mesh (data=1, model=3)" "$1" &&
+           grep -q "^  parameter encoder.relpos_bias.rel_embedding: dimension 0 (.heads.) of size 4 (set by the network config.s num_heads) does not divide by the .model. mesh axis of size 3; choose a size that divides, another num_partitions" "$1"' \
+  "$rc" "$work/bad_resume.log"
+check "and MODEL_DIR is untouched" test "$before" = "$(cd "$work/one" && find . -type f | sort | xargs md5sum)"
+
 # Rank 0 (which also serves the rendezvous store) killed mid-run under a
 # plain torchrun-style start: rank 1 ends with an error naming rank 0.
 p="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

@@ -17,7 +17,8 @@
 #    both hosts and the final checkpoint equals the uninterrupted run's,
 #    bitwise;
 #  - bad launches are named: two hosts with one --node_rank, hosts with
-#    different --nnodes;
+#    different --nnodes, the master's port in use, an unreachable
+#    --master_addr;
 #  - a host that never joins is named within T5XX_JOIN_TIMEOUT.
 # Each run's mean steps/s is printed (the closing note's step times).
 #
@@ -237,6 +238,33 @@ rc=$?
 show="$work/alone.log" check "a host that never joins is named within the join timeout" \
   bash -c '[ "$0" != 0 ] && [ $(($1)) -lt 60 ] && grep -q "ranks 2, 3 of 4 did not join the run at '"$master"':29611 within 10 s" "$2"' \
   "$rc" "$((SECONDS - start))" "$work/alone.log"
+
+# The master's port already taken on its host: rank 0 names the port and
+# the flag; host 1's ranks, which reach only the other program there, say
+# that no rendezvous answers; nothing is written to MODEL_DIR.
+ip netns exec "${hosts[0]}" python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 29611)); s.listen(); time.sleep(60)' "$master" & squatter=$!
+sleep 0.5
+T5XX_JOIN_TIMEOUT=5 both_hosts inuse --gin.TRAIN_STEPS=4
+kill $squatter 2>/dev/null; wait $squatter 2>/dev/null
+statuses inuse
+show="$work/inuse.h0.log $work/inuse.h1.log" check "a port in use on the master's host is named with --master_port" \
+  bash -c '[ "$0" = 2 ] && [ "$1" != 0 ] && grep -q "^t5xx: error: rank 0 of 4 on host [^:]*: cannot serve the rendezvous at '"$master"':29611: .*Address already in use.*choose another --master_port" "$2" &&
+           grep -q "^t5xx: error: rank [23] of 4 on host [^:]*: reached '"$master"':29611 but no rendezvous answered there within 5 s: another program listens on that port" "$3" && [ ! -e "$4" ]' \
+  "$rc0" "$rc1" "$work/inuse.h0.log" "$work/inuse.h1.log" "$work/inuse"
+
+# An unreachable --master_addr (no host has it): host 1's ranks name it and
+# the flags within the join timeout.
+start=$SECONDS
+T5XX_JOIN_TIMEOUT=5 timeout 300 ip netns exec "${hosts[1]}" "$T5XX" launch --nnodes=2 --node_rank=1 \
+  --nproc_per_node=2 --master_addr="$net.99" --master_port=29611 --stop_grace_seconds=5 \
+  -- "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/nomaster" >"$work/nomaster.log" 2>&1
+rc=$?
+show="$work/nomaster.log" check "an unreachable --master_addr is named within the join timeout" \
+  bash -c '[ "$0" = 2 ] && [ $(($1)) -lt 40 ] && grep -q "^t5xx: error: rank [23] of 4 on host [^:]*: cannot reach rank 0.s rendezvous at '"$net"'.99:29611 within 5 s: .*are --master_addr and --master_port" "$2" && [ ! -e "$3" ]' \
+  "$rc" "$((SECONDS - start))" "$work/nomaster.log" "$work/nomaster"
 
 took "bad launches done"
 echo "$pass passed, $failures failed"

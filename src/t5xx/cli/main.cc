@@ -16,6 +16,7 @@
 #include "t5xx/device/openmp_wait.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/system/host_name.h"
 #include "t5xx/util/utf8.h"
 
 namespace {
@@ -160,6 +161,18 @@ int main(int argc, char** argv) {
   }
   const std::string command = args[0];
   args.erase(args.begin());
+  // A rank of a launched run says which one it is: "rank 2 of 4 on host h: ".
+  const auto RankOfRun = [](const std::string& command) -> std::string {
+    if (command != "train" && command != "infer" && command != "eval") return "";
+    try {
+      const auto env = t5xx::partitioning::DetectProcessEnvironment();
+      if (!env || env->world_size == 1) return "";
+      return "rank " + std::to_string(env->rank) + " of " + std::to_string(env->world_size) +
+             " on host " + t5xx::HostName() + ": ";
+    } catch (const std::exception&) {
+      return "";  // the malformed environment is the error reported
+    }
+  };
   try {
     if (command == "train") return t5xx::cli::TrainCommand(args);
     if (command == "config") return t5xx::cli::ConfigCommand(args);
@@ -176,13 +189,16 @@ int main(int argc, char** argv) {
   } catch (const t5xx::Error& e) {
     // Bytes that are not UTF-8 (from a flag, a file name, a gin file) are
     // shown as \xNN, never written raw to the terminal.
-    std::cerr << "t5xx: error: " << t5xx::EscapeInvalidUtf8(e.what()) << std::endl;
+    // One write, so that the ranks of a launch sharing a terminal do not
+    // interleave their lines.
+    std::cerr << "t5xx: error: " + RankOfRun(command) + t5xx::EscapeInvalidUtf8(e.what()) + "\n"
+              << std::flush;
     return 2;
   } catch (const std::exception& e) {
     // One line: libtorch appends a C++ backtrace to its messages.
     std::string what = e.what();
     what = what.substr(0, what.find('\n'));
-    std::cerr << "t5xx: internal error: " << t5xx::EscapeInvalidUtf8(what) << std::endl;
+    std::cerr << "t5xx: internal error: " + t5xx::EscapeInvalidUtf8(what) + "\n" << std::flush;
     return 1;
   }
 }

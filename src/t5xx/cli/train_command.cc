@@ -14,11 +14,13 @@ namespace t5xx::cli {
 
 int TrainCommand(const std::vector<std::string>& args) {
   const run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "train");
-  // SIGTERM (a scheduler's preemption) and SIGINT end the loop after the
-  // current step, with a checkpoint of it.
-  InstallStopSignalHandlers();
   const run::ValidatedTrainRun validated = run::ValidateTrainRun(loaded);
+  // Until the loop starts a stop signal ends the process at once (nothing
+  // to save yet; a process still joining the others would otherwise wait
+  // out the join timeout). Then SIGTERM (a scheduler's preemption) and
+  // SIGINT end the loop after the current step, with a checkpoint of it.
   run::PreparedTrainRun run = run::PrepareTrainRun(loaded, validated, std::cout);
+  InstallStopSignalHandlers();
   trainer::TrainResult r = trainer::RunTrainLoop(*run.trainer, run.train_batches,
                                                  run.eval_datasets, run.loop, std::cout);
   std::cout << "[done] step " << r.steps << " reached";

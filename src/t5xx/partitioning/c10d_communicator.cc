@@ -25,6 +25,7 @@
 
 #include "t5xx/device/device.h"
 #include "t5xx/partitioning/rendezvous.h"
+#include "t5xx/util/system/host_name.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/system/route.h"
 
@@ -196,8 +197,7 @@ struct Binding {
 
 Binding ChooseBinding(const ProcessEnvironment& env) {
   Binding b;
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
+  const std::string host = HostName();
   const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
   if (ifname && *ifname) {
     std::stringstream list(ifname);

@@ -4,6 +4,8 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <future>
+#include <memory>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -107,6 +109,34 @@ void CheckLaunchedAlike(c10d::Store& store, const ProcessEnvironment& env) {
   AbortAndWait(store, env, msg);
 }
 
+// A client's first request, given join_timeout to be answered: a program
+// other than the rendezvous that listens on the port accepts the connection
+// and never answers, and the store's own requests would wait for it
+// forever. (The request runs on a thread of its own that keeps the store
+// alive; past the deadline the process reports the error and exits.)
+void ProbeRendezvousStore(const c10::intrusive_ptr<c10d::Store>& store,
+                          const ProcessEnvironment& env, std::chrono::milliseconds join_timeout,
+                          const std::string& where) {
+  auto answer = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> answered = answer->get_future();
+  std::thread([store, answer] {
+    try {
+      store->check({"t5xx/probe"});
+      answer->set_value("");
+    } catch (const std::exception& e) {
+      answer->set_value(e.what());
+    }
+  }).detach();
+  T5XX_CHECK(answered.wait_for(join_timeout) == std::future_status::ready,
+             "reached " + where + " but no rendezvous answered there within " +
+                 Seconds(join_timeout) + ": another program listens on that port, or rank 0 "
+                 "is stuck (are --master_addr and --master_port of t5xx launch or torchrun, "
+                 "or MASTER_ADDR and MASTER_PORT, right?)");
+  const std::string error = answered.get();
+  T5XX_CHECK(error.empty(), "reached " + where + " but the rendezvous there failed: " +
+                                error + " (is it a t5xx or torchrun rendezvous?)");
+}
+
 // The rendezvous store at MASTER_ADDR:MASTER_PORT (rank 0 serves it, unless
 // torchrun's agent does), with one key space per restart.
 c10::intrusive_ptr<c10d::Store> OpenRendezvousStore(const ProcessEnvironment& env,
@@ -121,13 +151,17 @@ c10::intrusive_ptr<c10d::Store> OpenRendezvousStore(const ProcessEnvironment& en
   try {
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
   } catch (const std::exception& e) {
+    // (t5xx's main names the rank and its host before the message.)
     throw Error(env.rank == 0
-                    ? "rank 0 cannot serve the rendezvous at " + where + ": " + e.what() +
-                          " (is the port in use? set MASTER_PORT)"
-                    : "rank " + std::to_string(env.rank) + " cannot reach rank 0's rendezvous at " +
-                          where + " within " + Seconds(join_timeout) + ": " + e.what() +
-                          " (is rank 0 running, and are MASTER_ADDR and MASTER_PORT right?)");
+                    ? "cannot serve the rendezvous at " + where + ": " + e.what() +
+                          " (is the port in use? choose another --master_port of t5xx launch "
+                          "or torchrun, or MASTER_PORT)"
+                    : "cannot reach rank 0's rendezvous at " + where + " within " +
+                          Seconds(join_timeout) + ": " + e.what() +
+                          " (is rank 0 running, and are --master_addr and --master_port of t5xx "
+                          "launch or torchrun, or MASTER_ADDR and MASTER_PORT, right?)");
   }
+  if (!so.isServer) ProbeRendezvousStore(store, env, join_timeout, where);
   if (env.agent_store) {
     // torchrun's agent store outlives restarts: one key space per attempt.
     store = c10::make_intrusive<c10d::PrefixStore>(

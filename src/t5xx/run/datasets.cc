@@ -2,6 +2,9 @@
 #include "t5xx/run/datasets.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -260,6 +263,52 @@ std::vector<DatasetConfig> TrainingEvalDatasetConfigs(const DatasetConfig& d) {
   }
   out.push_back(d);
   return out;
+}
+
+namespace {
+
+// 64-bit FNV-1a over the row's values, features in name order.
+uint64_t RowDigest(const models::FeatureBatch& batch, int64_t row) {
+  uint64_t h = 1469598103934665603ull;
+  for (const auto& [name, t] : batch) {
+    const at::Tensor r = t[row].to(at::kLong).contiguous();
+    const auto* bytes = reinterpret_cast<const unsigned char*>(r.data_ptr<int64_t>());
+    for (size_t i = 0; i < static_cast<size_t>(r.numel()) * sizeof(int64_t); ++i) {
+      h = (h ^ bytes[i]) * 1099511628211ull;
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+trainer::BatchFn LocalTrainBatches(std::shared_ptr<BatchStream> stream, int64_t first_row,
+                                   int64_t rows, int64_t start_batch, int rank) {
+  std::shared_ptr<std::ofstream> data_log;
+  if (const char* dir = std::getenv("T5XX_DATA_LOG"); dir && *dir) {
+    const std::string path = std::string(dir) + "/data_log." + std::to_string(rank) + ".txt";
+    data_log = std::make_shared<std::ofstream>(path, std::ios::app);
+    T5XX_CHECK(data_log->good(), "T5XX_DATA_LOG: cannot append to " + path);
+  }
+  auto next_batch = std::make_shared<int64_t>(start_batch);
+  return [stream, first_row, rows, data_log, next_batch]() -> std::optional<models::FeatureBatch> {
+    std::optional<models::FeatureBatch> b = stream->Next();
+    if (!b) return b;
+    for (auto& [name, t] : *b) {
+      if (t.size(0) != rows) t = t.narrow(0, first_row, rows).contiguous();
+    }
+    if (data_log) {
+      for (int64_t r = 0; r < rows; ++r) {
+        char digest[17];
+        std::snprintf(digest, sizeof digest, "%016llx",
+                      static_cast<unsigned long long>(RowDigest(*b, r)));
+        *data_log << *next_batch << " " << first_row + r << " " << digest << "\n";
+      }
+      data_log->flush();
+    }
+    ++*next_batch;
+    return b;
+  };
 }
 
 }  // namespace t5xx::run

@@ -115,6 +115,19 @@ std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::s
                                             const seqio::ShardInfo& shard,
                                             size_t read_ahead = kDefaultReadAhead);
 
+// What a train process trains on: each batch of `stream` cut to its rows
+// [first_row, first_row + rows) of the global batch (kept whole when the
+// stream's batches have `rows` rows: seqio's per-shard order, whose shard
+// is those rows), [rows, length] tensors. With the
+// environment variable T5XX_DATA_LOG naming a directory, appends one line
+// per row to <dir>/data_log.<rank>.txt: the batch's index (start_batch for
+// the first, the step a restored run starts at), the row's index in the
+// global batch and a 64-bit FNV-1a digest of its values (features in name
+// order) in hex -- which examples each step trains on, for tests and data
+// debugging.
+trainer::BatchFn LocalTrainBatches(std::shared_ptr<BatchStream> stream, int64_t first_row,
+                                   int64_t rows, int64_t start_batch, int rank);
+
 // The output features of the task or mixture `name`. Throws t5xx::Error for
 // an unknown name ("did you mean" over tasks and mixtures) or a demo task
 // whose corpus is missing (`demo_problem`).

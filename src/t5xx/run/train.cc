@@ -37,6 +37,13 @@ namespace t5xx::run {
 
 namespace {
 
+// The seqio shard the train data is read as: this data replica's (seqio's
+// per-shard order), or the whole data, of which each replica keeps its
+// rows of every global batch (train.data_order = 'global').
+seqio::ShardInfo TrainDataShard(const TrainSetup& s, const partitioning::BasePartitioner& p) {
+  return s.global_data_order ? seqio::ShardInfo{0, 1} : p.data_shard_info();
+}
+
 // The dataset state files a checkpoint holds: with all_processes, every
 // data shard's position (state of this process: `state`), gathered over
 // the communicator from the processes at model coordinate 0; else this
@@ -46,7 +53,8 @@ std::vector<checkpoints::ExtraFile> DataStateFiles(const std::string& state,
                                                    const partitioning::BasePartitioner& p,
                                                    bool all_processes) {
   const partitioning::Communicator& comm = p.communicator();
-  if (!all_processes || comm.size() == 1) {
+  // One whole stream (global order): every process holds the same state.
+  if (!all_processes || comm.size() == 1 || shard.num_shards == 1) {
     return {{checkpoints::DatasetStateFileName(shard.index, shard.num_shards), state}};
   }
   const std::vector<std::string> all = partitioning::AllGatherStrings(comm, state);
@@ -129,12 +137,12 @@ void LogCpuSetup(const at::Device& device, at::ScalarType activation_dtype, std:
 // the fresh ones (which stay where the options allow keys to be missing).
 std::optional<trainer::RestoreReport> RestoreIntoState(
     const ValidatedTrainRun& run, const partitioning::BasePartitioner& partitioner,
-    models::ParamStore& params, optim::Optimizer& optimizer, std::ostream& log) {
+    const seqio::ShardInfo& data_shard, models::ParamStore& params, optim::Optimizer& optimizer,
+    std::ostream& log) {
   std::optional<trainer::RestoreReport> restored;
   for (const std::string& note : run.restore_notes) log << "[restore] " << note << std::endl;
   if (run.restore) {
     const auto t0 = std::chrono::steady_clock::now();
-    const seqio::ShardInfo data_shard = partitioner.data_shard_info();
     // Each process reads only the boxes it holds on this mesh, whatever mesh
     // wrote the checkpoint.
     trainer::RestoreOptions options = run.restore->options;
@@ -199,7 +207,7 @@ std::shared_ptr<BatchStream> OpenTrainData(const TrainSetup& s, const ValidatedT
                                            const PreparedTrainRun& out,
                                            const std::optional<trainer::RestoreReport>& restored,
                                            std::ostream& log) {
-  const seqio::ShardInfo shard = out.partitioner->data_shard_info();
+  const seqio::ShardInfo shard = TrainDataShard(s, *out.partitioner);
   const uint64_t seed = static_cast<uint64_t>(s.random_seed);
   std::shared_ptr<BatchStream> train_stream =
       GetBatchStream(s.train_dataset, "train", *out.model, /*num_epochs=*/-1, seed, shard);
@@ -217,8 +225,13 @@ std::shared_ptr<BatchStream> OpenTrainData(const TrainSetup& s, const ValidatedT
                      "restore_dataset = False to start the data from its beginning");
       log << "[restore] " << file << " does not exist: the train data starts from its "
           << "beginning (t5x does the same without a dataset checkpoint; the data position "
-          << "is saved per data shard, so it carries over only to a run with the same "
-          << "data-axis size, here " << shard.num_shards << ")" << std::endl;
+          << (s.global_data_order
+                  ? std::string("was saved by a run with train.data_order = 'per_shard' and "
+                                "another data-axis size")
+                  : "is saved per data shard, so it carries over only to a run with the same "
+                    "data-axis size, here " + std::to_string(shard.num_shards) +
+                        "; train.data_order = 'global' saves one position for every size")
+          << ")" << std::endl;
     }
   }
   // Peek (the read-ahead batch is part of the saved position).
@@ -286,7 +299,7 @@ void ConfigureLoop(const TrainSetup& s, const ValidatedTrainRun& run,
                    std::shared_ptr<InferenceEvaluator> infer_evaluator,
                    std::shared_ptr<BatchStream> train_stream, PreparedTrainRun& out,
                    std::ostream& log) {
-  const seqio::ShardInfo shard = out.partitioner->data_shard_info();
+  const seqio::ShardInfo shard = TrainDataShard(s, *out.partitioner);
   out.loop = run.loop;
   if (infer_evaluator) {
     // The data replicas decode their shares, unless ZeRO-3 needs them in
@@ -302,6 +315,7 @@ void ConfigureLoop(const TrainSetup& s, const ValidatedTrainRun& run,
   // DatasetStateFileName(shard index, shards), gathered to the chief, which
   // writes them; of processes sharing a shard (model axis > 1) the one at
   // model coordinate 0 provides it. Every process restores its shard's.
+  // Under the global order there is one shard, the same on every process.
   out.loop.data_state_files = [train_stream, shard, p = out.partitioner.get()](bool all) {
     return DataStateFiles(train_stream->SaveState(), shard, *p, all);
   };
@@ -313,11 +327,19 @@ void ConfigureLoop(const TrainSetup& s, const ValidatedTrainRun& run,
   out.loop.count_batch = [p = out.partitioner.get()](const models::FeatureBatch& b) {
     return GlobalBatchCounts(b, *p);
   };
-  log << "[setup] data: shard " << shard.index << " of " << shard.num_shards
-      << " (seqio ShardInfo; one per data-axis index): "
-      << s.train_dataset.batch_size / shard.num_shards
-      << " examples per process of each global batch of " << s.train_dataset.batch_size
-      << std::endl;
+  const seqio::ShardInfo replica = out.partitioner->data_shard_info();
+  const int64_t rows = s.train_dataset.batch_size / replica.num_shards;
+  if (s.global_data_order) {
+    log << "[setup] data: global order (train.data_order = 'global'): every data replica reads "
+        << "the global batches of " << s.train_dataset.batch_size << " examples; replica "
+        << replica.index << " of " << replica.num_shards << " keeps rows "
+        << replica.index * rows << ".." << (replica.index + 1) * rows - 1 << std::endl;
+  } else {
+    log << "[setup] data: shard " << shard.index << " of " << shard.num_shards
+        << " (seqio ShardInfo; one per data-axis index): " << rows
+        << " examples per process of each global batch of " << s.train_dataset.batch_size
+        << std::endl;
+  }
 }
 
 // What this layout must communicate per step at least; the [train] lines
@@ -429,14 +451,21 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   optimizer->set_reducer(out.partitioner->reducer());
   optimizer->Init(params);
   const std::optional<trainer::RestoreReport> restored =
-      RestoreIntoState(run, *out.partitioner, params, *optimizer, log);
+      RestoreIntoState(run, *out.partitioner, TrainDataShard(s, *out.partitioner), params,
+                       *optimizer, log);
   out.trainer = std::make_unique<trainer::Trainer>(
       *out.model, std::move(params), std::move(optimizer), optim::LearningRateSchedule(s.lr),
       *out.partitioner, s.num_microbatches, static_cast<uint64_t>(s.random_seed));
 
   CheckMemoryPlanOfLayout(s, out, device, log);
   std::shared_ptr<BatchStream> train_stream = OpenTrainData(s, run, out, restored, log);
-  out.train_batches = [train_stream]() { return train_stream->Next(); };
+  {
+    const int64_t rows = s.train_dataset.batch_size / out.partitioner->data_shard_info().num_shards;
+    // (Under the per-shard order the stream's batches are these rows.)
+    const int64_t first = out.partitioner->data_shard_info().index * rows;
+    out.train_batches = LocalTrainBatches(train_stream, first, rows, restored ? restored->step : 0,
+                                          out.partitioner->communicator().rank());
+  }
   if (s.train_eval_dataset) AddTrainEvalDatasets(s, run, out);
   ConfigureLoop(s, run, MakeInferenceEvaluator(s, out, log), train_stream, out, log);
 

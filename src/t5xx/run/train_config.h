@@ -116,6 +116,13 @@ struct TrainSetup {
   // one all-gather less per weight, every layer's whole weights held).
   bool reshard_after_forward = true;
   DatasetConfig train_dataset;
+  // train.data_order (t5xx only): false ('per_shard', seqio's and t5x's):
+  // each data replica reads its own seqio shard of the data, and the data
+  // position carries over only to a run with the same data-axis size. true
+  // ('global'): every replica reads the one-shard stream batched by the
+  // global batch and keeps its rows, so the global batches, and the saved
+  // position, are the same for every data-axis size (run/datasets.h).
+  bool global_data_order = false;
   std::optional<DatasetConfig> train_eval_dataset;
   // train.infer_eval_dataset_cfg: seqio.Evaluator's dataset (decoding and
   // the tasks' metric_fns) every eval_period, and its options.

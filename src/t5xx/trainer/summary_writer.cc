@@ -15,6 +15,7 @@
 
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/protobuf_wire.h"
+#include "t5xx/util/system/host_name.h"
 #include "t5xx/util/utf8.h"
 
 namespace t5xx::trainer {
@@ -75,12 +76,6 @@ double WallTimeNow() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
-std::string Hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
-
 // Writers opened by this process (TF's file_id_counter).
 std::atomic<int> writer_counter{0};
 
@@ -134,7 +129,7 @@ SummaryWriter::SummaryWriter(const std::string& log_dir) : log_dir_(log_dir) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%010lld", static_cast<long long>(now));
   path_ = (std::filesystem::path(log_dir) /
-           ("events.out.tfevents." + std::string(seconds) + "." + Hostname() + "." +
+           ("events.out.tfevents." + std::string(seconds) + "." + HostName() + "." +
             std::to_string(getpid()) + "." + std::to_string(writer_counter++) + ".v2"))
               .string();
   file_ = std::fopen(path_.c_str(), "wb");

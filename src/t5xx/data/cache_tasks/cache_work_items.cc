@@ -18,6 +18,7 @@
 #include "t5xx/data/cache/task_cache.h"
 #include "t5xx/data/pipeline/seed_purposes.h"
 #include "t5xx/data/sources/tfrecord_file.h"
+#include "t5xx/util/system/host_name.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/hash.h"
@@ -161,9 +162,7 @@ nlohmann::json ReadJson(const std::string& path, const std::string& where) {
 
 std::string UniqueTempSuffix() {
   static std::atomic<uint64_t> counter{0};
-  char host[256] = {0};
-  if (::gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "host");
-  return std::string(host) + "-" + std::to_string(::getpid()) + "-" +
+  return HostName() + "-" + std::to_string(::getpid()) + "-" +
          std::to_string(counter.fetch_add(1));
 }
 

@@ -364,6 +364,13 @@ void RegisterTrainConfigurables(gin::Registry& r) {
                Optional("eval_steps", T::kInt, I(10)),
                Optional("eval_period", T::kOptionalInt, None()),
                Optional("stats_period", T::kOptionalInt, None()),
+               Optional("data_order", T::kString, S("per_shard"),
+                        "t5xx only. 'per_shard' (seqio's and t5x's): each data replica reads its "
+                        "own shard of the train data; a restart with another data-axis size "
+                        "starts the data again. 'global': every replica reads the global batch "
+                        "and keeps its rows, so every data-axis size trains on the same global "
+                        "batches and a checkpoint's data position resumes on any of them (each "
+                        "replica does the input pipeline's work for the whole batch)."),
                Optional("random_seed", T::kOptionalInt, None()),
                Optional("use_hardware_rng", T::kBool, B(false)),
                Optional("summarize_config_fn", T::kOptionalReference, None()),
@@ -445,6 +452,11 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   ReadLoop(c, s);
   ReadActions(c, s);
   s.stats_period = gin::NoneOrAtLeast(c.Query(kTrain, "stats_period"), 1);
+  const Value order = c.Query(kTrain, "data_order");
+  T5XX_CHECK(order.AsString() == "per_shard" || order.AsString() == "global",
+             gin::Where(order) + " = " + order.ToGinString() +
+                 " is not a data order; use 'per_shard' (seqio's) or 'global'");
+  s.global_data_order = order.AsString() == "global";
   const Value seed = c.Query(kTrain, "random_seed");
   s.random_seed = seed.is_none() ? 0 : gin::AtLeast(seed, 0);
   const Value hw = c.Query(kTrain, "use_hardware_rng");
