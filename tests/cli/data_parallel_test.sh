@@ -203,6 +203,14 @@ show="$work/el4.log" check "the 4x1 resume restores the one data position the 2x
            [ "$(ls "$0"/checkpoint_6/t5xx_train_ds-* | wc -l)" = 1 ] &&
            grep -q "^\[restore\] the train data continues where step 6 left it (.*t5xx_train_ds-000-of-001.json)" "$1"' \
   "$work/el2" "$work/el4.log"
+# A per-shard checkpoint of 2 data shards resumed under the global order:
+# the data starts again, with a warning naming what the checkpoint holds
+# and the setting that would continue it.
+cp -r "$work/two" "$work/two_g"
+timeout 300 "$T5XX" launch --nproc_per_node=2 -- "$T5XX" train "${args[@]}" --gin.TRAIN_STEPS=7 \
+  --gin.train.data_order="'global'" --gin.MODEL_DIR="$work/two_g" >"$work/two_g.log" 2>&1
+show="$work/two_g.log" check "a per-shard data position under the global order: a warning that names both orders" \
+  grep -q "^\[restore\] WARNING: .*t5xx_train_ds-000-of-001.json does not exist: the train data starts from its beginning .*it holds the positions of 2 data shards, saved with train.data_order = .per_shard. on a data axis of 2: continue them with that order and size (this run: .global.)" "$work/two_g.log"
 expect_error "an unknown train.data_order" "--gin.train.data_order flag, column 1 (__main__.train.data_order) = 'random' is not a data order; use 'per_shard' (seqio's) or 'global'" -- \
   "$T5XX" config "${args[@]}" --gin.MODEL_DIR="$work/x" --gin.train.data_order="'random'"
 

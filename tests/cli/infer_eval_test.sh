@@ -351,7 +351,7 @@ launch2 infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/x'" \
   --gin.partitioning.PjitPartitioner.num_partitions=3 >"$work/np3.log" 2>&1
 rc=$?
 show="$work/np3.log" check "num_partitions 3 on 2 processes: exit 2, the binding and the fix named, no output dir" \
-  bash -c '[ "$0" = 2 ] && grep -q "^t5xx: error: rank [01] of 2 on host [^:]*: t5xx infer: partitioning.PjitPartitioner.num_partitions = 3 does not divide the 2 processes of the run; launch a multiple of it" "$1" && [ ! -e "$2" ]' \
+  bash -c '[ "$0" = 2 ] && grep -q "^t5xx: error: rank [01] of 2 on host [^:]*: t5xx infer: partitioning.PjitPartitioner.num_partitions = 3 does not divide the run.s process count, 2; launch a multiple of it" "$1" && [ ! -e "$2" ]' \
   "$rc" "$work/np3.log" "$work/x"
 show=""
 

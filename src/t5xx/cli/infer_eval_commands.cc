@@ -13,6 +13,11 @@ namespace t5xx::cli {
 int InferCommand(const std::vector<std::string>& args) {
   const run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "infer");
   const run::InferResult r = run::RunInfer(loaded, std::cout);
+  if (r.rank != 0) {
+    std::cout << "[done] rank " << r.rank << ": its share decoded; rank 0 wrote the outputs"
+              << std::endl;
+    return 0;
+  }
   std::cout << "[done] " << r.examples << " examples inferred";
   if (r.chunks_skipped) std::cout << ", " << r.chunks_skipped << " completed chunks skipped";
   for (const std::string& f : r.files) std::cout << "; " << f;
@@ -23,6 +28,11 @@ int InferCommand(const std::vector<std::string>& args) {
 int EvalCommand(const std::vector<std::string>& args) {
   const run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "eval");
   const run::EvalResult r = run::RunEval(loaded, std::cout);
+  if (r.rank != 0) {
+    std::cout << "[done] rank " << r.rank << ": its share decoded; rank 0 wrote the metrics"
+              << std::endl;
+    return 0;
+  }
   std::cout << "[done] " << r.evaluated.size() << " checkpoint(s) evaluated";
   if (!r.skipped.empty()) std::cout << ", " << r.skipped.size() << " skipped (done before)";
   for (const auto& [step, tasks] : r.evaluated) {

@@ -24,6 +24,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The first line of a libtorch error (it appends a C++ backtrace).
+std::string FirstLine(const std::string& what) { return what.substr(0, what.find('\n')); }
+
 std::string JoinedKey(int rank) { return "t5xx/joined/" + std::to_string(rank); }
 
 // How long past their own deadline the other ranks wait for rank 0's
@@ -124,7 +127,7 @@ void ProbeRendezvousStore(const c10::intrusive_ptr<c10d::Store>& store,
       store->check({"t5xx/probe"});
       answer->set_value("");
     } catch (const std::exception& e) {
-      answer->set_value(e.what());
+      answer->set_value(FirstLine(e.what()));
     }
   }).detach();
   T5XX_CHECK(answered.wait_for(join_timeout) == std::future_status::ready,
@@ -152,12 +155,13 @@ c10::intrusive_ptr<c10d::Store> OpenRendezvousStore(const ProcessEnvironment& en
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
   } catch (const std::exception& e) {
     // (t5xx's main names the rank and its host before the message.)
+    const std::string what = FirstLine(e.what());
     throw Error(env.rank == 0
-                    ? "cannot serve the rendezvous at " + where + ": " + e.what() +
+                    ? "cannot serve the rendezvous at " + where + ": " + what +
                           " (is the port in use? choose another --master_port of t5xx launch "
                           "or torchrun, or MASTER_PORT)"
                     : "cannot reach rank 0's rendezvous at " + where + " within " +
-                          Seconds(join_timeout) + ": " + e.what() +
+                          Seconds(join_timeout) + ": " + what +
                           " (is rank 0 running, and are --master_addr and --master_port of t5xx "
                           "launch or torchrun, or MASTER_ADDR and MASTER_PORT, right?)");
   }

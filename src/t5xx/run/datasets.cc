@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 #include <deque>
 #include <memory>
 #include <vector>
@@ -286,9 +290,12 @@ trainer::BatchFn LocalTrainBatches(std::shared_ptr<BatchStream> stream, int64_t 
                                    int64_t rows, int64_t start_batch, int rank) {
   std::shared_ptr<std::ofstream> data_log;
   if (const char* dir = std::getenv("T5XX_DATA_LOG"); dir && *dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
     const std::string path = std::string(dir) + "/data_log." + std::to_string(rank) + ".txt";
     data_log = std::make_shared<std::ofstream>(path, std::ios::app);
-    T5XX_CHECK(data_log->good(), "T5XX_DATA_LOG: cannot append to " + path);
+    T5XX_CHECK(data_log->good(), "T5XX_DATA_LOG: cannot append to " + path + ": " +
+                                     (ec ? ec.message() : std::strerror(errno)));
   }
   auto next_batch = std::make_shared<int64_t>(start_batch);
   return [stream, first_row, rows, data_log, next_batch]() -> std::optional<models::FeatureBatch> {

@@ -119,7 +119,8 @@ std::shared_ptr<BatchStream> GetBatchStream(const DatasetConfig& d, const std::s
 // [first_row, first_row + rows) of the global batch (kept whole when the
 // stream's batches have `rows` rows: seqio's per-shard order, whose shard
 // is those rows), [rows, length] tensors. With the
-// environment variable T5XX_DATA_LOG naming a directory, appends one line
+// environment variable T5XX_DATA_LOG naming a directory (created if
+// missing; t5xx::Error naming it when it cannot be), appends one line
 // per row to <dir>/data_log.<rank>.txt: the batch's index (start_batch for
 // the first, the step a restored run starts at), the row's index in the
 // global batch and a 64-bit FNV-1a digest of its values (features in name

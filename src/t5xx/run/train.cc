@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <set>
 #include <map>
 #include <memory>
 #include <string>
@@ -200,6 +203,36 @@ void CheckMemoryPlanOfLayout(const TrainSetup& s, const PreparedTrainRun& out,
   }
 }
 
+// What a checkpoint's data positions are, for a run that finds none for
+// itself: the t5xx_train_ds-<i>-of-<n>.json files it holds, and what this
+// run would set to continue them.
+std::string SavedDataPositions(const std::string& checkpoint_dir, bool global_order) {
+  std::set<int> shard_counts;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(checkpoint_dir, ec)) {
+    const std::string n = e.path().filename().string();
+    int index = 0, count = 0;
+    if (std::sscanf(n.c_str(), "t5xx_train_ds-%d-of-%d.json", &index, &count) == 2) {
+      shard_counts.insert(count);
+    }
+  }
+  if (shard_counts.empty()) return "the checkpoint holds no data position";
+  std::string out;
+  for (int n : shard_counts) {
+    out += out.empty() ? "" : "; ";
+    if (n == 1) {
+      out += "it holds one position (t5xx_train_ds-000-of-001.json), saved with "
+             "train.data_order = 'global' or by one data replica: set train.data_order = "
+             "'global' to continue it on any data-axis size";
+    } else {
+      out += "it holds the positions of " + std::to_string(n) +
+             " data shards, saved with train.data_order = 'per_shard' on a data axis of " +
+             std::to_string(n) + ": continue them with that order and size";
+    }
+  }
+  return out + (global_order ? " (this run: 'global')" : " (this run: 'per_shard')");
+}
+
 // The train data, restored to the checkpoint's position when it has one,
 // with its first batch read (bad lengths, splits or files fail here, before
 // anything is written).
@@ -223,15 +256,9 @@ std::shared_ptr<BatchStream> OpenTrainData(const TrainSetup& s, const ValidatedT
                  "utils.RestoreCheckpointConfig.restore_dataset = True, but " + file +
                      " does not exist (the checkpoint holds no data position); set "
                      "restore_dataset = False to start the data from its beginning");
-      log << "[restore] " << file << " does not exist: the train data starts from its "
-          << "beginning (t5x does the same without a dataset checkpoint; the data position "
-          << (s.global_data_order
-                  ? std::string("was saved by a run with train.data_order = 'per_shard' and "
-                                "another data-axis size")
-                  : "is saved per data shard, so it carries over only to a run with the same "
-                    "data-axis size, here " + std::to_string(shard.num_shards) +
-                        "; train.data_order = 'global' saves one position for every size")
-          << ")" << std::endl;
+      log << "[restore] WARNING: " << file << " does not exist: the train data starts from its "
+          << "beginning (t5x does the same without a dataset checkpoint); "
+          << SavedDataPositions(run.restore->checkpoint_dir, s.global_data_order) << std::endl;
     }
   }
   // Peek (the read-ahead batch is part of the saved position).

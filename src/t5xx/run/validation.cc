@@ -135,9 +135,8 @@ void CheckInferenceMesh(const std::string& command, int64_t num_partitions) {
   const int64_t processes = env ? env->world_size : 1;
   T5XX_CHECK(processes % num_partitions == 0,
              "t5xx " + command + ": partitioning.PjitPartitioner.num_partitions = " +
-                 std::to_string(num_partitions) + " does not divide the " +
-                 std::to_string(processes) + " process" + (processes == 1 ? "" : "es") +
-                 " of the run; launch a multiple of it (t5xx launch --nproc_per_node=" +
+                 std::to_string(num_partitions) + " does not divide the run's process count, " +
+                 std::to_string(processes) + "; launch a multiple of it (t5xx launch --nproc_per_node=" +
                  std::to_string(num_partitions) + ") or set num_partitions to a divisor");
 }
 

@@ -12,6 +12,7 @@
 #include "t5xx/run/inference/evaluator.h"
 #include "t5xx/run/inference/inference.h"
 #include "t5xx/run/inference/output_records.h"
+#include "t5xx/run/model.h"
 #include "t5xx/run/validation.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_utils.h"
@@ -63,14 +64,16 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
   // checks it), then the output directory.
   std::vector<std::string> dirs = ValidateEvalRun(loaded);
   PreflightEvalRun(loaded);
-  CreateOutputDir(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
   // Under a launcher the processes evaluate together (replicas.h); the
   // chief (rank 0) alone writes.
   const at::Device device = SetUpDevice(loaded.options, log);
   const std::unique_ptr<partitioning::PjitPartitioner> partitioner =
       MakeInferencePartitioner(s.num_partitions, s.logical_axis_rules, device, log);
+  CheckInferenceLayout(*partitioner, *CreateModel(s.model));
+  CreateOutputDir(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
   const bool chief = partitioner->communicator().rank() == 0;
   EvalResult result;
+  result.rank = partitioner->communicator().rank();
   const std::string done_path = EvaluatedListPath(s);
   std::set<std::string> done;
   if (s.restore.mode == "all") {

@@ -23,6 +23,7 @@ struct EvalResult {
   // (checkpoint step, task -> metrics) of each checkpoint evaluated now.
   std::vector<std::pair<int64_t, std::map<std::string, seqio::metrics::Metrics>>> evaluated;
   std::vector<std::string> skipped;  // checkpoints already evaluated ('all')
+  int rank = 0;  // this process's rank of the run (only rank 0 writes)
 };
 
 // Runs `t5xx eval` for a loaded eval configuration, logging to `log`.

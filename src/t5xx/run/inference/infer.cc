@@ -291,16 +291,18 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   const std::vector<std::string> dirs = ValidateInferRun(loaded);
   PreflightInferRun(loaded, dirs.back());
   const InferMode mode = ParseInferMode(s.mode);
-  CreateOutputDir(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
   const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
   const at::Device device = SetUpDevice(loaded.options, log);
   const std::unique_ptr<partitioning::PjitPartitioner> partitioner =
       MakeInferencePartitioner(s.num_partitions, s.logical_axis_rules, device, log);
+  CheckInferenceLayout(*partitioner, *CreateModel(s.model));
+  CreateOutputDir(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
   InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options,
                                         log, device, partitioner.get());
   const InferContext c{loaded,      mode, vocab, m, dirs.back(), log, partitioner->communicator(),
                        ReplicasOf(*partitioner)};
   InferResult result;
+  result.rank = c.comm.rank();
   for (const seqio::TaskPtr& task :
        seqio::GetMixtureOrTask(s.dataset.mixture_or_task_name)->tasks()) {
     InferTask(c, *task, result);

@@ -26,6 +26,7 @@ struct InferResult {
   std::vector<std::string> files;  // the merged files written or already complete
   int64_t examples = 0;            // examples inferred by this run (not skipped)
   int64_t chunks_skipped = 0;      // chunks found completed
+  int rank = 0;  // this process's rank of the run (only rank 0 writes)
 };
 
 // Runs `t5xx infer` for a loaded infer configuration, logging progress to

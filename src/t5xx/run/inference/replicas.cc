@@ -32,9 +32,9 @@ std::unique_ptr<partitioning::PjitPartitioner> MakeInferencePartitioner(
   std::shared_ptr<const partitioning::Communicator> comm = JoinProcesses(device, log);
   T5XX_CHECK(comm->size() % num_partitions == 0,
              "partitioning.PjitPartitioner.num_partitions = " + std::to_string(num_partitions) +
-                 " does not divide the " + std::to_string(comm->size()) +
-                 " processes of the run; launch a multiple of it (t5xx launch "
-                 "--nproc_per_node) or set num_partitions to a divisor");
+                 " does not divide the run's process count, " + std::to_string(comm->size()) +
+                 "; launch a multiple of it (t5xx launch --nproc_per_node) or set "
+                 "num_partitions to a divisor");
   partitioning::LogicalAxisRules kept = rules;
   for (auto& rule : kept) {
     if (rule.second && *rule.second == "data" && rule.first != "batch") rule.second.reset();
@@ -47,6 +47,11 @@ std::unique_ptr<partitioning::PjitPartitioner> MakeInferencePartitioner(
         << ", the parameters whole over 'data'" << std::endl;
   }
   return p;
+}
+
+void CheckInferenceLayout(partitioning::PjitPartitioner& partitioner,
+                          const models::BaseTransformerModel& model) {
+  if (partitioner.mesh().size() > 1) partitioner.Placement(model.ParamSpecs());
 }
 
 namespace {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "t5xx/models/base_model.h"
 #include "t5xx/partitioning/communicator.h"
 #include "t5xx/partitioning/logical_axis_rules.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
@@ -59,6 +60,12 @@ InferenceReplicas ReplicasOf(const partitioning::BasePartitioner& partitioner);
 std::unique_ptr<partitioning::PjitPartitioner> MakeInferencePartitioner(
     int64_t num_partitions, const partitioning::LogicalAxisRules& rules, const at::Device& device,
     std::ostream& log);
+
+// Checks that `model`'s parameters split over `partitioner`'s mesh (every
+// sharded dimension divides by its mesh axis), before anything is read or
+// written. Throws t5xx::Error naming every parameter that does not.
+void CheckInferenceLayout(partitioning::PjitPartitioner& partitioner,
+                          const models::BaseTransformerModel& model);
 
 // Every replica's outputs (`mine`: this replica's batches, in order, of
 // `num_examples` examples in batches of batch_size), gathered over
