@@ -29,6 +29,15 @@ std::string DatasetStateFileName(int index, int count) {
   return buf;
 }
 
+std::optional<int> DatasetStateFileCount(const std::string& file_name) {
+  int index = 0, count = 0, end = 0;
+  if (std::sscanf(file_name.c_str(), "t5xx_train_ds-%d-of-%d.json%n", &index, &count, &end) != 2 ||
+      static_cast<size_t>(end) != file_name.size()) {
+    return std::nullopt;
+  }
+  return count;
+}
+
 namespace {
 
 // "checkpoint_<N>.tmp-..." and the step, for a name in MODEL_DIR.

@@ -81,6 +81,8 @@ struct ExtraFile {
 // "t5xx_train_ds-000-of-001.json" (t5x names its tf.data checkpoints
 // train_ds-000-of-001).
 std::string DatasetStateFileName(int index, int count);
+// The process count of a DatasetStateFileName, or nullopt for another name.
+std::optional<int> DatasetStateFileCount(const std::string& file_name);
 
 // Several processes writing one checkpoint, each the boxes of the arrays it
 // is the primary replica of (ArrayRef::box, ::write; t5x: "each host

@@ -25,8 +25,8 @@
 
 #include "t5xx/device/device.h"
 #include "t5xx/partitioning/rendezvous.h"
-#include "t5xx/util/system/host_name.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/system/host_name.h"
 #include "t5xx/util/system/route.h"
 
 namespace t5xx::partitioning {

@@ -118,8 +118,7 @@ void CheckLaunchedAlike(c10d::Store& store, const ProcessEnvironment& env) {
 // forever. (The request runs on a thread of its own that keeps the store
 // alive; past the deadline the process reports the error and exits.)
 void ProbeRendezvousStore(const c10::intrusive_ptr<c10d::Store>& store,
-                          const ProcessEnvironment& env, std::chrono::milliseconds join_timeout,
-                          const std::string& where) {
+                          std::chrono::milliseconds join_timeout, const std::string& where) {
   auto answer = std::make_shared<std::promise<std::string>>();
   std::future<std::string> answered = answer->get_future();
   std::thread([store, answer] {
@@ -165,7 +164,7 @@ c10::intrusive_ptr<c10d::Store> OpenRendezvousStore(const ProcessEnvironment& en
                           " (is rank 0 running, and are --master_addr and --master_port of t5xx "
                           "launch or torchrun, or MASTER_ADDR and MASTER_PORT, right?)");
   }
-  if (!so.isServer) ProbeRendezvousStore(store, env, join_timeout, where);
+  if (!so.isServer) ProbeRendezvousStore(store, join_timeout, where);
   if (env.agent_store) {
     // torchrun's agent store outlives restarts: one key space per attempt.
     store = c10::make_intrusive<c10d::PrefixStore>(

@@ -2,15 +2,15 @@
 #include "t5xx/run/datasets.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
-#include <system_error>
-#include <deque>
 #include <memory>
+#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>

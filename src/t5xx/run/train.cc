@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -210,10 +209,8 @@ std::string SavedDataPositions(const std::string& checkpoint_dir, bool global_or
   std::set<int> shard_counts;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(checkpoint_dir, ec)) {
-    const std::string n = e.path().filename().string();
-    int index = 0, count = 0;
-    if (std::sscanf(n.c_str(), "t5xx_train_ds-%d-of-%d.json", &index, &count) == 2) {
-      shard_counts.insert(count);
+    if (auto n = checkpoints::DatasetStateFileCount(e.path().filename().string())) {
+      shard_counts.insert(*n);
     }
   }
   if (shard_counts.empty()) return "the checkpoint holds no data position";

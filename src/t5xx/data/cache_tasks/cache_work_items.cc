@@ -18,13 +18,13 @@
 #include "t5xx/data/cache/task_cache.h"
 #include "t5xx/data/pipeline/seed_purposes.h"
 #include "t5xx/data/sources/tfrecord_file.h"
-#include "t5xx/util/system/host_name.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/hash.h"
 #include "t5xx/util/json_text.h"
 #include "t5xx/util/files/protobuf_wire.h"
 #include "t5xx/util/files/record_frame.h"
+#include "t5xx/util/system/host_name.h"
 
 namespace t5xx::seqio {
 namespace {

@@ -29,12 +29,9 @@ InferenceReplicas ReplicasOf(const partitioning::BasePartitioner& partitioner) {
 std::unique_ptr<partitioning::PjitPartitioner> MakeInferencePartitioner(
     int64_t num_partitions, const partitioning::LogicalAxisRules& rules, const at::Device& device,
     std::ostream& log) {
+  // (ValidateInferRun / ValidateEvalRun checked that num_partitions divides
+  // the process count; PjitPartitioner refuses it too.)
   std::shared_ptr<const partitioning::Communicator> comm = JoinProcesses(device, log);
-  T5XX_CHECK(comm->size() % num_partitions == 0,
-             "partitioning.PjitPartitioner.num_partitions = " + std::to_string(num_partitions) +
-                 " does not divide the run's process count, " + std::to_string(comm->size()) +
-                 "; launch a multiple of it (t5xx launch --nproc_per_node) or set "
-                 "num_partitions to a divisor");
   partitioning::LogicalAxisRules kept = rules;
   for (auto& rule : kept) {
     if (rule.second && *rule.second == "data" && rule.first != "batch") rule.second.reset();

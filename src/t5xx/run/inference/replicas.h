@@ -54,8 +54,8 @@ InferenceReplicas ReplicasOf(const partitioning::BasePartitioner& partitioner);
 // another logical axis than 'batch' to 'data' maps it to None): the parameters
 // are whole over the data axis, so that each data replica decodes its own
 // batches (ReplicasOf). Logs the mesh to `log`. Throws t5xx::Error when
-// num_partitions does not divide the process count (naming
-// partitioning.PjitPartitioner.num_partitions) or the processes cannot be
+// num_partitions does not divide the process count (the validation of the
+// infer and eval runs names the binding first) or the processes cannot be
 // joined.
 std::unique_ptr<partitioning::PjitPartitioner> MakeInferencePartitioner(
     int64_t num_partitions, const partitioning::LogicalAxisRules& rules, const at::Device& device,
