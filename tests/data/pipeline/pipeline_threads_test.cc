@@ -258,8 +258,10 @@ TEST(BatchIteratorStateTest, SaveStateBeforePutsReturnedBatchesBack) {
   for (int i = 0; i < 4; ++i) got.push_back(*it.Next());
   // As if the last two batches (rows 6..11) had not been returned yet.
   const json saved = json::parse(it.SaveStateBefore({&got[2], &got[3]}).dump());
-  ASSERT_TRUE(saved["state"]["lookahead"].is_array());
-  EXPECT_EQ(saved["state"]["lookahead"].size(), 2u);
+  // Version 2 holds no batches: the input's position before batch 2 (its
+  // row 6, as FromVector counts them).
+  EXPECT_EQ(saved, json::parse(R"({"version": 2, "state": {"examples_read": 6, "done": false,
+                                  "lengths": {"a": 2}, "input": {"pos": 6}}})"));
   BatchIterator fresh(FromVector(Rows(20)), 3);
   fresh.RestoreState(saved);
   std::vector<std::vector<int32_t>> firsts;
@@ -278,60 +280,51 @@ TEST(BatchIteratorStateTest, SaveStateBeforePutsReturnedBatchesBack) {
   EXPECT_EQ(again.Next()->Row("a", 0), (std::vector<int32_t>{6, -6}));
 }
 
-TEST(BatchIteratorStateTest, ReadsTheOneBatchLookaheadLayout) {
-  // The layout written before read-ahead queues: "lookahead" one object.
-  const json old = {{"version", 1},
-                    {"state",
-                     {{"examples_read", 4},
-                      {"done", false},
-                      {"lengths", {{"a", 2}}},
-                      {"lookahead",
-                       {{"batch_size", 2},
-                        {"features", {{"a", {2, -2, 3, -3}}}},
-                        {"lengths", {{"a", 2}}}}},
-                      {"input", {{"pos", 4}}}}}};
-  BatchIterator it(FromVector(Rows(7)), 2);
-  it.RestoreState(old);
-  EXPECT_EQ(it.Next()->Row("a", 1), (std::vector<int32_t>{3, -3}));
-  EXPECT_EQ(it.Next()->Row("a", 0), (std::vector<int32_t>{4, -4}));
-  EXPECT_FALSE(it.Next().has_value());
-  BatchIterator wrong(FromVector(Rows(7)), 3);
-  EXPECT_ERROR_CONTAINS(wrong.RestoreState(old),
-                        "BatchIterator: saved batch size 2 differs from this iterator's 3");
+TEST(BatchIteratorStateTest, RefusesWhatItCannotContinue) {
+  BatchIterator it(FromVector(Rows(40)), 2);
+  std::vector<Batch> got;
+  for (int i = 0; i < 18; ++i) got.push_back(*it.Next());
+  // It keeps the starts of the last 16 batches formed.
+  std::vector<const Batch*> returned;
+  for (int i = 1; i < 18; ++i) returned.push_back(&got[i]);
+  EXPECT_ERROR_CONTAINS((void)it.SaveStateBefore(returned),
+                        "BatchIterator: cannot save the position 17 batches back; it keeps the "
+                        "starts of the last 16");
+  returned.erase(returned.begin());
+  const json saved = it.SaveStateBefore(returned);
+  EXPECT_EQ(saved["state"]["input"], json::parse(R"({"pos": 4})"));
+  BatchIterator wrong(FromVector(Rows(40)), 2, {{"a", 3}});
+  EXPECT_ERROR_CONTAINS(wrong.RestoreState(saved),
+                        "BatchIterator: the saved position is for feature lengths {a=2}, this "
+                        "pipeline has {a=3}");
 }
 
-TEST(BatchIteratorStateTest, RefusesSavedBatchesThatDisagreeWithTheirShape) {
-  // Read back from a checkpoint, a batch whose lengths or value counts
-  // disagree would make the model read past its data (a resume once crashed
-  // with lookahead lengths of 1e8): each is refused, naming the batch.
-  BatchIterator it(FromVector(Rows(20)), 3);
-  std::vector<Batch> got;
-  for (int i = 0; i < 2; ++i) got.push_back(*it.Next());
-  const json saved = json::parse(it.SaveStateBefore({&got[0], &got[1]}).dump());
-  auto restore = [](const json& state) {
-    BatchIterator fresh(FromVector(Rows(20)), 3);
-    fresh.RestoreState(state);
-  };
-  restore(saved);  // the unchanged state restores
-  json huge = saved;
-  huge["state"]["lookahead"][0]["lengths"]["a"] = 100000000;
-  EXPECT_ERROR_CONTAINS(restore(huge),
-                        "BatchIterator: saved batch lookahead[0]: its feature lengths "
-                        "{a=100000000} are not the iterator's {a=2}");
-  json short_row = saved;
-  short_row["state"]["lookahead"][1]["features"]["a"] = {1, 2, 3};
-  EXPECT_ERROR_CONTAINS(restore(short_row),
-                        "BatchIterator: saved batch lookahead[1]: feature 'a' holds 3 values, "
-                        "not batch_size 3 x length 2");
-  json renamed = saved;
-  renamed["state"]["lookahead"][0]["features"] = {{"b", {0, 0, 1, -1, 2, -2}}};
-  EXPECT_ERROR_CONTAINS(restore(renamed),
-                        "BatchIterator: saved batch lookahead[0]: lacks feature 'a'");
-  json extra = saved;
-  extra["state"]["lookahead"][0]["features"]["b"] = {0};
-  EXPECT_ERROR_CONTAINS(restore(extra),
-                        "BatchIterator: saved batch lookahead[0]: holds 2 features for 1 "
-                        "lengths {a=2}");
+// A position read back from a file is untrusted: a "skip" larger than a
+// stage's unit could hold is refused (over data repeated forever it would
+// never end), and one past the data's end is named.
+TEST(BatchIteratorStateTest, RefusesASkipNoUnitHolds) {
+  auto make = [] { return Shuffle(FromVector(Rows(10)), 4, 1); };
+  DatasetPtr a = make();
+  Collect(*a, 2);
+  json saved = SavePipelineState(*a);
+  ASSERT_EQ(saved["state"]["skip"], 2);
+  saved["state"]["skip"] = 5;
+  EXPECT_ERROR_CONTAINS(RestorePipelineState(*make(), saved),
+                        "Shuffle: saved position is example 5 of a window of buffer_size 4");
+  auto pack = [] { return TrimAndPackDataset(FromVector(Rows(10)), {{"a", 2}}, 1); };
+  DatasetPtr p = pack();
+  Collect(*p, 2);  // block 0 (rows 0 and 1: a row, as row 0 is all padding), row 2
+  json packed = SavePipelineState(*p);
+  ASSERT_EQ(packed, json::parse(R"({"version": 2, "state": {"input": {"pos": 2}, "skip": 1}})"));
+  packed["state"]["skip"] = 1000000;
+  EXPECT_ERROR_CONTAINS(RestorePipelineState(*pack(), packed),
+                        "trim_and_pack: the saved position skips 1000000 outputs, more than the "
+                        "2 of one unit (the state is damaged)");
+  packed["state"]["input"]["pos"] = 9;  // one example left: one row, not 2
+  packed["state"]["skip"] = 2;
+  EXPECT_ERROR_CONTAINS(RestorePipelineState(*pack(), packed),
+                        "trim_and_pack: the saved position is 2 outputs past its start but the "
+                        "data ends after 1 (did the data or the configuration change?)");
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ std::optional<Batch> BatchIterator::Next() {
     return out;
   }
   if (done_) return std::nullopt;
+  BatchStart start{InputStateOrNull(*input_, &saveable_), examples_read_};
   std::vector<Example> rows;
   while (static_cast<int64_t>(rows.size()) < batch_size_) {
     auto ex = input_->Next();
@@ -46,6 +47,8 @@ std::optional<Batch> BatchIterator::Next() {
     }
     rows.push_back(std::move(*ex));
   }
+  starts_.push_back(std::move(start));
+  while (starts_.size() > lookahead_.size() + kKeptBatchStarts) starts_.pop_front();
   if (lengths_.empty()) {
     for (const auto& [k, v] : rows[0])
       if (std::holds_alternative<Tokens>(v))
@@ -85,68 +88,37 @@ bool BatchIterator::HasNext() {
   return true;
 }
 
+
 namespace {
-
-nlohmann::json BatchToJson(const Batch& b) {
-  return {{"batch_size", b.batch_size}, {"features", b.features}, {"lengths", b.lengths}};
-}
-
 // Lengths for an error message: "{a=2, b=3}".
 std::string ShowLengths(const FeatureLengths& l) {
   std::string out;
   for (const auto& [k, v] : l) out += (out.empty() ? "" : ", ") + k + "=" + std::to_string(v);
   return "{" + out + "}";
 }
-
-// A saved batch, checked against what this iterator would have produced
-// (`lengths`, `batch_size`) before anything uses it: a batch read back from a
-// file is untrusted, and a length or row count that disagrees with its data
-// would make the model read past a buffer. `where` names the batch
-// ("lookahead[i]").
-Batch BatchFromJson(const nlohmann::json& j, int64_t batch_size, const FeatureLengths& lengths,
-                    const std::string& where, const char* who) {
-  Batch b;
-  b.batch_size = StateField(j, "batch_size", who).get<int64_t>();
-  b.features =
-      StateField(j, "features", who).get<std::map<std::string, std::vector<int32_t>>>();
-  b.lengths = StateField(j, "lengths", who).get<std::map<std::string, int64_t>>();
-  const std::string at = std::string(who) + ": saved batch " + where + ": ";
-  T5XX_CHECK(b.batch_size == batch_size,
-             std::string(who) + ": saved batch size " + std::to_string(b.batch_size) +
-                 " differs from this iterator's " + std::to_string(batch_size));
-  T5XX_CHECK(b.lengths == lengths, at + "its feature lengths " + ShowLengths(b.lengths) +
-                                       " are not the iterator's " + ShowLengths(lengths));
-  T5XX_CHECK(b.features.size() == b.lengths.size(),
-             at + "holds " + std::to_string(b.features.size()) + " features for " +
-                 std::to_string(b.lengths.size()) + " lengths " + ShowLengths(b.lengths));
-  for (const auto& [k, L] : b.lengths) {
-    auto it = b.features.find(k);
-    T5XX_CHECK(it != b.features.end(), at + "lacks feature '" + k + "'");
-    const auto n = static_cast<int64_t>(it->second.size());
-    // n == batch_size * L, without forming a product that could overflow.
-    T5XX_CHECK(L >= 0 && n % batch_size == 0 && n / batch_size == L,
-               at + "feature '" + k + "' holds " + std::to_string(n) + " values, not batch_size " +
-                   std::to_string(batch_size) + " x length " + std::to_string(L));
-  }
-  return b;
-}
-
 }  // namespace
 
 nlohmann::json BatchIterator::SaveState() const { return SaveStateBefore({}); }
 
 nlohmann::json BatchIterator::SaveStateBefore(const std::vector<const Batch*>& returned) const {
-  nlohmann::json lookahead = nullptr;
-  if (!returned.empty() || !lookahead_.empty()) {
-    lookahead = nlohmann::json::array();
-    for (const Batch* b : returned) lookahead.push_back(BatchToJson(*b));
-    for (const Batch& b : lookahead_) lookahead.push_back(BatchToJson(b));
+  // Batches formed after the position: the read-ahead ones and `returned`.
+  const size_t after = lookahead_.size() + returned.size();
+  if (after == 0) {
+    return WrapRootState({{"examples_read", examples_read_},
+                          {"done", done_},
+                          {"lengths", lengths_},
+                          {"input", input_->SaveState()}});
   }
-  return WrapRootState({{"examples_read", examples_read_},
-                        {"done", done_},
+  T5XX_CHECK(after <= starts_.size(),
+             "BatchIterator: cannot save the position " + std::to_string(after) +
+                 " batches back; it keeps the starts of the last " +
+                 std::to_string(starts_.size()));
+  const BatchStart& start = starts_[starts_.size() - after];
+  if (start.input.is_null()) (void)input_->SaveState();  // throws the input's error
+  return WrapRootState({{"examples_read", start.examples_read},
+                        {"done", false},
                         {"lengths", lengths_},
-                        {"lookahead", std::move(lookahead)},
-                        {"input", input_->SaveState()}});
+                        {"input", start.input}});
 }
 
 void BatchIterator::RestoreState(const nlohmann::json& root) {
@@ -160,16 +132,8 @@ void BatchIterator::RestoreState(const nlohmann::json& root) {
                 ShowLengths(saved) + ", this pipeline has " + ShowLengths(lengths_));
   }
   lengths_ = saved;
-  const auto& la = StateField(state, "lookahead", who);
   lookahead_.clear();
-  if (la.is_array()) {
-    for (size_t i = 0; i < la.size(); ++i) {
-      lookahead_.push_back(
-          BatchFromJson(la[i], batch_size_, lengths_, "lookahead[" + std::to_string(i) + "]", who));
-    }
-  } else if (!la.is_null()) {  // one batch (older layout)
-    lookahead_.push_back(BatchFromJson(la, batch_size_, lengths_, "lookahead", who));
-  }
+  starts_.clear();
   input_->RestoreState(StateField(state, "input", who));
 }
 

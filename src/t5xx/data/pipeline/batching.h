@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "t5xx/data/pipeline/dataset.h"
 #include "t5xx/data/pipeline/utils.h"
@@ -54,27 +54,23 @@ class BatchIterator {
 
   int64_t batch_size() const { return batch_size_; }
 
-  // Checkpointing: a root state ({"version": 1, "state": ...}, see
-  // WrapRootState) holding the counters, the batches read ahead and not yet
-  // returned ("lookahead": null when none, else an array of batches, oldest
-  // first), and the input pipeline's state. RestoreState must be called on a
-  // freshly built identical iterator (same pipeline, seeds and batch size);
-  // it throws t5xx::Error for a newer state version or a mismatched
-  // pipeline, and for a saved batch that disagrees with this iterator (its
-  // batch size or feature lengths differ, a feature is missing or extra, or
-  // a feature does not hold batch_size x length values; the error names the
-  // batch, e.g. "lookahead[1]", and the feature), since a file read back is
-  // untrusted. It also reads the older "lookahead" layout of one batch
-  // object.
+  // Checkpointing: a root state ({"version": 2, "state": ...}, see
+  // WrapRootState) holding the counters and the input pipeline's state
+  // before the next batch to return -- batches read ahead are not saved:
+  // the iterator records its input's state before forming each batch.
+  // RestoreState must be called on a freshly built identical iterator (same
+  // pipeline, seeds and batch size); it throws t5xx::Error for a state
+  // version other than 2 or a mismatched pipeline.
   nlohmann::json SaveState() const;
   void RestoreState(const nlohmann::json& root);
 
-  // The state of the position `returned.size()` batches earlier: as if the
-  // batches in `returned` (oldest first), which Next() returned last, had
-  // been read ahead but not returned yet. A consumer that reads this
-  // iterator ahead of its own consumer (BatchStream's producer thread) saves
-  // its consumer's position this way; restored, the iterator returns
-  // `returned` first. Must not be called concurrently with Next().
+  // The state of the position `returned.size()` batches earlier: before the
+  // batches in `returned` (oldest first), which Next() returned last. A
+  // consumer that reads this iterator ahead of its own consumer
+  // (BatchStream's producer thread) saves its consumer's position this way;
+  // restored, the iterator forms `returned` again. At most
+  // kKeptBatchStarts batches back (t5xx::Error beyond). Must not be called
+  // concurrently with Next().
   nlohmann::json SaveStateBefore(const std::vector<const Batch*>& returned) const;
 
  private:
@@ -82,8 +78,16 @@ class BatchIterator {
   int64_t batch_size_;
   FeatureLengths lengths_;
   int64_t examples_read_ = 0;
-  std::deque<Batch> lookahead_;  // read ahead (HasNext, restored), not returned
+  std::deque<Batch> lookahead_;  // read ahead (HasNext), not returned
   bool done_ = false;
+  // The input's state before a batch was formed, and examples read then.
+  struct BatchStart {
+    nlohmann::json input;  // null: the input cannot save (InputStateOrNull)
+    int64_t examples_read = 0;
+  };
+  static constexpr size_t kKeptBatchStarts = 16;
+  std::deque<BatchStart> starts_;  // of the last batches formed, oldest first
+  bool saveable_ = true;
 };
 
 }  // namespace t5xx::seqio

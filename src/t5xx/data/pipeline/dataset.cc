@@ -117,6 +117,12 @@ json UnwrapRootState(const json& root) {
             std::to_string(kPipelineStateVersion) +
             "); restore it with a newer t5xx");
   T5XX_CHECK(v >= 1, "pipeline state: invalid version " + std::to_string(v));
+  T5XX_CHECK(v >= 2, "pipeline state has version " + std::to_string(v) +
+                         ", written by a t5xx before compact positions (version 2), whose "
+                         "positions held the buffered examples and a shuffle this build no "
+                         "longer has: it cannot be continued exactly; set "
+                         "utils.RestoreCheckpointConfig.restore_dataset = False to start the "
+                         "data from its beginning");
   const json& state = StateField(root, "state", "pipeline state");
   const json* value = nullptr;
   const std::string float_at = FirstFloat(state, "", &value);
@@ -125,6 +131,35 @@ json UnwrapRootState(const json& root) {
                                    float_at +
                                    "; t5xx writes only integers there, so the state is damaged");
   return state;
+}
+
+json InputStateOrNull(const Dataset& input, bool* saveable) {
+  if (!*saveable) return nullptr;
+  try {
+    return input.SaveState();
+  } catch (const Error&) {
+    *saveable = false;
+    return nullptr;
+  }
+}
+
+void SkipOutputs(Dataset& ds, uint64_t skip, uint64_t max_skip, const char* who) {
+  T5XX_CHECK(skip <= max_skip, std::string(who) + ": the saved position skips " +
+                                   std::to_string(skip) + " outputs, more than the " +
+                                   std::to_string(max_skip) +
+                                   " of one unit (the state is damaged)");
+  for (uint64_t i = 0; i < skip; ++i) {
+    bool ended = false;
+    try {
+      ended = !ds.Next().has_value();
+    } catch (const Error&) {
+      continue;  // the saved run met this error and went on
+    }
+    T5XX_CHECK(!ended, std::string(who) + ": the saved position is " + std::to_string(skip) +
+                           " outputs past its start but the data ends after " +
+                           std::to_string(i) +
+                           " (did the data or the configuration change?)");
+  }
 }
 
 json SavePipelineState(const Dataset& ds) { return WrapRootState(ds.SaveState()); }

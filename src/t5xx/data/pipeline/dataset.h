@@ -38,9 +38,12 @@ class Dataset {
   virtual std::optional<Example> Next() = 0;
 
   // Position save/restore (checkpointable input pipelines). SaveState returns
-  // a small JSON object with this stage's own position, counters and buffered
-  // examples plus {"input": input->SaveState()} for wrapped stages; it is
-  // built only when called (no cost on the Next() path). RestoreState must be
+  // a small JSON object with this stage's own position and counters plus
+  // {"input": input->SaveState()} for wrapped stages -- never examples: a
+  // stage that buffers saves where its buffered unit started and how many
+  // of its outputs it emitted (kPipelineStateVersion below). Stages that
+  // buffer record their input's state once per unit (block, window, chunk);
+  // the rest build it only when called. RestoreState must be
   // called on a freshly constructed identical pipeline (same construction
   // arguments and seeds) before its first Next(); afterwards the stream
   // continues exactly where the saved one stopped. The defaults throw
@@ -60,7 +63,9 @@ DatasetPtr Map(DatasetPtr input, std::function<Example(Example)> fn);
 // Keeps examples for which pred is true.
 DatasetPtr Filter(DatasetPtr input, std::function<bool(const Example&)> pred);
 
-// Maps each example to zero or more examples (tf.data flat_map).
+// Maps each example to zero or more examples (tf.data flat_map). State
+// (version 2): {"input": the input's state before the example whose outputs
+// are being emitted, "skip": its outputs emitted}.
 DatasetPtr FlatMap(DatasetPtr input,
                    std::function<std::vector<Example>(Example)> fn);
 
@@ -84,10 +89,11 @@ DatasetPtr RepeatIndexed(std::function<DatasetPtr(int64_t epoch)> factory,
 // thrown by fn on an example, or by the input, is rethrown from Next() in
 // that example's place (after the outputs before it; the next Next()
 // continues after it), as Map does; one not rethrown yet is not saved.
-// SaveState stores {"index", "input_done", "pending": the chunk's not yet
-// emitted outputs, "input"}, the same layout for every thread count, so a
-// position saved with one count restores with another and continues
-// identically without re-running fn; RestoreState also accepts Map's and
+// SaveState stores {"index", "input": the index and the input's state where
+// the chunk being emitted started, "skip": its outputs emitted,
+// "input_done"}, the same layout for every thread count, so a position
+// saved with one count restores with another and continues identically
+// (the chunk's fn calls are made again); RestoreState also accepts Map's and
 // MapIndexed's layouts. Throws t5xx::Error if num_threads < 0.
 DatasetPtr ParallelMap(DatasetPtr input, std::function<Example(Example)> fn,
                        int num_threads);
@@ -143,15 +149,15 @@ DatasetPtr Interleave(std::vector<std::function<DatasetPtr()>> factories,
 // message) once the examples read before it are consumed (and by every later
 // Next() when buffer_size > 0: the thread stops at an error). The thread starts
 // on the first Next(); the destructor stops and joins it (it waits only for
-// a block being read, never for the consumer). SaveState waits until the
-// thread has filled its buffer (or met the input's end or an error) and
-// saves {"buffered": the examples read ahead and not yet emitted, "input":
-// input's state}, so the saved bytes do not depend on the threads' timing;
-// RestoreState (before the first Next()) emits the buffered ones first; a state without
-// "buffered" is taken as input's own (a position saved before the stage was
-// added to a pipeline). buffer_size == 0: no
-// thread (input is read by Next() itself), with the same state layout, so a
-// position saved with or without the thread restores into either. Neither
+// a block being read, never for the consumer). SaveState saves {"input":
+// the input's state before the block the consumer is taking from (the
+// thread records it with each block), "skip": the block's examples taken},
+// without waiting for the thread; RestoreState (before the first Next())
+// restores the input there and takes "skip" examples again; a state without
+// "skip" is taken as input's own (a position saved before the stage was
+// added to a pipeline). buffer_size == 0: no thread (input is read by
+// Next() itself), with the same state layout, so a position saved with or
+// without the thread restores into either. Neither
 // input nor anything it calls may depend on the thread it runs on. Throws
 // t5xx::Error if input is null. Defined in prefetch.cc.
 DatasetPtr Prefetch(DatasetPtr input, size_t buffer_size);
@@ -162,8 +168,16 @@ std::vector<Example> Collect(Dataset& ds, size_t max_examples = SIZE_MAX);
 // ---------------------------------------------------------------------------
 // State helpers.
 
-// Version of the root state format written by WrapRootState.
-inline constexpr int kPipelineStateVersion = 1;
+// Version of the root state format written by WrapRootState. Version 2
+// (compact positions): a stage that buffers (a shuffle window, packing
+// blocks, a parallel map's chunk, a flat map's outputs, prefetch blocks,
+// batches read ahead) saves where its oldest unemitted unit started (its
+// input's state and counters then) and "skip", the outputs of that unit
+// already emitted, never the examples themselves; restoring replays that
+// unit (a bounded amount of work) and drops "skip" outputs. A position is
+// then a few integers per stage (well under 1 KB for a task). Version 1
+// states held the buffered examples and are refused (UnwrapRootState).
+inline constexpr int kPipelineStateVersion = 2;
 
 // {"version": kPipelineStateVersion, "state": state}.
 nlohmann::json WrapRootState(nlohmann::json state);
@@ -173,6 +187,24 @@ nlohmann::json UnwrapRootState(const nlohmann::json& root);
 // Root state of a whole pipeline (WrapRootState(ds.SaveState())) and back.
 nlohmann::json SavePipelineState(const Dataset& ds);
 void RestorePipelineState(Dataset& ds, const nlohmann::json& root);
+
+// A buffering stage's record of its input's state where a unit starts:
+// input.SaveState(), or null when the input cannot save its position --
+// then *saveable becomes false and later calls return null without asking
+// (no exception per unit); the stage's own SaveState calls
+// input.SaveState() again to throw that error.
+nlohmann::json InputStateOrNull(const Dataset& input, bool* saveable);
+
+// Restoring a compact position (version 2): calls ds.Next() `skip` times
+// and drops what it returns -- the outputs the saved run had emitted since
+// the restored start; an error among them is dropped as well (the saved run
+// had passed it). Throws t5xx::Error "<who>: the saved position skips
+// <skip> outputs, more than the <max_skip> of one unit (the state is
+// damaged)" (a file read back is untrusted: a huge skip over data repeated
+// forever would never end), and "<who>: the saved position is <skip>
+// outputs past its start but the data ends after <n> (did the data or the
+// configuration change?)".
+void SkipOutputs(Dataset& ds, uint64_t skip, uint64_t max_skip, const char* who);
 
 // Example <-> JSON object (string features as JSON strings, token features as
 // arrays of ints).

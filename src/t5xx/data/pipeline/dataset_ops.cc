@@ -63,24 +63,44 @@ class FlatMapDataset : public Dataset {
       : input_(std::move(input)), fn_(std::move(fn)) {}
   std::optional<Example> Next() override {
     while (pending_.empty()) {
+      json start = {{"input", InputStateOrNull(*input_, &saveable_)}};
       auto ex = input_->Next();
       if (!ex) return std::nullopt;
+      pending_.BeginUnit(std::move(start));
       pending_.PushAll(fn_(std::move(*ex)));
     }
     return pending_.Pop();
   }
+  // Compact (dataset.h, version 2): {"input": the input's state before the
+  // example whose outputs are being emitted, "skip": its outputs emitted}.
   json SaveState() const override {
-    return {{"pending", pending_.ToJson()}, {"input", input_->SaveState()}};
+    if (!saveable_) (void)input_->SaveState();  // throws the input's error
+    return pending_.Position([&] { return json{{"input", input_->SaveState()}}; });
   }
+  // Forms the unit again (the example's outputs) and drops "skip" of them.
   void RestoreState(const json& state) override {
-    pending_.FromJson(StateField(state, "pending", "FlatMap"));
     input_->RestoreState(StateField(state, "input", "FlatMap"));
+    const uint64_t skip = StateField(state, "skip", "FlatMap").get<uint64_t>();
+    if (skip == 0) return;
+    std::vector<Example> outputs;
+    json start = {{"input", InputStateOrNull(*input_, &saveable_)}};
+    if (auto ex = input_->Next()) outputs = fn_(std::move(*ex));
+    T5XX_CHECK(skip < outputs.size(),
+               "FlatMap: the saved position is output " + std::to_string(skip) +
+                   " of an example that has " + std::to_string(outputs.size()) +
+                   " (did the data or the configuration change?)");
+    outputs.erase(outputs.begin(), outputs.begin() + static_cast<std::ptrdiff_t>(skip));
+    pending_.BeginUnit(std::move(start));
+    pending_.PushAll(std::move(outputs));
+    // The unit's outputs already emitted count toward its position.
+    pending_.CountEmitted(skip);
   }
 
  private:
   DatasetPtr input_;
   std::function<std::vector<Example>(Example)> fn_;
   PendingExamples pending_;
+  bool saveable_ = true;  // InputStateOrNull
 };
 
 class MapIndexedDataset : public Dataset {

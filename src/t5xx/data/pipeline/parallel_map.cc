@@ -20,6 +20,9 @@ using json = nlohmann::json;
 
 namespace {
 
+// The largest chunk a saved position can be in: 64 examples x 4096 threads.
+constexpr uint64_t kMaxSavedChunk = uint64_t{64} * 4096;
+
 class ParallelMapDataset : public Dataset {
  public:
   using Fn = std::function<Example(Example, uint64_t)>;
@@ -39,26 +42,33 @@ class ParallelMapDataset : public Dataset {
     return pending_.Pop();
   }
 
-  // An error not rethrown yet is not part of the state.
+  // Compact (dataset.h, version 2): {"index", "input": the index and the
+  // input's state where the chunk being emitted started, "skip": its outputs
+  // emitted (errors included)}, the same for every thread count.
   json SaveState() const override {
-    return {{"index", index_},
-            {"input_done", input_done_},
-            {"pending", pending_.ToJson()},
-            {"input", input_->SaveState()}};
+    if (!saveable_) (void)input_->SaveState();  // throws the input's error
+    return pending_.Position([&] {
+      return json{{"index", index_}, {"input_done", input_done_}, {"input", input_->SaveState()}};
+    });
   }
   // Also restores the layouts of Map ({"input"}) and MapIndexed ({"index",
   // "input"}), which tokenize and denoise saved before they became parallel
-  // maps: nothing pending, the input not done.
+  // maps: nothing to skip, the input not done.
   void RestoreState(const json& state) override {
     const json& input = StateField(state, "input", "ParallelMap");
     index_ = state.contains("index") ? state.at("index").get<uint64_t>() : 0;
     input_done_ = state.contains("input_done") && state.at("input_done").get<bool>();
-    pending_.FromJson(state.contains("pending") ? state.at("pending") : json::array());
     input_->RestoreState(input);
+    // The saving run's chunk had 64 x its thread count examples (any count
+    // restores: the chunk is replayed in this run's chunks).
+    SkipOutputs(*this, state.contains("skip") ? state.at("skip").get<uint64_t>() : 0,
+                kMaxSavedChunk, "ParallelMap");
   }
 
  private:
   void FillChunk() {
+    pending_.BeginUnit(
+        {{"index", index_}, {"input", InputStateOrNull(*input_, &saveable_)}});
     std::vector<Example> chunk;
     chunk.reserve(chunk_size_);
     std::exception_ptr input_error;
@@ -110,6 +120,7 @@ class ParallelMapDataset : public Dataset {
   uint64_t index_ = 0;  // input examples pulled so far
   bool input_done_ = false;
   PendingExamples pending_;  // processed, not yet emitted (errors in place)
+  bool saveable_ = true;     // InputStateOrNull
   std::unique_ptr<WorkerGroup> workers_;  // started with the first chunk
 };
 

@@ -4,49 +4,54 @@
 
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
-#include "t5xx/data/pipeline/dataset.h"
-
 namespace t5xx::seqio {
 
+void PendingExamples::BeginUnit(nlohmann::json start) {
+  DropEmptyUnits();
+  units_.push_back({std::move(start), 0, 0});
+}
+
 void PendingExamples::PushAll(std::vector<Example> examples) {
-  tail_ += examples.size();
-  for (auto& ex : examples) queue_.push_back(std::move(ex));
+  if (!units_.empty()) units_.back().queued += examples.size();
+  for (auto& ex : examples) items_.push_back({std::move(ex), nullptr});
 }
 
 void PendingExamples::PushError(std::exception_ptr error) {
-  errors_.push_back({tail_, std::move(error)});
-  tail_ = 0;
+  if (!units_.empty()) ++units_.back().queued;
+  items_.push_back({std::nullopt, std::move(error)});
+}
+
+void PendingExamples::CountEmitted(size_t n) {
+  if (!units_.empty()) units_.back().emitted += n;
+}
+
+void PendingExamples::DropEmptyUnits() {
+  while (!units_.empty() && units_.front().queued == 0) units_.pop_front();
 }
 
 Example PendingExamples::Pop() {
-  if (!errors_.empty() && errors_.front().before == 0) {
-    const std::exception_ptr e = errors_.front().error;
-    errors_.pop_front();
-    std::rethrow_exception(e);
+  DropEmptyUnits();
+  if (!units_.empty()) {
+    --units_.front().queued;
+    ++units_.front().emitted;
   }
-  if (errors_.empty()) {
-    --tail_;
-  } else {
-    --errors_.front().before;
+  Item item = std::move(items_.front());
+  items_.pop_front();
+  if (!item.example) std::rethrow_exception(item.error);
+  return std::move(*item.example);
+}
+
+nlohmann::json PendingExamples::Position(
+    const std::function<nlohmann::json()>& current) const {
+  for (const Unit& u : units_) {
+    if (u.queued == 0) continue;
+    nlohmann::json out = u.start;
+    out["skip"] = u.emitted;
+    return out;
   }
-  Example out = std::move(queue_.front());
-  queue_.pop_front();
+  nlohmann::json out = current();
+  out["skip"] = 0;
   return out;
-}
-
-nlohmann::json PendingExamples::ToJson() const {
-  nlohmann::json array = nlohmann::json::array();
-  for (const auto& ex : queue_) array.push_back(ExampleToJson(ex));
-  return array;
-}
-
-void PendingExamples::FromJson(const nlohmann::json& array) {
-  queue_.clear();
-  errors_.clear();
-  for (const auto& j : array) queue_.push_back(ExampleFromJson(j));
-  tail_ = queue_.size();
 }
 
 }  // namespace t5xx::seqio

@@ -2,6 +2,7 @@
 // of the consumer (tf.data's Dataset.prefetch), declared in dataset.h.
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -19,7 +20,11 @@ using json = nlohmann::json;
 
 namespace {
 
-using Block = std::vector<Example>;
+// The examples the thread read in one go, and the input's state before them.
+struct Block {
+  json start;
+  std::vector<Example> examples;
+};
 
 class PrefetchDataset : public Dataset {
  public:
@@ -34,62 +39,50 @@ class PrefetchDataset : public Dataset {
   }
 
   std::optional<Example> Next() override {
-    while (current_.empty()) {
-      if (!producer_) return input_->Next();
+    if (!producer_) return input_->Next();
+    while (!current_ || taken_ == current_->examples.size()) {
       std::optional<Block> block = producer_->Next();
       if (!block) return std::nullopt;
-      current_.assign(std::make_move_iterator(block->begin()),
-                      std::make_move_iterator(block->end()));
+      current_ = std::move(block);
+      taken_ = 0;
     }
-    Example out = std::move(current_.front());
-    current_.pop_front();
-    return out;
+    return std::move(current_->examples[taken_++]);
   }
 
+  // Compact (dataset.h, version 2): {"input": the input's state before the
+  // block the consumer is in, "skip": its examples taken}, so saving never
+  // waits for the thread and holds no examples.
   json SaveState() const override {
-    auto save = [&](const std::deque<Block>& queued) {
-      json buffered = json::array();
-      for (const Example& ex : current_) buffered.push_back(ExampleToJson(ex));
-      for (const Block& b : queued)
-        for (const Example& ex : b) buffered.push_back(ExampleToJson(ex));
-      // A block whose read failed part-way is queued; its error stays with
-      // the input, whose state is saved as it is.
-      return json{{"buffered", std::move(buffered)}, {"input", input_->SaveState()}};
-    };
-    if (!producer_) return save({});
-    return producer_->WithProducerIdle(save);
+    // (A null start: the input cannot save; its SaveState below says why.)
+    if (current_ && !current_->start.is_null()) {
+      return json{{"input", current_->start}, {"skip", taken_}};
+    }
+    if (!producer_ || !producer_->started()) {
+      return json{{"input", input_->SaveState()}, {"skip", 0}};
+    }
+    // Started, but no block reached the consumer (the input had none), or
+    // the input cannot save: asked while the thread is idle.
+    return producer_->WithProducerIdle([&](const std::deque<Block>&) {
+      return json{{"input", input_->SaveState()}, {"skip", 0}};
+    });
   }
 
   void RestoreState(const json& state) override {
     T5XX_CHECK(!producer_ || !producer_->started(),
                "Prefetch: RestoreState must be called before the first Next()");
-    current_.clear();
-    if (state.is_object() && !state.contains("buffered")) {
+    if (state.is_object() && !state.contains("skip")) {
       // A position saved before this stage was added to the pipeline (a
       // feature converter's input): the state is the input's own.
       input_->RestoreState(state);
       return;
     }
-    const json& buffered = StateField(state, "buffered", "Prefetch");
-    T5XX_CHECK(buffered.is_array(), "Prefetch: saved field 'buffered' must be an array");
     input_->RestoreState(StateField(state, "input", "Prefetch"));
-    std::vector<Example> examples;
-    for (const json& j : buffered) examples.push_back(ExampleFromJson(j));
-    // The input's position is at a block boundary (blocks are whole until
-    // the input ends): the first examples % block_size_ finish the block the
-    // consumer was in, the rest are whole blocks, queued as the thread had
-    // them, so this run's blocks (and later saved states) line up with the
-    // saved run's.
-    const size_t head = producer_ ? examples.size() % block_size_ : examples.size();
-    current_.assign(std::make_move_iterator(examples.begin()),
-                    std::make_move_iterator(examples.begin() + static_cast<ptrdiff_t>(head)));
-    std::vector<Block> blocks;
-    for (size_t i = head; i < examples.size(); i += block_size_) {
-      blocks.emplace_back(std::make_move_iterator(examples.begin() + static_cast<ptrdiff_t>(i)),
-                          std::make_move_iterator(examples.begin() +
-                                                  static_cast<ptrdiff_t>(i + block_size_)));
-    }
-    if (!blocks.empty()) producer_->Prepend(std::move(blocks));
+    // The thread's blocks start at the restored position, as the saved
+    // run's did, so later saved states line up with the saved run's.
+    // The saving stage's blocks may have had another size (any buffer size
+    // restores): bounded by a generous 2^20 examples, not this stage's block.
+    SkipOutputs(*this, StateField(state, "skip", "Prefetch").get<uint64_t>(),
+                std::max<uint64_t>(block_size_, uint64_t{1} << 20), "Prefetch");
   }
 
  private:
@@ -99,28 +92,31 @@ class PrefetchDataset : public Dataset {
   std::optional<Block> ReadBlock() {
     if (pending_error_) std::rethrow_exception(pending_error_);
     Block block;
+    block.start = InputStateOrNull(*input_, &saveable_);
     try {
-      while (!input_ended_ && block.size() < block_size_) {
+      while (!input_ended_ && block.examples.size() < block_size_) {
         std::optional<Example> ex = input_->Next();
         if (!ex) {
           input_ended_ = true;  // a dataset is not read past its end
           break;
         }
-        block.push_back(std::move(*ex));
+        block.examples.push_back(std::move(*ex));
       }
     } catch (...) {
-      if (block.empty()) throw;
+      if (block.examples.empty()) throw;
       pending_error_ = std::current_exception();
     }
-    if (block.empty()) return std::nullopt;
+    if (block.examples.empty()) return std::nullopt;
     return block;
   }
 
   DatasetPtr input_;
   const size_t block_size_;
-  std::exception_ptr pending_error_;           // producer thread only
-  bool input_ended_ = false;                   // producer thread only
-  std::deque<Example> current_;                // consumer side: taken, not yet emitted
+  std::exception_ptr pending_error_;  // producer thread only
+  bool input_ended_ = false;          // producer thread only
+  bool saveable_ = true;                  // producer thread only (InputStateOrNull)
+  std::optional<Block> current_;  // consumer side: the block being taken from
+  size_t taken_ = 0;              // its examples returned
   std::unique_ptr<BackgroundProducer<Block>> producer_;  // last: joined first
 };
 

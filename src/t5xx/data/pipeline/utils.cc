@@ -185,25 +185,32 @@ class PackDataset : public Dataset {
     }
     return pending_.Pop();
   }
-  // An error not rethrown yet is not part of the state.
+  // Compact (dataset.h, version 2): {"input": the input's state where the
+  // block being emitted started, "skip": its rows emitted}; "done" when
+  // nothing is pending and the input has ended.
   nlohmann::json SaveState() const override {
-    return {{"pending", pending_.ToJson()},
-            {"done", done_},
-            {"input", input_->SaveState()}};
+    if (!saveable_) (void)input_->SaveState();  // throws the input's error
+    return pending_.Position([&] {
+      return nlohmann::json{{"done", done_}, {"input", input_->SaveState()}};
+    });
   }
   void RestoreState(const nlohmann::json& state) override {
-    pending_.FromJson(StateField(state, "pending", "trim_and_pack"));
-    done_ = StateField(state, "done", "trim_and_pack").get<bool>();
+    done_ = state.contains("done") && state.at("done").get<bool>();
     input_->RestoreState(StateField(state, "input", "trim_and_pack"));
+    // A block of n examples makes at most n rows (and an error, the last).
+    SkipOutputs(*this, StateField(state, "skip", "trim_and_pack").get<uint64_t>(),
+                static_cast<uint64_t>(BlockSize(lengths_)), "trim_and_pack");
   }
 
  private:
   void ReadAndPackBlocks() {
     const int64_t n = BlockSize(lengths_);
     std::vector<std::vector<Example>> blocks;
+    std::vector<nlohmann::json> starts;  // the input's state at each block
     std::exception_ptr input_error;
     try {
       while (!done_ && blocks.size() < num_threads_) {
+        starts.push_back({{"input", InputStateOrNull(*input_, &saveable_)}});
         std::vector<Example> block;
         while (static_cast<int64_t>(block.size()) < n) {
           auto ex = input_->Next();
@@ -229,19 +236,24 @@ class PackDataset : public Dataset {
       }
     });
     for (size_t b = 0; b < blocks.size(); ++b) {
+      pending_.BeginUnit(std::move(starts[b]));
       if (errors[b]) {
         pending_.PushError(errors[b]);
       } else {
         pending_.PushAll(std::move(rows[b]));
       }
     }
-    if (input_error) pending_.PushError(input_error);
+    if (input_error) {  // the block being read is dropped; replayed, it fails again
+      pending_.BeginUnit(std::move(starts.back()));
+      pending_.PushError(input_error);
+    }
   }
 
   DatasetPtr input_;
   FeatureLengths lengths_;
   size_t num_threads_;
   PendingExamples pending_;  // packed rows, not yet emitted (errors in place)
+  bool saveable_ = true;     // InputStateOrNull
   bool done_ = false;
   std::unique_ptr<WorkerGroup> workers_;  // started with the first blocks
 };
@@ -287,53 +299,98 @@ namespace {
 class ShuffleDataset : public Dataset {
  public:
   ShuffleDataset(DatasetPtr input, int64_t buffer_size, uint64_t seed)
-      : input_(std::move(input)),
-        buffer_size_(static_cast<size_t>(buffer_size)),
-        rng_(HashSeed(seed, 0, seed_purpose::kShuffleBuffer)) {}
+      : input_(std::move(input)), buffer_size_(static_cast<size_t>(buffer_size)),
+        seed_(seed) {}
   std::optional<Example> Next() override {
-    while (!exhausted_ && buffer_.size() < buffer_size_) {
+    if (filling_ || next_ == window_.size()) {
+      if (!filling_) {
+        if (exhausted_) return std::nullopt;
+        StartWindow();
+      }
+      Fill();  // an input error leaves the window filling: the next call goes on
+      if (window_.empty()) return std::nullopt;
+    }
+    return std::move(window_[order_[next_++]]);
+  }
+  // Compact (dataset.h, version 2): {"window": the window's number, "input":
+  // the input's state where it started, "skip": its examples emitted}; after
+  // a window is emitted whole, the next window's number, the input's state
+  // now and 0.
+  nlohmann::json SaveState() const override {
+    if (!saveable_) (void)input_->SaveState();  // throws the input's error
+    if (window_started_ && (filling_ || next_ < window_.size())) {
+      return {{"window", window_index_}, {"skip", next_}, {"input", window_start_}};
+    }
+    return {{"window", window_started_ ? window_index_ + 1 : window_index_},
+            {"skip", 0},
+            {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    window_index_ = StateField(state, "window", "Shuffle").get<uint64_t>();
+    const uint64_t skip = StateField(state, "skip", "Shuffle").get<uint64_t>();
+    T5XX_CHECK(skip <= buffer_size_, "Shuffle: saved position is example " +
+                                         std::to_string(skip) + " of a window of buffer_size " +
+                                         std::to_string(buffer_size_));
+    input_->RestoreState(StateField(state, "input", "Shuffle"));
+    if (skip == 0) return;
+    StartWindow();
+    while (filling_) {
+      try {
+        Fill();
+      } catch (const Error&) {  // the saved run met it while filling and went on
+      }
+    }
+    T5XX_CHECK(skip <= window_.size(),
+               "Shuffle: the saved position is example " + std::to_string(skip) +
+                   " of window " + std::to_string(window_index_) +
+                   ", but the data ends after " + std::to_string(window_.size()) +
+                   " examples of it (did the data or the configuration change?)");
+    next_ = skip;
+  }
+
+ private:
+  void StartWindow() {
+    if (window_started_) ++window_index_;
+    window_started_ = true;
+    window_start_ = InputStateOrNull(*input_, &saveable_);
+    window_.clear();
+    order_.clear();
+    next_ = 0;
+    filling_ = true;
+  }
+  // Reads the window's examples; once it is full (or the input ended),
+  // orders it: a Fisher-Yates permutation drawn from (seed, window number).
+  void Fill() {
+    while (window_.size() < buffer_size_) {
       auto ex = input_->Next();
       if (!ex) {
         exhausted_ = true;
         break;
       }
-      buffer_.push_back(std::move(*ex));
+      window_.push_back(std::move(*ex));
     }
-    if (buffer_.empty()) return std::nullopt;
-    const size_t i =
-        static_cast<size_t>(rng_.UniformInt(static_cast<int64_t>(buffer_.size())));
-    Example out = std::move(buffer_[i]);
-    if (i + 1 != buffer_.size()) buffer_[i] = std::move(buffer_.back());
-    buffer_.pop_back();
-    return out;
-  }
-  nlohmann::json SaveState() const override {
-    nlohmann::json buffer = nlohmann::json::array();
-    for (const auto& ex : buffer_) buffer.push_back(ExampleToJson(ex));
-    return {{"draws", rng_.counter()},
-            {"buffer", std::move(buffer)},
-            {"exhausted", exhausted_},
-            {"input", input_->SaveState()}};
-  }
-  void RestoreState(const nlohmann::json& state) override {
-    const auto& buffer = StateField(state, "buffer", "Shuffle");
-    T5XX_CHECK(buffer.size() <= buffer_size_,
-          "Shuffle: saved buffer holds " + std::to_string(buffer.size()) +
-              " examples, more than buffer_size " +
-              std::to_string(buffer_size_));
-    buffer_.clear();
-    for (const auto& j : buffer) buffer_.push_back(ExampleFromJson(j));
-    rng_.set_counter(StateField(state, "draws", "Shuffle").get<uint64_t>());
-    exhausted_ = StateField(state, "exhausted", "Shuffle").get<bool>();
-    input_->RestoreState(StateField(state, "input", "Shuffle"));
+    filling_ = false;
+    order_.resize(window_.size());
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    StatelessRng rng(seed_, window_index_, seed_purpose::kShuffleBuffer);
+    for (size_t i = order_.size(); i > 1; --i) {
+      const size_t j = static_cast<size_t>(rng.UniformInt(static_cast<int64_t>(i)));
+      std::swap(order_[i - 1], order_[j]);
+    }
   }
 
- private:
   DatasetPtr input_;
   size_t buffer_size_;
-  StatelessRng rng_;
-  std::vector<Example> buffer_;
+  uint64_t seed_;
+  std::vector<Example> window_;
+  std::vector<size_t> order_;  // emission order of window_'s examples
+  size_t next_ = 0;            // examples of the window emitted
+  uint64_t window_index_ = 0;
+  bool window_started_ = false;
+  bool filling_ = false;
   bool exhausted_ = false;
+  nlohmann::json window_start_;  // the input's state where the window started
+  bool saveable_ = true;         // InputStateOrNull
 };
 
 }  // namespace

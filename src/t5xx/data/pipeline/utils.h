@@ -1,8 +1,9 @@
 // seqio utilities without TensorFlow: a counter-based RNG, trim-and-pack,
-// autoregressive decoder inputs and a shuffle buffer.
+// autoregressive decoder inputs and a window shuffle.
 //
 // Behaviour sources: seqio/utils.py (trim_and_pack_dataset's TF path,
-// make_autoregressive_inputs) and tf.data's Dataset.shuffle.
+// make_autoregressive_inputs) and tf.data's Dataset.shuffle (which the
+// window shuffle stands in for).
 // Framework-free: no libtorch.
 #pragma once
 
@@ -83,8 +84,9 @@ std::vector<Example> TrimAndPack(const std::vector<Example>& examples,
 // Lazy dataset version of TrimAndPack: reads num_threads blocks at a time
 // (0 = DataThreads(), data_threads.h) and packs them on that many threads,
 // each block alone, so the rows are the same for every count. An error is
-// rethrown after the rows of the blocks before it. State: {"pending": rows
-// packed, not yet emitted; "done"; "input"}.
+// rethrown after the rows of the blocks before it. State (version 2):
+// {"input": the input's state where the block being emitted started,
+// "skip": its rows emitted, "done"}.
 DatasetPtr TrimAndPackDataset(DatasetPtr input, const FeatureLengths& lengths,
                               int num_threads = 0);
 
@@ -94,9 +96,16 @@ DatasetPtr TrimAndPackDataset(DatasetPtr input, const FeatureLengths& lengths,
 Example TrimAndPad(Example ex, const FeatureLengths& lengths);
 
 // ---------------------------------------------------------------------------
-// tf.data Dataset.shuffle(buffer_size, seed): keeps a buffer of up to
-// `buffer_size` examples and emits a uniformly chosen one, refilling from the
-// input. Deterministic for a seed. buffer_size must be >= 1 (t5xx::Error).
+// Shuffles in windows (t5xx's stand-in for tf.data's
+// Dataset.shuffle(buffer_size, seed)): reads `buffer_size` examples, emits
+// them in a random order -- a Fisher-Yates permutation drawn from (seed,
+// window number) -- then reads the next window. tf.data instead refills its
+// buffer one example at a time, so an example can be held back
+// indefinitely; a window holds every example back by less than buffer_size,
+// and its position is a window number, the input's state where the window
+// started and the examples emitted (no examples: pipeline state version 2,
+// dataset.h). Neither is bit-equal to the other. Deterministic for a seed.
+// buffer_size must be >= 1 (t5xx::Error).
 DatasetPtr Shuffle(DatasetPtr input, int64_t buffer_size, uint64_t seed);
 
 }  // namespace t5xx::seqio
