@@ -129,7 +129,7 @@ rm -rf "$work/killed/checkpoint_6"
 timeout 300 "$T5XX" launch --nproc_per_node=2 -- "$T5XX" train "${args[@]}" \
   --gin.MODEL_DIR="$work/killed" >"$work/resumed.log" 2>&1; rc=$?
 show="$work/resumed.log" check "the resumed run restored both data shards' positions at step 3" \
-  bash -c '[ "$0" = 0 ] && [ "$(grep -c "\[restore\] the train data continues where step 3 left it (.*t5xx_train_ds-00[01]-of-002.json)" "$1")" = 2 ]' \
+  bash -c '[ "$0" = 0 ] && [ "$(grep -c "\[restore\] the train data continues where step 3 left it (.*t5xx_train_ds-00[01]-of-002.json, [0-9]* bytes; .* s to restore and replay .*)" "$1")" = 2 ]' \
   "$rc" "$work/resumed.log"
 show="$work/resumed.log $work/two0.log" check "after kill -9, the resumed 2-process run logs the uninterrupted losses at steps 4-6" \
   bash -c 'diff <(grep -o "^\[train\] step [456] of 6 | loss [^|]*" "$0") \
@@ -199,7 +199,7 @@ show="$work/el4.log" check "the 4x1 resume restores the one data position (<= 1 
   bash -c 'ls "$0"/checkpoint_6/t5xx_train_ds-* | grep -qx ".*/t5xx_train_ds-000-of-001.json" &&
            [ "$(ls "$0"/checkpoint_6/t5xx_train_ds-* | wc -l)" = 1 ] &&
            [ "$(stat -c %s "$0"/checkpoint_6/t5xx_train_ds-000-of-001.json)" -le 1024 ] &&
-           grep -q "^\[restore\] the train data continues where step 6 left it (.*t5xx_train_ds-000-of-001.json)" "$1"' \
+           grep -q "^\[restore\] the train data continues where step 6 left it (.*t5xx_train_ds-000-of-001.json, [0-9]* bytes; .* s to restore and replay the pipeline.s open units)" "$1"' \
   "$work/el2" "$work/el4.log"
 # A per-shard checkpoint of 2 data shards resumed under the global order:
 # the data starts again, with a warning naming what the checkpoint holds

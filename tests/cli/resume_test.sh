@@ -130,7 +130,7 @@ else
 fi
 t5xx train "${tiny[@]}" --gin.MODEL_DIR="$work/B" >"$work/B2.log" 2>&1; rc=$?
 if [ "$rc" = 0 ] && resumed_from "$work/B2.log" "$work/B" "$k" &&
-   has_text "$work/B2.log" "[restore] the train data continues where step $k left it ($work/B/checkpoint_$k/t5xx_train_ds-000-of-001.json)"; then
+   has_text "$work/B2.log" "[restore] the train data continues where step $k left it ($work/B/checkpoint_$k/t5xx_train_ds-000-of-001.json, "; then
   pass=$((pass + 1))
 else
   fail "run B again: resumes from checkpoint_$k, the data continues, trains to 12 (rc $rc)" "$work/B2.log"

@@ -89,8 +89,8 @@ bool BatchStream::HasNext() {
 }
 
 std::string BatchStream::SaveState() const {
-  // Keeping bytes: a position may hold raw text that is not UTF-8 (a
-  // shuffle buffer before tokenization), which dump() would refuse.
+  // Keeping bytes: t5xx's stages save integers only (version 2), but a
+  // custom stage may save raw text that is not UTF-8, which dump() refuses.
   if (!producer_) return DumpJsonKeepingBytes(it_->SaveState());
   // The producer is held between two batches: the iterator's state is the
   // position after the queued batches, which go back in front of it.

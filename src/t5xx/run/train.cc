@@ -245,9 +245,13 @@ std::shared_ptr<BatchStream> OpenTrainData(const TrainSetup& s, const ValidatedT
     const std::string file = run.restore->checkpoint_dir + "/" +
                              checkpoints::DatasetStateFileName(shard.index, shard.num_shards);
     if (restored->dataset_state) {
+      const auto t0 = std::chrono::steady_clock::now();
       train_stream->RestoreState(*restored->dataset_state, file);
+      const double replay_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       log << "[restore] the train data continues where step " << restored->step << " left it ("
-          << file << ")" << std::endl;
+          << file << ", " << restored->dataset_state->size() << " bytes; " << replay_s
+          << " s to restore and replay the pipeline's open units)" << std::endl;
     } else {
       T5XX_CHECK(!run.restore->require_dataset,
                  "utils.RestoreCheckpointConfig.restore_dataset = True, but " + file +

@@ -29,8 +29,8 @@ std::string DumpJson(const nlohmann::json& j, int indent = -1);
 // and keys that are not well-formed UTF-8 are written with their bytes as
 // they are (so the text is not UTF-8), where dump() would throw nlohmann's
 // type_error 316. For t5xx's own state files, which hold user data that
-// must come back byte for byte (a pipeline position holding a shuffle buffer
-// of raw text). Throws t5xx::Error when a string holds both such bytes and
+// must come back byte for byte (a custom pipeline stage's position holding
+// raw text). Throws t5xx::Error when a string holds both such bytes and
 // code points in U+10FF80..U+10FFFF (see ParseJsonKeepingBytes).
 std::string DumpJsonKeepingBytes(const nlohmann::json& j, int indent = -1);
 
