@@ -73,6 +73,7 @@ class RecordFileDataset : public Dataset {
     nlohmann::json s = {{"file_index", file_index_},
                         {format_.unit, reader_ ? reader_->consumed() : 0},
                         {"position", position_}};
+    if (reader_ && reader_->byte_offset() >= 0) s["offset"] = reader_->byte_offset();
     if (policy_.skip) s["skipped"] = skipped_;
     return s;
   }
@@ -95,6 +96,10 @@ class RecordFileDataset : public Dataset {
     T5XX_CHECK(file_index < plan_.files.size(),
                who + ": saved state has a " + format_.unit + " but no file left");
     reader_ = format_.open(plan_.files[file_index_]);
+    if (state.contains("offset") &&
+        reader_->SeekTo(StateField(state, "offset", who.c_str()).get<int64_t>(), records)) {
+      return;
+    }
     while (reader_->consumed() < records) {
       bool got = false;
       try {
@@ -147,6 +152,13 @@ class LineRecordReader : public RecordReader {
   int64_t consumed() const override { return lines_.line_number(); }
   int64_t index() const override { return lines_.line_number(); }
   const std::string& path() const override { return lines_.path(); }
+  int64_t byte_offset() const override { return static_cast<int64_t>(lines_.offset()); }
+  bool SeekTo(int64_t offset, int64_t consumed) override {
+    T5XX_CHECK(offset >= 0 && consumed >= 0,
+               lines_.path() + ": saved position has a negative offset or line");
+    lines_.Seek(static_cast<uint64_t>(offset), consumed);
+    return true;
+  }
 
  private:
   LineReader lines_;

@@ -48,6 +48,14 @@ class RecordReader {
   virtual const std::string& path() const = 0;
   // After Next threw: see AfterError.
   virtual AfterError after_error() const { return AfterError::kThrow; }
+  // Random access for a saved position: the byte offset (of the
+  // decompressed stream) where the next record starts, or -1 when this
+  // reader cannot seek; SeekTo continues there after `consumed` records
+  // (as consumed() said) and returns true, or returns false when it cannot
+  // seek. Throws t5xx::Error naming the file when the offset is past its
+  // end or not a record boundary it can check.
+  virtual int64_t byte_offset() const { return -1; }
+  virtual bool SeekTo(int64_t /*offset*/, int64_t /*consumed*/) { return false; }
 };
 
 // Parses one record of `path` (`index` from RecordReader::index) into an
@@ -86,8 +94,11 @@ struct RecordFileFormat {
 // file), is counted in policy.skipped and in the dataset's own count instead.
 //
 // SaveState: {"file_index", <unit>: records consumed in that file,
-// "position": stream positions taken, "skipped" (only with policy.skip)}.
-// RestoreState reopens the file and reads up to the saved record again;
+// "offset": the byte where the next record starts (when the reader can
+// seek), "position": stream positions taken, "skipped" (only with
+// policy.skip)}. RestoreState reopens the file and seeks to "offset" (a
+// gzip file is decompressed up to it); without one it reads up to the
+// saved record again;
 // throws t5xx::Error "<reader_name>: ..." for a missing field or a file index
 // past the plan, and "<file>: saved position is <unit> N but the file has
 // only M <unit>s (did the file change?)".

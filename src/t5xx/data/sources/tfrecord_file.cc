@@ -54,6 +54,22 @@ size_t TFRecordReader::ReadFully(char* out, size_t n, uint64_t record_start) {
   return got;
 }
 
+void TFRecordReader::Seek(uint64_t offset, int64_t records_consumed) {
+  // The byte before `offset` is read, so a file cut shorter is named here
+  // rather than read as ending there.
+  char last = 0;
+  const z_off_t before = static_cast<z_off_t>(offset) - (offset > 0 ? 1 : 0);
+  T5XX_CHECK(gzseek(file_, before, SEEK_SET) == before &&
+                 (offset == 0 || gzread(file_, &last, 1) == 1),
+             path_ + ": saved position is record " + std::to_string(records_consumed) +
+                 " at byte offset " + std::to_string(offset) +
+                 ", but the file is shorter (did the file change?)");
+  offset_ = offset;
+  records_consumed_ = records_consumed;
+  record_index_ = records_consumed - 1;
+  resumable_ = false;
+}
+
 bool TFRecordReader::Next(std::string* record) {
   resumable_ = false;
   const uint64_t start = offset_;

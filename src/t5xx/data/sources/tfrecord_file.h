@@ -54,6 +54,15 @@ class TFRecordReader {
   int64_t record_index() const { return record_index_; }
   // Byte offset (decompressed stream) where the last returned record starts.
   uint64_t record_offset() const { return record_offset_; }
+  // Bytes of the (decompressed) stream consumed: where the next record
+  // starts.
+  uint64_t offset() const { return offset_; }
+  // Continues at the record that starts at byte `offset`, after
+  // `records_consumed` records (as offset() and records_consumed() said):
+  // a seek in a plain file; a gzip file is decompressed up to there
+  // (zlib's gzseek). Throws t5xx::Error naming the path when the file is
+  // shorter; a wrong offset then fails Next's length CRC check.
+  void Seek(uint64_t offset, int64_t records_consumed);
   const std::string& path() const { return path_; }
 
  private:

@@ -150,6 +150,7 @@ LineReader::LineReader(LineReader&& other) noexcept
       file_(std::exchange(other.file_, nullptr)),
       max_line_bytes_(other.max_line_bytes_),
       line_number_(other.line_number_),
+      offset_(other.offset_),
       buffer_(std::move(other.buffer_)),
       buffer_pos_(other.buffer_pos_) {}
 
@@ -160,6 +161,7 @@ LineReader& LineReader::operator=(LineReader&& other) noexcept {
     file_ = std::exchange(other.file_, nullptr);
     max_line_bytes_ = other.max_line_bytes_;
     line_number_ = other.line_number_;
+    offset_ = other.offset_;
     buffer_ = std::move(other.buffer_);
     buffer_pos_ = other.buffer_pos_;
   }
@@ -208,14 +210,36 @@ bool LineReader::Next(std::string* line) {
     got_any = true;
     if (newline) {
       buffer_pos_ += take + 1;
+      offset_ += take + 1;
       break;
     }
     buffer_pos_ += take;
+    offset_ += take;
   }
   if (!got_any) return false;
   if (!line->empty() && line->back() == '\r') line->pop_back();
   ++line_number_;
   return true;
+}
+
+void LineReader::Seek(uint64_t offset, int64_t line_number) {
+  T5XX_CHECK(file_ != nullptr, path_ + ": seek on a closed line reader");
+  buffer_.clear();
+  buffer_pos_ = 0;
+  const std::string where = path_ + ": saved position is line " + std::to_string(line_number) +
+                            ", ending at byte " + std::to_string(offset);
+  if (offset > 0) {
+    char last = 0;
+    T5XX_CHECK(gzseek(file_, static_cast<z_off_t>(offset - 1), SEEK_SET) ==
+                       static_cast<z_off_t>(offset - 1) &&
+                   gzread(file_, &last, 1) == 1,
+               where + ", but the file is shorter (did the file change?)");
+    T5XX_CHECK(last == '\n', where + ", but no line ends there (did the file change?)");
+  } else {
+    T5XX_CHECK(gzseek(file_, 0, SEEK_SET) == 0, where + ": cannot seek");
+  }
+  offset_ = offset;
+  line_number_ = line_number;
 }
 
 // ---------------------------------------------------------------- GzipWriter

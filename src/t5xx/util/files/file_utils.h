@@ -81,12 +81,22 @@ class LineReader {
   // 1-based number of the line last returned by Next (0 before the first).
   int64_t line_number() const { return line_number_; }
   const std::string& path() const { return path_; }
+  // Bytes of the (decompressed) text consumed: up to and including the
+  // newline of the line last returned.
+  uint64_t offset() const { return offset_; }
+  // Continues after line `line_number`, which ends at byte `offset` (as
+  // offset() and line_number() said): a seek in a plain file; a gzip file
+  // is decompressed up to there (zlib's gzseek). Throws t5xx::Error naming
+  // the path when the byte before `offset` is not a newline or the file is
+  // shorter ("did the file change?").
+  void Seek(uint64_t offset, int64_t line_number);
 
  private:
   std::string path_;
   gzFile file_ = nullptr;
   size_t max_line_bytes_ = kMaxLineBytes;
   int64_t line_number_ = 0;
+  uint64_t offset_ = 0;
   std::string buffer_;     // decompressed bytes read ahead
   size_t buffer_pos_ = 0;  // the first of them not yet returned
 };
