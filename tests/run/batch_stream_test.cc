@@ -107,10 +107,13 @@ TEST(BatchStreamTest, SaveWithAFullQueueRestoresTheConsumersPosition) {
     if (k > 0) ::t5xx::testing::WaitForAtLeast(reads, 2 * k + 4);
     const std::string saved = s->SaveState();
     const json j = json::parse(saved);
-    // The consumer's position whatever the producer read: the input's
-    // state before batch k (2 rows a batch), no batches.
-    EXPECT_EQ(j["state"]["input"], (json{{"pos", 2 * k}})) << saved;
-    EXPECT_FALSE(j["state"].contains("lookahead")) << saved;
+    // The consumer's position whatever the producer read, stored flat
+    // (seqio::FlattenState): the iterator's counters, then its input's
+    // state before batch k (2 rows a batch); no batches.
+    ASSERT_TRUE(j["state"]["stages"].is_array()) << saved;
+    EXPECT_EQ(j["state"]["stages"].size(), 2u) << saved;
+    EXPECT_EQ(j["state"]["stages"][0]["examples_read"], 2 * k) << saved;
+    EXPECT_EQ(j["state"]["stages"][1], (json{{"pos", 2 * k}})) << saved;
     const auto rest = Drain(*s);
     EXPECT_EQ(rest, Pairs(k, 20)) << "k=" << k;
     for (size_t read_ahead : {0, 2, 3}) {
@@ -134,6 +137,16 @@ TEST(BatchStreamTest, SaveWithAFullQueueRestoresTheConsumersPosition) {
   EXPECT_ERROR_CONTAINS(used->RestoreState(used->SaveState(), "x.json"),
                         "cannot restore the position of the test rows from x.json: the stream "
                         "has been read already");
+  // A position from before compact positions: refused, naming the file and
+  // the two ways to start the data afresh (not "a newer t5xx").
+  EXPECT_EQ(testing::ErrorOf([] {
+              Stream(10, 2)->RestoreState(R"({"version": 1, "state": {}})", "old.json");
+            }),
+            "cannot restore the position of the test rows from old.json: it holds a version 1 "
+            "position, written by a t5xx before compact positions (version 2): its shuffle "
+            "buffer and queued examples cannot be continued by this build; delete it to start "
+            "the data from its beginning (restoring from utils.RestoreCheckpointConfig.path, "
+            "restore_dataset = False does the same)");
 }
 
 TEST(BatchStreamTest, PipelineErrorsReachTheConsumerWithTheirMessage) {

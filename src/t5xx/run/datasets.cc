@@ -91,14 +91,15 @@ bool BatchStream::HasNext() {
 std::string BatchStream::SaveState() const {
   // Keeping bytes: t5xx's stages save integers only (version 2), but a
   // custom stage may save raw text that is not UTF-8, which dump() refuses.
-  if (!producer_) return DumpJsonKeepingBytes(it_->SaveState());
+  // Stored flat (seqio::FlattenState): a few levels deep for any task.
+  if (!producer_) return DumpJsonKeepingBytes(seqio::FlattenState(it_->SaveState()));
   // The producer is held between two batches: the iterator's state is the
   // position after the queued batches, which go back in front of it.
   return producer_->WithProducerIdle([&](const std::deque<ReadAhead>& queued) {
     std::vector<const seqio::Batch*> returned;
     returned.reserve(queued.size());
     for (const ReadAhead& r : queued) returned.push_back(&r.batch);
-    return DumpJsonKeepingBytes(it_->SaveStateBefore(returned));
+    return DumpJsonKeepingBytes(seqio::FlattenState(it_->SaveStateBefore(returned)));
   });
 }
 
@@ -112,10 +113,23 @@ void BatchStream::RestoreState(const std::string& state, const std::string& sour
     throw Error(source + " is not valid JSON (" + parse_error +
                 "): it is damaged; delete it to start the data from its beginning");
   }
+  const std::string where = "cannot restore the position of " + what_ + " from " + source + ": ";
+  const auto version = j.is_object() ? j.find("version") : j.end();
+  if (j.is_object() && version != j.end() && *version == 1) {
+    throw Error(where +
+                "it holds a version 1 position, written by a t5xx before compact positions "
+                "(version 2): its shuffle buffer and queued examples cannot be continued by "
+                "this build; delete it to start the data from its beginning (restoring from "
+                "utils.RestoreCheckpointConfig.path, restore_dataset = False does the same)");
+  }
   try {
-    it_->RestoreState(j);
+    it_->RestoreState(seqio::UnflattenState(j));
+  } catch (const seqio::DataStepError& e) {
+    throw Error(where + "the data failed while the position was replayed: " + e.what() +
+                "; fix the data (did it change since the checkpoint?), or delete " + source +
+                " to start the data from its beginning");
   } catch (const std::exception& e) {
-    throw Error("cannot restore the position of " + what_ + " from " + source + ": " + e.what() +
+    throw Error(where + e.what() +
                 "; either the dataset configuration differs from the one the checkpoint was "
                 "written with (restore that configuration) or the file is damaged or from a "
                 "newer t5xx; deleting " + source + " starts the data from its beginning");

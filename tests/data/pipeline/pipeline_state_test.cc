@@ -384,6 +384,32 @@ TEST(PipelineStateTest, ANonIntegerNumberIsRefusedNamingItsPath) {
             "pipeline state: \"version\" 18446744073709551615 is out of range");
 }
 
+// The stored form: chains through "input" become lists of stages (a few
+// levels deep for any number of preprocessors), branches keep their own
+// chains, an "input" that is not an object ends a chain; the inverse gives
+// the nested state back and leaves a nested state as it is.
+TEST(PipelineStateTest, FlattenStateListsEachChain) {
+  const json nested = json::parse(R"({"version": 2, "state": {"a": 1, "input": {"input": {
+      "draws": 3, "inputs": [{"b": 2, "input": {"pos": 4}}, null],
+      "input": {"epoch": 0, "input": null}}}}})");
+  const json flat = FlattenState(nested);
+  EXPECT_EQ(flat, json::parse(R"({"version": 2, "state": {"stages": [{"a": 1}, {},
+      {"draws": 3, "inputs": [{"stages": [{"b": 2}, {"pos": 4}]}, null]},
+      {"epoch": 0, "input": null}]}})"));
+  EXPECT_EQ(UnflattenState(flat), nested);
+  EXPECT_EQ(UnflattenState(nested), nested);
+  // 200 nested stages: 4 levels deep stored.
+  json deep = {{"pos", 1}};
+  for (int i = 0; i < 200; ++i) deep = json{{"index", i}, {"input", deep}};
+  const json stored = FlattenState(json{{"version", 2}, {"state", deep}});
+  EXPECT_EQ(stored["state"]["stages"].size(), 201u);
+  EXPECT_EQ(UnflattenState(stored)["state"], deep);
+  EXPECT_EQ(::t5xx::testing::ErrorOf([] { UnflattenState(json::parse(R"({"stages": [1]})")); }),
+            "pipeline state: stage 0 of \"stages\" is 1, not an object");
+  EXPECT_EQ(::t5xx::testing::ErrorOf([] { UnflattenState(json::parse(R"({"stages": []})")); }),
+            "pipeline state: \"stages\" must be a non-empty array of stage objects");
+}
+
 TEST(PipelineStateTest, StageWithoutStateSaysSo) {
   struct Opaque : Dataset {
     std::optional<Example> Next() override { return std::nullopt; }

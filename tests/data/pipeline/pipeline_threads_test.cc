@@ -311,6 +311,11 @@ TEST(BatchIteratorStateTest, RefusesASkipNoUnitHolds) {
   saved["state"]["skip"] = 5;
   EXPECT_ERROR_CONTAINS(RestorePipelineState(*make(), saved),
                         "Shuffle: saved position is example 5 of a window of buffer_size 4");
+  saved["state"]["skip"] = 2;
+  saved["state"]["window"] = -5;  // read as a huge unsigned number, it was taken
+  EXPECT_ERROR_CONTAINS(RestorePipelineState(*make(), saved),
+                        "Shuffle: saved field 'window' is -5, not a count (an integer in "
+                        "[0, 2^63)); the state is damaged");
   auto pack = [] { return TrimAndPackDataset(FromVector(Rows(10)), {{"a", 2}}, 1); };
   DatasetPtr p = pack();
   Collect(*p, 2);  // block 0 (rows 0 and 1: a row, as row 0 is all padding), row 2

@@ -82,6 +82,12 @@ TEST_F(RecordFileDatasetTest, LinePositionsSeekToTheirByte) {
   EXPECT_ERROR_CONTAINS(Lines(p)->RestoreState(saved),
                         "a.txt: saved position is line 2, ending at byte 9, but the file is "
                         "shorter (did the file change?)");
+  // Fewer bytes than lines (each takes at least its newline): damaged.
+  EXPECT_ERROR_CONTAINS(
+      Lines(p)->RestoreState(
+          json::parse(R"({"file_index": 0, "line": 128, "offset": 9, "position": 128})")),
+      "a.txt: saved position is line 128 at byte 9, fewer bytes than records; the state is "
+      "damaged");
   // A position without "offset" (saved by an older build) reads the lines
   // again.
   std::ofstream(p) << "one\ntwo\r\nthree\nfour";

@@ -93,7 +93,7 @@ class SampleDataset : public Dataset {
     T5XX_CHECK(inputs.size() == inputs_.size() && live.size() == inputs_.size(),
           "mixture sampling: saved state has " + std::to_string(inputs.size()) +
               " inputs, this mixture has " + std::to_string(inputs_.size()));
-    draw_ = StateField(state, "draws", "mixture sampling").get<uint64_t>();
+    draw_ = StateCount(state, "draws", "mixture sampling");
     done_ = StateField(state, "done", "mixture sampling").get<bool>();
     for (size_t i = 0; i < inputs_.size(); ++i) {
       live_[i] = live[i].get<bool>();

@@ -124,7 +124,7 @@ nlohmann::json BatchIterator::SaveStateBefore(const std::vector<const Batch*>& r
 void BatchIterator::RestoreState(const nlohmann::json& root) {
   const nlohmann::json state = UnwrapRootState(root);
   const char* who = "BatchIterator";
-  examples_read_ = StateField(state, "examples_read", who).get<int64_t>();
+  examples_read_ = static_cast<int64_t>(StateCount(state, "examples_read", who));
   done_ = StateField(state, "done", who).get<bool>();
   const FeatureLengths saved = StateField(state, "lengths", who).get<FeatureLengths>();
   if (!lengths_.empty() && !saved.empty() && saved != lengths_) {

@@ -6,6 +6,7 @@
 
 #include <cxxabi.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <typeinfo>
 #include <utility>
@@ -99,6 +100,15 @@ const json& StateField(const json& state, const char* field, const char* who) {
   return state.at(field);
 }
 
+uint64_t StateCount(const json& state, const char* field, const char* who) {
+  const json& v = StateField(state, field, who);
+  const bool count = (v.is_number_unsigned() && v.get<uint64_t>() <= uint64_t{INT64_MAX}) ||
+                     (v.is_number_integer() && v.get<int64_t>() >= 0);
+  T5XX_CHECK(count, std::string(who) + ": saved field '" + field + "' is " + DumpJson(v) +
+                        ", not a count (an integer in [0, 2^63)); the state is damaged");
+  return v.get<uint64_t>();
+}
+
 json WrapRootState(json state) {
   return json{{"version", kPipelineStateVersion}, {"state", std::move(state)}};
 }
@@ -162,6 +172,72 @@ void SkipOutputs(Dataset& ds, uint64_t skip, uint64_t max_skip, const char* who)
   }
 }
 
+json FlattenState(const json& state) {
+  if (state.is_array()) {
+    json out = json::array();
+    for (const json& e : state) out.push_back(FlattenState(e));
+    return out;
+  }
+  if (!state.is_object()) return state;
+  const auto fields = [](const json& stage) {
+    json out = json::object();
+    for (auto it = stage.begin(); it != stage.end(); ++it) {
+      if (it.key() != "input") out[it.key()] = FlattenState(it.value());
+    }
+    return out;
+  };
+  auto input = state.find("input");
+  if (input == state.end() || !input->is_object()) {
+    json out = fields(state);
+    if (input != state.end()) out["input"] = *input;
+    return out;
+  }
+  json stages = json::array();
+  const json* stage = &state;
+  while (true) {
+    json e = fields(*stage);
+    auto next = stage->find("input");
+    if (next != stage->end() && next->is_object()) {
+      stages.push_back(std::move(e));
+      stage = &*next;
+      continue;
+    }
+    if (next != stage->end()) e["input"] = *next;
+    stages.push_back(std::move(e));
+    break;
+  }
+  return json{{"stages", std::move(stages)}};
+}
+
+json UnflattenState(const json& stored) {
+  if (stored.is_array()) {
+    json out = json::array();
+    for (const json& e : stored) out.push_back(UnflattenState(e));
+    return out;
+  }
+  if (!stored.is_object()) return stored;
+  auto stages = stored.find("stages");
+  if (stages == stored.end() || stored.size() != 1) {
+    json out = json::object();
+    for (auto it = stored.begin(); it != stored.end(); ++it) {
+      out[it.key()] = UnflattenState(it.value());
+    }
+    return out;
+  }
+  T5XX_CHECK(stages->is_array() && !stages->empty(),
+             "pipeline state: \"stages\" must be a non-empty array of stage objects");
+  json chain;
+  for (size_t i = stages->size(); i-- > 0;) {
+    const json& e = (*stages)[i];
+    T5XX_CHECK(e.is_object(), "pipeline state: stage " + std::to_string(i) +
+                                  " of \"stages\" is " + DumpJson(e) + ", not an object");
+    json stage = UnflattenState(e);
+    if (i + 1 < stages->size()) stage["input"] = std::move(chain);
+    chain = std::move(stage);
+  }
+  return chain;
+}
+
 json SavePipelineState(const Dataset& ds) { return WrapRootState(ds.SaveState()); }
 
 void RestorePipelineState(Dataset& ds, const json& root) {
@@ -180,7 +256,7 @@ class VectorDataset : public Dataset {
   }
   json SaveState() const override { return {{"pos", pos_}}; }
   void RestoreState(const json& state) override {
-    const size_t pos = StateField(state, "pos", "FromVector").get<size_t>();
+    const size_t pos = static_cast<size_t>(StateCount(state, "pos", "FromVector"));
     T5XX_CHECK(pos <= examples_.size(),
           "FromVector: saved position " + std::to_string(pos) +
               " is past the end (" + std::to_string(examples_.size()) + ")");

@@ -153,7 +153,8 @@ DatasetPtr Interleave(std::vector<std::function<DatasetPtr()>> factories,
 // the input's state before the block the consumer is taking from (the
 // thread records it with each block), "skip": the block's examples taken},
 // without waiting for the thread; RestoreState (before the first Next())
-// restores the input there and takes "skip" examples again; a state without
+// restores the input there and takes "skip" examples again (at most 1024,
+// or this stage's block if larger); a state without
 // "skip" is taken as input's own (a position saved before the stage was
 // added to a pipeline). buffer_size == 0: no thread (input is read by
 // Next() itself), with the same state layout, so a position saved with or
@@ -184,6 +185,18 @@ nlohmann::json WrapRootState(nlohmann::json state);
 // Returns root["state"]; throws t5xx::Error when "version" is missing, not an
 // integer, or newer than kPipelineStateVersion.
 nlohmann::json UnwrapRootState(const nlohmann::json& root);
+// The stored form of a root state (what a checkpoint's t5xx_train_ds file
+// holds): every chain of stages nested through "input" becomes
+// {"stages": [outermost stage without "input", ..., innermost]} (a
+// mixture's inputs and an interleave's slots are chains of their own), so
+// the file stays a few levels deep however many preprocessors a task has
+// and drops the "input" keys. A stage whose "input" is not an object (null)
+// keeps it and ends its chain. UnflattenState is the inverse and leaves a
+// nested state as it is; it throws t5xx::Error for a "stages" that is not a
+// non-empty array of objects.
+nlohmann::json FlattenState(const nlohmann::json& state);
+nlohmann::json UnflattenState(const nlohmann::json& stored);
+
 // Root state of a whole pipeline (WrapRootState(ds.SaveState())) and back.
 nlohmann::json SavePipelineState(const Dataset& ds);
 void RestorePipelineState(Dataset& ds, const nlohmann::json& root);
@@ -213,5 +226,10 @@ Example ExampleFromJson(const nlohmann::json& j);
 // The state of a nested input; throws t5xx::Error naming `who` if missing.
 const nlohmann::json& StateField(const nlohmann::json& state,
                                  const char* field, const char* who);
+// A count or index field of a saved state (a non-negative integer). Throws
+// t5xx::Error naming `who` and the field when it is missing, negative or
+// not an integer below 2^63 ("... is -5, not a count (an integer in
+// [0, 2^63)); the state is damaged").
+uint64_t StateCount(const nlohmann::json& state, const char* field, const char* who);
 
 }  // namespace t5xx::seqio

@@ -80,7 +80,7 @@ class FlatMapDataset : public Dataset {
   // Forms the unit again (the example's outputs) and drops "skip" of them.
   void RestoreState(const json& state) override {
     input_->RestoreState(StateField(state, "input", "FlatMap"));
-    const uint64_t skip = StateField(state, "skip", "FlatMap").get<uint64_t>();
+    const uint64_t skip = StateCount(state, "skip", "FlatMap");
     if (skip == 0) return;
     std::vector<Example> outputs;
     json start = {{"input", InputStateOrNull(*input_, &saveable_)}};
@@ -119,7 +119,7 @@ class MapIndexedDataset : public Dataset {
     return {{"index", index_}, {"input", input_->SaveState()}};
   }
   void RestoreState(const json& state) override {
-    index_ = StateField(state, "index", "indexed map").get<uint64_t>();
+    index_ = StateCount(state, "index", "indexed map");
     input_->RestoreState(StateField(state, "input", "indexed map"));
   }
 

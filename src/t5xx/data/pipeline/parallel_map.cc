@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/pipeline/data_threads.h"
 #include "t5xx/data/pipeline/pending_examples.h"
 #include "t5xx/data/pipeline/worker_group.h"
 #include "t5xx/util/error.h"
@@ -20,8 +21,9 @@ using json = nlohmann::json;
 
 namespace {
 
-// The largest chunk a saved position can be in: 64 examples x 4096 threads.
-constexpr uint64_t kMaxSavedChunk = uint64_t{64} * 4096;
+// The largest chunk a saved position can be in: 64 examples x the most
+// data threads.
+constexpr uint64_t kMaxSavedChunk = uint64_t{64} * kMaxDataThreads;
 
 class ParallelMapDataset : public Dataset {
  public:
@@ -56,12 +58,12 @@ class ParallelMapDataset : public Dataset {
   // maps: nothing to skip, the input not done.
   void RestoreState(const json& state) override {
     const json& input = StateField(state, "input", "ParallelMap");
-    index_ = state.contains("index") ? state.at("index").get<uint64_t>() : 0;
+    index_ = state.contains("index") ? StateCount(state, "index", "ParallelMap") : 0;
     input_done_ = state.contains("input_done") && state.at("input_done").get<bool>();
     input_->RestoreState(input);
     // The saving run's chunk had 64 x its thread count examples (any count
     // restores: the chunk is replayed in this run's chunks).
-    SkipOutputs(*this, state.contains("skip") ? state.at("skip").get<uint64_t>() : 0,
+    SkipOutputs(*this, state.contains("skip") ? StateCount(state, "skip", "ParallelMap") : 0,
                 kMaxSavedChunk, "ParallelMap");
   }
 

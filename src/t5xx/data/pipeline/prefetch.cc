@@ -20,6 +20,10 @@ using json = nlohmann::json;
 
 namespace {
 
+// The largest block of another Prefetch stage whose position restores here
+// (t5xx's feature converter uses blocks of 128).
+constexpr uint64_t kMaxRestoredPrefetchBlock = 1024;
+
 // The examples the thread read in one go, and the input's state before them.
 struct Block {
   json start;
@@ -79,10 +83,11 @@ class PrefetchDataset : public Dataset {
     input_->RestoreState(StateField(state, "input", "Prefetch"));
     // The thread's blocks start at the restored position, as the saved
     // run's did, so later saved states line up with the saved run's.
-    // The saving stage's blocks may have had another size (any buffer size
-    // restores): bounded by a generous 2^20 examples, not this stage's block.
-    SkipOutputs(*this, StateField(state, "skip", "Prefetch").get<uint64_t>(),
-                std::max<uint64_t>(block_size_, uint64_t{1} << 20), "Prefetch");
+    // The saving stage's blocks may have had another size (a position saved
+    // with a thread restores into a stage without one): up to
+    // kMaxRestoredPrefetchBlock examples, or this stage's block if larger.
+    SkipOutputs(*this, StateCount(state, "skip", "Prefetch"),
+                std::max<uint64_t>(block_size_, kMaxRestoredPrefetchBlock), "Prefetch");
   }
 
  private:

@@ -198,7 +198,7 @@ class PackDataset : public Dataset {
     done_ = state.contains("done") && state.at("done").get<bool>();
     input_->RestoreState(StateField(state, "input", "trim_and_pack"));
     // A block of n examples makes at most n rows (and an error, the last).
-    SkipOutputs(*this, StateField(state, "skip", "trim_and_pack").get<uint64_t>(),
+    SkipOutputs(*this, StateCount(state, "skip", "trim_and_pack"),
                 static_cast<uint64_t>(BlockSize(lengths_)), "trim_and_pack");
   }
 
@@ -326,8 +326,8 @@ class ShuffleDataset : public Dataset {
             {"input", input_->SaveState()}};
   }
   void RestoreState(const nlohmann::json& state) override {
-    window_index_ = StateField(state, "window", "Shuffle").get<uint64_t>();
-    const uint64_t skip = StateField(state, "skip", "Shuffle").get<uint64_t>();
+    window_index_ = StateCount(state, "window", "Shuffle");
+    const uint64_t skip = StateCount(state, "skip", "Shuffle");
     T5XX_CHECK(skip <= buffer_size_, "Shuffle: saved position is example " +
                                          std::to_string(skip) + " of a window of buffer_size " +
                                          std::to_string(buffer_size_));

@@ -80,15 +80,15 @@ class RecordFileDataset : public Dataset {
 
   void RestoreState(const nlohmann::json& state) override {
     const std::string& who = format_.reader_name;
-    const size_t file_index = StateField(state, "file_index", who.c_str()).get<size_t>();
-    const int64_t records = StateField(state, format_.unit.c_str(), who.c_str()).get<int64_t>();
+    const size_t file_index = static_cast<size_t>(StateCount(state, "file_index", who.c_str()));
+    const int64_t records = static_cast<int64_t>(StateCount(state, format_.unit.c_str(), who.c_str()));
     T5XX_CHECK(file_index <= plan_.files.size(),
                who + ": saved file index " + std::to_string(file_index) +
                    " is past the " + std::to_string(plan_.files.size()) +
                    " files of this read plan");
     reader_.reset();
     file_index_ = file_index;
-    position_ = StateField(state, "position", who.c_str()).get<int64_t>();
+    position_ = static_cast<int64_t>(StateCount(state, "position", who.c_str()));
     const int64_t skipped = state.value("skipped", int64_t{0});
     *policy_.skipped += skipped - skipped_;
     skipped_ = skipped;
@@ -96,9 +96,14 @@ class RecordFileDataset : public Dataset {
     T5XX_CHECK(file_index < plan_.files.size(),
                who + ": saved state has a " + format_.unit + " but no file left");
     reader_ = format_.open(plan_.files[file_index_]);
-    if (state.contains("offset") &&
-        reader_->SeekTo(StateField(state, "offset", who.c_str()).get<int64_t>(), records)) {
-      return;
+    if (state.contains("offset")) {
+      const auto offset = static_cast<int64_t>(StateCount(state, "offset", who.c_str()));
+      // Every record takes at least a byte (a line its newline).
+      T5XX_CHECK(offset >= records, plan_.files[file_index_] + ": saved position is " +
+                                        format_.unit + " " + std::to_string(records) +
+                                        " at byte " + std::to_string(offset) +
+                                        ", fewer bytes than records; the state is damaged");
+      if (reader_->SeekTo(offset, records)) return;
     }
     while (reader_->consumed() < records) {
       bool got = false;
