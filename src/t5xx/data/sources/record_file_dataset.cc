@@ -158,9 +158,8 @@ class LineRecordReader : public RecordReader {
   int64_t index() const override { return lines_.line_number(); }
   const std::string& path() const override { return lines_.path(); }
   int64_t byte_offset() const override { return static_cast<int64_t>(lines_.offset()); }
+  // (offset and consumed are counts: RecordFileDataset checked them.)
   bool SeekTo(int64_t offset, int64_t consumed) override {
-    T5XX_CHECK(offset >= 0 && consumed >= 0,
-               lines_.path() + ": saved position has a negative offset or line");
     lines_.Seek(static_cast<uint64_t>(offset), consumed);
     return true;
   }

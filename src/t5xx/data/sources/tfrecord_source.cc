@@ -8,7 +8,6 @@
 #include "t5xx/data/sources/record_file_dataset.h"
 #include "t5xx/data/sources/tf_example.h"
 #include "t5xx/data/sources/tfrecord_file.h"
-#include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
 namespace {
@@ -26,9 +25,8 @@ class TFRecordRecordReader : public RecordReader {
                                             : AfterError::kSkipRestOfFile;
   }
   int64_t byte_offset() const override { return static_cast<int64_t>(records_.offset()); }
+  // (offset and consumed are counts: RecordFileDataset checked them.)
   bool SeekTo(int64_t offset, int64_t consumed) override {
-    T5XX_CHECK(offset >= 0 && consumed >= 0,
-               records_.path() + ": saved position has a negative offset or record");
     records_.Seek(static_cast<uint64_t>(offset), consumed);
     return true;
   }
