@@ -84,6 +84,19 @@ for size in tiny small base large xl xxl; do
     echo "FAIL config $size:"; cat "$work/err"; failures=$((failures + 1))
   fi
 done
+# t5x's other families (configs/models/t5_1_0, mt5): every size reads with
+# the demo task (their SentencePiece models hold the sentinels, so the demo
+# model's 100 extra ids are bound; ByT5 needs a byte task: run_layer_test).
+for fam_size in t5_1_0/{tiny,small,base,large,3B,11B} mt5/{tiny,small,base,large,xl,xxl}; do
+  if T5XX_DATA_DIR="$work/cfgdata" "$T5XX" config --gin_file=models/$fam_size.gin --gin_file=runs/pretrain.gin \
+       --gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=c4_demo_span_corruption --gin.TRAIN_STEPS=1 \
+       "--gin.TASK_FEATURE_LENGTHS={'inputs': 8, 'targets': 8}" --gin.DROPOUT_RATE=0.0 "$spm" \
+       --gin.seqio.SentencePieceVocabulary.extra_ids=100 >/dev/null 2>"$work/err"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL config $fam_size:"; cat "$work/err"; failures=$((failures + 1))
+  fi
+done
 # MODEL = @models.EncoderDecoderModel(): gin calls it, and what it reaches,
 # in scope MODEL (%MODEL is gin's @MODEL/gin.macro()).
 grep -q "^MODEL/t5x.examples.t5.network.T5Config.emb_dim = 512$" "$work/op_small.gin" ||

@@ -96,10 +96,12 @@ void CheckCase(const Net& net, ParamStore& params, const json& c) {
 // any value: every case is checked with and without it.
 class ParityTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(ParityTest, EncoderDecoderMatchesT5x) {
-  const json g = Load("encoder_decoder.json");
+// One encoder-decoder golden file: its config, params and cases.
+void CheckEncoderDecoder(const std::string& file, const std::string& remat_policy) {
+  SCOPED_TRACE(file);
+  const json g = Load(file);
   T5Config c = goldens::EncDecConfig(g.at("config"));
-  c.remat_policy = GetParam();
+  c.remat_policy = remat_policy;
   Transformer net(c);
   ParamStore params = net.InitParams(0);
   LoadParams(g.at("params"), params);
@@ -114,6 +116,21 @@ TEST_P(ParityTest, EncoderDecoderMatchesT5x) {
                                     seg == b.end() ? at::Tensor() : seg->second, false);
     ExpectClose(encoded, cs.at("encoded"), cs.at("name").get<std::string>() + " encoded");
   }
+}
+
+// T5.1.1 (and mT5: the same T5Config fields, another vocabulary size).
+TEST_P(ParityTest, EncoderDecoderMatchesT5x) {
+  CheckEncoderDecoder("encoder_decoder.json", GetParam());
+}
+
+// T5.1.0 (t5x/examples/t5/t5_1_0): ReLU MLP, logits through the embedding.
+TEST_P(ParityTest, EncoderDecoderT5_1_0MatchesT5x) {
+  CheckEncoderDecoder("encoder_decoder_t5_1_0.json", GetParam());
+}
+
+// ByT5 (t5x/examples/t5/byt5): more encoder layers than decoder layers.
+TEST_P(ParityTest, EncoderDecoderByT5ShapesMatchT5x) {
+  CheckEncoderDecoder("encoder_decoder_byt5.json", GetParam());
 }
 
 void CheckDecoderOnly(const std::string& file, const std::string& remat_policy) {

@@ -47,13 +47,14 @@ class RunLayerTest : public ::testing::Test {
 
   // T5.1.1 tiny over a gin task (task name unique to the test: tasks go to
   // seqio's global registry) reading `file` with byte ids, plus `extra`.
-  LoadedTrainConfig Load(const std::string& file, const std::string& extra = "") {
+  LoadedTrainConfig Load(const std::string& file, const std::string& extra = "",
+                         const std::string& model = "models/t5_1_1/tiny.gin") {
     seqio::TaskRegistry::Global().Remove("task_" + name_);  // a test may load twice
     LoadedTrainConfig loaded = NewTrainConfig();
     loaded.config->AddSearchPath(std::string(T5XX_SOURCE_DIR) + "/configs");
     const std::string task = "task_" + name_;
     loaded.config->ParseString(
-        "include 'models/t5_1_1/tiny.gin'\n"
+        "include '" + model + "'\n"
         "include 'runs/pretrain.gin'\n"
         "MODEL_DIR = '" + (dir_ / "model").string() + "'\n"
         "MIXTURE_OR_TASK_NAME = '" + task + "'\n"
@@ -118,6 +119,42 @@ TEST_F(RunLayerTest, ReaderErrorsNameTheBinding) {
       "expected a list of (regex, replacement or None) pairs");
   EXPECT_ERROR_CONTAINS(Load("four.txt", "utils.SaveCheckpointConfig.dtype = 'float16'\n"),
                         "must be None, 'float32' or 'bfloat16'");
+}
+
+// t5x's other T5 families as stock configs (configs/models/<family>/),
+// with t5x's dimensions (t5x/examples/t5/<family>/tiny.gin: emb 8, 4 heads
+// of 3, MLP 16, 2 + 2 layers).
+TEST_F(RunLayerTest, ReadsTheFamilyConfigs) {
+  const LoadedTrainConfig t5_1_0 = Load("four.txt", "", "models/t5_1_0/tiny.gin");
+  const models::T5Config& a = t5_1_0.setup.model.t5_config;
+  EXPECT_EQ(a.mlp_activations, std::vector<std::string>{"relu"});
+  EXPECT_TRUE(a.logits_via_embedding);
+  EXPECT_EQ(std::vector<int64_t>({a.vocab_size, a.emb_dim, a.num_heads, a.head_dim, a.mlp_dim}),
+            std::vector<int64_t>({32128, 8, 4, 3, 16}));
+  EXPECT_EQ(t5_1_0.setup.model.output_vocabulary.sentencepiece_model_file,
+            "gs://t5-data/vocabs/cc_all.32000.100extra/sentencepiece.model");
+  const LoadedTrainConfig mt5 = Load("four.txt", "", "models/mt5/small.gin");
+  EXPECT_EQ(mt5.setup.model.t5_config.vocab_size, 250112);
+  EXPECT_EQ(mt5.setup.model.t5_config.mlp_dim, 1024);
+  EXPECT_FALSE(mt5.setup.model.t5_config.logits_via_embedding);
+  // ByT5: a byte vocabulary for the model, and the byte task fits it.
+  const LoadedTrainConfig byt5 = Load("four.txt", "", "models/byt5/base.gin");
+  const models::T5Config& b = byt5.setup.model.t5_config;
+  EXPECT_EQ(std::vector<int64_t>({b.vocab_size, b.num_encoder_layers, b.num_decoder_layers,
+                                  b.emb_dim, b.mlp_dim}),
+            std::vector<int64_t>({384, 18, 6, 1536, 3968}));
+  EXPECT_TRUE(byt5.setup.model.output_vocabulary.byte);
+  const std::string task = byt5.setup.train_dataset.mixture_or_task_name;
+  CheckVocabularies(byt5.setup.model, task, GetOutputFeatures(task, std::nullopt),
+                    dir_.string());
+  const LoadedTrainConfig other =
+      // (The model's vocabulary is %VOCABULARY: evaluated in scope VOCABULARY.)
+      Load("four.txt", "VOCABULARY/seqio.ByteVocabulary.extra_ids = 5\n", "models/byt5/tiny.gin");
+  EXPECT_ERROR_CONTAINS(
+      CheckVocabularies(other.setup.model, task, GetOutputFeatures(task, std::nullopt),
+                        dir_.string()),
+      "the model's vocabulary (seqio.ByteVocabulary, extra_ids = 5) is not the vocabulary of "
+      "task '" + task + "' (seqio.ByteVocabulary, extra_ids = 0)");
 }
 
 TEST_F(RunLayerTest, ValidationReportsEveryFailureAtOnce) {

@@ -42,9 +42,11 @@ struct DatasetConfig {
   bool lengths_from_data = false;
 };
 
-// seqio.SentencePieceVocabulary as bound for the model (used for decoding;
-// training checks it against the task's).
+// The model's vocabulary as bound: seqio.SentencePieceVocabulary or (ByT5's)
+// seqio.ByteVocabulary (used for decoding; training checks it against the
+// task's).
 struct VocabularyConfig {
+  bool byte = false;                     // seqio.ByteVocabulary
   std::string sentencepiece_model_file;  // as bound; relative = under data_dir
   int64_t extra_ids = 0;
 };

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "t5xx/data/dataset_providers/mixture.h"
+#include "t5xx/data/vocabularies/byte_vocabulary.h"
 #include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/datasets.h"
@@ -33,9 +34,21 @@ void CheckVocabularies(const ModelConfig& model, const std::string& task_name,
                  std::to_string(task_vocab) + " (t5x rounds up to a multiple of 128)");
   auto it = output_features.find("targets");
   if (it == output_features.end()) return;
+  const VocabularyConfig& v = model.output_vocabulary;
+  if (v.byte) {
+    const auto* task_bytes =
+        dynamic_cast<const seqio::ByteVocabulary*>(it->second.vocabulary.get());
+    if (task_bytes && task_bytes->extra_ids() == v.extra_ids) return;
+    throw Error("the model's vocabulary (seqio.ByteVocabulary, extra_ids = " +
+                std::to_string(v.extra_ids) + ") is not the vocabulary of task '" + task_name +
+                "' (" +
+                (task_bytes ? "seqio.ByteVocabulary, extra_ids = " +
+                                  std::to_string(task_bytes->extra_ids())
+                            : std::string("not a ByteVocabulary")) +
+                "); t5x requires them to match: bind the model's vocabulary to the task's");
+  }
   const auto* task_spm =
       dynamic_cast<const seqio::SentencePieceVocabulary*>(it->second.vocabulary.get());
-  const VocabularyConfig& v = model.output_vocabulary;
   std::string path = v.sentencepiece_model_file;
   if (!path.empty() && path[0] != '/' && path.find("://") == std::string::npos) {
     path = data_dir + "/" + path;

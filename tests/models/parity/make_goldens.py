@@ -4,8 +4,9 @@
 This script runs Google's t5x network code (t5x/examples/t5/network.py,
 t5x/examples/decoder_only/network.py) and t5x/losses.py in JAX on CPU, in
 float32, and writes logits, losses and the gradient of the loss with respect
-to every parameter for a few small batches. The C++ parity test reads the JSON
-files; it never runs this script. Nothing from t5x is copied here: the t5x
+to every parameter for a few small batches -- for the encoder-decoder once per
+T5Config variant of t5x's T5 families (T5.1.1/mT5, T5.1.0, ByT5's shape). The
+C++ parity test reads the JSON files; it never runs this script. Nothing from t5x is copied here: the t5x
 modules are imported from a separate checkout.
 
 How to run (what produced the committed files):
@@ -298,12 +299,25 @@ def relpos_bucket_table(layers_mod):
 # ----------------------------------------------------------------------------
 # Encoder-decoder.
 # ----------------------------------------------------------------------------
-def make_encoder_decoder():
+# The families of t5x/examples/t5 differ in these T5Config fields only:
+# T5.1.1 and mT5 (gated GELU, separate logits), T5.1.0 (ReLU MLP, logits
+# through the shared embedding), ByT5 (T5.1.1 with a deeper encoder than
+# decoder).
+ENCODER_DECODER_VARIANTS = {
+    't5_1_1': dict(num_encoder_layers=2, num_decoder_layers=2,
+                   mlp_activations=('gelu', 'linear'), logits_via_embedding=False),
+    't5_1_0': dict(num_encoder_layers=2, num_decoder_layers=2,
+                   mlp_activations=('relu',), logits_via_embedding=True),
+    'byt5': dict(num_encoder_layers=3, num_decoder_layers=1,
+                 mlp_activations=('gelu', 'linear'), logits_via_embedding=False),
+}
+
+
+def make_encoder_decoder(variant='t5_1_1'):
   cfg = t5_network.T5Config(
       vocab_size=40, dtype=jnp.float32, emb_dim=16, num_heads=2,
-      num_encoder_layers=2, num_decoder_layers=2, head_dim=8, mlp_dim=32,
-      mlp_activations=('gelu', 'linear'), dropout_rate=0.0,
-      logits_via_embedding=False, float32_attention_logits=False)
+      head_dim=8, mlp_dim=32, dropout_rate=0.0,
+      float32_attention_logits=False, **ENCODER_DECODER_VARIANTS[variant])
   module = t5_network.Transformer(config=cfg)
   init_vars = module.init(
       jax.random.PRNGKey(0),
@@ -336,7 +350,8 @@ def make_encoder_decoder():
                        extra={'encoded': encoded_fn(params, batch)})
   return {
       'about': about('encoder-decoder (t5x/examples/t5/network.py '
-                     'Transformer)',
+                     'Transformer' + ('' if variant == 't5_1_1' else
+                                      f', the {variant} family\'s T5Config fields') + ')',
                      'Extra per case: "encoded" = Transformer.encode output '
                      '(after encoder_norm) [B, Lenc, emb_dim].'),
       'config': config_dict(cfg),
@@ -448,6 +463,10 @@ def main():
   with jax.default_matmul_precision('float32'):
     write(os.path.join(args.out, 'encoder_decoder.json'),
           make_encoder_decoder())
+    write(os.path.join(args.out, 'encoder_decoder_t5_1_0.json'),
+          make_encoder_decoder('t5_1_0'))
+    write(os.path.join(args.out, 'encoder_decoder_byt5.json'),
+          make_encoder_decoder('byt5'))
     write(os.path.join(args.out, 'decoder_only.json'),
           make_decoder_only(logits_via_embedding=False))
     write(os.path.join(args.out, 'decoder_only_tied.json'),

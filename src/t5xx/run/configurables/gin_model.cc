@@ -19,6 +19,22 @@ constexpr char kDecoderOnlyModel[] = "t5x.models.DecoderOnlyModel";
 constexpr char kDecoderWrapper[] = "t5x.examples.decoder_only.network.DecoderWrapper";
 constexpr char kDecoderOnlyConfig[] = "t5x.examples.decoder_only.network.TransformerConfig";
 constexpr char kVocab[] = "seqio.SentencePieceVocabulary";
+constexpr char kByteVocab[] = "seqio.ByteVocabulary";
+
+// One of the model's vocabularies, bound as @seqio.SentencePieceVocabulary()
+// or @seqio.ByteVocabulary() (t5x's byt5/base.gin).
+VocabularyConfig ReadModelVocabulary(gin::Config& c, const Value& v,
+                                     const std::string& model_scope) {
+  VocabularyConfig out;
+  const bool byte = v.kind() == Value::Kind::kReference && v.reference_name() == kByteVocab;
+  const std::string scope = gin::ExpectReference(v, byte ? kByteVocab : kVocab, true, model_scope);
+  out.byte = byte;
+  if (!byte) {
+    out.sentencepiece_model_file = c.Query(kVocab, "sentencepiece_model_file", scope).AsString();
+  }
+  out.extra_ids = c.Query(byte ? kByteVocab : kVocab, "extra_ids", scope).AsInt();
+  return out;
+}
 
 }  // namespace
 
@@ -172,19 +188,15 @@ ModelConfig ReadModel(gin::Config& c, const std::string& root, std::string* mode
   {
     // The model's vocabularies are used for decoding; for training t5xx
     // checks that the task's vocabulary is the model's.
-    std::string vs;
     if (m.kind == ModelKind::kEncoderDecoder) {
-      const Value in = c.Query(kEncoderDecoderModel, "input_vocabulary", model_scope);
-      const Value out = c.Query(kEncoderDecoderModel, "output_vocabulary", model_scope);
-      vs = gin::ExpectReference(out, kVocab, true, model_scope);
-      gin::ExpectReference(in, kVocab, true, model_scope);
+      ReadModelVocabulary(c, c.Query(kEncoderDecoderModel, "input_vocabulary", model_scope),
+                          model_scope);
+      m.output_vocabulary = ReadModelVocabulary(
+          c, c.Query(kEncoderDecoderModel, "output_vocabulary", model_scope), model_scope);
     } else {
-      vs = gin::ExpectReference(c.Query(kDecoderOnlyModel, "vocabulary", model_scope), kVocab,
-                                true, model_scope);
+      m.output_vocabulary = ReadModelVocabulary(
+          c, c.Query(kDecoderOnlyModel, "vocabulary", model_scope), model_scope);
     }
-    m.output_vocabulary.sentencepiece_model_file =
-        c.Query(kVocab, "sentencepiece_model_file", vs).AsString();
-    m.output_vocabulary.extra_ids = c.Query(kVocab, "extra_ids", vs).AsInt();
   }
   ReadDecodeFn(c, model_name, model_scope, m);
   *model_name_out = model_name;
