@@ -172,6 +172,28 @@ void SkipOutputs(Dataset& ds, uint64_t skip, uint64_t max_skip, const char* who)
   }
 }
 
+namespace {
+// The stage `state` chains to (its "input" when that is an object), or null.
+const json* ChainedInput(const json& state) {
+  auto input = state.find("input");
+  return input != state.end() && input->is_object() ? &*input : nullptr;
+}
+
+// A stage's own fields, flattened; an "input" that is not an object (null)
+// is kept, as it ends the chain.
+json StageFields(const json& stage) {
+  json out = json::object();
+  for (auto it = stage.begin(); it != stage.end(); ++it) {
+    if (it.key() != "input") {
+      out[it.key()] = FlattenState(it.value());
+    } else if (!it.value().is_object()) {
+      out["input"] = it.value();
+    }
+  }
+  return out;
+}
+}  // namespace
+
 json FlattenState(const json& state) {
   if (state.is_array()) {
     json out = json::array();
@@ -179,32 +201,10 @@ json FlattenState(const json& state) {
     return out;
   }
   if (!state.is_object()) return state;
-  const auto fields = [](const json& stage) {
-    json out = json::object();
-    for (auto it = stage.begin(); it != stage.end(); ++it) {
-      if (it.key() != "input") out[it.key()] = FlattenState(it.value());
-    }
-    return out;
-  };
-  auto input = state.find("input");
-  if (input == state.end() || !input->is_object()) {
-    json out = fields(state);
-    if (input != state.end()) out["input"] = *input;
-    return out;
-  }
+  if (!ChainedInput(state)) return StageFields(state);
   json stages = json::array();
-  const json* stage = &state;
-  while (true) {
-    json e = fields(*stage);
-    auto next = stage->find("input");
-    if (next != stage->end() && next->is_object()) {
-      stages.push_back(std::move(e));
-      stage = &*next;
-      continue;
-    }
-    if (next != stage->end()) e["input"] = *next;
-    stages.push_back(std::move(e));
-    break;
+  for (const json* stage = &state; stage; stage = ChainedInput(*stage)) {
+    stages.push_back(StageFields(*stage));
   }
   return json{{"stages", std::move(stages)}};
 }
@@ -272,6 +272,15 @@ class VectorDataset : public Dataset {
 
 DatasetPtr FromVector(std::vector<Example> examples) {
   return std::make_unique<VectorDataset>(std::move(examples));
+}
+
+bool ReadUpTo(Dataset& input, size_t n, std::vector<Example>* out) {
+  while (out->size() < n) {
+    std::optional<Example> ex = input.Next();
+    if (!ex) return false;
+    out->push_back(std::move(*ex));
+  }
+  return true;
 }
 
 std::vector<Example> Collect(Dataset& ds, size_t max_examples) {

@@ -163,6 +163,12 @@ DatasetPtr Interleave(std::vector<std::function<DatasetPtr()>> factories,
 // t5xx::Error if input is null. Defined in prefetch.cc.
 DatasetPtr Prefetch(DatasetPtr input, size_t buffer_size);
 
+// Appends input's next examples to *out until it holds n (the stages that
+// read a unit at a time: a shuffle window, a packing block, a parallel
+// map's chunk). Returns false when the input ended first. An exception of
+// the input propagates, the examples read before it kept in *out.
+bool ReadUpTo(Dataset& input, size_t n, std::vector<Example>* out);
+
 // Drains a dataset into a vector (tests, small validation sets).
 std::vector<Example> Collect(Dataset& ds, size_t max_examples = SIZE_MAX);
 

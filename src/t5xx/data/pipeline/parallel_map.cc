@@ -75,14 +75,7 @@ class ParallelMapDataset : public Dataset {
     chunk.reserve(chunk_size_);
     std::exception_ptr input_error;
     try {
-      while (chunk.size() < chunk_size_) {
-        auto ex = input_->Next();
-        if (!ex) {
-          input_done_ = true;
-          break;
-        }
-        chunk.push_back(std::move(*ex));
-      }
+      input_done_ = !ReadUpTo(*input_, chunk_size_, &chunk);
     } catch (...) {
       input_error = std::current_exception();  // after the examples read before it
     }

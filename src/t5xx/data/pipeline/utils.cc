@@ -212,14 +212,7 @@ class PackDataset : public Dataset {
       while (!done_ && blocks.size() < num_threads_) {
         starts.push_back({{"input", InputStateOrNull(*input_, &saveable_)}});
         std::vector<Example> block;
-        while (static_cast<int64_t>(block.size()) < n) {
-          auto ex = input_->Next();
-          if (!ex) {
-            done_ = true;
-            break;
-          }
-          block.push_back(std::move(*ex));
-        }
+        done_ = !ReadUpTo(*input_, static_cast<size_t>(n), &block);
         blocks.push_back(std::move(block));
       }
     } catch (...) {
@@ -361,14 +354,7 @@ class ShuffleDataset : public Dataset {
   // Reads the window's examples; once it is full (or the input ended),
   // orders it: a Fisher-Yates permutation drawn from (seed, window number).
   void Fill() {
-    while (window_.size() < buffer_size_) {
-      auto ex = input_->Next();
-      if (!ex) {
-        exhausted_ = true;
-        break;
-      }
-      window_.push_back(std::move(*ex));
-    }
+    exhausted_ = !ReadUpTo(*input_, buffer_size_, &window_);
     filling_ = false;
     order_.resize(window_.size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
