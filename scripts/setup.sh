@@ -31,6 +31,9 @@ if [ "${1:-}" = "--test" ]; then
   # The multi-host rig (tests/multihost/): network namespaces, veth pairs and
   # a bridge (`ip`), tc netem where the kernel has it, GNU time for peaks.
   packages+=(iproute2 time)
+  # Debian's PyTorch (the same libtorch 1.13 t5xx links) under Transformers:
+  # the oracle of `t5xx export` / `t5xx import` (tests/interop/transformers_test.py).
+  packages+=(python3-torch)
 fi
 
 missing=()
@@ -72,6 +75,21 @@ if [ "${1:-}" = "--test" ]; then
     echo "[setup] installing test-only Python packages into $venv"
     "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore tensorboard \
       sacrebleu rouge-score nltk scipy editdistance gin-config==0.5.0
+  fi
+fi
+
+if [ "${1:-}" = "--test" ]; then
+  # Transformers over Debian's python3-torch, in a venv that sees Debian's
+  # packages (torch, numpy); Transformers 4.40 is the last release series
+  # that supports torch 1.13. Never fails the setup: the test skips with
+  # the reason when the venv cannot be made (e.g. offline).
+  hf_venv="${T5XX_HF_VENV:-$HOME/.cache/t5xx/hf-venv}"
+  if ! "$hf_venv/bin/python3" -c 'import torch, transformers, safetensors, sentencepiece' 2>/dev/null; then
+    echo "[setup] installing Transformers into $hf_venv"
+    { /usr/bin/python3 -m venv --system-site-packages "$hf_venv" &&
+      "$hf_venv/bin/python3" -m pip install -q --disable-pip-version-check \
+        'transformers==4.40.2' 'safetensors==0.4.3' 'sentencepiece==0.2.0'; } ||
+      echo "[setup] note: the Transformers venv could not be made; tests/interop/transformers_test.py will be skipped"
   fi
 fi
 

@@ -33,5 +33,7 @@ int DataCommand(const std::vector<std::string>& args);
 int BuildCorpusCommand(const std::vector<std::string>& args);
 int LaunchCommand(const std::vector<std::string>& args);
 int CacheTasksCommand(const std::vector<std::string>& args);
+int ExportCommand(const std::vector<std::string>& args);
+int ImportCommand(const std::vector<std::string>& args);
 
 }  // namespace t5xx::cli

@@ -95,6 +95,13 @@ constexpr char kUsage[] =
     "                    [--tasks_additional_cache_dirs=D1,D2] and the gin flags\n"
     "                workers default to the launcher's rank and world size; a\n"
     "                re-run after a kill does only what is missing\n"
+    "  export        write a checkpoint as a Hugging Face Transformers model\n"
+    "                directory (config.json, model.safetensors, tokenizer files):\n"
+    "                  t5xx export --gin_file=MODEL.gin --checkpoint_path=DIR/checkpoint_N\n"
+    "                    --output_dir=NEW_DIR [--data_dir=DIR]\n"
+    "  import        read a Transformers T5 directory (safetensors or\n"
+    "                pytorch_model.bin) into NEW_DIR/checkpoint_0 and NEW_DIR/model.gin:\n"
+    "                  t5xx import --hf_model_dir=DIR --output_dir=NEW_DIR\n"
     "  launch        start N processes of a command on this host, as torchrun:\n"
     "                  t5xx launch --nproc_per_node=N [--master_port=P]\n"
     "                    [--nnodes=M --node_rank=K --master_addr=HOST]\n"
@@ -183,9 +190,11 @@ int main(int argc, char** argv) {
     if (command == "build_corpus") return t5xx::cli::BuildCorpusCommand(args);
     if (command == "launch") return t5xx::cli::LaunchCommand(args);
     if (command == "cache_tasks") return t5xx::cli::CacheTasksCommand(args);
+    if (command == "export") return t5xx::cli::ExportCommand(args);
+    if (command == "import") return t5xx::cli::ImportCommand(args);
     throw t5xx::Error("unknown command '" + command +
                       "' (commands: train, infer, eval, config, model_info, data, build_corpus, "
-                      "cache_tasks, launch; see t5xx --help)");
+                      "cache_tasks, launch, export, import; see t5xx --help)");
   } catch (const t5xx::Error& e) {
     // Bytes that are not UTF-8 (from a flag, a file name, a gin file) are
     // shown as \xNN, never written raw to the terminal.

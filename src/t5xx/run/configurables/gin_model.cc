@@ -112,8 +112,12 @@ void RegisterModelConfigurables(gin::Registry& r) {
 
 ModelConfig ReadModel(gin::Config& c, const std::string& root, std::string* model_name_out,
                       std::string* model_scope_out) {
+  return ReadModelValue(c, c.Query(root, "model"), model_name_out, model_scope_out);
+}
+
+ModelConfig ReadModelValue(gin::Config& c, const Value& model_ref, std::string* model_name_out,
+                           std::string* model_scope_out) {
   ModelConfig m;
-  const Value model_ref = c.Query(root, "model");
   T5XX_CHECK(model_ref.kind() == Value::Kind::kReference &&
                  (model_ref.reference_name() == kEncoderDecoderModel ||
                   model_ref.reference_name() == kDecoderOnlyModel),

@@ -28,6 +28,10 @@ void RegisterModelConfigurables(gin::Registry& registry);
 // configurable and scope (the optimizer is read from them).
 ModelConfig ReadModel(gin::Config& config, const std::string& root, std::string* model_name,
                       std::string* model_scope);
+// The same for a model value already read (e.g. the macro MODEL, which
+// `t5xx export` reads from a model gin file alone).
+ModelConfig ReadModelValue(gin::Config& config, const gin::Value& model, std::string* model_name,
+                           std::string* model_scope);
 
 // t5x.decoding.{temperature_sample, beam_search} and models.DecoderParams
 // (gin_decoding.cc).

@@ -1,0 +1,178 @@
+// See export.h.
+#include "t5xx/run/transformers/export.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/safetensors.h"
+#include "t5xx/checkpoints/transformers_t5.h"
+#include "t5xx/run/configurables/gin_readers.h"
+#include "t5xx/run/transformers/transformers_files.h"
+#include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
+
+namespace t5xx::run {
+namespace fs = std::filesystem;
+namespace ck = checkpoints;
+
+ModelConfig ReadModelMacro(gin::Config& config) {
+  config.Finalize({}, /*require_overrides=*/false);
+  const std::optional<gin::Value> dropout = config.MacroValue("DROPOUT_RATE");
+  if (dropout && dropout->kind() == gin::Value::Kind::kRequired) {
+    config.AddBinding("DROPOUT_RATE = 0.0", "<t5xx: the dropout of an exported model>");
+    config.Finalize({}, /*require_overrides=*/false);
+  }
+  const std::optional<gin::Value> model = config.MacroValue("MODEL");
+  T5XX_CHECK(model.has_value(),
+             "no gin file defines MODEL: give the model's gin file, e.g. "
+             "--gin_file=models/t5_1_1/base.gin (with the sizes and vocabulary the checkpoint "
+             "was trained with)");
+  std::string name, scope;
+  return ReadModelValue(config, *model, &name, &scope);
+}
+
+namespace {
+
+// The shape t5x's network gives the parameter at dotted path `t5x`.
+std::vector<int64_t> T5xShape(const models::T5Config& c, const std::string& t5x) {
+  const int64_t qkv = c.num_heads * c.head_dim;
+  auto ends = [&](const std::string& s) {
+    return t5x.size() >= s.size() && t5x.compare(t5x.size() - s.size(), s.size(), s) == 0;
+  };
+  if (t5x == "token_embedder.embedding") return {c.vocab_size, c.emb_dim};
+  if (t5x == "decoder.logits_dense.kernel") return {c.emb_dim, c.vocab_size};
+  if (ends("rel_embedding")) return {c.num_heads, c.relative_attention_num_buckets};
+  if (ends(".scale")) return {c.emb_dim};
+  if (ends(".out.kernel")) return {qkv, c.emb_dim};
+  if (ends("query.kernel") || ends("key.kernel") || ends("value.kernel")) return {c.emb_dim, qkv};
+  if (ends(".wo.kernel")) return {c.mlp_dim, c.emb_dim};
+  return {c.emb_dim, c.mlp_dim};  // wi, wi_0, wi_1
+}
+
+std::vector<float> Transposed(const std::vector<float>& a, int64_t rows, int64_t cols) {
+  std::vector<float> out(a.size());
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) out[j * rows + i] = a[i * cols + j];
+  }
+  return out;
+}
+
+ck::TransformersT5Config HfConfigOf(const models::T5Config& t) {
+  ck::TransformersT5Config h;
+  h.model_type = "t5";
+  h.vocab_size = t.vocab_size;
+  h.d_model = t.emb_dim;
+  h.d_kv = t.head_dim;
+  h.d_ff = t.mlp_dim;
+  h.num_heads = t.num_heads;
+  h.num_layers = t.num_encoder_layers;
+  h.num_decoder_layers = t.num_decoder_layers;
+  h.relative_attention_num_buckets = t.relative_attention_num_buckets;
+  h.relative_attention_max_distance = t.relative_attention_max_distance;
+  h.dropout_rate = t.dropout_rate;
+  h.feed_forward_proj = ck::FeedForwardProjFromMlpActivations(t.mlp_activations);
+  h.tie_word_embeddings = t.logits_via_embedding;
+  return h;
+}
+
+}  // namespace
+
+TransformersExport ExportToTransformers(const ModelConfig& model, const std::string& checkpoint_dir,
+                                        const std::string& output_dir,
+                                        const std::string& data_dir) {
+  T5XX_CHECK(model.kind == ModelKind::kEncoderDecoder,
+             "t5xx export writes encoder-decoder T5 models (models.EncoderDecoderModel); "
+             "Transformers' T5 has no decoder-only counterpart of t5x's DecoderOnlyModel");
+  const models::T5Config& t = model.t5_config;
+  const ck::TransformersT5Config hf = HfConfigOf(t);
+  CheckOutputDirFree(output_dir, "--output_dir");
+  const TokenizerFiles tokenizer = TokenizerFilesOf(model.output_vocabulary, data_dir);
+
+  ck::CheckpointReader reader(checkpoint_dir);
+  const ck::TransformersT5Layout layout{t.num_encoder_layers, t.num_decoder_layers,
+                                       t.mlp_activations.size() == 2, t.logits_via_embedding};
+  const std::vector<ck::TransformersT5Name> names = ck::TransformersT5Names(layout);
+  // Every problem with the checkpoint's arrays at once.
+  std::vector<std::string> problems;
+  std::set<std::string> known;
+  for (const ck::TransformersT5Name& n : names) {
+    const std::string path = "target." + n.t5x;
+    known.insert(path);
+    auto it = reader.arrays().find(path);
+    const std::vector<int64_t> want = T5xShape(t, n.t5x);
+    if (it == reader.arrays().end()) {
+      problems.push_back("no array " + path + " (the gin files' model has it)");
+    } else if (it->second.shape != want) {
+      problems.push_back(path + " is " + ck::ShapeString(it->second.shape) + ", the model's is " +
+                         ck::ShapeString(want));
+    } else if (it->second.dtype != ck::DType::kFloat32 &&
+               it->second.dtype != ck::DType::kBFloat16) {
+      problems.push_back(path + " is " + ck::DTypeName(it->second.dtype) +
+                         ", not float32 or bfloat16");
+    }
+  }
+  for (const auto& [path, entry] : reader.arrays()) {
+    if (path.rfind("target.", 0) == 0 && !known.count(path)) {
+      problems.push_back(path + " is not a parameter of the gin files' model");
+    }
+  }
+  if (!problems.empty()) {
+    std::string msg = checkpoint_dir + " does not hold the parameters of the gin files' model (" +
+                      std::to_string(t.num_encoder_layers) + "+" +
+                      std::to_string(t.num_decoder_layers) + " layers, emb_dim " +
+                      std::to_string(t.emb_dim) + "); give the model files it was trained with:";
+    for (size_t i = 0; i < problems.size() && i < 20; ++i) msg += "\n  " + problems[i];
+    if (problems.size() > 20) msg += "\n  ... and " + std::to_string(problems.size() - 20) + " more";
+    throw Error(msg);
+  }
+
+  TransformersExport out;
+  out.step = reader.step();
+  std::vector<std::vector<float>> values;
+  values.reserve(names.size());
+  std::vector<ck::SafetensorsTensor> tensors;
+  for (const ck::TransformersT5Name& n : names) {
+    const ck::LoadedArray a = reader.Read("target." + n.t5x);
+    std::vector<float> v =
+        *ck::Float32FromBytes(a.bytes, a.dtype == ck::DType::kBFloat16 ? "BF16" : "F32");
+    std::vector<int64_t> shape = a.shape;
+    if (n.transpose) {
+      v = Transposed(v, shape[0], shape[1]);
+      std::swap(shape[0], shape[1]);
+    }
+    out.parameters += static_cast<int64_t>(v.size());
+    values.push_back(std::move(v));
+    tensors.push_back({n.hf, "F32", shape, values.back().data()});
+  }
+
+  const std::string tmp = output_dir + ".tmp-" + std::to_string(::getpid());
+  fs::remove_all(tmp);
+  seqio::MakeDirs(tmp);
+  try {
+    seqio::WriteStringToFileAtomic(tmp + "/config.json", ck::TransformersT5ConfigJson(hf));
+    seqio::WriteStringToFileAtomic(tmp + "/generation_config.json",
+                            "{\n  \"decoder_start_token_id\": 0,\n  \"eos_token_id\": 1,\n"
+                            "  \"pad_token_id\": 0\n}\n");
+    ck::WriteSafetensors(tmp + "/model.safetensors", tensors, {{"format", "pt"}});
+    out.files = {"config.json", "generation_config.json", "model.safetensors"};
+    for (const auto& [name, content] : tokenizer.files) {
+      seqio::WriteStringToFileAtomic(tmp + "/" + name, content);
+      out.files.push_back(name);
+    }
+    if (fs::exists(output_dir)) fs::remove(output_dir);  // empty (checked above)
+    seqio::RenameFile(tmp, output_dir);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  return out;
+}
+
+}  // namespace t5xx::run

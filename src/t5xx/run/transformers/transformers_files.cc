@@ -1,0 +1,99 @@
+// See transformers_files.h.
+#include "t5xx/run/transformers/transformers_files.h"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/checkpoints/file_io.h"
+#include "t5xx/util/error.h"
+#include "t5xx/util/files/file_utils.h"
+
+namespace t5xx::run {
+namespace fs = std::filesystem;
+
+void CheckOutputDirFree(const std::string& dir, const std::string& flag) {
+  T5XX_CHECK(!dir.empty(), flag + " is required");
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(dir, ec))) return;
+  T5XX_CHECK(fs::is_directory(dir, ec) && fs::is_empty(dir, ec),
+             flag + "=" + dir + " exists and is not an empty directory; give a new one "
+             "(nothing is overwritten)");
+}
+
+TokenizerFiles TokenizerFilesOf(const VocabularyConfig& v, const std::string& data_dir) {
+  TokenizerFiles out;
+  nlohmann::ordered_json cfg;
+  cfg["tokenizer_class"] = v.byte ? "ByT5Tokenizer" : "T5Tokenizer";
+  cfg["extra_ids"] = v.extra_ids;
+  cfg["eos_token"] = "</s>";
+  cfg["unk_token"] = "<unk>";
+  cfg["pad_token"] = "<pad>";
+  if (!v.byte) {
+    // seqio encodes with the model as it is (no special handling of text
+    // after special tokens): Transformers' legacy behaviour.
+    cfg["legacy"] = true;
+    std::string path = v.sentencepiece_model_file;
+    T5XX_CHECK(path.find("://") == std::string::npos,
+               "the model's vocabulary is '" + path +
+                   "': t5xx reads local files; copy it here and bind "
+                   "seqio.SentencePieceVocabulary.sentencepiece_model_file to the copy");
+    if (!path.empty() && path[0] != '/') path = data_dir + "/" + path;
+    const std::vector<uint8_t> model =
+        checkpoints::ReadFile(path, "the model's SentencePiece model");
+    out.files.emplace_back("spiece.model", std::string(model.begin(), model.end()));
+  }
+  out.files.emplace_back("tokenizer_config.json", cfg.dump(2) + "\n");
+  nlohmann::ordered_json special = {{"eos_token", "</s>"}, {"unk_token", "<unk>"},
+                                    {"pad_token", "<pad>"}};
+  out.files.emplace_back("special_tokens_map.json", special.dump(2) + "\n");
+  return out;
+}
+
+VocabularyConfig VocabularyOfTokenizerFiles(const std::string& hf_dir) {
+  nlohmann::json cfg = nlohmann::json::object();
+  const std::string cfg_path = hf_dir + "/tokenizer_config.json";
+  if (fs::exists(cfg_path)) {
+    try {
+      cfg = nlohmann::json::parse(seqio::ReadFileToString(cfg_path, size_t{1} << 26));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(cfg_path + ": not JSON: " + e.what());
+    }
+    T5XX_CHECK(cfg.is_object(), cfg_path + ": not a JSON object");
+  }
+  const std::string cls =
+      cfg.contains("tokenizer_class") && cfg["tokenizer_class"].is_string()
+          ? cfg["tokenizer_class"].get<std::string>()
+          : "";
+  VocabularyConfig v;
+  auto extra_ids = [&](int64_t fallback) {
+    if (cfg.contains("extra_ids")) {
+      T5XX_CHECK(cfg["extra_ids"].is_number_integer() && cfg["extra_ids"].get<int64_t>() >= 0 &&
+                     cfg["extra_ids"].get<int64_t>() <= (int64_t{1} << 24),
+                 cfg_path + ": extra_ids = " + cfg["extra_ids"].dump() +
+                     " is not a count of sentinel ids");
+      return cfg["extra_ids"].get<int64_t>();
+    }
+    return fallback;  // the tokenizer class's default
+  };
+  if (cls == "ByT5Tokenizer") {
+    v.byte = true;
+    v.extra_ids = extra_ids(125);
+    return v;
+  }
+  const std::string spm = hf_dir + "/spiece.model";
+  T5XX_CHECK(fs::is_regular_file(spm) && (cls.empty() || cls == "T5Tokenizer" ||
+                                          cls == "T5TokenizerFast" || cls == "MT5Tokenizer" ||
+                                          cls == "MT5TokenizerFast"),
+             hf_dir + ": no tokenizer t5x can use: t5x's vocabularies are SentencePiece "
+             "(spiece.model, tokenizer_class T5Tokenizer) or bytes (ByT5Tokenizer); found " +
+                 (cls.empty() ? std::string("no tokenizer_class") : "tokenizer_class '" + cls + "'") +
+                 (fs::is_regular_file(spm) ? "" : " and no spiece.model") +
+                 (fs::exists(hf_dir + "/tokenizer.json") ? " (a tokenizer.json alone is not enough)"
+                                                          : ""));
+  v.sentencepiece_model_file = spm;
+  v.extra_ids = extra_ids(100);
+  return v;
+}
+
+}  // namespace t5xx::run

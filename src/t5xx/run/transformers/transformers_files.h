@@ -1,0 +1,43 @@
+// The tokenizer files of a Transformers T5 directory beside seqio's
+// vocabularies, and the output-directory rule export and import share.
+//
+//   seqio.SentencePieceVocabulary(file, extra_ids=N)
+//     <-> spiece.model + tokenizer_config.json {"tokenizer_class":
+//         "T5Tokenizer", "extra_ids": N}  (both put <extra_id_0> at the
+//         last id and count down)
+//   seqio.ByteVocabulary(extra_ids=N)
+//     <-> tokenizer_config.json {"tokenizer_class": "ByT5Tokenizer",
+//         "extra_ids": N}  (3 special ids, then the 256 bytes)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "t5xx/run/train_config.h"
+
+namespace t5xx::run {
+
+// Refuses (t5xx::Error naming `flag`) a path that exists and is not an
+// empty directory: export and import never overwrite.
+void CheckOutputDirFree(const std::string& dir, const std::string& flag);
+
+struct TokenizerFiles {
+  std::vector<std::pair<std::string, std::string>> files;  // name, content
+};
+
+// The tokenizer files of the model's vocabulary (a relative SentencePiece
+// path is under `data_dir`). Throws t5xx::Error naming the file when the
+// SentencePiece model cannot be read (a gs:// path: copy it locally and
+// bind the local path).
+TokenizerFiles TokenizerFilesOf(const VocabularyConfig& vocabulary, const std::string& data_dir);
+
+// The vocabulary of a Transformers directory's tokenizer files; for
+// SentencePiece, `sentencepiece_model_file` is the directory's
+// spiece.model. Throws t5xx::Error naming the directory and the files
+// when there is no SentencePiece model or ByT5 tokenizer (e.g. only a fast
+// tokenizer.json: t5x's vocabularies are SentencePiece or bytes).
+VocabularyConfig VocabularyOfTokenizerFiles(const std::string& hf_dir);
+
+}  // namespace t5xx::run
