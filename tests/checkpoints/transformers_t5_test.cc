@@ -99,21 +99,37 @@ TEST(TransformersT5Test, ConfigJsonRoundTrips) {
 TEST(TransformersT5Test, ConfigErrorsAreReportedTogether) {
   TempDir dir;
   const std::string path = dir.path + "/config.json";
-  std::ofstream(path) << R"({"model_type": "bart", "architectures": ["BartModel"],
-    "d_model": 16, "d_kv": "8", "num_heads": 2, "num_layers": 0,
-    "layer_norm_epsilon": 1e-5, "feed_forward_proj": "gelu", "vocab_size": 10})";
-  const std::string msg = t5xx::testing::ErrorOf([&] { ReadTransformersT5Config(path); });
-  for (const char* part :
-       {"config.json: not a Transformers T5 config t5xx can import:",
-        "model_type 'bart' is not one t5xx has", "architectures [\"BartModel\"]",
-        "d_kv = \"8\" is not an integer", "d_ff is missing", "num_layers = 0 is not an integer >= 1",
-        "layer_norm_epsilon = 1e-05: t5x's network uses 1e-6", "feed_forward_proj 'gelu'"}) {
-    EXPECT_NE(msg.find(part), std::string::npos) << part << "\n" << msg;
-  }
+  auto expect_parts = [&](const std::vector<std::string>& parts) {
+    const std::string msg = t5xx::testing::ErrorOf([&] { ReadTransformersT5Config(path); });
+    for (const std::string& part : parts) {
+      EXPECT_NE(msg.find(part), std::string::npos) << part << "\n" << msg;
+    }
+    return msg;
+  };
+  // Another model: named alone, without its sizes' noise.
+  std::ofstream(path) << R"({"model_type": "bart", "architectures": ["BartModel"], "d_model": 16})";
+  const std::string bart = expect_parts({"config.json: not a Transformers T5 config t5xx can import:",
+                                         "model_type 'bart' is not one t5xx has",
+                                         "architectures [\"BartModel\"]"});
+  EXPECT_EQ(bart.find("d_kv"), std::string::npos) << bart;
+  // A T5 config with every other kind of problem: all listed at once.
+  std::ofstream(path) << R"({"model_type": "t5", "d_model": 16, "d_kv": "8", "num_heads": 2,
+    "num_layers": 0, "relative_attention_num_buckets": null, "layer_norm_epsilon": 1e-5,
+    "feed_forward_proj": "gated-relu", "dense_act_fn": "silu", "is_gated_act": false,
+    "decoder_start_token_id": 1, "vocab_size": 10})";
+  expect_parts({"d_kv = \"8\" is not an integer", "d_ff is missing",
+                "num_layers = 0 is not an integer >= 1",
+                "relative_attention_num_buckets = null is not an integer",
+                "layer_norm_epsilon = 1e-05: t5x's network uses 1e-6",
+                "dense_act_fn = \"silu\" disagrees with feed_forward_proj 'gated-relu'",
+                "is_gated_act = false disagrees", "decoder_start_token_id 1, pad_token_id 0, "
+                "eos_token_id 1: t5x's models start decoding with 0"});
   std::ofstream(path) << R"({"model_type": 5})";
-  EXPECT_ERROR_CONTAINS(ReadTransformersT5Config(path), "model_type 5 is not one t5xx has");
+  expect_parts({"model_type 5 is not one t5xx has"});
+  std::ofstream(path) << R"({"model_type": "t5", "feed_forward_proj": null})";
+  expect_parts({"feed_forward_proj 'null' has no t5x counterpart"});
   std::ofstream(path) << "{";
-  EXPECT_ERROR_CONTAINS(ReadTransformersT5Config(path), "config.json: not JSON");
+  expect_parts({"config.json: not JSON"});
 }
 
 TEST(TransformersT5Test, FloatConversionsAreExact) {

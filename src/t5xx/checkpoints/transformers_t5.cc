@@ -157,6 +157,10 @@ std::string TransformersT5ConfigJson(const TransformersT5Config& c) {
   j["dropout_rate"] = c.dropout_rate;
   j["layer_norm_epsilon"] = 1e-6;
   j["feed_forward_proj"] = c.feed_forward_proj;
+  // What Transformers' T5Config derives from it (save_pretrained writes both).
+  const auto acts = MlpActivationsFromFeedForwardProj(c.feed_forward_proj, "feed_forward_proj");
+  j["dense_act_fn"] = acts[0] == "gelu" ? "gelu_new" : "relu";
+  j["is_gated_act"] = acts.size() == 2;
   j["tie_word_embeddings"] = c.tie_word_embeddings;
   j["is_encoder_decoder"] = true;
   j["decoder_start_token_id"] = c.decoder_start_token_id;
@@ -203,10 +207,15 @@ TransformersT5Config ReadTransformersT5Config(const std::string& path) {
                        "MT5ForConditionalGeneration (an encoder-decoder with its LM head)");
     }
   }
+  if (!errors.empty()) {  // another model: its sizes would only add noise
+    std::string msg = path + ": not a Transformers T5 config t5xx can import:";
+    for (const auto& e : errors) msg += "\n  " + e;
+    throw Error(msg);
+  }
   TransformersT5Config c;
   c.model_type = type;
   auto size = [&](const char* key, int64_t* out, bool required, int64_t minimum) {
-    if (!j.contains(key) || j[key].is_null()) {
+    if (!j.contains(key)) {
       if (required) errors.push_back(std::string(key) + " is missing");
       return;
     }
@@ -231,6 +240,12 @@ TransformersT5Config ReadTransformersT5Config(const std::string& path) {
   size("decoder_start_token_id", &c.decoder_start_token_id, false, 0);
   size("pad_token_id", &c.pad_token_id, false, 0);
   size("eos_token_id", &c.eos_token_id, false, 0);
+  if (c.decoder_start_token_id != 0 || c.pad_token_id != 0 || c.eos_token_id != 1) {
+    errors.push_back("decoder_start_token_id " + std::to_string(c.decoder_start_token_id) +
+                     ", pad_token_id " + std::to_string(c.pad_token_id) + ", eos_token_id " +
+                     std::to_string(c.eos_token_id) +
+                     ": t5x's models start decoding with 0, pad with 0 and end with 1");
+  }
   if (j.contains("layer_norm_epsilon") &&
       (!j["layer_norm_epsilon"].is_number() ||
        std::abs(j["layer_norm_epsilon"].get<double>() - 1e-6) > 1e-12)) {
@@ -254,7 +269,21 @@ TransformersT5Config ReadTransformersT5Config(const std::string& path) {
   }
   c.feed_forward_proj = text("feed_forward_proj", type == "mt5" ? "gated-gelu" : "relu");
   try {
-    MlpActivationsFromFeedForwardProj(c.feed_forward_proj, "feed_forward_proj");
+    const auto acts = MlpActivationsFromFeedForwardProj(c.feed_forward_proj, "feed_forward_proj");
+    // Transformers' T5Config derives dense_act_fn and is_gated_act from
+    // feed_forward_proj, but values stored in config.json win: they must
+    // agree with it.
+    const std::string act = acts[0] == "gelu" ? "gelu_new" : "relu";
+    if (j.contains("dense_act_fn") &&
+        !(j["dense_act_fn"] == act || (act == "gelu_new" && j["dense_act_fn"] == "gelu_pytorch_tanh"))) {
+      errors.push_back("dense_act_fn = " + j["dense_act_fn"].dump() + " disagrees with feed_forward_proj '" +
+                       c.feed_forward_proj + "' (which makes it \"" + act +
+                       "\"); Transformers uses dense_act_fn, which t5x's network does not have");
+    }
+    if (j.contains("is_gated_act") && j["is_gated_act"] != (acts.size() == 2)) {
+      errors.push_back("is_gated_act = " + j["is_gated_act"].dump() +
+                       " disagrees with feed_forward_proj '" + c.feed_forward_proj + "'");
+    }
   } catch (const Error& e) {
     errors.push_back(e.what());
   }

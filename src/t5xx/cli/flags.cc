@@ -33,7 +33,7 @@ std::map<std::string, std::string> ParseFlags(const std::vector<std::string>& ar
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "--" : ", --") + k;
       throw Error("t5xx " + command + ": unknown flag '--" + name + "' (known: " + list +
-                  (command == "train" ? ", and the gin flags --gin_file, --gin.NAME, "
+                  (command == "train" || command == "export" ? ", and the gin flags --gin_file, --gin.NAME, "
                                         "--gin_bindings, --gin_search_paths" : "") + ")");
     }
     if (!has_value) {

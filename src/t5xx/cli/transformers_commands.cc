@@ -13,16 +13,59 @@
 
 namespace t5xx::cli {
 
+namespace {
+
+constexpr char kExportUsage[] =
+    "usage: t5xx export --gin_file=MODEL.gin [--gin.NAME=VALUE] [--gin_bindings=...]\n"
+    "         [--gin_search_paths=a,b] --checkpoint_path=DIR/checkpoint_N --output_dir=NEW_DIR\n"
+    "         [--data_dir=DIR]\n"
+    "Writes the checkpoint's parameters as a Hugging Face Transformers T5 directory:\n"
+    "config.json, generation_config.json, model.safetensors (float32) and the tokenizer\n"
+    "files (spiece.model + T5Tokenizer config, or ByT5Tokenizer's). The gin files give\n"
+    "the model (the macro MODEL: sizes, activations, vocabulary) the checkpoint was\n"
+    "trained with; --data_dir is where a relative sentencepiece_model_file is found.\n"
+    "--output_dir must be new or an empty directory; nothing is written on an error.\n"
+    "See docs/transformers_export.md.\n";
+constexpr char kImportUsage[] =
+    "usage: t5xx import --hf_model_dir=DIR --output_dir=NEW_DIR\n"
+    "Reads a Transformers T5/mT5/ByT5 directory (config.json; model.safetensors,\n"
+    "model.safetensors.index.json with its shards, or pytorch_model.bin [.index.json];\n"
+    "spiece.model or a ByT5Tokenizer config) and writes NEW_DIR/checkpoint_0 (t5x's\n"
+    "layout, parameters only), NEW_DIR/model.gin (the model file for train, infer and\n"
+    "eval) and NEW_DIR/spiece.model. --output_dir must be new or an empty directory;\n"
+    "nothing is written on an error. See docs/transformers_import.md.\n";
+
+bool WantsHelp(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
+// Names the required flags that are missing; throws with `usage` otherwise.
+void RequireFlags(const std::map<std::string, std::string>& flags,
+                  const std::vector<std::string>& required, bool has_gin_file,
+                  const std::string& command, const char* usage) {
+  std::string missing = has_gin_file ? "" : " --gin_file";
+  for (const std::string& f : required) {
+    if (!flags.count(f) || flags.at(f).empty()) missing += " --" + f;
+  }
+  T5XX_CHECK(missing.empty(), "t5xx " + command + ": missing" + missing + "\n" + usage);
+}
+
+}  // namespace
+
 int ExportCommand(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) {
+    std::cout << kExportUsage;
+    return 0;
+  }
   run::LoadedTrainConfig loaded = run::NewTrainConfig();
   const std::vector<std::string> rest = gin::ParseGinFlags(args, *loaded.config);
   std::map<std::string, std::string> flags =
       ParseFlags(rest, {"checkpoint_path", "output_dir", "data_dir"}, "export");
-  T5XX_CHECK(!loaded.config->parsed_files().empty() && flags.count("checkpoint_path") &&
-                 flags.count("output_dir"),
-             "t5xx export needs the model's gin file, the checkpoint and a new directory: "
-             "t5xx export --gin_file=models/t5_1_1/small.gin "
-             "--checkpoint_path=MODEL_DIR/checkpoint_N --output_dir=DIR");
+  RequireFlags(flags, {"checkpoint_path", "output_dir"}, !loaded.config->parsed_files().empty(),
+               "export", kExportUsage);
   const run::ModelConfig model = run::ReadModelMacro(*loaded.config);
   const std::string data_dir =
       flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
@@ -37,11 +80,13 @@ int ExportCommand(const std::vector<std::string>& args) {
 }
 
 int ImportCommand(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) {
+    std::cout << kImportUsage;
+    return 0;
+  }
   std::map<std::string, std::string> flags =
       ParseFlags(args, {"hf_model_dir", "output_dir"}, "import");
-  T5XX_CHECK(flags.count("hf_model_dir") && flags.count("output_dir"),
-             "t5xx import needs a Transformers model directory and a new directory: "
-             "t5xx import --hf_model_dir=DIR --output_dir=DIR");
+  RequireFlags(flags, {"hf_model_dir", "output_dir"}, true, "import", kImportUsage);
   const run::TransformersImport r =
       run::ImportFromTransformers(flags["hf_model_dir"], flags["output_dir"]);
   std::cout << "[import] " << flags["hf_model_dir"] << "/" << r.weights << " (" << r.parameters

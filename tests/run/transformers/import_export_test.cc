@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/checkpoints/safetensors.h"
@@ -165,8 +166,31 @@ TEST(TransformersImportExportTest, BadDirectoriesAreRefusedAndNothingIsWritten) 
   refused(none, "no weights: expected one of model.safetensors", false);
   HfDir buckets(tmp.path + "/buckets", ConfigJson(R"(, "relative_attention_num_buckets": 64)"));
   refused(buckets, "t5x's network fixes them at 32 and 128");
+  HfDir small(tmp.path + "/small", ConfigJson(R"(, "vocab_size": 64)"));
+  refused(small, "the vocabulary has 96 ids (80 pieces of");
+  refused(small, "but the model has vocab_size 64 rows");
+  HfDir torn(tmp.path + "/torn");
+  std::ofstream(torn.dir + "/spiece.model", std::ios::trunc) << "not a model";
+  refused(torn, "spiece.model");
+  HfDir sharded(tmp.path + "/sharded");
+  fs::create_directories(sharded.dir);
+  ck::WriteSafetensors(sharded.dir + "/a.safetensors", sharded.tensors, {});
+  nlohmann::json index;
+  for (const auto& t : sharded.tensors) index["weight_map"][t.name] = "a.safetensors";
+  index["weight_map"]["shared.weight"] = "b.safetensors";
+  std::ofstream(sharded.dir + "/model.safetensors.index.json") << index.dump();
+  refused(sharded, "weight_map names b.safetensors, which is not a file there", false);
+  ck::WriteSafetensors(sharded.dir + "/b.safetensors", {}, {});
+  refused(sharded, "weight_map puts 'shared.weight' in b.safetensors, but it is in a.safetensors",
+          false);
   HfDir ok(tmp.path + "/ok");
   ok.Write();
+  // "out/" (what tab completion writes) is "out"; a parent that is a file is named.
+  EXPECT_NO_THROW(ImportFromTransformers(ok.dir, tmp.path + "/slash/"));
+  EXPECT_TRUE(fs::exists(tmp.path + "/slash/checkpoint_0/checkpoint"));
+  std::ofstream(tmp.path + "/afile") << "x";
+  EXPECT_ERROR_CONTAINS(ImportFromTransformers(ok.dir, tmp.path + "/afile/x"),
+                        "/afile is not a directory");
   fs::create_directories(tmp.path + "/full");
   std::ofstream(tmp.path + "/full/x") << "x";
   EXPECT_ERROR_CONTAINS(ImportFromTransformers(ok.dir, tmp.path + "/full"),

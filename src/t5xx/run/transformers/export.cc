@@ -1,8 +1,6 @@
 // See export.h.
 #include "t5xx/run/transformers/export.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <map>
 #include <set>
@@ -91,8 +89,8 @@ TransformersExport ExportToTransformers(const ModelConfig& model, const std::str
              "Transformers' T5 has no decoder-only counterpart of t5x's DecoderOnlyModel");
   const models::T5Config& t = model.t5_config;
   const ck::TransformersT5Config hf = HfConfigOf(t);
-  CheckOutputDirFree(output_dir, "--output_dir");
-  const TokenizerFiles tokenizer = TokenizerFilesOf(model.output_vocabulary, data_dir);
+  const std::string out_dir = CheckOutputDir(output_dir, "--output_dir");
+  const TokenizerFiles tokenizer = TokenizerFilesOf(model.output_vocabulary, data_dir, t.vocab_size);
 
   ck::CheckpointReader reader(checkpoint_dir);
   const ck::TransformersT5Layout layout{t.num_encoder_layers, t.num_decoder_layers,
@@ -151,9 +149,7 @@ TransformersExport ExportToTransformers(const ModelConfig& model, const std::str
     tensors.push_back({n.hf, "F32", shape, values.back().data()});
   }
 
-  const std::string tmp = output_dir + ".tmp-" + std::to_string(::getpid());
-  fs::remove_all(tmp);
-  seqio::MakeDirs(tmp);
+  const std::string tmp = MakeTemporaryOutputDir(out_dir, "--output_dir");
   try {
     seqio::WriteStringToFileAtomic(tmp + "/config.json", ck::TransformersT5ConfigJson(hf));
     seqio::WriteStringToFileAtomic(tmp + "/generation_config.json",
@@ -165,8 +161,7 @@ TransformersExport ExportToTransformers(const ModelConfig& model, const std::str
       seqio::WriteStringToFileAtomic(tmp + "/" + name, content);
       out.files.push_back(name);
     }
-    if (fs::exists(output_dir)) fs::remove(output_dir);  // empty (checked above)
-    seqio::RenameFile(tmp, output_dir);
+    CommitOutputDir(tmp, out_dir, "--output_dir");
   } catch (...) {
     std::error_code ec;
     fs::remove_all(tmp, ec);

@@ -1,8 +1,6 @@
 // See import.h.
 #include "t5xx/run/transformers/import.h"
 
-#include <unistd.h>
-
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -41,11 +39,15 @@ class HfWeights {
     for (const std::string& n : names) {
       if (!fs::is_regular_file(dir + "/" + n)) continue;
       description_ = n;
-      for (const std::string& f : n.find(".index.json") != std::string::npos
-                                      ? IndexedFiles(dir, n)
-                                      : std::vector<std::string>{n}) {
+      const bool indexed = n.find(".index.json") != std::string::npos;
+      std::map<std::string, std::string> weight_map;
+      for (const std::string& f : indexed ? IndexedFiles(dir, n, &weight_map)
+                                          : std::vector<std::string>{n}) {
+        T5XX_CHECK(fs::is_regular_file(dir + "/" + f),
+                   dir + "/" + n + ": weight_map names " + f + ", which is not a file there");
         Open(dir + "/" + f, f);
       }
+      if (indexed) CheckWeightMap(dir + "/" + n, weight_map);
       return;
     }
     throw Error(dir + ": no weights: expected one of model.safetensors, "
@@ -67,7 +69,22 @@ class HfWeights {
 
  private:
   // The shard files an index's weight_map names, each once, in order.
-  static std::vector<std::string> IndexedFiles(const std::string& dir, const std::string& index) {
+  // Every tensor where the index says, and the index naming every tensor.
+  void CheckWeightMap(const std::string& index, const std::map<std::string, std::string>& map) const {
+    for (const auto& [name, file] : map) {
+      auto it = info_.find(name);
+      T5XX_CHECK(it != info_.end() && it->second.file == file,
+                 index + ": weight_map puts '" + name + "' in " + file + (it == info_.end()
+                     ? ", which does not hold it" : ", but it is in " + it->second.file));
+    }
+    for (const auto& [name, info] : info_) {
+      T5XX_CHECK(map.count(name), index + ": " + info.file + " holds '" + name +
+                                      "', which weight_map does not name");
+    }
+  }
+
+  static std::vector<std::string> IndexedFiles(const std::string& dir, const std::string& index,
+                                               std::map<std::string, std::string>* weight_map) {
     const std::string path = dir + "/" + index;
     nlohmann::json j;
     try {
@@ -84,6 +101,7 @@ class HfWeights {
                      file.get<std::string>() != "..",
                  path + ": weight_map['" + name + "'] = " + file.dump() +
                      " is not a file name in the directory");
+      (*weight_map)[name] = file.get<std::string>();
       if (std::find(files.begin(), files.end(), file.get<std::string>()) == files.end()) {
         files.push_back(file.get<std::string>());
       }
@@ -207,7 +225,8 @@ void CheckWeights(const std::string& hf_dir, const HfWeights& w, const ck::Trans
   }
   if (problems.empty()) return;
   std::string msg = hf_dir + "/" + w.description() + ": the weights do not fit config.json (" +
-                    std::to_string(problems.size()) + " problems):";
+                    std::to_string(problems.size()) +
+                    (problems.size() == 1 ? " problem):" : " problems):");
   for (size_t i = 0; i < problems.size() && i < 20; ++i) msg += "\n  " + problems[i];
   if (problems.size() > 20) msg += "\n  ...";
   throw Error(msg);
@@ -217,7 +236,7 @@ void CheckWeights(const std::string& hf_dir, const HfWeights& w, const ck::Trans
 
 TransformersImport ImportFromTransformers(const std::string& hf_dir,
                                           const std::string& output_dir) {
-  CheckOutputDirFree(output_dir, "--output_dir");
+  const std::string out_dir = CheckOutputDir(output_dir, "--output_dir");
   T5XX_CHECK(fs::is_directory(hf_dir), "--hf_model_dir=" + hf_dir + " is not a directory");
   const std::string config_path = hf_dir + "/config.json";
   T5XX_CHECK(fs::is_regular_file(config_path),
@@ -230,6 +249,11 @@ TransformersImport ImportFromTransformers(const std::string& hf_dir,
                  std::to_string(c.relative_attention_max_distance) +
                  ": t5x's network fixes them at 32 and 128");
   const VocabularyConfig vocab = VocabularyOfTokenizerFiles(hf_dir);
+  CheckVocabularyFits(vocab, vocab.sentencepiece_model_file, c.vocab_size,
+                      hf_dir + ": the tokenizer (" +
+                          (vocab.byte ? std::string("ByT5Tokenizer") : "spiece.model") +
+                          ", tokenizer_config.json's extra_ids = " + std::to_string(vocab.extra_ids) +
+                          ") does not fit config.json's vocab_size");
   const HfWeights weights(hf_dir);
   const ck::TransformersT5Layout layout{
       c.num_layers, c.num_decoder_layers,
@@ -262,19 +286,21 @@ TransformersImport ImportFromTransformers(const std::string& hf_dir,
     if (!weights.tensors().count(copy)) continue;
     T5XX_CHECK(weights.Read(copy) == values.front(),
                hf_dir + "/" + weights.description() + ": " + copy +
-                   " differs from shared.weight; Transformers' T5 uses shared.weight for both");
+                   " differs from shared.weight" +
+                   (copy == "lm_head.weight"
+                        ? ": config.json's tie_word_embeddings is true (Transformers' default "
+                          "for model_type 't5' when it is absent); set it to false if the "
+                          "model has its own lm_head"
+                        : "; Transformers' T5 uses shared.weight for both"));
   }
 
-  const std::string tmp = output_dir + ".tmp-" + std::to_string(::getpid());
-  fs::remove_all(tmp);
-  seqio::MakeDirs(tmp);
+  const std::string tmp = MakeTemporaryOutputDir(out_dir, "--output_dir");
   try {
-    const std::string abs_out = fs::absolute(output_dir).lexically_normal().string();
+    const std::string& abs_out = out_dir;
     ck::SaveCheckpoint(tmp, 0, arrays);
     if (!vocab.byte) fs::copy_file(vocab.sentencepiece_model_file, tmp + "/spiece.model");
     seqio::WriteStringToFileAtomic(tmp + "/model.gin", ModelGin(c, vocab, hf_dir, abs_out));
-    if (fs::exists(output_dir)) fs::remove(output_dir);  // empty (checked above)
-    seqio::RenameFile(tmp, output_dir);
+    CommitOutputDir(tmp, out_dir, "--output_dir");
     out.checkpoint_dir = abs_out + "/checkpoint_0";
     out.gin_file = abs_out + "/model.gin";
   } catch (...) {

@@ -17,9 +17,14 @@ std::map<std::string, at::Tensor> ReadPytorchStateDict(const std::string& path) 
   try {
     v = torch::jit::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
   } catch (const std::exception& e) {
+    // libtorch appends its stack frames: the first line is the reason.
     std::string why = e.what();
+    why = why.substr(0, why.find('\n'));
     if (why.size() > 300) why = why.substr(0, 300) + "...";
-    throw Error(path + ": cannot read it as a torch.save state dict: " + why);
+    throw Error(path + ": cannot read it as a torch.save state dict (" + why +
+                "); libtorch 1.13's reader also refuses a dict of one tensor, as the last shard "
+                "of a sharded save may be: save the model with safe_serialization=True "
+                "(Transformers' default) and import model.safetensors");
   }
   T5XX_CHECK(v.isGenericDict(), path + ": holds a " + v.tagKind() +
                                     ", not a state dict (a dict of tensors)");

@@ -1,27 +1,82 @@
 // See transformers_files.h.
 #include "t5xx/run/transformers/transformers_files.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "t5xx/checkpoints/file_io.h"
+#include "t5xx/data/vocabularies/byte_vocabulary.h"
+#include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_utils.h"
 
 namespace t5xx::run {
 namespace fs = std::filesystem;
 
-void CheckOutputDirFree(const std::string& dir, const std::string& flag) {
+std::string CheckOutputDir(const std::string& dir, const std::string& flag) {
   T5XX_CHECK(!dir.empty(), flag + " is required");
+  fs::path p = fs::absolute(dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "out/" and "out/." are "out"
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(dir, ec))) return;
-  T5XX_CHECK(fs::is_directory(dir, ec) && fs::is_empty(dir, ec),
-             flag + "=" + dir + " exists and is not an empty directory; give a new one "
-             "(nothing is overwritten)");
+  if (fs::exists(fs::symlink_status(p, ec))) {
+    T5XX_CHECK(fs::is_directory(p, ec) && fs::is_empty(p, ec),
+               flag + "=" + dir + " exists and is not an empty directory; give a new one "
+               "(nothing is overwritten)");
+  }
+  for (fs::path a = p.parent_path(); !a.empty() && a != a.root_path(); a = a.parent_path()) {
+    if (fs::exists(a, ec)) {
+      T5XX_CHECK(fs::is_directory(a, ec),
+                 flag + "=" + dir + ": " + a.string() + " is not a directory");
+      break;
+    }
+  }
+  return p.string();
 }
 
-TokenizerFiles TokenizerFilesOf(const VocabularyConfig& v, const std::string& data_dir) {
+std::string MakeTemporaryOutputDir(const std::string& out, const std::string& flag) {
+  const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  T5XX_CHECK(!ec, flag + "=" + out + " cannot be written: creating " + tmp + ": " + ec.message());
+  return tmp;
+}
+
+void CommitOutputDir(const std::string& tmp, const std::string& out, const std::string& flag) {
+  std::error_code ec;
+  if (fs::exists(out, ec)) fs::remove(out, ec);  // empty (CheckOutputDir)
+  fs::rename(tmp, out, ec);
+  T5XX_CHECK(!ec, flag + "=" + out + ": cannot rename " + tmp + " to it: " + ec.message());
+}
+
+void CheckVocabularyFits(const VocabularyConfig& v, const std::string& sentencepiece_path,
+                         int64_t vocab_size, const std::string& where) {
+  int64_t ids = 0;
+  std::string what;
+  if (v.byte) {
+    ids = seqio::ByteVocabulary(static_cast<int32_t>(v.extra_ids)).vocab_size();
+    what = "ByT5's 259 byte ids";
+  } else {
+    T5XX_CHECK(fs::is_regular_file(sentencepiece_path),
+               where + ": the SentencePiece model " + sentencepiece_path + " does not exist");
+    const seqio::SentencePieceVocabulary spm(sentencepiece_path,
+                                             static_cast<int32_t>(v.extra_ids));
+    ids = spm.vocab_size();
+    what = std::to_string(ids - v.extra_ids) + " pieces of " + sentencepiece_path;
+  }
+  T5XX_CHECK(ids <= vocab_size,
+             where + ": the vocabulary has " + std::to_string(ids) + " ids (" + what + " + " +
+                 std::to_string(v.extra_ids) + " extra_ids) but the model has vocab_size " +
+                 std::to_string(vocab_size) +
+                 " rows; ids past them would index outside the embedding (fewer extra_ids, or "
+                 "the tokenizer the model was trained with)");
+}
+
+TokenizerFiles TokenizerFilesOf(const VocabularyConfig& v, const std::string& data_dir,
+                                int64_t vocab_size) {
   TokenizerFiles out;
   nlohmann::ordered_json cfg;
   cfg["tokenizer_class"] = v.byte ? "ByT5Tokenizer" : "T5Tokenizer";
@@ -39,10 +94,20 @@ TokenizerFiles TokenizerFilesOf(const VocabularyConfig& v, const std::string& da
                    "': t5xx reads local files; copy it here and bind "
                    "seqio.SentencePieceVocabulary.sentencepiece_model_file to the copy");
     if (!path.empty() && path[0] != '/') path = data_dir + "/" + path;
+    T5XX_CHECK(fs::is_regular_file(path),
+               "the model's vocabulary file '" + path +
+                   "' (seqio.SentencePieceVocabulary.sentencepiece_model_file = '" +
+                   v.sentencepiece_model_file + "'" +
+                   (v.sentencepiece_model_file == path ? "" : ", under --data_dir") +
+                   ") does not exist; bind the file the model was trained with");
+    CheckVocabularyFits(v, path, vocab_size,
+                        "the model's vocabulary (seqio.SentencePieceVocabulary."
+                        "sentencepiece_model_file = '" + v.sentencepiece_model_file + "')");
     const std::vector<uint8_t> model =
         checkpoints::ReadFile(path, "the model's SentencePiece model");
     out.files.emplace_back("spiece.model", std::string(model.begin(), model.end()));
   }
+  if (v.byte) CheckVocabularyFits(v, "", vocab_size, "the model's seqio.ByteVocabulary");
   out.files.emplace_back("tokenizer_config.json", cfg.dump(2) + "\n");
   nlohmann::ordered_json special = {{"eos_token", "</s>"}, {"unk_token", "<unk>"},
                                     {"pad_token", "<pad>"}};

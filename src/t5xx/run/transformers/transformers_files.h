@@ -19,9 +19,23 @@
 
 namespace t5xx::run {
 
-// Refuses (t5xx::Error naming `flag`) a path that exists and is not an
-// empty directory: export and import never overwrite.
-void CheckOutputDirFree(const std::string& dir, const std::string& flag);
+// The output directory of export and import, which never overwrite:
+// `dir` made absolute and normal ("out/", "out/." are "out"). Throws
+// t5xx::Error naming `flag` when it exists and is not an empty directory,
+// or when a parent is not a directory.
+std::string CheckOutputDir(const std::string& dir, const std::string& flag);
+// Makes the temporary directory `out`.tmp-<pid> everything is written to;
+// throws t5xx::Error naming `flag` and the system's reason.
+std::string MakeTemporaryOutputDir(const std::string& out, const std::string& flag);
+// Renames the temporary directory to `out` (replacing an empty directory).
+void CommitOutputDir(const std::string& tmp, const std::string& out, const std::string& flag);
+
+// Loads the vocabulary (checking a SentencePiece file parses and follows
+// T5's ids) and checks that its ids fit the model's `vocab_size`. Throws
+// t5xx::Error starting with `where` otherwise. `sentencepiece_path` is the
+// resolved file for a SentencePiece vocabulary.
+void CheckVocabularyFits(const VocabularyConfig& vocabulary, const std::string& sentencepiece_path,
+                         int64_t vocab_size, const std::string& where);
 
 struct TokenizerFiles {
   std::vector<std::pair<std::string, std::string>> files;  // name, content
@@ -30,8 +44,9 @@ struct TokenizerFiles {
 // The tokenizer files of the model's vocabulary (a relative SentencePiece
 // path is under `data_dir`). Throws t5xx::Error naming the file when the
 // SentencePiece model cannot be read (a gs:// path: copy it locally and
-// bind the local path).
-TokenizerFiles TokenizerFilesOf(const VocabularyConfig& vocabulary, const std::string& data_dir);
+// bind the local path) or its ids do not fit the model's `vocab_size`.
+TokenizerFiles TokenizerFilesOf(const VocabularyConfig& vocabulary, const std::string& data_dir,
+                                int64_t vocab_size);
 
 // The vocabulary of a Transformers directory's tokenizer files; for
 // SentencePiece, `sentencepiece_model_file` is the directory's
