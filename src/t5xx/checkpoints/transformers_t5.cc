@@ -111,6 +111,29 @@ std::optional<std::vector<float>> Float32FromBytes(const std::vector<uint8_t>& b
   return out;
 }
 
+std::vector<int64_t> TransformersT5Shape(const TransformersT5Config& c, const TransformersT5Name& n) {
+  const int64_t qkv = c.num_heads * c.d_kv;
+  const std::string& h = n.hf;
+  auto ends = [&](const std::string& s) {
+    return h.size() >= s.size() && h.compare(h.size() - s.size(), s.size(), s) == 0;
+  };
+  if (h == "shared.weight" || h == "lm_head.weight") return {c.vocab_size, c.d_model};
+  if (ends("relative_attention_bias.weight")) return {c.relative_attention_num_buckets, c.num_heads};
+  if (ends("layer_norm.weight")) return {c.d_model};
+  if (ends(".o.weight")) return {c.d_model, qkv};
+  if (ends(".q.weight") || ends(".k.weight") || ends(".v.weight")) return {qkv, c.d_model};
+  if (ends(".wo.weight")) return {c.d_model, c.d_ff};
+  return {c.d_ff, c.d_model};  // wi, wi_0, wi_1
+}
+
+std::vector<float> Transposed2D(const std::vector<float>& a, int64_t rows, int64_t cols) {
+  std::vector<float> out(a.size());
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) out[j * rows + i] = a[i * cols + j];
+  }
+  return out;
+}
+
 std::vector<std::string> MlpActivationsFromFeedForwardProj(const std::string& proj,
                                                            const std::string& where) {
   const bool gated = proj.rfind("gated-", 0) == 0;

@@ -50,6 +50,9 @@ std::vector<std::string> TransformersT5TiedCopies(bool tied);
 std::optional<std::vector<float>> Float32FromBytes(const std::vector<uint8_t>& bytes,
                                                    const std::string& dtype);
 
+// The transpose of a row-major [rows, cols] matrix ([cols, rows]).
+std::vector<float> Transposed2D(const std::vector<float>& a, int64_t rows, int64_t cols);
+
 // config.json's fields t5xx reads and writes (Transformers' T5Config).
 struct TransformersT5Config {
   std::string model_type = "t5";  // "t5" or "mt5"
@@ -70,6 +73,11 @@ struct TransformersT5Config {
   int64_t pad_token_id = 0;
   int64_t eos_token_id = 1;
 };
+
+// The shape Transformers gives parameter `n` under config `c` (t5x's is
+// its transpose when n.transpose).
+std::vector<int64_t> TransformersT5Shape(const TransformersT5Config& c,
+                                         const TransformersT5Name& n);
 
 // t5x's mlp_activations for feed_forward_proj: "relu" -> ('relu',),
 // "gated-gelu" -> ('gelu', 'linear'), "gated-relu" -> ('relu', 'linear'),

@@ -37,30 +37,6 @@ ModelConfig ReadModelMacro(gin::Config& config) {
 
 namespace {
 
-// The shape t5x's network gives the parameter at dotted path `t5x`.
-std::vector<int64_t> T5xShape(const models::T5Config& c, const std::string& t5x) {
-  const int64_t qkv = c.num_heads * c.head_dim;
-  auto ends = [&](const std::string& s) {
-    return t5x.size() >= s.size() && t5x.compare(t5x.size() - s.size(), s.size(), s) == 0;
-  };
-  if (t5x == "token_embedder.embedding") return {c.vocab_size, c.emb_dim};
-  if (t5x == "decoder.logits_dense.kernel") return {c.emb_dim, c.vocab_size};
-  if (ends("rel_embedding")) return {c.num_heads, c.relative_attention_num_buckets};
-  if (ends(".scale")) return {c.emb_dim};
-  if (ends(".out.kernel")) return {qkv, c.emb_dim};
-  if (ends("query.kernel") || ends("key.kernel") || ends("value.kernel")) return {c.emb_dim, qkv};
-  if (ends(".wo.kernel")) return {c.mlp_dim, c.emb_dim};
-  return {c.emb_dim, c.mlp_dim};  // wi, wi_0, wi_1
-}
-
-std::vector<float> Transposed(const std::vector<float>& a, int64_t rows, int64_t cols) {
-  std::vector<float> out(a.size());
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) out[j * rows + i] = a[i * cols + j];
-  }
-  return out;
-}
-
 ck::TransformersT5Config HfConfigOf(const models::T5Config& t) {
   ck::TransformersT5Config h;
   h.model_type = "t5";
@@ -103,7 +79,8 @@ TransformersExport ExportToTransformers(const ModelConfig& model, const std::str
     const std::string path = "target." + n.t5x;
     known.insert(path);
     auto it = reader.arrays().find(path);
-    const std::vector<int64_t> want = T5xShape(t, n.t5x);
+    std::vector<int64_t> want = ck::TransformersT5Shape(hf, n);
+    if (n.transpose) std::swap(want[0], want[1]);
     if (it == reader.arrays().end()) {
       problems.push_back("no array " + path + " (the gin files' model has it)");
     } else if (it->second.shape != want) {
@@ -141,7 +118,7 @@ TransformersExport ExportToTransformers(const ModelConfig& model, const std::str
         *ck::Float32FromBytes(a.bytes, a.dtype == ck::DType::kBFloat16 ? "BF16" : "F32");
     std::vector<int64_t> shape = a.shape;
     if (n.transpose) {
-      v = Transposed(v, shape[0], shape[1]);
+      v = ck::Transposed2D(v, shape[0], shape[1]);
       std::swap(shape[0], shape[1]);
     }
     out.parameters += static_cast<int64_t>(v.size());
@@ -149,24 +126,18 @@ TransformersExport ExportToTransformers(const ModelConfig& model, const std::str
     tensors.push_back({n.hf, "F32", shape, values.back().data()});
   }
 
-  const std::string tmp = MakeTemporaryOutputDir(out_dir, "--output_dir");
-  try {
+  WriteOutputDir(out_dir, "--output_dir", [&](const std::string& tmp) {
     seqio::WriteStringToFileAtomic(tmp + "/config.json", ck::TransformersT5ConfigJson(hf));
     seqio::WriteStringToFileAtomic(tmp + "/generation_config.json",
-                            "{\n  \"decoder_start_token_id\": 0,\n  \"eos_token_id\": 1,\n"
-                            "  \"pad_token_id\": 0\n}\n");
+                                   "{\n  \"decoder_start_token_id\": 0,\n  \"eos_token_id\": 1,\n"
+                                   "  \"pad_token_id\": 0\n}\n");
     ck::WriteSafetensors(tmp + "/model.safetensors", tensors, {{"format", "pt"}});
     out.files = {"config.json", "generation_config.json", "model.safetensors"};
     for (const auto& [name, content] : tokenizer.files) {
       seqio::WriteStringToFileAtomic(tmp + "/" + name, content);
       out.files.push_back(name);
     }
-    CommitOutputDir(tmp, out_dir, "--output_dir");
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    throw;
-  }
+  });
   return out;
 }
 

@@ -143,22 +143,6 @@ class HfWeights {
 
 std::string ShapeText(const std::vector<int64_t>& s) { return ck::ShapeString(s); }
 
-// The Transformers shape of each name of the table for config `c`.
-std::vector<int64_t> HfShape(const ck::TransformersT5Config& c, const ck::TransformersT5Name& n) {
-  const int64_t qkv = c.num_heads * c.d_kv;
-  const std::string& h = n.hf;
-  auto ends = [&](const std::string& s) {
-    return h.size() >= s.size() && h.compare(h.size() - s.size(), s.size(), s) == 0;
-  };
-  if (h == "shared.weight" || h == "lm_head.weight") return {c.vocab_size, c.d_model};
-  if (ends("relative_attention_bias.weight")) return {c.relative_attention_num_buckets, c.num_heads};
-  if (ends("layer_norm.weight")) return {c.d_model};
-  if (ends(".o.weight")) return {c.d_model, qkv};
-  if (ends(".q.weight") || ends(".k.weight") || ends(".v.weight")) return {qkv, c.d_model};
-  if (ends(".wo.weight")) return {c.d_model, c.d_ff};
-  return {c.d_ff, c.d_model};  // wi, wi_0, wi_1
-}
-
 std::string ModelGin(const ck::TransformersT5Config& c, const VocabularyConfig& v,
                      const std::string& hf_dir, const std::string& out_dir) {
   const std::vector<std::string> acts =
@@ -198,7 +182,7 @@ void CheckWeights(const std::string& hf_dir, const HfWeights& w, const ck::Trans
   std::set<std::string> known;
   for (const ck::TransformersT5Name& n : names) {
     known.insert(n.hf);
-    const std::vector<int64_t> want = HfShape(c, n);
+    const std::vector<int64_t> want = ck::TransformersT5Shape(c, n);
     auto it = w.tensors().find(n.hf);
     if (it == w.tensors().end()) {
       problems.push_back("no tensor " + n.hf);
@@ -271,11 +255,7 @@ TransformersImport ImportFromTransformers(const std::string& hf_dir,
     std::vector<float> v = weights.Read(n.hf);
     std::vector<int64_t> shape = weights.tensors().at(n.hf).shape;
     if (n.transpose) {
-      std::vector<float> t(v.size());
-      for (int64_t i = 0; i < shape[0]; ++i) {
-        for (int64_t j = 0; j < shape[1]; ++j) t[j * shape[0] + i] = v[i * shape[1] + j];
-      }
-      v.swap(t);
+      v = ck::Transposed2D(v, shape[0], shape[1]);
       std::swap(shape[0], shape[1]);
     }
     out.parameters += static_cast<int64_t>(v.size());
@@ -294,20 +274,13 @@ TransformersImport ImportFromTransformers(const std::string& hf_dir,
                         : "; Transformers' T5 uses shared.weight for both"));
   }
 
-  const std::string tmp = MakeTemporaryOutputDir(out_dir, "--output_dir");
-  try {
-    const std::string& abs_out = out_dir;
+  WriteOutputDir(out_dir, "--output_dir", [&](const std::string& tmp) {
     ck::SaveCheckpoint(tmp, 0, arrays);
     if (!vocab.byte) fs::copy_file(vocab.sentencepiece_model_file, tmp + "/spiece.model");
-    seqio::WriteStringToFileAtomic(tmp + "/model.gin", ModelGin(c, vocab, hf_dir, abs_out));
-    CommitOutputDir(tmp, out_dir, "--output_dir");
-    out.checkpoint_dir = abs_out + "/checkpoint_0";
-    out.gin_file = abs_out + "/model.gin";
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    throw;
-  }
+    seqio::WriteStringToFileAtomic(tmp + "/model.gin", ModelGin(c, vocab, hf_dir, out_dir));
+  });
+  out.checkpoint_dir = out_dir + "/checkpoint_0";
+  out.gin_file = out_dir + "/model.gin";
   return out;
 }
 

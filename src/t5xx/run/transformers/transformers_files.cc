@@ -36,20 +36,22 @@ std::string CheckOutputDir(const std::string& dir, const std::string& flag) {
   return p.string();
 }
 
-std::string MakeTemporaryOutputDir(const std::string& out, const std::string& flag) {
+void WriteOutputDir(const std::string& out, const std::string& flag,
+                    const std::function<void(const std::string& tmp)>& write) {
   const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
   std::error_code ec;
   fs::remove_all(tmp, ec);
   fs::create_directories(tmp, ec);
   T5XX_CHECK(!ec, flag + "=" + out + " cannot be written: creating " + tmp + ": " + ec.message());
-  return tmp;
-}
-
-void CommitOutputDir(const std::string& tmp, const std::string& out, const std::string& flag) {
-  std::error_code ec;
-  if (fs::exists(out, ec)) fs::remove(out, ec);  // empty (CheckOutputDir)
-  fs::rename(tmp, out, ec);
-  T5XX_CHECK(!ec, flag + "=" + out + ": cannot rename " + tmp + " to it: " + ec.message());
+  try {
+    write(tmp);
+    if (fs::exists(out, ec)) fs::remove(out, ec);  // empty (CheckOutputDir)
+    fs::rename(tmp, out, ec);
+    T5XX_CHECK(!ec, flag + "=" + out + ": cannot rename " + tmp + " to it: " + ec.message());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
 }
 
 void CheckVocabularyFits(const VocabularyConfig& v, const std::string& sentencepiece_path,

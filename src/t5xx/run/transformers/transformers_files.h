@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,11 +25,12 @@ namespace t5xx::run {
 // t5xx::Error naming `flag` when it exists and is not an empty directory,
 // or when a parent is not a directory.
 std::string CheckOutputDir(const std::string& dir, const std::string& flag);
-// Makes the temporary directory `out`.tmp-<pid> everything is written to;
-// throws t5xx::Error naming `flag` and the system's reason.
-std::string MakeTemporaryOutputDir(const std::string& out, const std::string& flag);
-// Renames the temporary directory to `out` (replacing an empty directory).
-void CommitOutputDir(const std::string& tmp, const std::string& out, const std::string& flag);
+// Runs `write` on the temporary directory `out`.tmp-<pid>, then renames it
+// to `out` (replacing an empty directory); on any error the temporary
+// directory is removed and the error rethrown, so nothing is left. Errors
+// of making or renaming it name `flag` and the system's reason.
+void WriteOutputDir(const std::string& out, const std::string& flag,
+                    const std::function<void(const std::string& tmp)>& write);
 
 // Loads the vocabulary (checking a SentencePiece file parses and follows
 // T5's ids) and checks that its ids fit the model's `vocab_size`. Throws
