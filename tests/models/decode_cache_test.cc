@@ -140,8 +140,13 @@ void ExpectSameDecodes(BaseTransformerModel& model, const ParamStore& params,
 
 // Teacher-forced decode steps over `tokens` [B, L] (position 0 = BOS) give
 // the training path's logits at every position.
+// Also with scalable_t5's table per layer (relpos_per_layer).
 TEST(DecodeCacheTest, EncoderDecoderStepsMatchTheForwardPass) {
-  Transformer net(EncDecConfig());
+ for (bool per_layer : {false, true}) {
+  SCOPED_TRACE(per_layer ? "relpos_per_layer" : "one table per stack");
+  T5Config config = EncDecConfig();
+  config.relpos_per_layer = per_layer;
+  Transformer net(config);
   const ParamStore p = net.InitParams(3);
   const FeatureBatch batch = EncDecBatch(6);
   const at::Tensor enc = batch.at("encoder_input_tokens");
@@ -163,6 +168,7 @@ TEST(DecodeCacheTest, EncoderDecoderStepsMatchTheForwardPass) {
     }
     EXPECT_TRUE(at::equal(cache.at(kCacheIndex), at::full({3}, 6, at::kLong)));
   }
+ }
 }
 
 TEST(DecodeCacheTest, EncoderDecoderCacheLayoutAndBytes) {
@@ -194,6 +200,13 @@ TEST(DecodeCacheTest, EncoderDecoderDecodesTheSameTokensWithAndWithoutTheCache) 
   decoding::DecodeFnConfig longer = Beam();
   longer.beam_search.max_decode_len = 15;
   ExpectSameDecodes(model, p, batch, longer, 2, 1e-4);
+  // scalable_t5's tables per layer, through the same paths.
+  T5Config per_layer = EncDecConfig();
+  per_layer.relpos_per_layer = true;
+  EncoderDecoderModel scalable(Transformer(per_layer), 0, 0, {});
+  const ParamStore q = scalable.InitParams(11);
+  ExpectSameDecodes(scalable, q, batch, Greedy(), 1, 1e-4);
+  ExpectSameDecodes(scalable, q, batch, longer, 2, 1e-4);
 }
 
 TEST(DecodeCacheTest, EncoderDecoderBfloat16DecodesTheSameTokens) {

@@ -91,6 +91,9 @@ inline T5Config EncDecConfig(const json& cfg) {
   c.mlp_activations = cfg.at("mlp_activations").get<std::vector<std::string>>();
   c.dropout_rate = cfg.at("dropout_rate");
   c.logits_via_embedding = cfg.at("logits_via_embedding");
+  // t5x's scalable_t5 network (its config has scan_layers): a relative
+  // position table per layer.
+  c.relpos_per_layer = cfg.contains("scan_layers");
   return c;
 }
 inline DecoderOnlyConfig DecoderOnlyConfigOf(const json& cfg) {

@@ -133,6 +133,12 @@ TEST_P(ParityTest, EncoderDecoderByT5ShapesMatchT5x) {
   CheckEncoderDecoder("encoder_decoder_byt5.json", GetParam());
 }
 
+// scalable_t5 (umT5's network): a relative position table per layer; t5x
+// ran it scanned (the generator unstacks its parameters and gradients).
+TEST_P(ParityTest, EncoderDecoderScalableT5MatchesT5x) {
+  CheckEncoderDecoder("encoder_decoder_scalable_t5.json", GetParam());
+}
+
 void CheckDecoderOnly(const std::string& file, const std::string& remat_policy) {
   SCOPED_TRACE(file);
   const json g = Load(file);

@@ -157,6 +157,55 @@ TEST_F(RunLayerTest, ReadsTheFamilyConfigs) {
       "task '" + task + "' (seqio.ByteVocabulary, extra_ids = 0)");
 }
 
+// t5x's scalable_t5 network (umT5's) by its own gin names: a table per layer;
+// scan_layers = True (the stacked checkpoint layout) is refused, naming the
+// binding, until t5xx reads and writes that layout.
+TEST_F(RunLayerTest, ReadsTheScalableT5Network) {
+  const auto model_gin = [&](const std::string& scan) {
+    std::ofstream(dir_ / "scalable.gin") << R"(from __gin__ import dynamic_registration
+import seqio
+from t5x import adafactor
+from t5x import models
+from t5x.examples.scalable_t5 import network
+VOCABULARY = @seqio.ByteVocabulary()
+MODEL = @models.EncoderDecoderModel()
+models.EncoderDecoderModel:
+  module = @network.Transformer()
+  input_vocabulary = %VOCABULARY
+  output_vocabulary = %VOCABULARY
+  optimizer_def = @adafactor.Adafactor()
+network.Transformer.config = @network.T5Config()
+network.T5Config:
+  vocab_size = 384
+  emb_dim = 8
+  num_heads = 2
+  num_encoder_layers = 2
+  num_decoder_layers = 3
+  head_dim = 4
+  mlp_dim = 16
+  mlp_activations = ('gelu', 'linear')
+  dropout_rate = %DROPOUT_RATE
+  remat_policy = 'minimal'
+)" << scan;
+    return (dir_ / "scalable.gin").string();
+  };
+  const LoadedTrainConfig loaded =
+      Load("four.txt", "", model_gin("  scan_layers = False\n  param_scan_axis = 1\n"));
+  const models::T5Config& c = loaded.setup.model.t5_config;
+  EXPECT_TRUE(c.relpos_per_layer);
+  EXPECT_EQ(c.remat_policy, "minimal");
+  EXPECT_EQ(c.num_decoder_layers, 3);
+  const models::ParamStore params = CreateModel(loaded.setup.model)->InitParams(0);
+  EXPECT_EQ(params.GetParam("decoder.layers_2.relpos_bias.rel_embedding").value.sizes(),
+            (std::vector<int64_t>{2, 32}));
+  EXPECT_ERROR_CONTAINS(Load("four.txt", "", model_gin("")),
+                        "default of t5x.examples.scalable_t5.network.T5Config.scan_layers");
+  EXPECT_ERROR_CONTAINS(Load("four.txt", "", model_gin("  scan_layers = True\n")),
+                        "scalable.gin:25:17 (MODEL/t5x.examples.scalable_t5.network.T5Config."
+                        "scan_layers): scan_layers = True: t5xx computes scalable_t5's "
+                        "network but does not yet read or write the stacked");
+}
+
 TEST_F(RunLayerTest, ValidationReportsEveryFailureAtOnce) {
   LoadedTrainConfig loaded = Load("four.txt");
   std::ofstream(dir_ / "model") << "a file, not a directory";

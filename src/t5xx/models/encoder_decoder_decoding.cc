@@ -18,13 +18,24 @@ constexpr char kDecoderInputTokens[] = "decoder_input_tokens";
 constexpr char kEncoded[] = "encoded";
 constexpr char kEncoderTokens[] = "encoder_input_tokens";
 
+// The decoder's relative position tables: the stack's one, or one per
+// layer (T5Config::relpos_per_layer, t5x's scalable_t5).
+std::vector<std::string> DecoderRelEmbeddings(const T5Config& c) {
+  if (!c.relpos_per_layer) return {kDecoderRelEmbedding};
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
+    out.push_back(DecoderLayerPrefix(i) + ".relpos_bias.rel_embedding");
+  }
+  return out;
+}
+
 // The decoder over the key/value cache: tokens int64 [R, Lq] enter at
 // `positions` [R, Lq] (their keys and values are written there), attending
-// over cached positions [0, n) with self_bias; returns float32 logits
-// [R, Lq, vocab].
+// over cached positions [0, n) with self_bias (one, or one per layer);
+// returns float32 logits [R, Lq, vocab].
 at::Tensor CachedDecoder(const Transformer& net, const ParamStore& p, const at::Tensor& tokens,
-                         const at::Tensor& positions, int64_t n, const at::Tensor& self_bias,
-                         decoding::Cache& cache) {
+                         const at::Tensor& positions, int64_t n,
+                         const std::vector<at::Tensor>& self_bias, decoding::Cache& cache) {
   const T5Config& c = net.config();
   const at::ScalarType dt = ActivationDtype(c.dtype);
   const SublayerSettings s{c.num_heads, &c.mlp_activations, 0.0, c.float32_attention_logits,
@@ -39,7 +50,7 @@ at::Tensor CachedDecoder(const Transformer& net, const ParamStore& p, const at::
     x = CachedSelfAttentionSublayer(p, pre + ".pre_self_attention_layer_norm.scale", self, x,
                                     positions, WritableCacheEntry(cache, CachedKeyName(self)),
                                     WritableCacheEntry(cache, CachedValueName(self)), length, n,
-                                    self_bias, s);
+                                    self_bias[self_bias.size() == 1 ? 0 : i], s);
     x = CachedCrossAttentionSublayer(p, pre + ".pre_cross_attention_layer_norm.scale", cross, x,
                                      CacheEntry(cache, CachedKeyName(cross)),
                                      CacheEntry(cache, CachedValueName(cross)), cross_bias, s);
@@ -56,10 +67,12 @@ at::Tensor StepWithCache(const Transformer& net, const ParamStore& p,
   at::Tensor& index = CacheEntry(cache, kCacheIndex);
   const int64_t length = CacheEntry(cache, CachedKeyName(DecoderLayerPrefix(0) + ".self_attention")).size(1);
   const int64_t n = AttendLength(index, length);
-  const at::Tensor self_bias = DecodeSelfAttentionBias(
-      p.hooks().Weight(p.GetParam(kDecoderRelEmbedding)), index, n, length,
-      c.relative_attention_num_buckets, c.relative_attention_max_distance,
-      /*clamp_past_end=*/true, ActivationDtype(c.dtype));
+  std::vector<at::Tensor> self_bias;
+  for (const std::string& table : DecoderRelEmbeddings(c)) {
+    self_bias.push_back(DecodeSelfAttentionBias(
+        p.hooks().Weight(p.GetParam(table)), index, n, length, c.relative_attention_num_buckets,
+        c.relative_attention_max_distance, /*clamp_past_end=*/true, ActivationDtype(c.dtype)));
+  }
   at::Tensor logits =
       CachedDecoder(net, p, cur_token.reshape({-1, 1}), index.unsqueeze(1), n, self_bias, cache);
   index = index + 1;
@@ -77,10 +90,13 @@ at::Tensor PastEndLogits(const Transformer& net, const ParamStore& p, const at::
   decoding::Cache cache = InitEncoderDecoderCache(
       net, p, CacheEntry(history, kEncoded).index_select(0, rows),
       CacheEntry(history, kEncoderTokens).index_select(0, rows), length, /*use_cache=*/true);
-  const at::Tensor bias = CausalSelfAttentionBias(
-      p.hooks().Weight(p.GetParam(kDecoderRelEmbedding)), length, at::Tensor(),
-      c.relative_attention_num_buckets, c.relative_attention_max_distance,
-      ActivationDtype(c.dtype));
+  std::vector<at::Tensor> bias;
+  for (const std::string& table : DecoderRelEmbeddings(c)) {
+    bias.push_back(CausalSelfAttentionBias(p.hooks().Weight(p.GetParam(table)), length,
+                                           at::Tensor(), c.relative_attention_num_buckets,
+                                           c.relative_attention_max_distance,
+                                           ActivationDtype(c.dtype)));
+  }
   const at::Tensor positions =
       at::arange(length, tokens.options()).unsqueeze(0).expand(tokens.sizes());
   CachedDecoder(net, p, tokens, positions, length, bias, cache);

@@ -66,10 +66,11 @@ def _import_t5x():
   losses = importlib.import_module('t5x.losses')
   t5_net = importlib.import_module('t5x.examples.t5.network')
   do_net = importlib.import_module('t5x.examples.decoder_only.network')
-  return losses, t5_net, do_net
+  scalable_net = importlib.import_module('t5x.examples.scalable_t5.network')
+  return losses, t5_net, do_net, scalable_net
 
 
-losses, t5_network, decoder_only_network = _import_t5x()
+losses, t5_network, decoder_only_network, scalable_t5_network = _import_t5x()
 
 
 # ----------------------------------------------------------------------------
@@ -447,6 +448,96 @@ def run_cases(bname, batch, params, logits_fn, extra=None, extra_fields=None):
   return out
 
 
+def unstack_scanned(flat, num_encoder_layers, num_decoder_layers, scan_axis):
+  """scalable_t5's scanned parameters in t5xx's (and the minimal network's) names.
+
+  A scanned stack keeps every layer's parameter in one array under
+  '<stack>.<stack>.<name>' with a 'layers' axis at `scan_axis`; layer i is
+  '<stack>.layers_<i>.<name>'. Its 3-D attention kernels, [embed, heads, kv]
+  and (out) [heads, kv, embed], are the 2-D [embed, heads*kv] and
+  [heads*kv, embed] of the minimal network, row-major: reshaped.
+  """
+  out = {}
+  for name, a in flat.items():
+    a = np.asarray(a)
+    stack = name.split('.')[0]
+    prefix = f'{stack}.{stack}.'
+    if not name.startswith(prefix):
+      out[name] = a
+      continue
+    layers = num_encoder_layers if stack == 'encoder' else num_decoder_layers
+    assert a.shape[scan_axis] == layers, (name, a.shape)
+    rest = name[len(prefix):]
+    for i in range(layers):
+      v = np.take(a, i, axis=scan_axis)
+      if rest.endswith('out.kernel'):
+        v = v.reshape(-1, v.shape[-1])
+      elif rest.endswith(('query.kernel', 'key.kernel', 'value.kernel')):
+        v = v.reshape(v.shape[0], -1)
+      out[f'{stack}.layers_{i}.{rest}'] = v
+  return dict(sorted(out.items()))
+
+
+def make_scalable_t5():
+  """t5x's scalable_t5 network (scan_layers=True, param_scan_axis=1: umT5's).
+
+  Its parameters, gradients and config are written in t5xx's per-layer
+  names (unstack_scanned); each layer has its own relpos_bias.
+  """
+  cfg = scalable_t5_network.T5Config(
+      vocab_size=40, dtype=jnp.float32, emb_dim=16, num_heads=2, head_dim=8, mlp_dim=32,
+      dropout_rate=0.0, num_encoder_layers=2, num_decoder_layers=3,
+      mlp_activations=('gelu', 'linear'), logits_via_embedding=False,
+      remat_policy='none', scan_layers=True, param_scan_axis=1)
+  module = scalable_t5_network.Transformer(config=cfg)
+  init_vars = module.init(
+      jax.random.PRNGKey(0),
+      jnp.ones((2, 7), jnp.int32), jnp.ones((2, 5), jnp.int32),
+      jnp.ones((2, 5), jnp.int32), decode=False, enable_dropout=False)
+  params = init_vars['params']
+
+  def logits_fn(p, batch):
+    return module.apply(
+        {'params': p},
+        batch['encoder_input_tokens'],
+        batch['decoder_input_tokens'],
+        batch['decoder_target_tokens'],
+        encoder_segment_ids=batch.get('encoder_segment_ids', None),
+        decoder_segment_ids=batch.get('decoder_segment_ids', None),
+        encoder_positions=batch.get('encoder_positions', None),
+        decoder_positions=batch.get('decoder_positions', None),
+        decode=False, enable_dropout=False)
+
+  def encoded_fn(p, batch):
+    return module.apply(
+        {'params': p}, batch['encoder_input_tokens'],
+        encoder_segment_ids=batch.get('encoder_segment_ids', None),
+        enable_dropout=False, method=module.encode)
+
+  def unstack(tree):
+    return unstack_scanned(flat_params(tree), 2, 3, 1)
+
+  cases = []
+  for bname, bfn in (('unpacked', encdec_unpacked), ('packed', encdec_packed)):
+    batch = {k: jnp.asarray(v) for k, v in bfn().items()}
+    for case in run_cases(bname, batch, params, logits_fn,
+                          extra={'encoded': encoded_fn(params, batch)}):
+      grads = {k: np.asarray(v['data'], np.float32).reshape(v['shape'])
+               for k, v in case['grads'].items()}
+      case['grads'] = {k: tensor(v) for k, v in unstack_scanned(grads, 2, 3, 1).items()}
+      cases.append(case)
+  config = config_dict(cfg)
+  return {
+      'about': about('encoder-decoder (t5x/examples/scalable_t5/network.py Transformer, '
+                     'scan_layers=True, param_scan_axis=1: umT5\'s network)',
+                     'params and grads are unstacked to per-layer names and 2-D kernels '
+                     '(unstack_scanned). Extra per case: "encoded" [B, Lenc, emb_dim].'),
+      'config': config,
+      'params': {k: tensor(v) for k, v in unstack(params).items()},
+      'cases': cases,
+  }
+
+
 def write(path, obj):
   with open(path, 'w') as f:
     json.dump(obj, f, separators=(',', ':'))
@@ -467,6 +558,7 @@ def main():
           make_encoder_decoder('t5_1_0'))
     write(os.path.join(args.out, 'encoder_decoder_byt5.json'),
           make_encoder_decoder('byt5'))
+    write(os.path.join(args.out, 'encoder_decoder_scalable_t5.json'), make_scalable_t5())
     write(os.path.join(args.out, 'decoder_only.json'),
           make_decoder_only(logits_via_embedding=False))
     write(os.path.join(args.out, 'decoder_only_tied.json'),

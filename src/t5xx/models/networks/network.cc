@@ -26,17 +26,20 @@ ParamStore Transformer::InitParams(uint64_t seed, const ParamPlacement* placemen
   const int64_t e = c.emb_dim;
   const size_t n_act = c.mlp_activations.size();
   init.Embedding("token_embedder.embedding", c.vocab_size, e);
-  init.RelPos("encoder.relpos_bias.rel_embedding", c.num_heads, c.relative_attention_num_buckets);
+  const int64_t buckets = c.relative_attention_num_buckets;
+  if (!c.relpos_per_layer) init.RelPos("encoder.relpos_bias.rel_embedding", c.num_heads, buckets);
   for (int64_t i = 0; i < c.num_encoder_layers; ++i) {
     const std::string p = "encoder.layers_" + std::to_string(i);
+    if (c.relpos_per_layer) init.RelPos(p + ".relpos_bias.rel_embedding", c.num_heads, buckets);
     init.AttentionSublayer(p + ".pre_attention_layer_norm.scale", p + ".attention", e,
                            c.num_heads, c.head_dim);
     init.MlpSublayer(p + ".pre_mlp_layer_norm.scale", p + ".mlp", e, c.mlp_dim, n_act);
   }
   init.Ones("encoder.encoder_norm.scale", e);
-  init.RelPos("decoder.relpos_bias.rel_embedding", c.num_heads, c.relative_attention_num_buckets);
+  if (!c.relpos_per_layer) init.RelPos("decoder.relpos_bias.rel_embedding", c.num_heads, buckets);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
     const std::string p = "decoder.layers_" + std::to_string(i);
+    if (c.relpos_per_layer) init.RelPos(p + ".relpos_bias.rel_embedding", c.num_heads, buckets);
     init.AttentionSublayer(p + ".pre_self_attention_layer_norm.scale", p + ".self_attention", e,
                            c.num_heads, c.head_dim);
     init.AttentionSublayer(p + ".pre_cross_attention_layer_norm.scale",
@@ -66,12 +69,15 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
   }
   // t5x adds the mask bias and the relative position bias in dtype
   // (combine_biases); attention casts the sum to its logits' dtype.
-  at::Tensor bias =
-      MaskToBias(mask, dt) +
-      RelativePositionBias(p.hooks().Weight(p.GetParam("encoder.relpos_bias.rel_embedding")), len, len,
-                           /*bidirectional=*/true,
-                           c.relative_attention_num_buckets,
-                           c.relative_attention_max_distance, dt);
+  const at::Tensor mask_bias = MaskToBias(mask, dt);
+  auto bias_of = [&](const std::string& table) {
+    return mask_bias + RelativePositionBias(p.hooks().Weight(p.GetParam(table)), len, len,
+                                            /*bidirectional=*/true,
+                                            c.relative_attention_num_buckets,
+                                            c.relative_attention_max_distance, dt);
+  };
+  at::Tensor bias;
+  if (!c.relpos_per_layer) bias = bias_of("encoder.relpos_bias.rel_embedding");
   // Embed(dtype): jnp.asarray(embedding, dtype)[tokens] (one-hot matmul in
   // t5x), the same values as casting the looked-up rows.
   at::Tensor x = p.hooks().Embed(p.GetParam("token_embedder.embedding"), tokens).to(dt);
@@ -85,6 +91,7 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
                                        pre + ".attention", in[0], at::Tensor(), in[1], s);
       return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
+    if (c.relpos_per_layer) bias = bias_of(pre + ".relpos_bias.rel_embedding");
     x = c.remat_policy == "none" ? layer({x, bias})
                                  : Remat(layer, {x, bias}, rng, c.remat_policy == "minimal");
   }
@@ -117,12 +124,15 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
     cross_mask = at::logical_and(
         cross_mask, MakeSegmentMask(decoder_segment_ids, encoder_segment_ids));
   }
-  at::Tensor self_bias =
-      MaskToBias(self_mask, dt) +
-      RelativePositionBias(p.hooks().Weight(p.GetParam("decoder.relpos_bias.rel_embedding")), len, len,
-                           /*bidirectional=*/false,
-                           c.relative_attention_num_buckets,
-                           c.relative_attention_max_distance, dt);
+  const at::Tensor self_mask_bias = MaskToBias(self_mask, dt);
+  auto self_bias_of = [&](const std::string& table) {
+    return self_mask_bias + RelativePositionBias(p.hooks().Weight(p.GetParam(table)), len, len,
+                                                 /*bidirectional=*/false,
+                                                 c.relative_attention_num_buckets,
+                                                 c.relative_attention_max_distance, dt);
+  };
+  at::Tensor self_bias;
+  if (!c.relpos_per_layer) self_bias = self_bias_of("decoder.relpos_bias.rel_embedding");
   at::Tensor cross_bias = MaskToBias(cross_mask, dt);
   at::Tensor x =
       p.hooks().Embed(p.GetParam("token_embedder.embedding"), decoder_input_tokens).to(dt);
@@ -138,6 +148,7 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
                             pre + ".encoder_decoder_attention", h, in[1], in[3], s);
       return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
+    if (c.relpos_per_layer) self_bias = self_bias_of(pre + ".relpos_bias.rel_embedding");
     const std::vector<at::Tensor> inputs = {x, encoded, self_bias, cross_bias};
     x = c.remat_policy == "none" ? layer(inputs)
                                  : Remat(layer, inputs, rng, c.remat_policy == "minimal");

@@ -39,6 +39,12 @@ struct T5Config {
   // bias and the softmax in float32 even when dtype is 'bfloat16' (no effect
   // in float32).
   bool float32_attention_logits = false;
+  // t5x's scalable_t5 network (t5x/examples/scalable_t5/network.py, umT5's):
+  // every layer has its own relative position table,
+  // <stack>.layers_<i>.relpos_bias.rel_embedding [heads, buckets], instead
+  // of one per stack (<stack>.relpos_bias.rel_embedding). Set by the gin
+  // configurable t5x.examples.scalable_t5.network.T5Config.
+  bool relpos_per_layer = false;
   // Relative position bias (fixed in t5x's network, exposed for tests).
   int64_t relative_attention_num_buckets = 32;
   int64_t relative_attention_max_distance = 128;

@@ -15,6 +15,10 @@ using gin::Value;
 constexpr char kEncoderDecoderModel[] = "t5x.models.EncoderDecoderModel";
 constexpr char kTransformer[] = "t5x.examples.t5.network.Transformer";
 constexpr char kT5Config[] = "t5x.examples.t5.network.T5Config";
+// t5x's scalable_t5 network (umT5's): per-layer relative position tables,
+// and scan_layers / param_scan_axis for its checkpoint layout.
+constexpr char kScalableTransformer[] = "t5x.examples.scalable_t5.network.Transformer";
+constexpr char kScalableT5Config[] = "t5x.examples.scalable_t5.network.T5Config";
 constexpr char kDecoderOnlyModel[] = "t5x.models.DecoderOnlyModel";
 constexpr char kDecoderWrapper[] = "t5x.examples.decoder_only.network.DecoderWrapper";
 constexpr char kDecoderOnlyConfig[] = "t5x.examples.decoder_only.network.TransformerConfig";
@@ -106,6 +110,17 @@ void RegisterModelConfigurables(gin::Registry& r) {
                               Required("num_decoder_layers", T::kInt)},
                              true),
               "Hyperparameters of the T5.1.1 network."});
+  r.Register({kScalableTransformer, {Required("config", T::kReference, "A network.T5Config.")},
+              "t5x's scalable_t5 encoder-decoder (umT5's): a relative position table per "
+              "layer."});
+  std::vector<gin::ParamSpec> scalable = network_config(
+      {Required("num_encoder_layers", T::kInt), Required("num_decoder_layers", T::kInt)}, false);
+  scalable.push_back(Optional("scan_layers", T::kBool, B(true),
+                              "t5x stacks the layers' parameters along a 'layers' axis in its "
+                              "checkpoints (t5xx: False only, for now)."));
+  scalable.push_back(Optional("param_scan_axis", T::kInt, I(1),
+                              "Where the 'layers' axis sits in stacked parameters."));
+  r.Register({kScalableT5Config, scalable, "Hyperparameters of t5x's scalable_t5 network."});
   r.Register({kDecoderOnlyConfig, network_config({Required("num_layers", T::kInt)}, false),
               "Hyperparameters of the decoder-only network."});
 }
@@ -143,18 +158,32 @@ ModelConfig ReadModelValue(gin::Config& c, const Value& model_ref, std::string* 
   };
   if (model_name == kEncoderDecoderModel) {
     m.kind = ModelKind::kEncoderDecoder;
-    const std::string module_scope = gin::ExpectReference(
-        c.Query(kEncoderDecoderModel, "module", model_scope), kTransformer, true, model_scope);
-    const std::string cfg_scope = gin::ExpectReference(c.Query(kTransformer, "config", module_scope),
-                                                       kT5Config, true, module_scope);
-    auto tq = [&](const char* p) { return c.Query(kT5Config, p, cfg_scope); };
+    const Value module = c.Query(kEncoderDecoderModel, "module", model_scope);
+    const bool scalable =
+        module.kind() == Value::Kind::kReference && module.reference_name() == kScalableTransformer;
+    const char* transformer = scalable ? kScalableTransformer : kTransformer;
+    const char* t5_config = scalable ? kScalableT5Config : kT5Config;
+    const std::string module_scope = gin::ExpectReference(module, transformer, true, model_scope);
+    const std::string cfg_scope = gin::ExpectReference(c.Query(transformer, "config", module_scope),
+                                                       t5_config, true, module_scope);
+    auto tq = [&](const char* p) { return c.Query(t5_config, p, cfg_scope); };
     models::T5Config& t = m.t5_config;
     read_head(t, tq);
     t.num_encoder_layers = tq("num_encoder_layers").AsInt();
     t.num_decoder_layers = tq("num_decoder_layers").AsInt();
     read_tail(t, tq);
-    t.float32_attention_logits = tq("float32_attention_logits").AsBool();
+    t.float32_attention_logits = !scalable && tq("float32_attention_logits").AsBool();
     t.remat_policy = tq("remat_policy").AsString();
+    if (scalable) {
+      t.relpos_per_layer = true;
+      const Value scan = tq("scan_layers");
+      T5XX_CHECK(!scan.AsBool(),
+                 gin::Where(scan) + ": scan_layers = True: t5xx computes scalable_t5's network "
+                 "but does not yet read or write the stacked ('layers' axis) checkpoint layout; "
+                 "bind " + std::string(kScalableT5Config) + ".scan_layers = False (the "
+                 "checkpoint then has one layers_<i> per layer)");
+      tq("param_scan_axis");  // read: only the stacked layout uses it
+    }
     t.Validate([&](const char* field) { return gin::Where(tq(field)); });
   } else {
     m.kind = ModelKind::kDecoderOnly;
