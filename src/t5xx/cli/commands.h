@@ -35,5 +35,6 @@ int LaunchCommand(const std::vector<std::string>& args);
 int CacheTasksCommand(const std::vector<std::string>& args);
 int ExportCommand(const std::vector<std::string>& args);
 int ImportCommand(const std::vector<std::string>& args);
+int ConvertCheckpointCommand(const std::vector<std::string>& args);
 
 }  // namespace t5xx::cli

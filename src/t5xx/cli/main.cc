@@ -106,6 +106,10 @@ constexpr char kUsage[] =
     "                  t5xx import --hf_model_dir=DIR --output_dir=NEW_DIR\n"
     "                (both: NEW_DIR new or empty, nothing written on an error;\n"
     "                t5xx export --help, t5xx import --help)\n"
+    "  convert_checkpoint  a scalable_t5 (umT5) checkpoint's parameters between t5x's\n"
+    "                scanned layout and one array per layer (optimizer state dropped):\n"
+    "                  t5xx convert_checkpoint --checkpoint_path=DIR/checkpoint_N\n"
+    "                    --output_dir=MODEL_DIR --scan_layers=true|false [--param_scan_axis=1]\n"
     "  launch        start N processes of a command on this host, as torchrun:\n"
     "                  t5xx launch --nproc_per_node=N [--master_port=P]\n"
     "                    [--nnodes=M --node_rank=K --master_addr=HOST]\n"
@@ -196,9 +200,10 @@ int main(int argc, char** argv) {
     if (command == "cache_tasks") return t5xx::cli::CacheTasksCommand(args);
     if (command == "export") return t5xx::cli::ExportCommand(args);
     if (command == "import") return t5xx::cli::ImportCommand(args);
+    if (command == "convert_checkpoint") return t5xx::cli::ConvertCheckpointCommand(args);
     throw t5xx::Error("unknown command '" + command +
                       "' (commands: train, infer, eval, config, model_info, data, build_corpus, "
-                      "cache_tasks, launch, export, import; see t5xx --help)");
+                      "cache_tasks, launch, export, import, convert_checkpoint; see t5xx --help)");
   } catch (const t5xx::Error& e) {
     // Bytes that are not UTF-8 (from a flag, a file name, a gin file) are
     // shown as \xNN, never written raw to the terminal.

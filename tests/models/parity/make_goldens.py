@@ -534,6 +534,9 @@ def make_scalable_t5():
                      '(unstack_scanned). Extra per case: "encoded" [B, Lenc, emb_dim].'),
       'config': config,
       'params': {k: tensor(v) for k, v in unstack(params).items()},
+      # t5x's own scanned arrays, as its checkpoints hold them (the oracle of
+      # checkpoints/scanned_layers.h).
+      'params_scanned': {k: tensor(v) for k, v in flat_params(params).items()},
       'cases': cases,
   }
 

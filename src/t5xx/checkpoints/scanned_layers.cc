@@ -1,0 +1,207 @@
+// See scanned_layers.h.
+#include "t5xx/checkpoints/scanned_layers.h"
+
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::checkpoints {
+namespace {
+
+struct LayerName {
+  std::string stack;  // "encoder" or "decoder"
+  int64_t index = 0;
+  std::string rest;  // the name inside the layer, e.g. "attention.query.kernel"
+};
+
+// "encoder.layers_3.mlp.wo.kernel" -> {encoder, 3, mlp.wo.kernel}.
+std::optional<LayerName> ParseLayerName(const std::string& name) {
+  for (const char* stack : {"encoder", "decoder"}) {
+    const std::string prefix = std::string(stack) + ".layers_";
+    if (name.rfind(prefix, 0) != 0) continue;
+    const size_t dot = name.find('.', prefix.size());
+    const std::string digits = name.substr(prefix.size(), dot - prefix.size());
+    if (dot == std::string::npos || digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    return LayerName{stack, std::stoll(digits), name.substr(dot + 1)};
+  }
+  return std::nullopt;
+}
+
+bool EndsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+bool IsQkvKernel(const std::string& rest) {
+  return rest.find("attention.") != std::string::npos &&
+         (EndsWith(rest, ".query.kernel") || EndsWith(rest, ".key.kernel") ||
+          EndsWith(rest, ".value.kernel"));
+}
+bool IsOutKernel(const std::string& rest) {
+  return rest.find("attention.") != std::string::npos && EndsWith(rest, ".out.kernel");
+}
+
+int64_t Product(const std::vector<int64_t>& s, size_t from, size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to; ++i) n *= s[i];
+  return n;
+}
+
+}  // namespace
+
+std::map<std::string, LoadedArray> StackLayers(const std::map<std::string, LoadedArray>& arrays,
+                                               const ScanLayout& layout) {
+  std::map<std::string, LoadedArray> out;
+  std::map<std::string, std::map<int64_t, const LoadedArray*>> stacks;  // scanned name -> layers
+  std::map<std::string, std::string> rest_of;
+  for (const auto& [name, a] : arrays) {
+    const std::optional<LayerName> l = ParseLayerName(name);
+    if (!l) {
+      out[name] = a;
+      continue;
+    }
+    const std::string scanned = l->stack + "." + l->stack + "." + l->rest;
+    stacks[scanned][l->index] = &a;
+    rest_of[scanned] = l->rest;
+  }
+  for (const auto& [scanned, layers] : stacks) {
+    const int64_t n = static_cast<int64_t>(layers.size());
+    T5XX_CHECK(layers.begin()->first == 0 && layers.rbegin()->first == n - 1,
+               scanned + ": the layers are not 0.." + std::to_string(n - 1) +
+                   " (a layer's array is missing)");
+    const LoadedArray& first = *layers.begin()->second;
+    std::vector<int64_t> shape = first.shape;
+    const std::string& rest = rest_of[scanned];
+    if ((IsQkvKernel(rest) || IsOutKernel(rest)) && shape.size() == 2) {
+      const int64_t joined = IsQkvKernel(rest) ? shape[1] : shape[0];
+      T5XX_CHECK(layout.num_heads > 0 && joined % layout.num_heads == 0,
+                 scanned + ": heads*kv = " + std::to_string(joined) +
+                     " is not a multiple of num_heads = " + std::to_string(layout.num_heads));
+      const int64_t kv = joined / layout.num_heads;
+      shape = IsQkvKernel(rest) ? std::vector<int64_t>{shape[0], layout.num_heads, kv}
+                                : std::vector<int64_t>{layout.num_heads, kv, shape[1]};
+    }
+    const int axis = layout.param_scan_axis;
+    T5XX_CHECK(axis >= 0 && axis <= static_cast<int>(shape.size()),
+               scanned + ": param_scan_axis = " + std::to_string(axis) + " is outside a rank-" +
+                   std::to_string(shape.size()) + " parameter stacked to rank " +
+                   std::to_string(shape.size() + 1));
+    const size_t item = DTypeSize(first.dtype);
+    const int64_t outer = Product(shape, 0, axis);
+    const int64_t inner = Product(shape, axis, shape.size()) * static_cast<int64_t>(item);
+    LoadedArray stacked;
+    stacked.dtype = first.dtype;
+    stacked.shape = shape;
+    stacked.shape.insert(stacked.shape.begin() + axis, n);
+    stacked.bytes.resize(static_cast<size_t>(outer * n * inner));
+    for (const auto& [i, a] : layers) {
+      T5XX_CHECK(a->dtype == first.dtype && a->shape == first.shape &&
+                     static_cast<int64_t>(a->bytes.size()) == outer * inner,
+                 scanned + ": layer " + std::to_string(i) + " is " + ShapeString(a->shape) +
+                     " " + DTypeName(a->dtype) + ", layer 0 " + ShapeString(first.shape) + " " +
+                     DTypeName(first.dtype));
+      for (int64_t o = 0; o < outer; ++o) {
+        std::memcpy(stacked.bytes.data() + (o * n + i) * inner, a->bytes.data() + o * inner,
+                    static_cast<size_t>(inner));
+      }
+    }
+    out[scanned] = std::move(stacked);
+  }
+  return out;
+}
+
+std::map<std::string, LoadedArray> UnstackLayers(const std::map<std::string, LoadedArray>& arrays,
+                                                 const ScanLayout& layout) {
+  std::map<std::string, LoadedArray> out;
+  for (const auto& [name, a] : arrays) {
+    std::string stack;
+    for (const char* s : {"encoder", "decoder"}) {
+      if (name.rfind(std::string(s) + "." + s + ".", 0) == 0) stack = s;
+    }
+    if (stack.empty()) {
+      out[name] = a;
+      continue;
+    }
+    const std::string rest = name.substr(2 * stack.size() + 2);
+    const int axis = layout.param_scan_axis;
+    T5XX_CHECK(axis >= 0 && axis < static_cast<int>(a.shape.size()),
+               name + ": shape " + ShapeString(a.shape) + " has no axis " +
+                   std::to_string(axis) + " (param_scan_axis) to unstack");
+    const int64_t n = a.shape[axis];
+    std::vector<int64_t> shape = a.shape;
+    shape.erase(shape.begin() + axis);
+    const size_t item = DTypeSize(a.dtype);
+    const int64_t outer = Product(a.shape, 0, axis);
+    const int64_t inner = Product(a.shape, axis + 1, a.shape.size()) * static_cast<int64_t>(item);
+    T5XX_CHECK(static_cast<int64_t>(a.bytes.size()) == outer * n * inner,
+               name + ": " + std::to_string(a.bytes.size()) + " bytes for shape " +
+                   ShapeString(a.shape));
+    if (IsQkvKernel(rest) || IsOutKernel(rest)) {
+      T5XX_CHECK(shape.size() == 3, name + ": a stacked attention kernel is 4-D ([embed, layers, "
+                                           "heads, kv] or [heads, layers, kv, embed]), not " +
+                                        ShapeString(a.shape));
+      shape = IsQkvKernel(rest) ? std::vector<int64_t>{shape[0], shape[1] * shape[2]}
+                                : std::vector<int64_t>{shape[0] * shape[1], shape[2]};
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      LoadedArray layer;
+      layer.dtype = a.dtype;
+      layer.shape = shape;
+      layer.bytes.resize(static_cast<size_t>(outer * inner));
+      for (int64_t o = 0; o < outer; ++o) {
+        std::memcpy(layer.bytes.data() + o * inner, a.bytes.data() + (o * n + i) * inner,
+                    static_cast<size_t>(inner));
+      }
+      out[stack + ".layers_" + std::to_string(i) + "." + rest] = std::move(layer);
+    }
+  }
+  return out;
+}
+
+ScanConversion ConvertScanLayout(const std::string& checkpoint_dir,
+                                 const std::string& output_model_dir, bool to_scanned,
+                                 int param_scan_axis) {
+  CheckpointReader reader(checkpoint_dir);
+  ScanConversion out;
+  out.step = reader.step();
+  std::map<std::string, LoadedArray> target;
+  int64_t heads = 0;
+  bool scanned_in = false, per_layer_in = false;
+  for (const auto& [path, entry] : reader.arrays()) {
+    if (path.rfind("target.", 0) != 0) {
+      ++out.state_arrays_dropped;
+      continue;
+    }
+    const std::string name = path.substr(7);
+    if (EndsWith(name, "relpos_bias.rel_embedding") && !entry.shape.empty()) {
+      heads = entry.shape[0];
+      scanned_in |= name.rfind("encoder.encoder.", 0) == 0 || name.rfind("decoder.decoder.", 0) == 0;
+      per_layer_in |= ParseLayerName(name).has_value();
+    }
+    target[name] = reader.Read(path);
+  }
+  out.arrays_in = static_cast<int64_t>(target.size());
+  T5XX_CHECK(heads > 0 && (scanned_in || per_layer_in),
+             checkpoint_dir + " has no per-layer relative position tables "
+             "(<stack>.layers_<i>.relpos_bias or <stack>.<stack>.relpos_bias): not a checkpoint "
+             "of t5x's scalable_t5 network, whose layout this converts");
+  T5XX_CHECK(to_scanned ? per_layer_in : scanned_in,
+             checkpoint_dir + " is already " + (to_scanned ? "scanned" : "per layer") +
+                 "; nothing to convert");
+  const ScanLayout layout{heads, param_scan_axis};
+  const std::map<std::string, LoadedArray> converted =
+      to_scanned ? StackLayers(target, layout) : UnstackLayers(target, layout);
+  std::vector<ArrayRef> refs;
+  for (const auto& [name, a] : converted) {
+    refs.push_back({"target." + name, a.dtype, a.shape, a.bytes.data()});
+  }
+  out.arrays_out = static_cast<int64_t>(refs.size());
+  out.checkpoint_dir = SaveCheckpoint(output_model_dir, out.step, refs);
+  return out;
+}
+
+}  // namespace t5xx::checkpoints
