@@ -6,7 +6,7 @@ runs it in the Transformers venv: Debian's python3-torch 1.13, transformers
 built from a config with random weights, seed 0).
 
 Checks, for T5.1.1 (gated GELU, untied; model.safetensors), T5.1.0 (ReLU,
-tied; pytorch_model.bin), mT5 (model_type mt5; sharded safetensors with an
+tied; pytorch_model.bin sharded a tensor per file), mT5 (model_type mt5; sharded safetensors with an
 index) and ByT5 (bytes, 3 encoder + 1 decoder layers):
   import: `t5xx import` of Transformers' save_pretrained directory, then
     t5xx's logits for a batch (tests/interop/t5xx_logits.cc) within 1e-5 of
@@ -81,7 +81,7 @@ FAMILIES = {
     "t5_1_1": (T5Config, T5ForConditionalGeneration,
                dict(feed_forward_proj="gated-gelu", tie_word_embeddings=False), "safetensors"),
     "t5_1_0": (T5Config, T5ForConditionalGeneration,
-               dict(feed_forward_proj="relu", tie_word_embeddings=True), "bin"),
+               dict(feed_forward_proj="relu", tie_word_embeddings=True), "bin_sharded"),
     "mt5": (MT5Config, MT5ForConditionalGeneration,
             dict(feed_forward_proj="gated-gelu", tie_word_embeddings=False), "sharded"),
     "byt5": (T5Config, T5ForConditionalGeneration,
@@ -98,9 +98,11 @@ def import_and_round_trip(name):
   torch.manual_seed(0)
   model = model_cls(config_cls(**sizes)).eval()
   hf_dir = os.path.join(WORK, "hf", name)
-  kwargs = {"safe_serialization": how != "bin"}
+  kwargs = {"safe_serialization": not how.startswith("bin")}
   if how == "sharded":
     kwargs["max_shard_size"] = "40KB"
+  if how == "bin_sharded":
+    kwargs["max_shard_size"] = "1KB"  # a shard per tensor: dicts of one tensor (pickle's SETITEM)
   model.save_pretrained(hf_dir, **kwargs)
   if name == "byt5":
     ByT5Tokenizer(extra_ids=0).save_pretrained(hf_dir)
@@ -110,6 +112,10 @@ def import_and_round_trip(name):
   if how == "sharded":
     check(name + ": Transformers wrote sharded safetensors",
           "model.safetensors.index.json" in files, files)
+  if how == "bin_sharded":
+    check(name + ": Transformers wrote a pytorch_model.bin shard per tensor",
+          "pytorch_model.bin.index.json" in files and
+          sum(f.endswith(".bin") for f in files) > 10, files)
 
   out = os.path.join(WORK, "imported", name)
   r = run([T5XX, "import", "--hf_model_dir=" + hf_dir, "--output_dir=" + out])

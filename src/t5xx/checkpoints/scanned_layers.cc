@@ -197,7 +197,12 @@ ScanConversion ConvertScanLayout(const std::string& checkpoint_dir,
       to_scanned ? StackLayers(target, layout) : UnstackLayers(target, layout);
   std::vector<ArrayRef> refs;
   for (const auto& [name, a] : converted) {
-    refs.push_back({"target." + name, a.dtype, a.shape, a.bytes.data()});
+    ArrayRef ref;
+    ref.path = "target." + name;
+    ref.dtype = a.dtype;
+    ref.shape = a.shape;
+    ref.data = a.bytes.data();
+    refs.push_back(std::move(ref));
   }
   out.arrays_out = static_cast<int64_t>(refs.size());
   out.checkpoint_dir = SaveCheckpoint(output_model_dir, out.step, refs);

@@ -260,7 +260,12 @@ TransformersImport ImportFromTransformers(const std::string& hf_dir,
     }
     out.parameters += static_cast<int64_t>(v.size());
     values.push_back(std::move(v));
-    arrays.push_back({"target." + n.t5x, ck::DType::kFloat32, shape, values.back().data()});
+    ck::ArrayRef ref;
+    ref.path = "target." + n.t5x;
+    ref.dtype = ck::DType::kFloat32;
+    ref.shape = shape;
+    ref.data = values.back().data();
+    arrays.push_back(std::move(ref));
   }
   for (const std::string& copy : ck::TransformersT5TiedCopies(c.tie_word_embeddings)) {
     if (!weights.tensors().count(copy)) continue;

@@ -1,6 +1,7 @@
-// PyTorch's pytorch_model.bin (torch.save of a state dict, zip format) read
-// with libtorch's unpickler, which rebuilds tensors and dicts only and runs
-// no code from the file.
+// PyTorch's pytorch_model.bin (torch.save of a state dict, zip format): the
+// zip through libtorch's PyTorchStreamReader, the pickle through a reader of
+// state dicts that rebuilds tensors and dicts only and runs no code from the
+// file.
 #pragma once
 
 #include <map>
