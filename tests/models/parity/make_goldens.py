@@ -314,12 +314,9 @@ ENCODER_DECODER_VARIANTS = {
 }
 
 
-def make_encoder_decoder(variant='t5_1_1'):
-  cfg = t5_network.T5Config(
-      vocab_size=40, dtype=jnp.float32, emb_dim=16, num_heads=2,
-      head_dim=8, mlp_dim=32, dropout_rate=0.0,
-      float32_attention_logits=False, **ENCODER_DECODER_VARIANTS[variant])
-  module = t5_network.Transformer(config=cfg)
+def encoder_decoder_fns(module):
+  """An encoder-decoder Transformer's parameters (PRNGKey 0), its logits and
+  its encoder output as functions of (params, batch)."""
   init_vars = module.init(
       jax.random.PRNGKey(0),
       jnp.ones((2, 7), jnp.int32), jnp.ones((2, 5), jnp.int32),
@@ -343,6 +340,16 @@ def make_encoder_decoder(variant='t5_1_1'):
         {'params': p}, batch['encoder_input_tokens'],
         encoder_segment_ids=batch.get('encoder_segment_ids', None),
         enable_dropout=False, method=module.encode)
+  return init_vars['params'], logits_fn, encoded_fn
+
+
+def make_encoder_decoder(variant='t5_1_1'):
+  cfg = t5_network.T5Config(
+      vocab_size=40, dtype=jnp.float32, emb_dim=16, num_heads=2,
+      head_dim=8, mlp_dim=32, dropout_rate=0.0,
+      float32_attention_logits=False, **ENCODER_DECODER_VARIANTS[variant])
+  module = t5_network.Transformer(config=cfg)
+  params, logits_fn, encoded_fn = encoder_decoder_fns(module)
 
   cases = []
   for bname, bfn in (('unpacked', encdec_unpacked), ('packed', encdec_packed)):
@@ -490,29 +497,7 @@ def make_scalable_t5():
       mlp_activations=('gelu', 'linear'), logits_via_embedding=False,
       remat_policy='none', scan_layers=True, param_scan_axis=1)
   module = scalable_t5_network.Transformer(config=cfg)
-  init_vars = module.init(
-      jax.random.PRNGKey(0),
-      jnp.ones((2, 7), jnp.int32), jnp.ones((2, 5), jnp.int32),
-      jnp.ones((2, 5), jnp.int32), decode=False, enable_dropout=False)
-  params = init_vars['params']
-
-  def logits_fn(p, batch):
-    return module.apply(
-        {'params': p},
-        batch['encoder_input_tokens'],
-        batch['decoder_input_tokens'],
-        batch['decoder_target_tokens'],
-        encoder_segment_ids=batch.get('encoder_segment_ids', None),
-        decoder_segment_ids=batch.get('decoder_segment_ids', None),
-        encoder_positions=batch.get('encoder_positions', None),
-        decoder_positions=batch.get('decoder_positions', None),
-        decode=False, enable_dropout=False)
-
-  def encoded_fn(p, batch):
-    return module.apply(
-        {'params': p}, batch['encoder_input_tokens'],
-        encoder_segment_ids=batch.get('encoder_segment_ids', None),
-        enable_dropout=False, method=module.encode)
+  params, logits_fn, encoded_fn = encoder_decoder_fns(module)
 
   def unstack(tree):
     return unstack_scanned(flat_params(tree), 2, 3, 1)
