@@ -92,6 +92,11 @@ TEST(ScannedLayersTest, ConvertsCheckpointsBothWays) {
   ExpectSame(got, per_layer);
   EXPECT_ERROR_CONTAINS(ConvertScanLayout(s.checkpoint_dir, dir.path + "/d", true, 1),
                         "is already scanned; nothing to convert");
+  // Unstacking on another axis than the one stacked on is refused.
+  EXPECT_ERROR_CONTAINS(ConvertScanLayout(s.checkpoint_dir, dir.path + "/d", false, 0),
+                        "the checkpoint was stacked on another axis");
+  EXPECT_ERROR_CONTAINS(ConvertScanLayout(s.checkpoint_dir, s.checkpoint_dir + "/x", false, 1),
+                        "is inside the checkpoint being converted");
   SaveCheckpoint(dir.path + "/e", 1, {{"target.encoder.relpos_bias.rel_embedding", DType::kFloat32, {3}, v}});
   EXPECT_ERROR_CONTAINS(ConvertScanLayout(dir.path + "/e/checkpoint_1", dir.path + "/f", true, 1),
                         "not a checkpoint of t5x's scalable_t5 network");

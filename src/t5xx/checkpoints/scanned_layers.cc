@@ -1,7 +1,9 @@
 // See scanned_layers.h.
 #include "t5xx/checkpoints/scanned_layers.h"
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <vector>
 
@@ -117,6 +119,9 @@ std::map<std::string, LoadedArray> StackLayers(const std::map<std::string, Loade
 std::map<std::string, LoadedArray> UnstackLayers(const std::map<std::string, LoadedArray>& arrays,
                                                  const ScanLayout& layout) {
   std::map<std::string, LoadedArray> out;
+  // Every array of a stack has the same layer count on the scan axis; a
+  // different count means the arrays were stacked on another axis.
+  std::map<std::string, std::pair<int64_t, std::string>> layers_of;
   for (const auto& [name, a] : arrays) {
     std::string stack;
     for (const char* s : {"encoder", "decoder"}) {
@@ -132,6 +137,12 @@ std::map<std::string, LoadedArray> UnstackLayers(const std::map<std::string, Loa
                name + ": shape " + ShapeString(a.shape) + " has no axis " +
                    std::to_string(axis) + " (param_scan_axis) to unstack");
     const int64_t n = a.shape[axis];
+    auto [seen, fresh] = layers_of.emplace(stack, std::make_pair(n, name));
+    T5XX_CHECK(fresh || seen->second.first == n,
+               "param_scan_axis = " + std::to_string(axis) + " gives " + name + " " +
+                   std::to_string(n) + " layers but " + seen->second.second + " " +
+                   std::to_string(seen->second.first) +
+                   ": the checkpoint was stacked on another axis (t5x's default is 1)");
     std::vector<int64_t> shape = a.shape;
     shape.erase(shape.begin() + axis);
     const size_t item = DTypeSize(a.dtype);
@@ -165,6 +176,15 @@ std::map<std::string, LoadedArray> UnstackLayers(const std::map<std::string, Loa
 ScanConversion ConvertScanLayout(const std::string& checkpoint_dir,
                                  const std::string& output_model_dir, bool to_scanned,
                                  int param_scan_axis) {
+  {
+    std::error_code ec;
+    const std::filesystem::path in = std::filesystem::weakly_canonical(checkpoint_dir, ec);
+    const std::filesystem::path to = std::filesystem::weakly_canonical(output_model_dir, ec);
+    const auto [mismatch, rest] = std::mismatch(in.begin(), in.end(), to.begin(), to.end());
+    T5XX_CHECK(mismatch != in.end(), "the output directory " + output_model_dir +
+                                         " is inside the checkpoint being converted, " +
+                                         checkpoint_dir + "; give a directory outside it");
+  }
   CheckpointReader reader(checkpoint_dir);
   ScanConversion out;
   out.step = reader.step();

@@ -11,6 +11,7 @@
 
 #include <caffe2/serialize/inline_container.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <variant>
@@ -38,7 +39,12 @@ struct PickleValue {
   std::variant<std::monostate, bool, int64_t, std::string, std::shared_ptr<PickleList>,
                PickleGlobal, PickleStorage, std::shared_ptr<PickleDict>, at::Tensor, PickleMark>
       v;
+  // How deeply containers nest inside this value (0 for a leaf): bounded, so
+  // that no recursion over a hostile file's values (their destruction
+  // included) runs deep.
+  int depth = 0;
 };
+constexpr int kMaxPickleDepth = 64;
 
 // The storage classes torch.save names (torch.FloatStorage, ...).
 at::ScalarType StorageDtype(const std::string& name, const std::string& where) {
@@ -93,20 +99,42 @@ class StateDictUnpickler {
         case 'r': memo_[Uint(4)] = Top(); break;
         case 'h': Push(Memo(Byte())); break;
         case 'j': Push(Memo(Uint(4))); break;
-        case 't': Push({std::make_shared<PickleList>(PopToMark())}); break;
+        case 't': Push(Container(PopToMark())); break;
         case 0x85: case 0x86: case 0x87: {
           PickleList items(op - 0x84);
           for (size_t i = items.size(); i-- > 0;) items[i] = Pop();
-          Push({std::make_shared<PickleList>(std::move(items))});
+          Push(Container(std::move(items)));
           break;
         }
-        case 'a': { PickleValue x = Pop(); AsList(Top()).push_back(std::move(x)); break; }
-        case 'e': { PickleList xs = PopToMark(); for (auto& x : xs) AsList(Top()).push_back(x); break; }
-        case 's': { PickleValue v = Pop(), k = Pop(); AsDict(Top()).items.emplace_back(k, v); break; }
+        case 'a': {
+          PickleValue x = Pop();
+          Deepen(Top(), x);
+          AsList(Top()).push_back(std::move(x));
+          break;
+        }
+        case 'e': {
+          PickleList xs = PopToMark();
+          for (auto& x : xs) {
+            Deepen(Top(), x);
+            AsList(Top()).push_back(x);
+          }
+          break;
+        }
+        case 's': {
+          PickleValue v = Pop(), k = Pop();
+          Deepen(Top(), v);
+          Deepen(Top(), k);
+          AsDict(Top()).items.emplace_back(k, v);
+          break;
+        }
         case 'u': {
           PickleList xs = PopToMark();
           T5XX_CHECK(xs.size() % 2 == 0, Bad("SETITEMS with an odd number of items"));
-          for (size_t i = 0; i < xs.size(); i += 2) AsDict(Top()).items.emplace_back(xs[i], xs[i + 1]);
+          for (size_t i = 0; i < xs.size(); i += 2) {
+            Deepen(Top(), xs[i]);
+            Deepen(Top(), xs[i + 1]);
+            AsDict(Top()).items.emplace_back(xs[i], xs[i + 1]);
+          }
           break;
         }
         case 'b': Pop(); break;  // BUILD: an OrderedDict's _metadata, not needed
@@ -163,6 +191,22 @@ class StateDictUnpickler {
     return s;
   }
   void Push(PickleValue v) { stack_.push_back(std::move(v)); }
+  // A tuple or list of `items`, one level deeper than the deepest of them.
+  PickleValue Container(PickleList items) {
+    int depth = 0;
+    for (const auto& x : items) depth = std::max(depth, x.depth);
+    T5XX_CHECK(depth < kMaxPickleDepth, Bad("containers nest more than " +
+                                            std::to_string(kMaxPickleDepth) + " deep"));
+    PickleValue v{std::make_shared<PickleList>(std::move(items))};
+    v.depth = depth + 1;
+    return v;
+  }
+  // Adds `x` to the container `c` (a list or dict), deepening it.
+  void Deepen(PickleValue& c, const PickleValue& x) {
+    T5XX_CHECK(x.depth + 1 < kMaxPickleDepth, Bad("containers nest more than " +
+                                                  std::to_string(kMaxPickleDepth) + " deep"));
+    c.depth = std::max(c.depth, x.depth + 1);
+  }
   PickleValue Pop() {
     T5XX_CHECK(!stack_.empty(), Bad("the pickle pops an empty stack"));
     PickleValue v = std::move(stack_.back());
@@ -256,7 +300,8 @@ class StateDictUnpickler {
     std::vector<int64_t> size, stride;
     for (const auto& d : Tuple(a[2], 0, "a tensor's size")) size.push_back(Int(d, "a size"));
     for (const auto& d : Tuple(a[3], 0, "a tensor's stride")) stride.push_back(Int(d, "a stride"));
-    T5XX_CHECK(size.size() == stride.size() && offset >= 0, Bad("a tensor's size and stride differ"));
+    T5XX_CHECK(offset >= 0, Bad("a tensor's storage offset is negative"));
+    T5XX_CHECK(size.size() == stride.size(), Bad("a tensor's size and stride differ in rank"));
     int64_t last = offset;
     bool empty = false;
     for (size_t i = 0; i < size.size(); ++i) {
@@ -293,6 +338,13 @@ std::map<std::string, at::Tensor> ReadPytorchStateDict(const std::string& path) 
                 "as safetensors");
   }
   T5XX_CHECK(zip->hasRecord("data.pkl"), path + ": a zip without data.pkl, not a torch.save file");
+  if (zip->hasRecord("byteorder")) {
+    auto [order, n] = zip->getRecord("byteorder");
+    const std::string text(static_cast<const char*>(order.get()), n);
+    T5XX_CHECK(text == "little", path + ": its storages are " + text +
+                                     "-endian (the byteorder record); t5xx reads little-endian "
+                                     "ones");
+  }
   auto [pkl, size] = zip->getRecord("data.pkl");
   StateDictUnpickler unpickler(path, *zip, static_cast<const char*>(pkl.get()), size);
   const PickleValue root = unpickler.Run();
