@@ -73,6 +73,7 @@ std::vector<std::string> TransformersT5TiedCopies(bool tied) {
 
 std::optional<std::vector<float>> Float32FromBytes(const std::vector<uint8_t>& bytes,
                                                    const std::string& dtype) {
+  if (!IsFloatDType(dtype)) return std::nullopt;
   std::vector<float> out;
   if (dtype == "F32") {
     out.resize(bytes.size() / 4);
@@ -124,6 +125,16 @@ std::vector<int64_t> TransformersT5Shape(const TransformersT5Config& c, const Tr
   if (ends(".q.weight") || ends(".k.weight") || ends(".v.weight")) return {qkv, c.d_model};
   if (ends(".wo.weight")) return {c.d_model, c.d_ff};
   return {c.d_ff, c.d_model};  // wi, wi_0, wi_1
+}
+
+TransformersT5Layout TransformersT5LayoutOf(const TransformersT5Config& c) {
+  return {c.num_layers, c.num_decoder_layers,
+          MlpActivationsFromFeedForwardProj(c.feed_forward_proj, "feed_forward_proj").size() == 2,
+          c.tie_word_embeddings};
+}
+
+bool IsFloatDType(const std::string& dtype) {
+  return dtype == "F32" || dtype == "BF16" || dtype == "F16" || dtype == "F64";
 }
 
 std::vector<float> Transposed2D(const std::vector<float>& a, int64_t rows, int64_t cols) {

@@ -79,6 +79,15 @@ struct TransformersT5Config {
 std::vector<int64_t> TransformersT5Shape(const TransformersT5Config& c,
                                          const TransformersT5Name& n);
 
+// The layout a config.json describes: its layer counts, gated MLP from
+// feed_forward_proj, tied from tie_word_embeddings. Throws as
+// MlpActivationsFromFeedForwardProj.
+TransformersT5Layout TransformersT5LayoutOf(const TransformersT5Config& c);
+
+// Whether Float32FromBytes converts safetensors dtype `dtype` (F32, BF16,
+// F16, F64: the floating point ones).
+bool IsFloatDType(const std::string& dtype);
+
 // t5x's mlp_activations for feed_forward_proj: "relu" -> ('relu',),
 // "gated-gelu" -> ('gelu', 'linear'), "gated-relu" -> ('relu', 'linear'),
 // "gelu_new" -> ('gelu',) (t5x's gelu is the tanh approximation, which is

@@ -5,7 +5,8 @@ This script runs Google's t5x network code (t5x/examples/t5/network.py,
 t5x/examples/decoder_only/network.py) and t5x/losses.py in JAX on CPU, in
 float32, and writes logits, losses and the gradient of the loss with respect
 to every parameter for a few small batches -- for the encoder-decoder once per
-T5Config variant of t5x's T5 families (T5.1.1/mT5, T5.1.0, ByT5's shape). The
+T5Config variant of t5x's T5 families (T5.1.1/mT5, T5.1.0, ByT5's shape), and
+once for t5x/examples/scalable_t5/network.py run scanned (umT5's network). The
 C++ parity test reads the JSON files; it never runs this script. Nothing from t5x is copied here: the t5x
 modules are imported from a separate checkout.
 
@@ -14,7 +15,7 @@ How to run (what produced the committed files):
   * t5x checkout: github.com/google-research/t5x at commit
       cc342d419ec3e3e9c4bf1df33c82330cafdc1e16
     unpacked at $T5X_DIR (default /work/t5x-ref). Only t5x/losses.py and
-    t5x/examples/{t5,decoder_only}/{network,layers}.py are imported; the
+    t5x/examples/{t5,decoder_only,scalable_t5}/{network,layers}.py are imported; the
     package t5x/__init__.py (which pulls in seqio/tensorflow) is bypassed.
   * Python 3.11 venv with:
       jax==0.4.30 jaxlib==0.4.30 flax==0.8.5 numpy==1.26.4 ml_dtypes==0.4.1

@@ -69,9 +69,8 @@ TransformersExport ExportToTransformers(const ModelConfig& model, const std::str
   const TokenizerFiles tokenizer = TokenizerFilesOf(model.output_vocabulary, data_dir, t.vocab_size);
 
   ck::CheckpointReader reader(checkpoint_dir);
-  const ck::TransformersT5Layout layout{t.num_encoder_layers, t.num_decoder_layers,
-                                       t.mlp_activations.size() == 2, t.logits_via_embedding};
-  const std::vector<ck::TransformersT5Name> names = ck::TransformersT5Names(layout);
+  const std::vector<ck::TransformersT5Name> names =
+      ck::TransformersT5Names(ck::TransformersT5LayoutOf(hf));
   // Every problem with the checkpoint's arrays at once.
   std::vector<std::string> problems;
   std::set<std::string> known;

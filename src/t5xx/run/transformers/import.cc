@@ -189,7 +189,7 @@ void CheckWeights(const std::string& hf_dir, const HfWeights& w, const ck::Trans
     } else if (it->second.shape != want) {
       problems.push_back(n.hf + " is " + ShapeText(it->second.shape) +
                          "; config.json's sizes make it " + ShapeText(want));
-    } else if (!ck::Float32FromBytes({}, it->second.dtype)) {
+    } else if (!ck::IsFloatDType(it->second.dtype)) {
       problems.push_back(n.hf + " has dtype " + it->second.dtype +
                          " (floating point F32, F16, BF16 or F64 is supported)");
     }
@@ -239,11 +239,8 @@ TransformersImport ImportFromTransformers(const std::string& hf_dir,
                           ", tokenizer_config.json's extra_ids = " + std::to_string(vocab.extra_ids) +
                           ") does not fit config.json's vocab_size");
   const HfWeights weights(hf_dir);
-  const ck::TransformersT5Layout layout{
-      c.num_layers, c.num_decoder_layers,
-      ck::MlpActivationsFromFeedForwardProj(c.feed_forward_proj, config_path).size() == 2,
-      c.tie_word_embeddings};
-  const std::vector<ck::TransformersT5Name> names = ck::TransformersT5Names(layout);
+  const std::vector<ck::TransformersT5Name> names =
+      ck::TransformersT5Names(ck::TransformersT5LayoutOf(c));
   CheckWeights(hf_dir, weights, c, names);
 
   TransformersImport out;

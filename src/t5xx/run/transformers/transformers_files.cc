@@ -108,8 +108,9 @@ TokenizerFiles TokenizerFilesOf(const VocabularyConfig& v, const std::string& da
     const std::vector<uint8_t> model =
         checkpoints::ReadFile(path, "the model's SentencePiece model");
     out.files.emplace_back("spiece.model", std::string(model.begin(), model.end()));
+  } else {
+    CheckVocabularyFits(v, "", vocab_size, "the model's seqio.ByteVocabulary");
   }
-  if (v.byte) CheckVocabularyFits(v, "", vocab_size, "the model's seqio.ByteVocabulary");
   out.files.emplace_back("tokenizer_config.json", cfg.dump(2) + "\n");
   nlohmann::ordered_json special = {{"eos_token", "</s>"}, {"unk_token", "<unk>"},
                                     {"pad_token", "<pad>"}};
