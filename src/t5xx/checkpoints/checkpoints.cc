@@ -2,6 +2,8 @@
 // through a temporary directory and a rename, listed, and loaded.
 #include "t5xx/checkpoints/checkpoints.h"
 
+#include "t5xx/checkpoints/orbax_checkpoint.h"
+
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
@@ -286,11 +288,37 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
   return final_dir.string();
 }
 
+namespace {
+
+// The step a checkpoint holds: its state.step, else its directory's name
+// (checkpoint_<N>). Throws t5xx::Error naming `index` when neither says.
+int64_t StepFromName(const fs::path& dir, const std::optional<int64_t>& stored,
+                     const fs::path& index) {
+  if (stored) return *stored;
+  std::smatch m;
+  const std::string name = dir.filename().empty() ? dir.parent_path().filename().string()
+                                                  : dir.filename().string();
+  static const std::regex re("checkpoint_(\\d{1,18})");
+  if (!std::regex_match(name, m, re)) {
+    throw Error(index.string() + " has no optimizer.state.step");
+  }
+  return std::stoll(m[1]);
+}
+
+}  // namespace
+
 CheckpointReader::CheckpointReader(const std::string& checkpoint_dir) : dir_(checkpoint_dir) {
   const fs::path dir(checkpoint_dir);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw Error("checkpoint directory " + checkpoint_dir + " does not exist");
+  }
+  if (IsOrbaxCheckpoint(dir)) {
+    OrbaxListing orbax = ListOrbaxCheckpoint(dir);
+    listing_ = std::move(orbax.listing);
+    orbax_ = std::move(orbax.store);
+    step_ = StepFromName(dir, listing_.step, orbax_->root() / "manifest.ocdbt");
+    return;
   }
   sums_ = ReadChecksums(dir);
   if (sums_) {
@@ -300,20 +328,7 @@ CheckpointReader::CheckpointReader(const std::string& checkpoint_dir) : dir_(che
                    "checkpoint index");
   }
   listing_ = ListIndex(dir, checkpoint_dir);
-  if (listing_.step) {
-    step_ = *listing_.step;
-  } else {
-    std::smatch m;
-    const std::string name = dir.filename().empty()
-                                 ? dir.parent_path().filename().string()
-                                 : dir.filename().string();
-    static const std::regex re("checkpoint_(\\d{1,18})");
-    if (!std::regex_match(name, m, re)) {
-      throw Error((dir / "checkpoint").string() +
-                  " has no optimizer.state.step");
-    }
-    step_ = std::stoll(m[1]);
-  }
+  step_ = StepFromName(dir, listing_.step, dir / "checkpoint");
 }
 
 LoadedArray CheckpointReader::Read(const std::string& path, const std::optional<Box>& box) {
@@ -322,7 +337,8 @@ LoadedArray CheckpointReader::Read(const std::string& path, const std::optional<
     throw Error("checkpoint " + dir_ + " has no array '" + path + "'");
   }
   uint64_t read = 0;
-  LoadedArray a = ReadEntry(it->second, path, box, sums_ ? &*sums_ : nullptr, &read);
+  LoadedArray a = orbax_ ? ReadOrbaxArray(*orbax_, path, *it->second.zarr, box, &read)
+                         : ReadEntry(it->second, path, box, sums_ ? &*sums_ : nullptr, &read);
   bytes_read_ += read;
   return a;
 }
@@ -351,6 +367,11 @@ LoadedCheckpoint LoadCheckpoint(const std::string& checkpoint_dir) {
   out.step = reader.step();
   for (const auto& [path, entry] : reader.arrays()) out.arrays[path] = reader.Read(path);
   return out;
+}
+
+bool IsCheckpointDir(const std::string& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::path(dir) / "checkpoint", ec) || IsOrbaxCheckpoint(dir);
 }
 
 std::vector<int64_t> ListCheckpointSteps(const std::string& model_dir) {

@@ -45,6 +45,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,6 +54,7 @@
 #include "t5xx/checkpoints/checksums.h"
 #include "t5xx/checkpoints/compression.h"
 #include "t5xx/checkpoints/msgpack_index.h"
+#include "t5xx/checkpoints/ocdbt_reader.h"
 #include "t5xx/checkpoints/zarr_array.h"
 
 namespace t5xx::checkpoints {
@@ -133,9 +135,10 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
 
 // Reads a checkpoint lazily: the index and checksums at construction, then
 // any array, or any slice of one, on demand -- so a process reads only the
-// part of each array it owns. Works on t5xx's and t5x's checkpoints (see
-// LoadCheckpoint); with t5xx's checksums sidecar every chunk and file read
-// is verified.
+// part of each array it owns. Works on t5xx's and t5x's legacy checkpoints
+// (see LoadCheckpoint) and on t5x's Orbax checkpoints (state/manifest.ocdbt,
+// orbax_checkpoint.h); with t5xx's checksums sidecar every chunk and file
+// read is verified.
 class CheckpointReader {
  public:
   // Throws what LoadCheckpoint throws for the index.
@@ -162,6 +165,7 @@ class CheckpointReader {
   std::string dir_;
   IndexListing listing_;
   std::optional<ChunkChecksums> sums_;
+  std::shared_ptr<const OcdbtReader> orbax_;  // an Orbax checkpoint's state/ database
   int64_t step_ = 0;
   std::atomic<uint64_t> bytes_read_{0};
 };
@@ -179,6 +183,10 @@ struct LoadedCheckpoint {
 // Throws t5xx::Error for: version > 3 ("written by a newer t5x/t5xx (version
 // N > 3)"), missing files (named), unsupported dtypes/compressors/filters.
 LoadedCheckpoint LoadCheckpoint(const std::string& checkpoint_dir);
+
+// Whether `dir` is a checkpoint CheckpointReader reads: a legacy one (its
+// msgpack `checkpoint` index) or an Orbax one (state/manifest.ocdbt).
+bool IsCheckpointDir(const std::string& dir);
 
 // Steps of the finished checkpoint_<N> directories in model_dir, ascending
 // (".tmp-" directories are ignored). Empty if model_dir does not exist.

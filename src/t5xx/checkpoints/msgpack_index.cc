@@ -315,31 +315,6 @@ void Walk(const fs::path& ckpt_dir, const msgpack::object& o,
   }
 }
 
-int64_t ScalarToInt(const LoadedArray& a, const std::string& what) {
-  if (NumElements(a.shape) != 1) throw Error(what + " is not a scalar");
-  switch (a.dtype) {
-    case DType::kInt32: {
-      int32_t v;
-      std::memcpy(&v, a.bytes.data(), 4);
-      return v;
-    }
-    case DType::kInt64: {
-      int64_t v;
-      std::memcpy(&v, a.bytes.data(), 8);
-      return v;
-    }
-    case DType::kFloat32: {
-      float v;
-      std::memcpy(&v, a.bytes.data(), 4);
-      if (!(v >= 0 && v < 9.2e18f) || v != std::floor(v)) {
-        throw Error(what + " is " + std::to_string(v) + ", not a step number");
-      }
-      return static_cast<int64_t>(v);
-    }
-    default:
-      throw Error(what + " has a non-integer dtype");
-  }
-}
 
 // Packs IndexBuilder's tree (a template only because IndexBuilder::Node is
 // private to the builder).
@@ -372,6 +347,32 @@ void PackTree(Packer& pk, const Node& node, int64_t step,
 }
 
 }  // namespace
+
+int64_t ScalarToInt(const LoadedArray& a, const std::string& what) {
+  if (NumElements(a.shape) != 1) throw Error(what + " is not a scalar");
+  switch (a.dtype) {
+    case DType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, a.bytes.data(), 4);
+      return v;
+    }
+    case DType::kInt64: {
+      int64_t v;
+      std::memcpy(&v, a.bytes.data(), 8);
+      return v;
+    }
+    case DType::kFloat32: {
+      float v;
+      std::memcpy(&v, a.bytes.data(), 4);
+      if (!(v >= 0 && v < 9.2e18f) || v != std::floor(v)) {
+        throw Error(what + " is " + std::to_string(v) + ", not a step number");
+      }
+      return static_cast<int64_t>(v);
+    }
+    default:
+      throw Error(what + " has a non-integer dtype");
+  }
+}
 
 IndexBuilder::IndexBuilder() {
   Leaf s;

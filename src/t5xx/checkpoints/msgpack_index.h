@@ -87,6 +87,10 @@ struct IndexListing {
   std::optional<int64_t> step;
 };
 
+// The value of a scalar array (int32, int64, or a whole float32) as a step
+// number; throws t5xx::Error naming `what` for anything else.
+int64_t ScalarToInt(const LoadedArray& a, const std::string& what);
+
 // Reads `dir`/checkpoint and the .zarray of every zarr array it points at;
 // throws what ReadIndex throws, except chunk errors.
 IndexListing ListIndex(const std::filesystem::path& dir, const std::string& checkpoint_dir);

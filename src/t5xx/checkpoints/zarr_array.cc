@@ -1,6 +1,7 @@
 // zarr v2 array store: chunk files and .zarray metadata written, chunks read
 // (the metadata is read in zarr_metadata.cc).
 #include "t5xx/checkpoints/zarr_array.h"
+#include "t5xx/checkpoints/zstd_codec.h"
 
 #include <algorithm>
 #include <cmath>
@@ -284,25 +285,29 @@ std::unordered_set<std::string> ListChunkFiles(const fs::path& dir, size_t key_d
 
 namespace {
 
-// Reads chunk file `file` (checked against `sums` at `sum_key`) and returns
-// its decompressed bytes; throws t5xx::Error naming the array and file when
-// it is corrupt or of the wrong size.
-std::vector<uint8_t> ReadChunk(const fs::path& file, const std::string& at,
-                               const ZarrMetadata& meta, const ChunkChecksums* sums,
-                               const std::string& sum_key, uint64_t* bytes_read) {
-  std::vector<uint8_t> data = ReadFile(file, "zarr chunk of '" + at + "'");
+// Reads chunk `key` from `store` (checked against `sums` at `sum_key`) and
+// returns its decompressed bytes; throws t5xx::Error naming the array and
+// chunk when it is corrupt or of the wrong size.
+std::vector<uint8_t> ReadChunk(const ZarrChunkStore& store, const std::string& key,
+                               const std::string& at, const ZarrMetadata& meta,
+                               const ChunkChecksums* sums, const std::string& sum_key,
+                               uint64_t* bytes_read) {
+  std::vector<uint8_t> data = store.Get(key);
+  const std::string name = store.Name(key);
   if (bytes_read) *bytes_read += data.size();
-  VerifyChecksum(sums, sum_key, data.data(), data.size(), file,
+  VerifyChecksum(sums, sum_key, data.data(), data.size(), name,
                  "checkpoint array '" + at + "': chunk file");
-  if (meta.compressed) {
-    try {
-      data = Inflate(data.data(), data.size(), file.string(), meta.chunk_bytes);
-    } catch (const Error& e) {
-      throw Error("checkpoint array '" + at + "': " + e.what());
+  try {
+    if (meta.compressor == ZarrCompressor::kZlib) {
+      data = Inflate(data.data(), data.size(), name, meta.chunk_bytes);
+    } else if (meta.compressor == ZarrCompressor::kZstd) {
+      data = ZstdDecompress(data.data(), data.size(), name, meta.chunk_bytes);
     }
+  } catch (const Error& e) {
+    throw Error("checkpoint array '" + at + "': " + e.what());
   }
   if (data.size() != meta.chunk_bytes) {
-    throw Error("checkpoint array '" + at + "': zarr chunk " + file.string() + " has " +
+    throw Error("checkpoint array '" + at + "': zarr chunk " + name + " has " +
                 std::to_string(data.size()) + " bytes, expected " +
                 std::to_string(meta.chunk_bytes) + " (chunk " + ShapeString(meta.chunks) +
                 " of " + ZarrDTypeName(meta.dtype) + "); it is truncated or corrupted");
@@ -310,21 +315,46 @@ std::vector<uint8_t> ReadChunk(const fs::path& file, const std::string& at,
   return data;
 }
 
+// No chunks (a read of nothing).
+class EmptyChunkStore : public ZarrChunkStore {
+ public:
+  bool Has(const std::string&) const override { return false; }
+  std::vector<uint8_t> Get(const std::string&) const override { return {}; }
+  std::string Name(const std::string& key) const override { return key; }
+};
+
+// Chunk files in a zarr directory, listed once per read.
+class DirectoryChunkStore : public ZarrChunkStore {
+ public:
+  DirectoryChunkStore(const fs::path& dir, size_t key_depth, const std::string& at)
+      : dir_(dir), present_(ListChunkFiles(dir, key_depth, at)), at_(at) {}
+  bool Has(const std::string& key) const override { return present_.count(key) > 0; }
+  std::vector<uint8_t> Get(const std::string& key) const override {
+    return ReadFile(dir_ / key, "zarr chunk of '" + at_ + "'");
+  }
+  std::string Name(const std::string& key) const override { return (dir_ / key).string(); }
+
+ private:
+  fs::path dir_;
+  std::unordered_set<std::string> present_;
+  std::string at_;
+};
+
 // The limits on one read, checked before anything is allocated or any chunk
 // is looked for: more bytes than this machine has, or more chunks than
 // kMaxZarrChunksPerRead. Returns the output's bytes.
-uint64_t CheckReadSize(const fs::path& dir, const std::string& at, const ZarrMetadata& meta,
+uint64_t CheckReadSize(const std::string& where, const std::string& at, const ZarrMetadata& meta,
                        const Box& want, uint64_t chunk_count) {
   const uint64_t out_bytes =
       static_cast<uint64_t>(NumElements(want.shape)) * DTypeSize(meta.dtype);
   if (out_bytes > PhysicalMemoryBytes()) {
-    throw Error("checkpoint array '" + at + "' (" + dir.string() + "): reading " +
+    throw Error("checkpoint array '" + at + "' (" + where + "): reading " +
                 ShapeString(want.shape) + " of " + ZarrDTypeName(meta.dtype) + " needs " +
                 std::to_string(out_bytes) + " bytes, more than this machine's " +
                 std::to_string(PhysicalMemoryBytes()) + " bytes of memory");
   }
   if (chunk_count > kMaxZarrChunksPerRead) {
-    throw Error("checkpoint array '" + at + "' (" + dir.string() + "): reading " +
+    throw Error("checkpoint array '" + at + "' (" + where + "): reading " +
                 ShapeString(want.shape) + " in chunks " + ShapeString(meta.chunks) +
                 " means " + std::to_string(chunk_count) + " chunk files, more than the limit of " +
                 std::to_string(kMaxZarrChunksPerRead) + " (t5x writes chunks of up to 64 MiB)");
@@ -338,6 +368,18 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
                            const ZarrMetadata& meta, const std::optional<Box>& box,
                            const ChunkChecksums* sums, const std::string& sums_prefix,
                            uint64_t* bytes_read) {
+  // Listing the directory is only worth it when there is something to read.
+  const Box want = CheckedBox(meta.shape, box, at);
+  if (NumElements(want.shape) == 0) return ReadZarrRegionFrom(EmptyChunkStore(), dir.string(), at, meta, want);
+  const DirectoryChunkStore store(
+      dir, meta.separator == '/' ? std::max<size_t>(meta.shape.size(), 1) : 1, at);
+  return ReadZarrRegionFrom(store, dir.string(), at, meta, want, sums, sums_prefix, bytes_read);
+}
+
+LoadedArray ReadZarrRegionFrom(const ZarrChunkStore& store, const std::string& where,
+                               const std::string& at, const ZarrMetadata& meta,
+                               const std::optional<Box>& box, const ChunkChecksums* sums,
+                               const std::string& sums_prefix, uint64_t* bytes_read) {
   const Box want = CheckedBox(meta.shape, box, at);
   const size_t rank = meta.shape.size();
   const size_t elem = DTypeSize(meta.dtype);
@@ -353,7 +395,7 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
     count[d] = (want.origin[d] + want.shape[d] - 1) / meta.chunks[d] - first[d] + 1;
     chunk_count *= static_cast<uint64_t>(count[d]);  // <= the element count: no overflow
   }
-  const uint64_t out_bytes = CheckReadSize(dir, at, meta, want, chunk_count);
+  const uint64_t out_bytes = CheckReadSize(where, at, meta, want, chunk_count);
   const bool one_chunk = want.shape == meta.shape && meta.chunks == meta.shape;
   if (!one_chunk) {
     // zarr: a missing chunk is all fill_value (TensorStore writes none for
@@ -362,8 +404,6 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
     out.bytes.resize(static_cast<size_t>(out_bytes));
     FillWithElement(out.bytes, meta.fill_element);
   }
-  const std::unordered_set<std::string> present =
-      ListChunkFiles(dir, meta.separator == '/' ? std::max<size_t>(rank, 1) : 1, at);
   // Per chunk, only the key is built unless the chunk exists or checksums
   // are given: a read of 2^20 mostly missing chunks stays in the seconds
   // under the sanitizers too.
@@ -374,7 +414,7 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
       chunk_origin[d] = g[d] * meta.chunks[d];
     }
     const std::string key = ChunkKey(g, meta.separator);
-    const bool exists = present.count(key) > 0;
+    const bool exists = store.Has(key);
     const std::string sum_key =
         sums ? sums_prefix + "/" + (meta.separator == '.' ? key : ChunkKey(g, '.')) : "";
     const bool listed = sums && sums->count(sum_key) > 0;
@@ -382,10 +422,9 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
       if (rank == 0 || !NextIndex(step, count, rank)) break;
       continue;  // fill_value, already in place
     }
-    const fs::path file = dir / key;
     if (!exists) {
       if (listed) {
-        throw Error("checkpoint array '" + at + "': chunk file " + file.string() +
+        throw Error("checkpoint array '" + at + "': chunk file " + store.Name(key) +
                     " is missing, though the checkpoint's checksums list it (the checkpoint "
                     "was damaged after it was written; restore an earlier checkpoint)");
       }
@@ -394,7 +433,7 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
         FillWithElement(out.bytes, meta.fill_element);
       }
     } else {
-      std::vector<uint8_t> data = ReadChunk(file, at, meta, sums, sum_key, bytes_read);
+      std::vector<uint8_t> data = ReadChunk(store, key, at, meta, sums, sum_key, bytes_read);
       if (one_chunk) {
         out.bytes = std::move(data);  // one chunk that is the whole array
       } else {

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "t5xx/checkpoints/array.h"
@@ -59,13 +60,18 @@ inline constexpr uint64_t kMaxZarrChunkBytes = uint64_t{1} << 31;
 inline constexpr size_t kMaxZarrRank = 32;
 inline constexpr uint64_t kMaxZarrChunksPerRead = uint64_t{1} << 20;
 
+// How a zarr v2 array's chunks are compressed: none, gzip or zlib
+// (numcodecs' and TensorStore's, auto-detected on reading), or zstd (what
+// Orbax writes).
+enum class ZarrCompressor { kNone, kZlib, kZstd };
+
 // A zarr array's .zarray, checked.
 struct ZarrMetadata {
   DType dtype = DType::kFloat32;
   std::vector<int64_t> shape;
   std::vector<int64_t> chunks;
   size_t chunk_bytes = 0;   // bytes of one (uncompressed) chunk
-  bool compressed = false;  // gzip or zlib
+  ZarrCompressor compressor = ZarrCompressor::kNone;
   char separator = '.';
   std::vector<uint8_t> fill_element;  // fill_value as one element of dtype
 };
@@ -78,7 +84,26 @@ ZarrMetadata ReadZarrMetadata(
     std::optional<DType> spec_dtype,
     const std::optional<std::vector<int64_t>>& spec_shape);
 
-// Reads the part `box` of the array (nullopt: all of it) from only the
+// The same check of a .zarray's text, read from `source` (named in errors:
+// a file, or a key of an Orbax checkpoint's OCDBT store).
+ZarrMetadata ParseZarrMetadata(std::string_view text, const std::string& source,
+                               std::optional<DType> spec_dtype,
+                               const std::optional<std::vector<int64_t>>& spec_shape);
+
+// Where a zarr array's chunks are stored: chunk files in its directory, or
+// values of a key-value store (an Orbax checkpoint's OCDBT database).
+class ZarrChunkStore {
+ public:
+  virtual ~ZarrChunkStore() = default;
+  // Whether chunk `key` ("0.1", or "0/1" with the '/' separator) exists.
+  virtual bool Has(const std::string& key) const = 0;
+  // Its stored (compressed) bytes; throws t5xx::Error naming it.
+  virtual std::vector<uint8_t> Get(const std::string& key) const = 0;
+  // How errors name chunk `key` (a file path, or a store and key).
+  virtual std::string Name(const std::string& key) const = 0;
+};
+
+// Reads the part `box` of the array in directory `dir` (nullopt: all of it) from only the
 // chunks that intersect it; the result has shape box.shape. When `sums` is
 // given, every chunk listed in it under `sums_prefix` + "/" + key must exist
 // and match its checksum, else t5xx::Error names the array, the chunk file
@@ -94,6 +119,15 @@ LoadedArray ReadZarrRegion(const std::filesystem::path& dir,
                            const ChunkChecksums* sums = nullptr,
                            const std::string& sums_prefix = "",
                            uint64_t* bytes_read = nullptr);
+
+// ReadZarrRegion over any chunk store; `where` names the array's place
+// in errors about the whole read (its directory, or its store key).
+LoadedArray ReadZarrRegionFrom(const ZarrChunkStore& store, const std::string& where,
+                               const std::string& at, const ZarrMetadata& meta,
+                               const std::optional<Box>& box,
+                               const ChunkChecksums* sums = nullptr,
+                               const std::string& sums_prefix = "",
+                               uint64_t* bytes_read = nullptr);
 
 // The part `box` of a whole C-order array `whole` (used for arrays stored
 // inline in the index). Throws t5xx::Error (naming `at`) for a box outside

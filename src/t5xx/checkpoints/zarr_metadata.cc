@@ -160,12 +160,20 @@ ZarrMetadata ReadZarrMetadata(
     std::optional<DType> spec_dtype,
     const std::optional<std::vector<int64_t>>& spec_shape) {
   const fs::path zarray_path = dir / ".zarray";
-  std::vector<uint8_t> raw = ReadFile(zarray_path, "zarr metadata of '" + at + "'");
+  const std::vector<uint8_t> raw = ReadFile(zarray_path, "zarr metadata of '" + at + "'");
+  return ParseZarrMetadata(
+      std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()),
+      zarray_path.string(), spec_dtype, spec_shape);
+}
+
+ZarrMetadata ParseZarrMetadata(std::string_view text, const std::string& source,
+                               std::optional<DType> spec_dtype,
+                               const std::optional<std::vector<int64_t>>& spec_shape) {
+  const fs::path zarray_path(source);
   json meta;
   std::string parse_error;
-  if (!ParseJson(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()), &meta,
-                 &parse_error)) {
-    throw Error("malformed zarr metadata " + zarray_path.string() + ": " + parse_error);
+  if (!ParseJson(text, &meta, &parse_error)) {
+    throw Error("malformed zarr metadata " + source + ": " + parse_error);
   }
   const MetadataErrors bad{zarray_path};
   try {
@@ -187,10 +195,13 @@ ZarrMetadata ReadZarrMetadata(
     ReadShapeAndChunks(meta, spec_shape, bad, out);
     if (meta.contains("compressor") && !meta["compressor"].is_null()) {
       std::string id = meta["compressor"].at("id").get<std::string>();
-      if (id != "gzip" && id != "zlib") {
-        throw bad("compressor '" + id + "' is not supported (only null, gzip, zlib)");
+      if (id == "gzip" || id == "zlib") {
+        out.compressor = ZarrCompressor::kZlib;
+      } else if (id == "zstd") {
+        out.compressor = ZarrCompressor::kZstd;
+      } else {
+        throw bad("compressor '" + id + "' is not supported (only null, gzip, zlib, zstd)");
       }
-      out.compressed = true;
     }
     if (meta.contains("dimension_separator")) {
       std::string sep = meta["dimension_separator"].get<std::string>();

@@ -53,9 +53,10 @@ std::optional<RestorePlan> PlanRestore(const TrainSetup& s, std::vector<std::str
     if (fs::is_regular_file(dir, ec) && fs::path(dir).filename() == "checkpoint") {
       dir = fs::path(dir).parent_path().string();  // t5x accepts the index file too
     }
-    T5XX_CHECK(fs::is_regular_file(fs::path(dir) / "checkpoint", ec),
+    T5XX_CHECK(checkpoints::IsCheckpointDir(dir),
                r.where + " = '" + r.paths.front() + "' is not a t5x checkpoint directory (" +
-                   (fs::exists(dir, ec) ? "it has no 'checkpoint' index file"
+                   (fs::exists(dir, ec) ? "it has neither a 'checkpoint' index file nor "
+                                          "Orbax's state/manifest.ocdbt"
                                         : std::string("it does not exist")) +
                    "); give a checkpoint_<N> directory, or set mode = 'latest' and the "
                    "directory holding checkpoint_<N> directories");

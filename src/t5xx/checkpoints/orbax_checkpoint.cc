@@ -1,0 +1,149 @@
+// Orbax checkpoints: the state/ OCDBT database listed as zarr v2 arrays.
+#include "t5xx/checkpoints/orbax_checkpoint.h"
+
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "t5xx/checkpoints/file_io.h"
+#include "t5xx/checkpoints/zarr_array.h"
+#include "t5xx/util/error.h"
+#include "t5xx/util/json_text.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace t5xx::checkpoints {
+
+namespace {
+
+constexpr char kStepName[] = "state.step";
+
+// An array's keys in the database: "<name>/.zarray", "<name>/<chunk key>".
+class OcdbtChunkStore : public ZarrChunkStore {
+ public:
+  OcdbtChunkStore(const OcdbtReader& store, const std::string& name)
+      : store_(store), prefix_(name + "/") {}
+  bool Has(const std::string& key) const override { return store_.Contains(prefix_ + key); }
+  std::vector<uint8_t> Get(const std::string& key) const override {
+    return store_.Read(prefix_ + key);
+  }
+  std::string Name(const std::string& key) const override {
+    return store_.Describe(prefix_ + key);
+  }
+
+ private:
+  const OcdbtReader& store_;
+  std::string prefix_;
+};
+
+// The arrays state/_METADATA says were saved ('.'-joined key paths of the
+// leaves whose values live in the database), or nothing when it is absent.
+std::set<std::string> ArraysInTreeMetadata(const fs::path& file) {
+  std::set<std::string> names;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return names;
+  const std::vector<uint8_t> raw = ReadFile(file, "Orbax tree metadata");
+  json meta;
+  std::string error;
+  if (!ParseJson(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()), &meta,
+                 &error)) {
+    throw Error("malformed Orbax tree metadata " + file.string() + ": " + error);
+  }
+  try {
+    if (meta.value("use_zarr3", false)) {
+      throw Error(file.string() + ": use_zarr3 is true; t5xx reads Orbax's zarr v2 arrays "
+                  "(t5x's default) but not zarr v3 yet; save with use_zarr3 = False");
+    }
+    for (const auto& [tuple, leaf] : meta.at("tree_metadata").items()) {
+      const std::string type = leaf.at("value_metadata").at("value_type").get<std::string>();
+      if (leaf.at("value_metadata").value("skip_deserialize", false)) continue;
+      if (type != "jax.Array" && type != "np.ndarray" && type != "scalar") continue;
+      std::string name;
+      for (const json& k : leaf.at("key_metadata")) {
+        name += (name.empty() ? "" : ".") + (k.at("key").is_string()
+                                                 ? k.at("key").get<std::string>()
+                                                 : k.at("key").dump());
+      }
+      names.insert(name);
+    }
+  } catch (const json::exception& e) {
+    throw Error("malformed Orbax tree metadata " + file.string() + ": " + e.what());
+  }
+  return names;
+}
+
+}  // namespace
+
+bool IsOrbaxCheckpoint(const fs::path& checkpoint_dir) {
+  std::error_code ec;
+  return !fs::exists(checkpoint_dir / "checkpoint", ec) &&
+         fs::is_regular_file(checkpoint_dir / kOrbaxStateItem / "manifest.ocdbt", ec);
+}
+
+OrbaxListing ListOrbaxCheckpoint(const fs::path& checkpoint_dir) {
+  const fs::path state = checkpoint_dir / kOrbaxStateItem;
+  auto store = std::make_shared<const OcdbtReader>(state);
+  OrbaxListing out;
+  out.listing.version = 3;  // t5x's format version of the arrays' layout
+  std::set<std::string> with_chunks;
+  for (const auto& [key, value] : store->entries()) {
+    const size_t slash = key.find('/');
+    const std::string name = key.substr(0, slash);
+    const std::string rest = slash == std::string::npos ? "" : key.substr(slash + 1);
+    if (rest == "zarr.json") {
+      throw Error(store->Describe(key) + ": a zarr v3 array (Orbax's use_zarr3 = True); t5xx "
+                  "reads Orbax's zarr v2 arrays (t5x's default) but not zarr v3 yet");
+    }
+    if (rest != ".zarray") {
+      if (rest.empty() || name.empty()) {
+        throw Error(store->Describe(key) + ": not an array key ('<name>/.zarray' or "
+                    "'<name>/<chunk>'); this is not a t5x checkpoint written by Orbax");
+      }
+      with_chunks.insert(name);
+      continue;
+    }
+    const std::vector<uint8_t> raw = store->Read(key);
+    IndexEntry e;
+    e.zarr = ParseZarrMetadata(
+        std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()),
+        store->Describe(key), std::nullopt, std::nullopt);
+    e.dtype = e.zarr->dtype;
+    e.shape = e.zarr->shape;
+    e.zarr_rel = name;
+    out.listing.entries.emplace(name, std::move(e));
+  }
+  for (const std::string& name : with_chunks) {
+    if (!out.listing.entries.count(name)) {
+      throw Error(store->Describe(name + "/…") + ": chunks of an array '" + name +
+                  "' without its '" + name + "/.zarray' metadata; the checkpoint is damaged");
+    }
+  }
+  for (const std::string& name : ArraysInTreeMetadata(state / "_METADATA")) {
+    if (!out.listing.entries.count(name)) {
+      throw Error((state / "_METADATA").string() + " lists array '" + name +
+                  "', but " + (state / "manifest.ocdbt").string() +
+                  " has no key '" + name + "/.zarray'; the checkpoint is incomplete");
+    }
+  }
+  const auto step = out.listing.entries.find(kStepName);
+  if (step != out.listing.entries.end()) {
+    const LoadedArray a =
+        ReadOrbaxArray(*store, kStepName, *step->second.zarr, std::nullopt, nullptr);
+    out.listing.step = ScalarToInt(a, store->Describe(std::string(kStepName) + "/…"));
+    out.listing.entries.erase(step);
+  }
+  out.store = std::move(store);
+  return out;
+}
+
+LoadedArray ReadOrbaxArray(const OcdbtReader& store, const std::string& name,
+                           const ZarrMetadata& meta, const std::optional<Box>& box,
+                           uint64_t* bytes_read) {
+  const OcdbtChunkStore chunks(store, name);
+  return ReadZarrRegionFrom(chunks, store.Describe(name + "/…"), name, meta, box, nullptr, "",
+                            bytes_read);
+}
+
+}  // namespace t5xx::checkpoints

@@ -1,0 +1,53 @@
+// t5x checkpoints written through Orbax (t5x's `train.use_orbax = True`,
+// its default since 2023): checkpoint_<step>/state/ holds an OCDBT
+// database (ocdbt_reader.h) in which each array `N` (the '.'-joined path of
+// the train state, "target.encoder.layers_0.attention.query.kernel",
+// "state.param_states.…", "state.step") is a zarr v2 array: key "N/.zarray"
+// with its metadata and keys "N/0.0", … with its chunks (zstd, gzip or
+// raw); state/_METADATA (JSON) lists the tree. Read here into the listing
+// CheckpointReader serves, so restore, finetuning, infer, eval and export
+// read Orbax checkpoints as they read t5x's legacy ones, slices included.
+// Source: orbax-checkpoint 0.6.4 (PyTreeCheckpointHandler with use_ocdbt,
+// type_handlers.py) as t5x cc342d4 configures it (checkpoints.py
+// OrbaxCheckpointManagerInterface); docs/notes/orbax_ocdbt_format.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "t5xx/checkpoints/msgpack_index.h"
+#include "t5xx/checkpoints/ocdbt_reader.h"
+
+namespace t5xx::checkpoints {
+
+// The directory under checkpoint_<step> Orbax keeps the train state in
+// (t5x's item name 'state').
+inline constexpr char kOrbaxStateItem[] = "state";
+
+// Whether `checkpoint_dir` is an Orbax checkpoint: it has
+// state/manifest.ocdbt (what orbax's is_ocdbt_checkpoint tests) and no
+// legacy msgpack `checkpoint` index.
+bool IsOrbaxCheckpoint(const std::filesystem::path& checkpoint_dir);
+
+struct OrbaxListing {
+  std::shared_ptr<const OcdbtReader> store;  // state/'s database
+  IndexListing listing;                      // entries' zarr metadata set, zarr_rel = N
+};
+
+// Lists an Orbax checkpoint: every array with its .zarray checked (as
+// ReadZarrMetadata checks), and state.step. Throws t5xx::Error naming the
+// file or key: OCDBT faults (ocdbt_reader.h), zarr v3 arrays ("zarr.json",
+// use_zarr3 = True: not supported), an array _METADATA lists that the
+// database lacks, keys that belong to no array, unsupported dtypes or
+// codecs.
+OrbaxListing ListOrbaxCheckpoint(const std::filesystem::path& checkpoint_dir);
+
+// Reads `box` (nullopt: all) of array `name` listed in `listing`.
+LoadedArray ReadOrbaxArray(const OcdbtReader& store, const std::string& name,
+                           const ZarrMetadata& meta, const std::optional<Box>& box,
+                           uint64_t* bytes_read = nullptr);
+
+}  // namespace t5xx::checkpoints
