@@ -436,6 +436,31 @@ show="$work/E.log" check "SIGTERM with period None saves at once, no train-eval 
   bash -c '[ "$0" = 143 ] && ! grep -q "^\[eval " "$1" && grep -q "^\[stopped\] SIGTERM after step" "$1" &&
            ls -d "$2"/checkpoint_[1-9]* >/dev/null 2>&1' "$rc_e" "$work/E.log" "$work/E"
 
+# --- 8. Orbax's layout (train.use_orbax = True, t5x's default): run O is
+# run A's command writing Orbax checkpoints, killed (-9) once checkpoint_4
+# is committed and run again. It resumes from the Orbax checkpoint to the
+# same losses as run A, and finetuning restores its checkpoint_12 as it
+# restores run A's (the same steps, losses equal to ft's).
+start O1 "$T5XX" train "${tiny[@]}" --gin.train.use_orbax=True --gin.MODEL_DIR="$work/O"
+poll 60 test -d "$work/O/checkpoint_4"; p=$?
+kill -9 "$bg" 2>/dev/null; finish
+k="$(latest_in "$work/O")"
+t5xx train "${tiny[@]}" --gin.train.use_orbax=True --gin.MODEL_DIR="$work/O" >"$work/O2.log" 2>&1; rc=$?
+show="$work/O2.log" check "Orbax layout: killed after checkpoint_$k, resumed to 12 (poll $p)" \
+  bash -c '[ "$0" = 0 ] && [ -f "$1/checkpoint_12/state/manifest.ocdbt" ] &&
+           [ -f "$1/checkpoint_12/state/_METADATA" ] && [ ! -e "$1/checkpoint_12/checkpoint" ]' \
+  "$rc" "$work/O"
+[ "$rc" = 0 ] && resumed_from "$work/O2.log" "$work/O" "$k" && pass=$((pass + 1)) ||
+  fail "Orbax layout: resumes from checkpoint_$k" "$work/O2.log"
+check "Orbax layout: kill -9 + resume: every step's loss equal (as text) to run A's" \
+  same_losses "$work/A" "$work/O"
+t5xx train "${ft[@]}" --gin.MODEL_DIR="$work/ftO" --gin.INITIAL_CHECKPOINT_PATH="'$work/O/checkpoint_12'" \
+  >"$work/ftO.log" 2>&1; rc=$?
+show="$work/ftO.log" check "finetune.gin from the Orbax checkpoint_12: the losses of run A's" \
+  bash -c '[ "$0" = 0 ] && grep -q "restoring $1/checkpoint_12 (utils.RestoreCheckpointConfig, mode .specific.): step 12," "$2" &&
+           diff <(grep -o "\"loss\":[^,}]*" "$3/train/metrics.jsonl") <(grep -o "\"loss\":[^,}]*" "$4/train/metrics.jsonl")' \
+  "$rc" "$work/O" "$work/ftO.log" "$work/ft" "$work/ftO"
+
 echo "($((SECONDS - t0)) s)"
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

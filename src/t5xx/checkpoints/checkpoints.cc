@@ -5,6 +5,7 @@
 #include "t5xx/checkpoints/orbax_checkpoint.h"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <optional>
@@ -134,6 +135,15 @@ std::vector<std::vector<int64_t>> IndexArrays(const std::vector<ArrayRef>& array
   return chunks;
 }
 
+// Writes the extra files into tmp_dir, adding their checksums to `sums`.
+void WriteExtraFiles(const fs::path& tmp_dir, const std::vector<ExtraFile>& extra_files,
+                     ChunkChecksums& sums) {
+  for (const ExtraFile& f : extra_files) {
+    WriteFile(tmp_dir / f.name, f.content.data(), f.content.size());
+    sums[f.name] = Crc32c(f.content.data(), f.content.size());
+  }
+}
+
 // Writes this process's zarr arrays (largest first, so that the threads
 // finish together) and the extra files into tmp_dir; returns their chunks'
 // checksums.
@@ -159,20 +169,20 @@ ChunkChecksums WriteArrays(const fs::path& tmp_dir, const std::vector<ArrayRef>&
   });
   ChunkChecksums sums;
   for (const ChunkChecksums& a : array_sums) sums.insert(a.begin(), a.end());
-  for (const ExtraFile& f : extra_files) {
-    WriteFile(tmp_dir / f.name, f.content.data(), f.content.size());
-    sums[f.name] = Crc32c(f.content.data(), f.content.size());
-  }
+  WriteExtraFiles(tmp_dir, extra_files, sums);
   return sums;
 }
 
 // The committing process's last steps: the index and the checksums into
 // tmp_dir, then tmp_dir renamed to final_dir (the commit).
+// An Orbax checkpoint has no index (`encoded_index` empty).
 void CommitCheckpoint(const std::string& model_dir, const fs::path& tmp_dir,
                       const fs::path& final_dir, const std::string& encoded_index,
                       ChunkChecksums sums) {
-  WriteFile(tmp_dir / "checkpoint", encoded_index.data(), encoded_index.size());
-  sums["checkpoint"] = Crc32c(encoded_index.data(), encoded_index.size());
+  if (!encoded_index.empty()) {
+    WriteFile(tmp_dir / "checkpoint", encoded_index.data(), encoded_index.size());
+    sums["checkpoint"] = Crc32c(encoded_index.data(), encoded_index.size());
+  }
   WriteChecksums(tmp_dir, sums);
   SyncDir(tmp_dir);
   std::error_code ec;
@@ -214,6 +224,10 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
                            const ShardedSave& sharded) {
   const bool several = sharded.process_count > 1;
   const bool commits = sharded.process_index == 0;  // writes the index, renames
+  const bool orbax = options.format == CheckpointFormat::kOrbax;
+  const int64_t init_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
   if (several && (sharded.process_index < 0 || sharded.process_index >= sharded.process_count ||
                   sharded.tmp_dir.empty())) {
     throw Error("sharded checkpoint save: process " + std::to_string(sharded.process_index) +
@@ -253,7 +267,15 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
       fs::remove_all(tmp_dir, ec);  // stale leftover of a crashed save
       MakeDir(tmp_dir);
     }
-    ChunkChecksums sums = WriteArrays(tmp_dir, arrays, chunks, extra_files, options, gzip_level);
+    ChunkChecksums sums;
+    if (orbax) {
+      WriteOrbaxPart(tmp_dir, arrays, chunks, ZarrCodec{options.gzip ? ZarrCompressor::kZstd
+                                                                     : ZarrCompressor::kNone, 1},
+                     step, sharded.process_index, options.num_threads);
+      WriteExtraFiles(tmp_dir, extra_files, sums);
+    } else {
+      sums = WriteArrays(tmp_dir, arrays, chunks, extra_files, options, gzip_level);
+    }
     if (several && !commits) {
       FinishPart(tmp_dir, sharded.process_index, sharded.process_count, sums);
       return final_dir.string();
@@ -263,8 +285,9 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
           CollectParts(tmp_dir, sharded.process_count, sharded.wait_seconds, sharded.cancel);
       sums.insert(others.begin(), others.end());
     }
-    CommitCheckpoint(model_dir, tmp_dir, final_dir, index.Encode(step, gzip_level),
-                     std::move(sums));
+    if (orbax) CommitOrbaxState(tmp_dir, arrays, several ? sharded.process_count : 1, init_ns);
+    CommitCheckpoint(model_dir, tmp_dir, final_dir,
+                     orbax ? std::string() : index.Encode(step, gzip_level), std::move(sums));
   } catch (const Error& e) {
     if (several && !commits) {
       // Process 0 owns the directory: it reports this and removes it.
@@ -314,6 +337,7 @@ CheckpointReader::CheckpointReader(const std::string& checkpoint_dir) : dir_(che
     throw Error("checkpoint directory " + checkpoint_dir + " does not exist");
   }
   if (IsOrbaxCheckpoint(dir)) {
+    sums_ = ReadChecksums(dir);  // of the extra files t5xx wrote beside Orbax's
     OrbaxListing orbax = ListOrbaxCheckpoint(dir);
     listing_ = std::move(orbax.listing);
     orbax_ = std::move(orbax.store);

@@ -59,8 +59,17 @@
 
 namespace t5xx::checkpoints {
 
+// The layout SaveCheckpoint writes: t5x's legacy one (msgpack index + one
+// zarr directory per array; what t5x's Checkpointer writes, and what every
+// t5x reads, its Orbax checkpoint manager included) or Orbax's (OCDBT +
+// zarr, orbax_checkpoint.h; what t5x writes with `train.use_orbax = True`).
+enum class CheckpointFormat { kLegacy, kOrbax };
+
 struct SaveOptions {
-  bool gzip = true;     // zarr compressor {"id":"gzip","level":gzip_level}.
+  CheckpointFormat format = CheckpointFormat::kLegacy;
+  // Compress chunks: legacy: zarr compressor {"id":"gzip","level":gzip_level};
+  // Orbax: {"id":"zstd","level":1}, what Orbax writes.
+  bool gzip = true;
   int gzip_level = 1;   // 1 = what TensorStore writes by default.
   // Arrays larger than this are split into several zarr chunks with t5x's
   // rule (see ChooseChunkShape); 64 MiB is t5x's _DESIRED_CHUNK_SIZE_BYTES.

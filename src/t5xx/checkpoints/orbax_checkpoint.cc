@@ -6,10 +6,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
 #include "t5xx/checkpoints/file_io.h"
+#include "t5xx/checkpoints/ocdbt_writer.h"
 #include "t5xx/checkpoints/zarr_array.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"
+#include "t5xx/util/system/parallel_for.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -144,6 +150,92 @@ LoadedArray ReadOrbaxArray(const OcdbtReader& store, const std::string& name,
   const OcdbtChunkStore chunks(store, name);
   return ReadZarrRegionFrom(chunks, store.Describe(name + "/…"), name, meta, box, nullptr, "",
                             bytes_read);
+}
+
+namespace {
+
+std::string ProcessDatabase(int index) { return "ocdbt.process_" + std::to_string(index); }
+
+// Python's str() of a tuple of strings: "('target', 'decoder', 'x')".
+std::string PythonTuple(const std::vector<std::string>& parts) {
+  std::string s = "(";
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", '" : "'") + parts[i] + "'";
+  return s + (parts.size() == 1 ? ",)" : ")");
+}
+
+std::vector<std::string> SplitDots(const std::string& name) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = name.find('.', start);
+    parts.push_back(name.substr(start, dot - start));
+    if (dot == std::string::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+std::string OrbaxTreeMetadataJson(const std::vector<std::string>& names) {
+  json tree = json::object();
+  for (const std::string& name : names) {
+    const std::vector<std::string> parts = SplitDots(name);
+    json keys = json::array();
+    for (const std::string& p : parts) keys.push_back({{"key", p}, {"key_type", 2}});
+    tree[PythonTuple(parts)] = {
+        {"key_metadata", keys},
+        {"value_metadata", {{"value_type", "np.ndarray"}, {"skip_deserialize", false}}}};
+  }
+  return json{{"tree_metadata", tree}, {"use_zarr3", false}}.dump();
+}
+
+void WriteOrbaxPart(const fs::path& checkpoint_dir, const std::vector<ArrayRef>& arrays,
+                    const std::vector<std::vector<int64_t>>& chunks, const ZarrCodec& codec,
+                    int64_t step, int process_index, int num_threads) {
+  OcdbtWriter db(checkpoint_dir / kOrbaxStateItem / ProcessDatabase(process_index));
+  std::vector<size_t> order;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const bool writes = arrays[i].store_inline ? process_index == 0 : arrays[i].write;
+    if (writes) order.push_back(i);
+  }
+  ParallelFor(order.size(), num_threads, [&](size_t k) {
+    const ArrayRef& a = arrays[order[k]];
+    const std::vector<int64_t> c = a.store_inline ? ChunkShapeFor(a, 0) : chunks[order[k]];
+    EncodeZarrArray(a, c, codec, [&](const std::string& key, const uint8_t* data, size_t size) {
+      db.Put(a.path + "/" + key, data, size);
+    });
+  });
+  if (process_index == 0) {
+    const bool small = step >= std::numeric_limits<int32_t>::min() &&
+                       step <= std::numeric_limits<int32_t>::max();
+    const int32_t step32 = static_cast<int32_t>(step);
+    ArrayRef s{std::string(kStepName), small ? DType::kInt32 : DType::kInt64, {}, nullptr};
+    s.data = small ? static_cast<const void*>(&step32) : static_cast<const void*>(&step);
+    EncodeZarrArray(s, {}, codec, [&](const std::string& key, const uint8_t* data, size_t size) {
+      db.Put(s.path + "/" + key, data, size);
+    });
+  }
+  db.Finish();
+}
+
+void CommitOrbaxState(const fs::path& checkpoint_dir, const std::vector<ArrayRef>& arrays,
+                      int process_count, int64_t init_time_ns) {
+  const fs::path state = checkpoint_dir / kOrbaxStateItem;
+  std::vector<std::string> children;
+  for (int i = 0; i < process_count; ++i) children.push_back(ProcessDatabase(i));
+  MergeOcdbtDatabases(state, children);
+  std::vector<std::string> names{kStepName};
+  for (const ArrayRef& a : arrays) names.push_back(a.path);
+  std::sort(names.begin(), names.end());
+  const std::string meta = OrbaxTreeMetadataJson(names);
+  WriteFile(state / "_METADATA", meta.data(), meta.size());
+  SyncDir(state);
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const std::string step_meta =
+      json{{"init_timestamp_nsecs", init_time_ns}, {"commit_timestamp_nsecs", now}}.dump();
+  WriteFile(checkpoint_dir / "_CHECKPOINT_METADATA", step_meta.data(), step_meta.size());
 }
 
 }  // namespace t5xx::checkpoints

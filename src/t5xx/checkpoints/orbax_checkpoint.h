@@ -18,8 +18,12 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
+#include "t5xx/checkpoints/array.h"
 #include "t5xx/checkpoints/msgpack_index.h"
 #include "t5xx/checkpoints/ocdbt_reader.h"
+#include "t5xx/checkpoints/zarr_array.h"
 
 namespace t5xx::checkpoints {
 
@@ -49,5 +53,36 @@ OrbaxListing ListOrbaxCheckpoint(const std::filesystem::path& checkpoint_dir);
 LoadedArray ReadOrbaxArray(const OcdbtReader& store, const std::string& name,
                            const ZarrMetadata& meta, const std::optional<Box>& box,
                            uint64_t* bytes_read = nullptr);
+
+// Writing (SaveCheckpoint with SaveOptions::format = kOrbax; t5x's
+// `train.use_orbax = True`). The layout Orbax writes for t5x: each process
+// `i` stores its arrays' zarr v2 metadata and chunks as values of its own
+// OCDBT database state/ocdbt.process_<i>/ (chunk shapes and boxes as in the
+// legacy layout: several processes write disjoint chunks of one array);
+// the committing process then writes the root database state/ (a leaf
+// node referring to every process's values), state/_METADATA and
+// _CHECKPOINT_METADATA.
+
+// Process `process_index`'s part: the arrays it writes (ArrayRef::write;
+// arrays stored inline in the legacy layout are zarr arrays here, written
+// by process 0), and on process 0 state.step = `step` (int32, int64 when it
+// does not fit). `chunks[i]` is arrays[i]'s chunk shape. Throws t5xx::Error
+// naming the file on I/O failure.
+void WriteOrbaxPart(const std::filesystem::path& checkpoint_dir,
+                    const std::vector<ArrayRef>& arrays,
+                    const std::vector<std::vector<int64_t>>& chunks, const ZarrCodec& codec,
+                    int64_t step, int process_index, int num_threads);
+
+// The committing process, once every process's part is written: merges
+// state/ocdbt.process_0..count-1 into state/, writes state/_METADATA (every
+// array of `arrays` and state.step, as np.ndarray leaves: Orbax restores
+// them without a mesh, and t5x's restore, which passes its mesh, as
+// jax.Arrays) and _CHECKPOINT_METADATA (`init_time_ns`, now).
+void CommitOrbaxState(const std::filesystem::path& checkpoint_dir,
+                      const std::vector<ArrayRef>& arrays, int process_count,
+                      int64_t init_time_ns);
+
+// state/_METADATA's text for leaves `names` ('.'-joined paths).
+std::string OrbaxTreeMetadataJson(const std::vector<std::string>& names);
 
 }  // namespace t5xx::checkpoints

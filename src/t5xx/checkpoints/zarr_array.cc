@@ -115,12 +115,13 @@ std::vector<int64_t> Divisors(int64_t n) {
 }
 
 std::string ZarrayJson(DType dtype, const std::vector<int64_t>& shape,
-                       const std::vector<int64_t>& chunks,
-                       std::optional<int> gzip_level) {
+                       const std::vector<int64_t>& chunks, const ZarrCodec& codec) {
   json j;
   j["chunks"] = chunks;
-  if (gzip_level) {
-    j["compressor"] = {{"id", "gzip"}, {"level", *gzip_level}};
+  if (codec.compressor == ZarrCompressor::kZlib) {
+    j["compressor"] = {{"id", "gzip"}, {"level", codec.level}};
+  } else if (codec.compressor == ZarrCompressor::kZstd) {
+    j["compressor"] = {{"id", "zstd"}, {"level", codec.level}};
   } else {
     j["compressor"] = nullptr;
   }
@@ -180,20 +181,18 @@ std::vector<int64_t> ChunkShapeFor(const ArrayRef& array,
   return chunks;
 }
 
-void WriteZarrArray(const fs::path& dir, const ArrayRef& a,
-                    const std::vector<int64_t>& chunks,
-                    std::optional<int> gzip_level, ChunkChecksums* sums) {
-  MakeDir(dir);
+void EncodeZarrArray(const ArrayRef& a, const std::vector<int64_t>& chunks,
+                     const ZarrCodec& codec, const ZarrPut& put) {
   const size_t rank = a.shape.size();
   // The part held: the box, or all of the array.
   const std::vector<int64_t> origin = a.box ? a.box->origin : std::vector<int64_t>(rank, 0);
   const std::vector<int64_t>& held = a.box ? a.box->shape : a.shape;
   if (std::all_of(origin.begin(), origin.end(), [](int64_t o) { return o == 0; })) {
-    std::string meta = ZarrayJson(a.dtype, a.shape, chunks, gzip_level);
-    WriteFile(dir / ".zarray", meta.data(), meta.size());
+    const std::string meta = ZarrayJson(a.dtype, a.shape, chunks, codec);
+    put(".zarray", reinterpret_cast<const uint8_t*>(meta.data()), meta.size());
   }
   const size_t elem = DTypeSize(a.dtype);
-  uint8_t* src = const_cast<uint8_t*>(static_cast<const uint8_t*>(a.data));
+  const uint8_t* src = static_cast<const uint8_t*>(a.data);
   const bool whole = chunks == held;
   std::vector<uint8_t> buf;
   if (!whole) buf.resize(static_cast<size_t>(NumElements(chunks)) * elem);
@@ -211,16 +210,28 @@ void WriteZarrArray(const fs::path& dir, const ArrayRef& a,
       raw = buf.data();
       raw_size = buf.size();
     }
-    const std::string key = ChunkKey(g, '.');
-    fs::path file = dir / key;
     std::vector<uint8_t> z;
-    if (gzip_level) {
-      z = GzipCompress(raw, raw_size, *gzip_level);
+    if (codec.compressor == ZarrCompressor::kZlib) {
+      z = GzipCompress(raw, raw_size, codec.level);
+    } else if (codec.compressor == ZarrCompressor::kZstd) {
+      z = ZstdCompress(raw, raw_size, codec.level);
+    }
+    if (codec.compressor != ZarrCompressor::kNone) {
       raw = z.data();
       raw_size = z.size();
     }
-    WriteFile(file, raw, raw_size);
-    if (sums) (*sums)[dir.filename().string() + "/" + key] = Crc32c(raw, raw_size);
+    put(ChunkKey(g, '.'), raw, raw_size);
+  });
+}
+
+void WriteZarrArray(const fs::path& dir, const ArrayRef& a,
+                    const std::vector<int64_t>& chunks,
+                    std::optional<int> gzip_level, ChunkChecksums* sums) {
+  MakeDir(dir);
+  const ZarrCodec codec = gzip_level ? ZarrCodec{ZarrCompressor::kZlib, *gzip_level} : ZarrCodec{};
+  EncodeZarrArray(a, chunks, codec, [&](const std::string& key, const uint8_t* data, size_t size) {
+    WriteFile(dir / key, data, size);
+    if (sums && key != ".zarray") (*sums)[dir.filename().string() + "/" + key] = Crc32c(data, size);
   });
 }
 

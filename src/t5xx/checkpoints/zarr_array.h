@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,30 @@ std::vector<int64_t> ChunkShapeFor(const ArrayRef& array,
 // file that t5x's and zarr's readers ignore (checkpoints.h).
 using ChunkChecksums = std::map<std::string, uint32_t>;
 
+// How a zarr v2 array's chunks are compressed: none, gzip or zlib
+// (numcodecs' and TensorStore's, auto-detected on reading), or zstd (what
+// Orbax writes).
+enum class ZarrCompressor { kNone, kZlib, kZstd };
+
+// A compressor and its level, as a .zarray's "compressor" names them
+// ({"id": "gzip", "level": 1}, {"id": "zstd", "level": 1}, or null).
+struct ZarrCodec {
+  ZarrCompressor compressor = ZarrCompressor::kNone;
+  int level = 0;
+};
+
+// Receives what EncodeZarrArray produces: ".zarray" and each chunk key
+// ("0.0") with its stored bytes. Called from one thread per array.
+using ZarrPut = std::function<void(const std::string& key, const uint8_t* data, size_t size)>;
+
+// Encodes `array` as zarr v2: its .zarray (only when array.box starts at
+// the origin, or is unset) and the chunks of shape `chunks` that
+// array.box covers (edge chunks full-size, zero padded), compressed with
+// `codec`, each handed to `put`. What WriteZarrArray writes as files and the
+// Orbax writer stores as OCDBT values.
+void EncodeZarrArray(const ArrayRef& array, const std::vector<int64_t>& chunks,
+                     const ZarrCodec& codec, const ZarrPut& put);
+
 // Writes `array` as zarr directory `dir` (created): .zarray, then one chunk
 // file per chunk of shape `chunks` (edge chunks full-size, zero padded),
 // gzip-compressed at `gzip_level` or raw when nullopt; every file fsync'ed.
@@ -59,11 +84,6 @@ inline constexpr uint64_t kMaxZarrArrayBytes = uint64_t{1} << 40;
 inline constexpr uint64_t kMaxZarrChunkBytes = uint64_t{1} << 31;
 inline constexpr size_t kMaxZarrRank = 32;
 inline constexpr uint64_t kMaxZarrChunksPerRead = uint64_t{1} << 20;
-
-// How a zarr v2 array's chunks are compressed: none, gzip or zlib
-// (numcodecs' and TensorStore's, auto-detected on reading), or zstd (what
-// Orbax writes).
-enum class ZarrCompressor { kNone, kZlib, kZstd };
 
 // A zarr array's .zarray, checked.
 struct ZarrMetadata {

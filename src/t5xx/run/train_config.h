@@ -139,6 +139,9 @@ struct TrainSetup {
   std::vector<int64_t> checkpoint_steps;
   std::optional<int64_t> force_keep_period;  // checkpoints.Checkpointer
   trainer::SaveDType save_dtype = trainer::SaveDType::kFloat32;
+  // train.use_orbax: write Orbax's layout (OCDBT + zarr) instead of t5x's
+  // legacy one. Reading takes either, whatever this says.
+  bool use_orbax = false;
   // utils.CheckpointConfig.restore (None: start from scratch unless
   // MODEL_DIR holds a checkpoint to resume from).
   std::optional<RestoreCheckpointConfig> restore;

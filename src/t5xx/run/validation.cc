@@ -120,6 +120,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   loop.eval_steps = s.eval_steps;
   loop.eval_period = s.eval_period;
   loop.run_eval_before_training = s.run_eval_before_training;
+  loop.use_orbax = s.use_orbax;
   loop.train_actions = s.train_actions;
   loop.train_eval_actions = s.train_eval_actions;
   loop.stop_on_nan = !(s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor &&

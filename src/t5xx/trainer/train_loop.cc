@@ -109,6 +109,15 @@ namespace {
 
 // One run of the loop: t5x's train() from the first step to the last, its
 // writers, checkpointer and stop state. RunTrainLoop's steps are its methods.
+
+// The checkpoint writer's options: t5x's legacy layout unless
+// train.use_orbax.
+checkpoints::SaveOptions SaveOptionsOf(const TrainLoopConfig& config) {
+  checkpoints::SaveOptions o;
+  if (config.use_orbax) o.format = checkpoints::CheckpointFormat::kOrbax;
+  return o;
+}
+
 class TrainLoop {
  public:
   TrainLoop(Trainer& trainer, const BatchFn& next_train_batch, const EvalDatasets& eval_datasets,
@@ -120,7 +129,7 @@ class TrainLoop {
         console_(console),
         loop_start_(Clock::now()),
         start_(trainer.step()),
-        checkpointer_(config.model_dir, checkpoints::SaveOptions{},
+        checkpointer_(config.model_dir, SaveOptionsOf(config),
                       checkpoints::RetentionPolicy{config.keep, config.keep_dataset_checkpoints,
                                                    config.force_keep_period}) {}
 

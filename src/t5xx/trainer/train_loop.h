@@ -80,6 +80,9 @@ struct TrainLoopConfig {
   std::vector<int64_t> checkpoint_steps;
   // utils.SaveCheckpointConfig.dtype: the dtype parameters are saved in.
   SaveDType save_dtype = SaveDType::kFloat32;
+  // train.use_orbax: checkpoints in Orbax's layout (checkpoints.h
+  // CheckpointFormat::kOrbax) rather than t5x's legacy one.
+  bool use_orbax = false;
   // Write checkpoints in the background (training blocks only while the
   // state is copied); false = block until each checkpoint is committed.
   bool async_checkpoints = true;

@@ -44,7 +44,10 @@ void RegisterInferEvalConfigurables(gin::Registry& r) {
                Optional("checkpoint_ds_iter", T::kBool, B(true),
                         "t5xx: chunks are skipped by position either way."),
                Optional("fallback_init_rng", T::kOptionalInt, None()),
-               Optional("file_extension", T::kString, S("jsonl"))},
+               Optional("file_extension", T::kString, S("jsonl")),
+               Optional("use_orbax", T::kBool, B(true),
+                        "t5xx reads Orbax's and t5x's legacy checkpoints alike, whatever this "
+                        "says.")},
               "The inference entry point (t5x/infer.py's infer)."});
   r.Register({kWriteInferences,
               {Optional("output_ids", T::kBool, B(false),
@@ -59,7 +62,10 @@ void RegisterInferEvalConfigurables(gin::Registry& r) {
                         Value::Reference(kEvaluator, "", false)),
                Optional("summarize_config_fn", T::kOptionalReference, None()),
                Optional("train_eval_dataset_cfg", T::kOptionalReference, None()),
-               Optional("fallback_init_rng", T::kOptionalInt, None())},
+               Optional("fallback_init_rng", T::kOptionalInt, None()),
+               Optional("use_orbax", T::kBool, B(true),
+                        "t5xx reads Orbax's and t5x's legacy checkpoints alike, whatever this "
+                        "says.")},
               "The evaluation entry point (t5x/eval.py's evaluate)."});
   r.Register({kEvaluator,
               {Optional("logger_cls", T::kList,
@@ -137,6 +143,7 @@ InferSetup ReadInferSetup(gin::Config& c) {
   gin::Refuse(all_inputs.AsBool(), all_inputs,
               "t5xx writes the *_pretokenized inputs; set include_all_inputs = False");
   c.Query(kInfer, "checkpoint_ds_iter").AsBool();
+  c.Query(kInfer, "use_orbax").AsBool();  // either layout is read
   const Value rng = c.Query(kInfer, "fallback_init_rng");
   gin::Refuse(!rng.is_none(), rng, "infer needs a checkpoint; remove fallback_init_rng");
   const Value ext = c.Query(kInfer, "file_extension");
@@ -169,6 +176,7 @@ EvalSetup ReadEvalSetup(gin::Config& c) {
   gin::Refuse(!te.is_none(), te,
               "t5xx eval runs the inference evaluation; teacher-forced metrics come from "
               "train's train_eval_dataset_cfg");
+  c.Query(kEvaluate, "use_orbax").AsBool();  // either layout is read
   const Value rng = c.Query(kEvaluate, "fallback_init_rng");
   gin::Refuse(!rng.is_none(), rng, "eval needs a checkpoint; remove fallback_init_rng");
   return s;

@@ -286,6 +286,7 @@ void ReadLoop(gin::Config& c, TrainSetup& s) {
   // is the loop's check (trainer::CheckTrainLoopConfig, run by
   // ValidateTrainRun), as are the other cross-setting checks.
   s.run_eval_before_training = c.Query(kTrain, "run_eval_before_training").AsBool();
+  s.use_orbax = c.Query(kTrain, "use_orbax").AsBool();
 }
 
 }  // namespace
@@ -382,6 +383,11 @@ void RegisterTrainConfigurables(gin::Registry& r) {
                Optional("actions", T::kOptionalDict, None(),
                         "{'TRAIN': [...], 'TRAIN_EVAL': [...]}: trainer.EarlyStoppingAction() / "
                         "trainer.TerminateOnNanAction() run after each summary."),
+               Optional("use_orbax", T::kBool, B(false),
+                        "Save checkpoints in Orbax's layout (OCDBT + zarr under "
+                        "checkpoint_<N>/state/) as t5x does by default; False (t5xx's default) "
+                        "writes t5x's legacy layout, which t5x restores too. Restoring reads "
+                        "either layout whatever this says."),
                Optional("concurrent_metrics", T::kBool, B(true),
                         "t5x computes metrics asynchronously when True and then skips TRAIN "
                         "actions; t5xx requires False when TRAIN actions are given.")},
