@@ -80,6 +80,9 @@ struct TrainLoopConfig {
   std::vector<int64_t> checkpoint_steps;
   // utils.SaveCheckpointConfig.dtype: the dtype parameters are saved in.
   SaveDType save_dtype = SaveDType::kFloat32;
+  // scalable_t5's scan_layers = True: checkpoints in t5x's scanned layout
+  // (one process only).
+  std::optional<checkpoints::ScanLayout> scan_layout;
   // Write checkpoints in the background (training blocks only while the
   // state is copied); false = block until each checkpoint is committed.
   bool async_checkpoints = true;
