@@ -198,8 +198,8 @@ network.T5Config:
   const models::ParamStore params = CreateModel(loaded.setup.model)->InitParams(0);
   EXPECT_EQ(params.GetParam("decoder.layers_2.relpos_bias.rel_embedding").value.sizes(),
             (std::vector<int64_t>{2, 32}));
-  EXPECT_ERROR_CONTAINS(Load("four.txt", "", model_gin("")),
-                        "default of t5x.examples.scalable_t5.network.T5Config.scan_layers");
+  // t5x's default is scan_layers = True.
+  EXPECT_TRUE(Load("four.txt", "", model_gin("")).setup.model.t5_config.scan_layers);
   const LoadedTrainConfig scanned = Load("four.txt", "", model_gin("  scan_layers = True\n"));
   EXPECT_TRUE(scanned.setup.model.t5_config.scan_layers);
   ASSERT_TRUE(scanned.setup.model.scan_layout().has_value());
