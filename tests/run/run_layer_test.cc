@@ -158,8 +158,8 @@ TEST_F(RunLayerTest, ReadsTheFamilyConfigs) {
 }
 
 // t5x's scalable_t5 network (umT5's) by its own gin names: a table per layer;
-// scan_layers = True (the stacked checkpoint layout) is refused, naming the
-// binding, until t5xx reads and writes that layout.
+// scan_layers = True gives the stacked checkpoint layout (ModelConfig::
+// scan_layout); param_scan_axis beyond a layer-norm scale's rank is refused.
 TEST_F(RunLayerTest, ReadsTheScalableT5Network) {
   const auto model_gin = [&](const std::string& scan) {
     std::ofstream(dir_ / "scalable.gin") << R"(from __gin__ import dynamic_registration
@@ -198,12 +198,16 @@ network.T5Config:
   const models::ParamStore params = CreateModel(loaded.setup.model)->InitParams(0);
   EXPECT_EQ(params.GetParam("decoder.layers_2.relpos_bias.rel_embedding").value.sizes(),
             (std::vector<int64_t>{2, 32}));
-  EXPECT_ERROR_CONTAINS(Load("four.txt", "", model_gin("")),
-                        "default of t5x.examples.scalable_t5.network.T5Config.scan_layers");
-  EXPECT_ERROR_CONTAINS(Load("four.txt", "", model_gin("  scan_layers = True\n")),
-                        "scalable.gin:25:17 (MODEL/t5x.examples.scalable_t5.network.T5Config."
-                        "scan_layers): scan_layers = True: t5xx computes scalable_t5's "
-                        "network but does not yet read or write the stacked");
+  // t5x's default is scan_layers = True.
+  EXPECT_TRUE(Load("four.txt", "", model_gin("")).setup.model.t5_config.scan_layers);
+  const LoadedTrainConfig scanned = Load("four.txt", "", model_gin("  scan_layers = True\n"));
+  EXPECT_TRUE(scanned.setup.model.t5_config.scan_layers);
+  ASSERT_TRUE(scanned.setup.model.scan_layout().has_value());
+  EXPECT_EQ(scanned.setup.model.scan_layout()->param_scan_axis, 1);
+  EXPECT_EQ(scanned.setup.model.scan_layout()->num_heads, 2);
+  EXPECT_ERROR_CONTAINS(
+      Load("four.txt", "", model_gin("  scan_layers = True\n  param_scan_axis = 2\n")),
+      "t5x.examples.scalable_t5.network.T5Config.param_scan_axis = 2 must be 0 or 1");
 }
 
 TEST_F(RunLayerTest, ValidationReportsEveryFailureAtOnce) {

@@ -153,6 +153,44 @@ TEST(StockConfigs, RequiredRunMacrosAreReported) {
   }
 }
 
+// umT5 (configs/umt5, mirroring t5x/examples/scalable_t5/umt5): every
+// pretrain_<size>.gin finalizes through the configs/ search path, uses every
+// binding, and gives umT5's vocabulary, the scanned scalable_t5 network and
+// (xxl) the unfactored Adafactor with momentum.
+TEST(StockConfigs, UmT5PretrainFilesValidate) {
+  Registry registry;
+  run::RegisterConfigurables(registry);
+  const std::vector<std::pair<std::string, int64_t>> sizes = {
+      {"small", 512}, {"base", 768}, {"large", 1024}, {"xl", 2048}, {"xxl", 4096}};
+  for (const auto& [size, emb] : sizes) {
+    SCOPED_TRACE(size);
+    Config config(&registry);
+    config.AddSearchPath(kConfigs);
+    config.ParseFile(kConfigs + "/umt5/pretrain_" + size + ".gin");
+    config.AddFlagBinding("MODEL_DIR", "/tmp/t5xx_model", "--gin.MODEL_DIR flag");
+    config.AddFlagBinding("MIXTURE_OR_TASK_NAME", "'mc4'", "--gin.MIXTURE_OR_TASK_NAME flag");
+    config.AddFlagBinding("TRAIN_EVAL_MIXTURE_OR_TASK_NAME", "'mc4'",
+                          "--gin.TRAIN_EVAL_MIXTURE_OR_TASK_NAME flag");
+    ASSERT_NO_THROW(config.Finalize({"__main__.train"}));
+    std::set<std::string> seen;
+    Walk(config, registry, "__main__.train", "", seen);
+    EXPECT_EQ(config.UnusedBindings(), std::vector<std::string>{});
+    const std::string c = "t5x.examples.scalable_t5.network.T5Config";
+    EXPECT_EQ(config.Query(c, "vocab_size").AsInt(), 256384);
+    EXPECT_EQ(config.Query(c, "emb_dim").AsInt(), emb);
+    EXPECT_TRUE(config.Query(c, "scan_layers").AsBool());
+    EXPECT_EQ(config.Query(c, "remat_policy").AsString(), "minimal");
+    EXPECT_EQ(config.Query("seqio.SentencePieceVocabulary", "extra_ids").AsInt(), 300);
+    EXPECT_EQ(config.Query("seqio.SentencePieceVocabulary", "sentencepiece_model_file").AsString(),
+              "gs://t5-data/vocabs/umt5.256000/sentencepiece.model");
+    const std::string ada = "t5x.adafactor.Adafactor";
+    EXPECT_DOUBLE_EQ(config.Query(ada, "decay_rate").AsFloat(), 0.8);
+    EXPECT_EQ(config.Query(ada, "factored").AsBool(), size != "xxl");
+    EXPECT_EQ(config.Query("__main__.train", "total_steps").AsInt(), 1000000);
+    EXPECT_FALSE(config.Query("t5x.utils.DatasetConfig", "pack", "train").AsBool());
+  }
+}
+
 class SmallPretrain : public ::testing::Test {
  protected:
   void SetUp() override {

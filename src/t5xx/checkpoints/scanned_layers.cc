@@ -8,52 +8,16 @@
 #include <vector>
 
 #include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/scanned_layers_internal.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::checkpoints {
-namespace {
-
-struct LayerName {
-  std::string stack;  // "encoder" or "decoder"
-  int64_t index = 0;
-  std::string rest;  // the name inside the layer, e.g. "attention.query.kernel"
-};
-
-// "encoder.layers_3.mlp.wo.kernel" -> {encoder, 3, mlp.wo.kernel}.
-std::optional<LayerName> ParseLayerName(const std::string& name) {
-  for (const char* stack : {"encoder", "decoder"}) {
-    const std::string prefix = std::string(stack) + ".layers_";
-    if (name.rfind(prefix, 0) != 0) continue;
-    const size_t dot = name.find('.', prefix.size());
-    const std::string digits = name.substr(prefix.size(), dot - prefix.size());
-    if (dot == std::string::npos || digits.empty() || digits.size() > 9 ||
-        digits.find_first_not_of("0123456789") != std::string::npos) {
-      return std::nullopt;
-    }
-    return LayerName{stack, std::stoll(digits), name.substr(dot + 1)};
-  }
-  return std::nullopt;
-}
-
-bool EndsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-bool IsQkvKernel(const std::string& rest) {
-  return rest.find("attention.") != std::string::npos &&
-         (EndsWith(rest, ".query.kernel") || EndsWith(rest, ".key.kernel") ||
-          EndsWith(rest, ".value.kernel"));
-}
-bool IsOutKernel(const std::string& rest) {
-  return rest.find("attention.") != std::string::npos && EndsWith(rest, ".out.kernel");
-}
-
-int64_t Product(const std::vector<int64_t>& s, size_t from, size_t to) {
-  int64_t n = 1;
-  for (size_t i = from; i < to; ++i) n *= s[i];
-  return n;
-}
-
-}  // namespace
+using scan_internal::EndsWith;
+using scan_internal::IsOutKernel;
+using scan_internal::IsQkvKernel;
+using scan_internal::LayerName;
+using scan_internal::ParseLayerName;
+using scan_internal::Product;
 
 std::map<std::string, LoadedArray> StackLayers(const std::map<std::string, LoadedArray>& arrays,
                                                const ScanLayout& layout) {
@@ -188,23 +152,24 @@ ScanConversion ConvertScanLayout(const std::string& checkpoint_dir,
   CheckpointReader reader(checkpoint_dir);
   ScanConversion out;
   out.step = reader.step();
-  std::map<std::string, LoadedArray> target;
+  std::map<std::string, StateArrayBytes> arrays;
   int64_t heads = 0;
   bool scanned_in = false, per_layer_in = false;
   for (const auto& [path, entry] : reader.arrays()) {
-    if (path.rfind("target.", 0) != 0) {
-      ++out.state_arrays_dropped;
-      continue;
+    if (path.rfind("target.", 0) == 0) {
+      ++out.arrays_in;
+      const std::string name = path.substr(7);
+      if (EndsWith(name, "relpos_bias.rel_embedding") && !entry.shape.empty()) {
+        heads = entry.shape[0];
+        scanned_in |=
+            name.rfind("encoder.encoder.", 0) == 0 || name.rfind("decoder.decoder.", 0) == 0;
+        per_layer_in |= ParseLayerName(name).has_value();
+      }
+    } else {
+      ++out.state_arrays;
     }
-    const std::string name = path.substr(7);
-    if (EndsWith(name, "relpos_bias.rel_embedding") && !entry.shape.empty()) {
-      heads = entry.shape[0];
-      scanned_in |= name.rfind("encoder.encoder.", 0) == 0 || name.rfind("decoder.decoder.", 0) == 0;
-      per_layer_in |= ParseLayerName(name).has_value();
-    }
-    target[name] = reader.Read(path);
+    arrays[path] = {reader.Read(path), entry.inline_array.has_value()};
   }
-  out.arrays_in = static_cast<int64_t>(target.size());
   T5XX_CHECK(heads > 0 && (scanned_in || per_layer_in),
              checkpoint_dir + " has no per-layer relative position tables "
              "(<stack>.layers_<i>.relpos_bias or <stack>.<stack>.relpos_bias): not a checkpoint "
@@ -213,18 +178,19 @@ ScanConversion ConvertScanLayout(const std::string& checkpoint_dir,
              checkpoint_dir + " is already " + (to_scanned ? "scanned" : "per layer") +
                  "; nothing to convert");
   const ScanLayout layout{heads, param_scan_axis};
-  const std::map<std::string, LoadedArray> converted =
-      to_scanned ? StackLayers(target, layout) : UnstackLayers(target, layout);
+  const std::map<std::string, StateArrayBytes> converted =
+      to_scanned ? StackTrainState(arrays, layout) : UnstackTrainState(arrays, layout);
   std::vector<ArrayRef> refs;
-  for (const auto& [name, a] : converted) {
+  for (const auto& [path, a] : converted) {
     ArrayRef ref;
-    ref.path = "target." + name;
-    ref.dtype = a.dtype;
-    ref.shape = a.shape;
-    ref.data = a.bytes.data();
+    ref.path = path;
+    ref.dtype = a.array.dtype;
+    ref.shape = a.array.shape;
+    ref.data = a.array.bytes.data();
+    ref.store_inline = a.store_inline;
     refs.push_back(std::move(ref));
+    if (path.rfind("target.", 0) == 0) ++out.arrays_out;
   }
-  out.arrays_out = static_cast<int64_t>(refs.size());
   out.checkpoint_dir = SaveCheckpoint(output_model_dir, out.step, refs);
   return out;
 }

@@ -1,5 +1,5 @@
 // `t5xx convert_checkpoint`: a scalable_t5 (umT5) checkpoint's parameters
-// between t5x's scanned layout and the per-layer layout
+// and optimizer slots between t5x's scanned layout and the per-layer layout
 // (checkpoints/scanned_layers.h).
 #include <iostream>
 
@@ -13,10 +13,11 @@ int ConvertCheckpointCommand(const std::vector<std::string>& args) {
   const char* usage =
       "usage: t5xx convert_checkpoint --checkpoint_path=DIR/checkpoint_N --output_dir=MODEL_DIR\n"
       "         --scan_layers=true|false [--param_scan_axis=1]\n"
-      "Writes MODEL_DIR/checkpoint_N with the parameters of a t5x scalable_t5 (umT5)\n"
-      "checkpoint stacked along a 'layers' axis (--scan_layers=true, t5x's scanned layout)\n"
-      "or one array per layer (false, what t5xx trains with scan_layers = False). The\n"
-      "optimizer state is not carried over: restore with\n"
+      "Writes MODEL_DIR/checkpoint_N with the parameters and optimizer slots of a t5x\n"
+      "scalable_t5 (umT5) checkpoint stacked along a 'layers' axis (--scan_layers=true,\n"
+      "t5x's scanned layout) or one array per layer (false). Adafactor's slots keep the\n"
+      "scanned layout's factoring; a checkpoint trained with scan_layers = False has other\n"
+      "slot shapes for small MLP kernels: restore the result there with\n"
       "utils.RestoreCheckpointConfig.strict = False.\n";
   for (const std::string& a : args) {
     if (a == "--help" || a == "-h") {
@@ -41,11 +42,7 @@ int ConvertCheckpointCommand(const std::vector<std::string>& args) {
   std::cout << "[convert] " << flags["checkpoint_path"] << " (step " << r.step << "): "
             << r.arrays_in << " parameter arrays -> " << r.arrays_out << " "
             << (scan ? "scanned" : "per-layer") << " arrays in " << r.checkpoint_dir;
-  if (r.state_arrays_dropped > 0) {
-    std::cout << "; " << r.state_arrays_dropped
-              << " optimizer state arrays not carried over (restore with "
-                 "utils.RestoreCheckpointConfig.strict = False)";
-  }
+  if (r.state_arrays > 0) std::cout << "; " << r.state_arrays << " optimizer state arrays in";
   std::cout << std::endl;
   return 0;
 }

@@ -53,6 +53,51 @@ at::Tensor ExpandDims(at::Tensor x, const std::vector<int64_t>& dims) {
   return x;
 }
 
+// t5x's set_param_axes.apply_rules for one parameter of logical axes
+// `axes`: each axis's FactorDim; ROW/COLUMN become NONE unless both occur.
+// Throws t5xx::Error for an axis the rules lack or ROW+COLUMN+NONE.
+std::vector<FactorDim> RuleOf(const AdafactorConfig& c, const std::string& name,
+                              const std::vector<std::string>& axes) {
+  std::vector<FactorDim> rule;
+  for (const auto& axis : axes) {
+    auto it = c.logical_factor_rules->find(axis);
+    T5XX_CHECK(it != c.logical_factor_rules->end(),
+          std::string(kGin) + "logical_factor_rules has no rule for logical axis '" + axis +
+              "' of parameter " + name + " " + AxesString(axes) +
+              "; add it to the rules ('row', 'column', 'batch' or 'none')");
+    rule.push_back(it->second);
+  }
+  auto has = [&](FactorDim d) { return std::find(rule.begin(), rule.end(), d) != rule.end(); };
+  if (has(FactorDim::kRow) && has(FactorDim::kColumn) && has(FactorDim::kNone)) {
+    std::string r;
+    for (size_t i = 0; i < rule.size(); ++i) {
+      r += (i ? ", " : "") + std::string(FactorDimName(rule[i]));
+    }
+    throw Error(std::string(kGin) + "logical_factor_rules give the incomplete Adafactor spec (" +
+                r + ") for parameter " + name + " " + AxesString(axes) +
+                " (t5x refuses ROW and COLUMN together with NONE); map every axis of it to "
+                "'row', 'column' or 'batch', or none of them to 'row'/'column'");
+  }
+  if (!has(FactorDim::kRow) || !has(FactorDim::kColumn)) {
+    for (auto& d : rule) {
+      if (d == FactorDim::kRow || d == FactorDim::kColumn) d = FactorDim::kNone;
+    }
+  }
+  return rule;
+}
+
+// Fills row_dims, col_dims, averaging_dims and is_factored from an explicit
+// rule (one FactorDim per parameter dim).
+void PlanFromRule(const std::vector<FactorDim>& rule, AdafactorParamState& s) {
+  s.averaging_dims.clear();
+  for (int64_t i = 0; i < static_cast<int64_t>(rule.size()); ++i) {
+    if (rule[i] == FactorDim::kRow) s.row_dims.push_back(i);
+    if (rule[i] == FactorDim::kColumn) s.col_dims.push_back(i);
+    if (rule[i] != FactorDim::kBatch) s.averaging_dims.push_back(i);
+  }
+  s.is_factored = !s.row_dims.empty();  // rows and cols are both set or both empty
+}
+
 // t5x's _parse_rule + _factored_dims for one parameter: fills is_factored,
 // row_dims, col_dims and averaging_dims.
 void PlanFactoring(const AdafactorConfig& c, const models::Param& p,
@@ -61,55 +106,16 @@ void PlanFactoring(const AdafactorConfig& c, const models::Param& p,
   s.averaging_dims = AllDims(rank);
   if (!c.factored) return;  // t5x: factor_rule = None
 
-  bool heuristic = true;
   if (c.logical_factor_rules) {
     // set_param_axes: map every logical axis, even where the rule is then
     // ignored (rank <= 2), so a missing rule is always an error.
-    std::vector<FactorDim> rule;
-    for (const auto& axis : p.axes) {
-      auto it = c.logical_factor_rules->find(axis);
-      T5XX_CHECK(it != c.logical_factor_rules->end(),
-            std::string(kGin) + "logical_factor_rules has no rule for logical axis '" + axis +
-                "' of parameter " + p.name + " " + AxesString(p.axes) +
-                "; add it to the rules ('row', 'column', 'batch' or 'none')");
-      rule.push_back(it->second);
-    }
-    auto has = [&](FactorDim d) { return std::find(rule.begin(), rule.end(), d) != rule.end(); };
-    if (has(FactorDim::kRow) && has(FactorDim::kColumn) && has(FactorDim::kNone)) {
-      std::string r;
-      for (size_t i = 0; i < rule.size(); ++i) {
-        r += (i ? ", " : "") + std::string(FactorDimName(rule[i]));
-      }
-      throw Error(std::string(kGin) + "logical_factor_rules give the incomplete Adafactor spec (" +
-                  r + ") for parameter " + p.name + " " + AxesString(p.axes) +
-                  " (t5x refuses ROW and COLUMN together with NONE); map every axis of it to "
-                  "'row', 'column' or 'batch', or none of them to 'row'/'column'");
-    }
-    if (!has(FactorDim::kRow) || !has(FactorDim::kColumn)) {
-      for (auto& d : rule) {
-        if (d == FactorDim::kRow || d == FactorDim::kColumn) d = FactorDim::kNone;
-      }
-    }
-    std::vector<int64_t> rows, cols, batch;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (rule[i] == FactorDim::kRow) rows.push_back(i);
-      if (rule[i] == FactorDim::kColumn) cols.push_back(i);
-      if (rule[i] == FactorDim::kBatch) batch.push_back(i);
-    }
-    if (!(rank <= 2 && batch.empty())) {  // else t5x falls back to the heuristic
-      heuristic = false;
-      s.averaging_dims.clear();
-      for (int64_t i = 0; i < rank; ++i) {
-        if (rule[i] != FactorDim::kBatch) s.averaging_dims.push_back(i);
-      }
-      if (!rows.empty()) {  // rows and cols are both set or both empty here
-        s.is_factored = true;
-        s.row_dims = rows;
-        s.col_dims = cols;
-      }
+    const std::vector<FactorDim> rule = RuleOf(c, p.name, p.axes);
+    const bool batch = std::find(rule.begin(), rule.end(), FactorDim::kBatch) != rule.end();
+    if (!(rank <= 2 && !batch)) {  // else t5x falls back to the heuristic
+      PlanFromRule(rule, s);
+      return;
     }
   }
-  if (!heuristic) return;
   T5XX_CHECK(rank <= 2, std::string(kGin) + "parameter " + p.name + " has rank " +
                        std::to_string(rank) + " (shape " + ShapeString(shape) + ", axes " +
                        AxesString(p.axes) +
@@ -123,6 +129,64 @@ void PlanFactoring(const AdafactorConfig& c, const models::Param& p,
   s.is_factored = true;
   s.row_dims = {second};
   s.col_dims = {largest};
+}
+
+// PlanFactoring for a layer of a scanned stack `stack`: t5x's plan of the
+// stacked array (axes: p's, with 'joined_kv' as t5x's 'heads', 'kv' and
+// 'layers' at param_scan_axis) in p's own dims. With 'layers' a BATCH dim
+// (standard_logical_factor_rules) the stacked rule is explicit, so it
+// factors even small 2-D kernels, and every statistic is per layer. When
+// the averaging spans 'layers' (factored = False, or 'layers' mapped to
+// NONE), s.stack_averaged asks Apply to update the stack as one array.
+void PlanScannedFactoring(const AdafactorConfig& c, const models::Param& p,
+                          const std::string& stack, int scan_axis, AdafactorParamState& s) {
+  s.stack = stack;
+  s.averaging_dims = AllDims(p.value.dim());
+  if (!c.factored) {  // t5x: factor_rule = None, averaging over every dim
+    s.stack_averaged = true;
+    return;
+  }
+  T5XX_CHECK(c.logical_factor_rules.has_value(),
+             std::string(kGin) + "logical_factor_rules is None, but scalable_t5's scan_layers = "
+             "True stacks parameter " + p.name + " into " + stack + " of rank > 2, which t5x "
+             "factors only with explicit rules: set " + kGin + "logical_factor_rules = "
+             "@adafactor.standard_logical_factor_rules() (or " + kGin + "factored = False, or "
+             "network.T5Config.scan_layers = False)");
+  std::vector<std::string> axes;
+  std::vector<std::vector<size_t>> groups;  // p's dim -> stacked axes (before 'layers')
+  for (const std::string& a : p.axes) {
+    groups.emplace_back();
+    for (const std::string& part : a == "joined_kv" ? std::vector<std::string>{"heads", "kv"}
+                                                    : std::vector<std::string>{a}) {
+      groups.back().push_back(axes.size());
+      axes.push_back(part);
+    }
+  }
+  const size_t at = std::min<size_t>(static_cast<size_t>(scan_axis), axes.size());
+  axes.insert(axes.begin() + static_cast<std::ptrdiff_t>(at), "layers");
+  const std::vector<FactorDim> stacked = RuleOf(c, stack, axes);
+  const FactorDim layers = stacked[at];
+  std::vector<FactorDim> rule;
+  for (const auto& g : groups) {
+    const FactorDim d = stacked[g[0] >= at ? g[0] + 1 : g[0]];
+    for (size_t k : g) {
+      T5XX_CHECK(stacked[k >= at ? k + 1 : k] == d,
+                 std::string(kGin) + "logical_factor_rules map 'heads' and 'kv' of " + stack +
+                     " " + AxesString(axes) + " to different factor dims; t5xx keeps them "
+                     "joined in " + p.name + ": map both to the same");
+    }
+    rule.push_back(d);
+  }
+  if (layers == FactorDim::kBatch) {
+    PlanFromRule(rule, s);
+    return;
+  }
+  T5XX_CHECK(layers == FactorDim::kNone &&
+                 std::find(rule.begin(), rule.end(), FactorDim::kRow) == rule.end(),
+             std::string(kGin) + "logical_factor_rules map 'layers' of " + stack + " " +
+                 AxesString(axes) + " to " + FactorDimName(layers) + "; t5xx factors scanned "
+                 "stacks with 'layers' as 'batch' (standard_logical_factor_rules) or 'none'");
+  s.stack_averaged = true;  // unfactored, statistics over the whole stack
 }
 
 std::vector<int64_t> Without(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims) {
@@ -200,7 +264,17 @@ void Adafactor::Init(const models::ParamStore& params) {
     AdafactorParamState s;
     s.param_rank = p.value.dim();
     const std::vector<int64_t> local = p.value.sizes().vec();
-    PlanFactoring(config_, p, reducer_->GlobalShape(p.name, p.value.sizes()), s);
+    const std::optional<std::string> stack =
+        scanned_ && scanned_->stack_of ? scanned_->stack_of(p.name) : std::nullopt;
+    if (stack) {
+      PlanScannedFactoring(config_, p, *stack, scanned_->param_scan_axis, s);
+      T5XX_CHECK(!s.stack_averaged || reducer_->GlobalShape(p.name, p.value.sizes()) == local,
+                 std::string(kGin) + "factored = False with scan_layers = True averages over "
+                 "the whole stack " + *stack + ", which t5xx does with every layer whole on "
+                 "each process; " + p.name + " is sharded here");
+    } else {
+      PlanFactoring(config_, p, reducer_->GlobalShape(p.name, p.value.sizes()), s);
+    }
     auto zeros = [](const std::vector<int64_t>& shape, at::ScalarType t = at::kFloat) {
       return at::zeros(shape, at::TensorOptions().dtype(t));
     };
@@ -309,6 +383,49 @@ void GeneralUpdate(const AdafactorConfig& c, const Reducer& r, models::Param& p,
   param.copy_(new_param);
 }
 
+// The update of the layers `members` of one scanned stack whose statistics
+// average over the whole stack (t5x's update of the stacked array when it
+// is unfactored and 'layers' is not a BATCH dim, e.g. factored = False):
+// the layers flattened and concatenated, one GeneralUpdate over that, the
+// results copied back. Elementwise steps and the means over every element
+// do not depend on the layout, so the concatenation stands for the stacked
+// array. Its layers are whole on this process (checked at Init).
+void StackUpdate(const AdafactorConfig& c, const std::string& stack,
+                 const std::vector<size_t>& members, models::ParamStore& params,
+                 std::map<std::string, AdafactorParamState>& states,
+                 const std::vector<at::Tensor>& grads, double learning_rate, float decay,
+                 float mixing, const std::optional<double>& wd) {
+  std::vector<at::Tensor> value, grad, v, m;
+  for (size_t i : members) {
+    const models::Param& p = params.params()[i];
+    const AdafactorParamState& s = states.at(p.name);
+    value.push_back(p.value.reshape({-1}));
+    grad.push_back(grads[i].reshape({-1}));
+    v.push_back(s.v.reshape({-1}));
+    if (c.beta1) m.push_back(s.m.reshape({-1}));
+  }
+  models::Param whole;
+  whole.name = stack;
+  whole.value = at::cat(value);
+  AdafactorParamState ws;
+  ws.v_row = ws.v_col = at::zeros({1}, whole.value.options().dtype(at::kFloat));
+  ws.v = at::cat(v);
+  ws.m = c.beta1 ? at::cat(m) : ws.v_row;
+  ws.averaging_dims = {0};
+  ws.param_rank = 1;
+  GeneralUpdate(c, LocalReducer(), whole, ws, at::cat(grad), learning_rate, decay, mixing, wd);
+  int64_t at = 0;
+  for (size_t i : members) {
+    models::Param& p = params.params()[i];
+    AdafactorParamState& s = states.at(p.name);
+    const int64_t n = p.value.numel();
+    p.value.copy_(whole.value.narrow(0, at, n).view(p.value.sizes()));
+    s.v.copy_(ws.v.narrow(0, at, n).view(s.v.sizes()));
+    if (c.beta1) s.m.copy_(ws.m.narrow(0, at, n).view(s.m.sizes()));
+    at += n;
+  }
+}
+
 }  // namespace
 
 double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
@@ -331,7 +448,10 @@ double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
   for (size_t i = 0; i < grads.size(); ++i) {
     models::Param& p = params.params()[i];
     AdafactorParamState& s = state_.at(p.name);
-    if (!use_fused_cpu_update_ || !FusedAdafactorCovers(c, s, p.value, p.value.grad())) continue;
+    if (s.stack_averaged || !use_fused_cpu_update_ ||
+        !FusedAdafactorCovers(c, s, p.value, p.value.grad())) {
+      continue;
+    }
     fused[i] = true;
     fused_params.push_back({&p.name, p.value, grads[i], &s});
   }
@@ -364,10 +484,19 @@ double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
   FusedAdafactorUpdate(c, k, fused_params, r);
 
   // The general path: ATen ops, any dtype and device.
+  std::map<std::string, std::vector<size_t>> stacks;  // stack_averaged layers by stack
   for (size_t i = 0; i < grads.size(); ++i) {
     if (fused[i]) continue;
     models::Param& p = params.params()[i];
-    GeneralUpdate(c, r, p, state_.at(p.name), grads[i], learning_rate, decay, mixing, wd);
+    AdafactorParamState& s = state_.at(p.name);
+    if (s.stack_averaged) {
+      stacks[s.stack].push_back(i);
+      continue;
+    }
+    GeneralUpdate(c, r, p, s, grads[i], learning_rate, decay, mixing, wd);
+  }
+  for (const auto& [stack, members] : stacks) {
+    StackUpdate(c, stack, members, params, state_, grads, learning_rate, decay, mixing, wd);
   }
   ++step_;
   return learning_rate;

@@ -119,6 +119,12 @@ struct AdafactorParamState {
   // Dims the RMS statistics average over (all but BATCH dims).
   std::vector<int64_t> averaging_dims;
   int64_t param_rank = 0;  // the parameter's number of dims
+  // scan_layers (Optimizer::set_scanned_layers): the stacked array this
+  // parameter is a layer of, or empty; stack_averaged: its statistics
+  // average over the whole stack (unfactored), so Apply updates the stack's
+  // layers together.
+  std::string stack;
+  bool stack_averaged = false;
 };
 
 class Adafactor : public Optimizer {

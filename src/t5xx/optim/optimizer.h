@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +46,18 @@ struct StateArray {
   // so the partitioner shards it like those dims. Unset: matched by size.
   // Set to another rank than the array's (a (1,) placeholder): no axes.
   std::optional<std::vector<int64_t>> param_dims;
+};
+
+// scalable_t5's scan_layers = True (t5x/examples/scalable_t5/network.py):
+// t5x's optimizer sees each stack's layers as one array with a 'layers'
+// axis at param_scan_axis, while t5xx keeps one array per layer. Adafactor
+// gives each layer the update t5x computes for the stacked array (its
+// factor rule, its averaging dims); elementwise optimizers need nothing.
+struct ScannedLayers {
+  int param_scan_axis = 1;
+  // The stacked array a parameter is one layer of (t5x's name), or nullopt
+  // for a parameter of no stack (checkpoints::ScannedNameOf).
+  std::function<std::optional<std::string>(const std::string&)> stack_of;
 };
 
 class Optimizer {
@@ -84,7 +97,11 @@ class Optimizer {
   void set_reducer(std::shared_ptr<const Reducer> reducer);
   const Reducer& reducer() const { return *reducer_; }
 
+  // Before Init: the parameters are the layers of t5x's scanned stacks.
+  void set_scanned_layers(ScannedLayers layers) { scanned_ = std::move(layers); }
+
  protected:
+  std::optional<ScannedLayers> scanned_;
   int64_t step_ = 0;
   bool initialized_ = false;
   std::shared_ptr<const Reducer> reducer_ = std::make_shared<LocalReducer>();

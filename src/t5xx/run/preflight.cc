@@ -33,6 +33,16 @@ void PreflightTrainRun(const LoadedTrainConfig& loaded, const ValidatedTrainRun&
     CheckBatchSplits(s.train_dataset, "train", data);
     for (const DatasetConfig& cfg : run.eval_datasets) CheckBatchSplits(cfg, "train_eval", data);
   });
+  if (s.model.scan_layout() && world > 1) {
+    errors.Attempt([&] {
+      throw Error("network.T5Config.scan_layers = True: t5xx saves and restores t5x's scanned "
+                  "layout on one process only, and this run has " + std::to_string(world) +
+                  " processes (mesh: num_partitions = " + std::to_string(s.num_partitions) +
+                  "); bind network.T5Config.scan_layers = False (per-layer checkpoints, which "
+                  "`t5xx convert_checkpoint --scan_layers=true` stacks afterwards) or train on "
+                  "one process");
+    });
+  }
   // A run the memory plan refuses is not read from (a batch of 2^63
   // examples would never be collected): train refuses it with the plan's
   // verdict, config prints that as a note.

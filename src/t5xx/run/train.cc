@@ -148,6 +148,7 @@ std::optional<trainer::RestoreReport> RestoreIntoState(
     // Each process reads only the boxes it holds on this mesh, whatever mesh
     // wrote the checkpoint.
     trainer::RestoreOptions options = run.restore->options;
+    options.scan = run.loop.scan_layout;
     if (partitioner.mesh().size() > 1) {
       options.owned_slice = trainer::OwnedSlices(
           partitioner.DescribeVariables(params, trainer::SlotShapes(optimizer)));
@@ -477,6 +478,10 @@ PreparedTrainRun PrepareTrainRun(const LoadedTrainConfig& loaded, const Validate
   params.To(device);
   std::unique_ptr<optim::Optimizer> optimizer = optim::MakeOptimizer(s.optimizer);
   optimizer->set_reducer(out.partitioner->reducer());
+  if (const auto scan = s.model.scan_layout()) {
+    optimizer->set_scanned_layers(
+        {scan->param_scan_axis, [](const std::string& n) { return checkpoints::ScannedNameOf(n); }});
+  }
   optimizer->Init(params);
   const std::optional<trainer::RestoreReport> restored =
       RestoreIntoState(run, *out.partitioner, TrainDataShard(s, *out.partitioner), params,

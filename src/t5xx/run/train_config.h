@@ -73,6 +73,12 @@ struct ModelConfig {
   decoding::DecodeFnConfig decode_fn;
   int64_t num_decodes = 1;
   bool return_all_decodes = false;
+  // scalable_t5 with scan_layers = True: t5x's scanned checkpoint layout
+  // (checkpoints/scanned_layers.h) for saves and restores; else nullopt.
+  std::optional<checkpoints::ScanLayout> scan_layout() const {
+    if (kind != ModelKind::kEncoderDecoder || !t5_config.scan_layers) return std::nullopt;
+    return checkpoints::ScanLayout{t5_config.num_heads, t5_config.param_scan_axis};
+  }
   int64_t vocab_size() const {
     return kind == ModelKind::kEncoderDecoder ? t5_config.vocab_size
                                               : decoder_only_config.vocab_size;

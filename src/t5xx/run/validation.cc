@@ -117,6 +117,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   loop.force_keep_period = s.force_keep_period;
   loop.checkpoint_steps = s.checkpoint_steps;
   loop.save_dtype = s.save_dtype;
+  loop.scan_layout = s.model.scan_layout();
   loop.eval_steps = s.eval_steps;
   loop.eval_period = s.eval_period;
   loop.run_eval_before_training = s.run_eval_before_training;

@@ -180,26 +180,45 @@ checkpoints::PendingCheckpoint SnapshotShardedTrainState(
   return out;
 }
 
-checkpoints::PendingCheckpoint SnapshotTrainState(const models::ParamStore& params,
-                                                  const optim::Optimizer& optimizer,
-                                                  SaveDType dtype,
-                                                  std::vector<checkpoints::ExtraFile> extra_files) {
+checkpoints::PendingCheckpoint SnapshotTrainState(
+    const models::ParamStore& params, const optim::Optimizer& optimizer, SaveDType dtype,
+    std::vector<checkpoints::ExtraFile> extra_files,
+    const std::optional<checkpoints::ScanLayout>& scan) {
   checkpoints::PendingCheckpoint out;
   out.step = optimizer.step();
   const at::ScalarType target = dtype == SaveDType::kBFloat16 ? at::kBFloat16 : at::kFloat;
   for (const auto& p : params.params()) {
     out.arrays.push_back(Copy("target." + p.name, p.value.to(target), false));
   }
+  std::map<std::string, std::vector<int64_t>> slot_dims;
   for (const auto& s : optimizer.StateArrays()) {
     out.arrays.push_back(Copy("state." + s.path, s.value, s.store_inline));
+    if (s.param_dims) slot_dims["state." + s.path] = *s.param_dims;
   }
   out.extra_files = std::move(extra_files);
+  if (!scan) return out;
+  std::map<std::string, checkpoints::StateArrayBytes> per_layer;
+  for (checkpoints::OwnedArray& a : out.arrays) {
+    per_layer[a.path] = {{a.dtype, a.shape, std::move(a.bytes)}, a.store_inline};
+  }
+  out.arrays.clear();
+  for (auto& [path, a] : checkpoints::StackTrainState(per_layer, *scan, slot_dims)) {
+    checkpoints::OwnedArray o;
+    o.path = path;
+    o.dtype = a.array.dtype;
+    o.shape = a.array.shape;
+    o.bytes = std::move(a.array.bytes);
+    o.store_inline = a.store_inline;
+    out.arrays.push_back(std::move(o));
+  }
   return out;
 }
 
 std::string SaveTrainState(const std::string& model_dir, const models::ParamStore& params,
-                           const optim::Optimizer& optimizer) {
-  const checkpoints::PendingCheckpoint c = SnapshotTrainState(params, optimizer);
+                           const optim::Optimizer& optimizer,
+                           const std::optional<checkpoints::ScanLayout>& scan) {
+  const checkpoints::PendingCheckpoint c =
+      SnapshotTrainState(params, optimizer, SaveDType::kFloat32, {}, scan);
   return checkpoints::SaveCheckpoint(model_dir, c.step, checkpoints::ArrayRefs(c.arrays), {},
                                      c.extra_files);
 }

@@ -10,9 +10,11 @@
 // of (t5x: "each host writes its own slices").
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "t5xx/checkpoints/scanned_layers.h"
 #include "t5xx/checkpoints/async_checkpointer.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/optim/optimizer.h"
@@ -27,12 +29,15 @@ enum class SaveDType { kFloat32, kBFloat16 };
 
 // Copies the train state off the training buffers into arrays the
 // checkpointer owns: the part of a save that blocks training. `extra_files`
-// (e.g. the dataset state) go along. Throws std::logic_error for a state
-// dtype the checkpoint format lacks.
-checkpoints::PendingCheckpoint SnapshotTrainState(const models::ParamStore& params,
-                                                  const optim::Optimizer& optimizer,
-                                                  SaveDType dtype = SaveDType::kFloat32,
-                                                  std::vector<checkpoints::ExtraFile> extra_files = {});
+// (e.g. the dataset state) go along. `scan` (scalable_t5's scan_layers =
+// True): parameters and optimizer slots are saved in t5x's scanned layout
+// (checkpoints::StackTrainState, each slot placed by its
+// StateArray::param_dims). Throws std::logic_error for a state dtype the
+// checkpoint format lacks; t5xx::Error from StackTrainState.
+checkpoints::PendingCheckpoint SnapshotTrainState(
+    const models::ParamStore& params, const optim::Optimizer& optimizer,
+    SaveDType dtype = SaveDType::kFloat32, std::vector<checkpoints::ExtraFile> extra_files = {},
+    const std::optional<checkpoints::ScanLayout>& scan = std::nullopt);
 
 // The snapshot of a sharded save, on the caller's (training) thread of every
 // process of `communicator` at the same point: `layout` says, for every
@@ -60,6 +65,7 @@ checkpoints::PendingCheckpoint SnapshotShardedTrainState(
 // MODEL_DIR/checkpoint_<step>. Throws t5xx::Error (from the checkpoints
 // library) on I/O failure or when that checkpoint already exists.
 std::string SaveTrainState(const std::string& model_dir, const models::ParamStore& params,
-                           const optim::Optimizer& optimizer);
+                           const optim::Optimizer& optimizer,
+                           const std::optional<checkpoints::ScanLayout>& scan = std::nullopt);
 
 }  // namespace t5xx::trainer

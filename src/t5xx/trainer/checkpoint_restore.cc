@@ -281,6 +281,56 @@ void ReadWants(checkpoints::CheckpointReader& reader, std::vector<Want>& wants,
   }
 }
 
+// A layer of a scanned array: where in the stacked want `want` the live
+// per-layer tensor's values are.
+struct LayerCopy {
+  size_t want;
+  at::Tensor live;
+  checkpoints::ScannedPlace place;
+};
+
+// scan_layers: replaces the per-layer wants (dotted paths `paths`, slot
+// parameter dims `dims`) by one want per scanned array, with its t5x key
+// and a temporary tensor of its stacked shape; returns where each layer's
+// values are in them.
+std::vector<LayerCopy> StackWants(std::vector<Want>& wants, const std::vector<std::string>& paths,
+                                  const std::vector<std::optional<std::vector<int64_t>>>& dims,
+                                  const models::ParamStore& params,
+                                  const checkpoints::ScanLayout& layout) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& p : params.params()) shapes[p.name] = p.value.sizes().vec();
+  const checkpoints::ScannedStatePlan plan(shapes, layout);
+  std::vector<Want> out;
+  std::vector<LayerCopy> copies;
+  std::map<std::string, size_t> index;  // stacked key -> its want in `out`
+  for (size_t i = 0; i < wants.size(); ++i) {
+    const std::optional<checkpoints::ScannedPlace> place =
+        plan.PlaceOf(paths[i], wants[i].live.sizes().vec(), dims[i]);
+    if (!place) {
+      out.push_back(std::move(wants[i]));
+      continue;
+    }
+    const std::string key = SlashKey(place->path);
+    auto [it, fresh] = index.try_emplace(key, out.size());
+    if (fresh) {
+      out.push_back({key, at::zeros(place->shape, wants[i].live.options()), wants[i].is_state});
+    }
+    copies.push_back({it->second, wants[i].live, *place});
+  }
+  wants = std::move(out);
+  return copies;
+}
+
+// After ReadWants: each layer's values from its read stacked want.
+void UnstackWants(const std::vector<Want>& wants, const std::vector<LayerCopy>& copies) {
+  for (const LayerCopy& c : copies) {
+    const Want& w = wants[c.want];
+    if (w.source.empty()) continue;  // not restored: keeps its fresh value
+    const at::Tensor part = c.place.axis < 0 ? w.live : w.live.select(c.place.axis, c.place.layer);
+    c.live.copy_(part.reshape(c.live.sizes()));
+  }
+}
+
 }  // namespace
 
 RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::ParamStore& params,
@@ -295,12 +345,26 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
   for (const auto& [path, entry] : reader.arrays()) ckpt_path_of[SlashKey(path)] = path;
 
   std::vector<Want> wants;
-  for (auto& p : params.params()) wants.push_back({"target/" + SlashKey(p.name), p.value, false});
+  std::vector<std::string> paths;  // dotted, for options.scan
+  std::vector<std::optional<std::vector<int64_t>>> slot_dims;
+  for (auto& p : params.params()) {
+    wants.push_back({"target/" + SlashKey(p.name), p.value, false});
+    paths.push_back("target." + p.name);
+    slot_dims.emplace_back();
+  }
   if (optimizer) {
     for (const optim::StateArray& s : optimizer->StateArrays()) {
       wants.push_back({"state/" + SlashKey(s.path), s.value, true});
+      paths.push_back("state." + s.path);
+      slot_dims.push_back(s.param_dims);
     }
   }
+  T5XX_CHECK(!options.scan || !options.owned_slice,
+             "scan_layers = True restores on one process only (t5xx reads t5x's scanned layout "
+             "whole); bind network.T5Config.scan_layers = False to train on a mesh of several "
+             "processes");
+  std::vector<LayerCopy> layer_copies;
+  if (options.scan) layer_copies = StackWants(wants, paths, slot_dims, params, *options.scan);
 
   std::vector<Rule> rules = CompileRules(options);
   // t5x's flattened state includes state/step: a rule may address it.
@@ -335,10 +399,22 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
   if (!optimizer) {
     report.notes.push_back("optimizer state: not restored (parameters only)");
   }
+  if (!bad.missing.empty()) {  // the other layout of scalable_t5: say how to convert
+    const bool per_layer_ckpt = ckpt_path_of.count("target/encoder/layers_0/relpos_bias/rel_embedding");
+    const bool scanned_ckpt = ckpt_path_of.count("target/encoder/encoder/relpos_bias/rel_embedding");
+    T5XX_CHECK(!(options.scan && per_layer_ckpt) && !(!options.scan && scanned_ckpt),
+               "checkpoint " + checkpoint_dir + " holds scalable_t5's " +
+                   (scanned_ckpt ? "scanned" : "per-layer") + " layout but the model has "
+                   "network.T5Config.scan_layers = " + (options.scan ? "True" : "False") +
+                   ": bind that to " + (options.scan ? "False" : "True") + ", or convert it with "
+                   "`t5xx convert_checkpoint --checkpoint_path=" + checkpoint_dir +
+                   " --output_dir=DIR --scan_layers=" + (options.scan ? "true" : "false") + "`");
+  }
   ThrowIfMismatched(checkpoint_dir, rules, bad);
   // Only now, with every key and shape checked, are live tensors replaced,
   // so a refused restore leaves the fresh state untouched.
   ReadWants(reader, wants, options, report);
+  UnstackWants(wants, layer_copies);
   if (optimizer) {
     std::map<std::string, at::Tensor> state;
     for (const optim::StateArray& s : optimizer->StateArrays()) state[s.path] = s.value;

@@ -267,7 +267,7 @@ void TrainLoop::SaveCheckpoint() {
                                       config_.save_dtype, std::move(extra),
                                       config_.checkpoint_wait_seconds)
           : SnapshotTrainState(trainer_.params(), trainer_.optimizer(), config_.save_dtype,
-                               std::move(extra));
+                               std::move(extra), config_.scan_layout);
   checkpointer_.Save(std::move(snapshot));  // waits for the previous save first
   const double seconds = Seconds(t0, Clock::now());
   WriteScalars(step, {{"timing/checkpoint_seconds", seconds}});

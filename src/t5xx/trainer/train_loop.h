@@ -83,6 +83,9 @@ struct TrainLoopConfig {
   // train.use_orbax: checkpoints in Orbax's layout (checkpoints.h
   // CheckpointFormat::kOrbax) rather than t5x's legacy one.
   bool use_orbax = false;
+  // scalable_t5's scan_layers = True: checkpoints in t5x's scanned layout
+  // (one process only).
+  std::optional<checkpoints::ScanLayout> scan_layout;
   // Write checkpoints in the background (training blocks only while the
   // state is copied); false = block until each checkpoint is committed.
   bool async_checkpoints = true;

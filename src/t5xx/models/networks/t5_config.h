@@ -45,6 +45,13 @@ struct T5Config {
   // of one per stack (<stack>.relpos_bias.rel_embedding). Set by the gin
   // configurable t5x.examples.scalable_t5.network.T5Config.
   bool relpos_per_layer = false;
+  // scalable_t5's scan_layers / param_scan_axis: the network still runs one
+  // layer at a time on per-layer parameters; these say that t5x keeps each
+  // stack's parameters (and optimizer slots) stacked along a 'layers' axis
+  // at param_scan_axis (checkpoints/scanned_layers.h), which checkpoints and
+  // Adafactor's factoring follow (optim::ScannedLayers).
+  bool scan_layers = false;
+  int param_scan_axis = 1;
   // Relative position bias (fixed in t5x's network, exposed for tests).
   int64_t relative_attention_num_buckets = 32;
   int64_t relative_attention_max_distance = 128;

@@ -117,7 +117,8 @@ void RegisterModelConfigurables(gin::Registry& r) {
       {Required("num_encoder_layers", T::kInt), Required("num_decoder_layers", T::kInt)}, false);
   scalable.push_back(Optional("scan_layers", T::kBool, B(true),
                               "t5x stacks the layers' parameters along a 'layers' axis in its "
-                              "checkpoints (t5xx: False only, for now)."));
+                              "checkpoints and its Adafactor factors them so (t5xx trains per layer "
+                              "and saves the stacked layout)."));
   scalable.push_back(Optional("param_scan_axis", T::kInt, I(1),
                               "Where the 'layers' axis sits in stacked parameters."));
   r.Register({kScalableT5Config, scalable, "Hyperparameters of t5x's scalable_t5 network."});
@@ -176,13 +177,16 @@ ModelConfig ReadModelValue(gin::Config& c, const Value& model_ref, std::string* 
     t.remat_policy = tq("remat_policy").AsString();
     if (scalable) {
       t.relpos_per_layer = true;
-      const Value scan = tq("scan_layers");
-      T5XX_CHECK(!scan.AsBool(),
-                 gin::Where(scan) + ": scan_layers = True: t5xx computes scalable_t5's network "
-                 "but does not yet read or write the stacked ('layers' axis) checkpoint layout; "
-                 "bind " + std::string(kScalableT5Config) + ".scan_layers = False (the "
-                 "checkpoint then has one layers_<i> per layer)");
-      tq("param_scan_axis");  // read: only the stacked layout uses it
+      t.scan_layers = tq("scan_layers").AsBool();
+      const Value axis = tq("param_scan_axis");
+      // flax's scan_with_axes inserts 'layers' into every parameter, the
+      // rank-1 layer-norm scales included: 0 or 1.
+      T5XX_CHECK(axis.AsInt() == 0 || axis.AsInt() == 1,
+                 gin::Where(axis) + ": " + std::string(kScalableT5Config) +
+                     ".param_scan_axis = " + std::to_string(axis.AsInt()) +
+                     " must be 0 or 1 (the layer-norm scales are rank 1 per layer; t5x's "
+                     "default is 1)");
+      t.param_scan_axis = static_cast<int>(axis.AsInt());
     }
     t.Validate([&](const char* field) { return gin::Where(tq(field)); });
   } else {

@@ -44,9 +44,19 @@ void ReadPartitioner(gin::Config& c, const std::string& root, int64_t* num_parti
   }
   partitioning::LogicalAxisRules& rules_out = *out_rules;
   const Value sub = c.Query(kPartitioner, "model_parallel_submesh", scope);
-  gin::Refuse(!sub.is_none(), sub,
-              "TPU submeshes have no meaning for processes; use num_partitions (the 'model' axis "
-              "size) instead");
+  if (!sub.is_none()) {
+    // t5x's default_mesh: a submesh (x, y, z, cores) takes precedence over
+    // num_partitions; its devices form the 'model' axis. t5xx's processes
+    // have no TPU topology: only its size counts.
+    T5XX_CHECK((sub.kind() == Value::Kind::kTuple || sub.kind() == Value::Kind::kList) &&
+                   sub.AsList().size() == 4,
+               sub.location().ToString() + ": " + std::string(kPartitioner) +
+                   ".model_parallel_submesh = " + sub.ToGinString() +
+                   " must be a 4-tuple (x, y, z, cores) of positive ints, or None");
+    int64_t size = 1;
+    for (const Value& d : sub.AsList()) size *= gin::AtLeast(d, 1);
+    *num_partitions = size;
+  }
   const Value rules = c.Query(kPartitioner, "logical_axis_rules", scope);
   if (rules.is_none()) {
     rules_out = partitioning::StandardLogicalAxisRules();

@@ -39,6 +39,7 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
   // t5x's eval and infer restore the parameters only (strict=False): the
   // optimizer state in the checkpoint is not read.
   options.strict = false;
+  options.scan = config.scan_layout();
   if (sharded) {
     options.owned_slice = trainer::OwnedSlices(partitioner->DescribeVariables(out.params, {}));
   }
