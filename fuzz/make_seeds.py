@@ -180,3 +180,86 @@ put("gin_config", "task_with_include", task_gin + SEP + b"DATA = '/tmp/x.txt'\nN
     + SEP + b"seqio.Feature.add_eos = False")
 # The stock configs (configs/) are seeds too, read from there
 # (fuzz/CMakeLists.txt, extra seed folders).
+
+# ---- orbax_checkpoint: state/manifest.ocdbt, state/d/0, state/d/1,
+# state/_METADATA. A hand-written OCDBT encoder (TensorStore's format,
+# docs/notes/orbax_ocdbt_format.md), independent of t5xx's: uncompressed
+# nodes; chunk values raw or as zstd frames of one raw block (RFC 8878).
+OCDBT_MANIFEST, OCDBT_NODE = 0x0CDB3A2A, 0x0CDB20DE
+
+
+def envelope(magic, body):
+    head = struct.pack(">I", magic) + struct.pack("<Q", 0) + b"\x00\x00"
+    raw = head + body
+    raw = raw[:4] + struct.pack("<Q", len(raw) + 4) + raw[12:]
+    return raw + struct.pack("<I", crc32c(raw))
+
+
+def file_table(paths):
+    out = varint(len(paths)) + b"".join(varint(0) for _ in paths[1:])
+    out += b"".join(varint(len(p)) for p in paths) + b"".join(varint(0) for _ in paths)
+    return out + b"".join(p.encode() for p in paths)
+
+
+def leaf(entries, paths):  # entries: sorted [(key, bytes) or (key, (file, offset, length))]
+    b = b"\x00" + file_table(paths) + varint(len(entries))
+    b += b"".join(varint(0) for _ in entries[1:])
+    b += b"".join(varint(len(k)) for k, _ in entries) + b"".join(k.encode() for k, _ in entries)
+    b += b"".join(varint(len(v) if isinstance(v, bytes) else v[2]) for _, v in entries)
+    b += b"".join(varint(0 if isinstance(v, bytes) else 1) for _, v in entries)
+    b += b"".join(varint(v[0]) for _, v in entries if not isinstance(v, bytes))
+    b += b"".join(varint(v[1]) for _, v in entries if not isinstance(v, bytes))
+    return envelope(OCDBT_NODE, b + b"".join(v for _, v in entries if isinstance(v, bytes)))
+
+
+def interior(children, path):  # children: [(key, offset, length)] in `path`
+    b = b"\x01" + file_table([path]) + varint(len(children))
+    b += b"".join(varint(0) for _ in children[1:]) + b"".join(varint(len(k)) for k, _, _ in children)
+    b += b"".join(varint(0) for _ in children) + b"".join(k.encode() for k, _, _ in children)
+    b += b"".join(varint(0) for _ in children)
+    b += b"".join(varint(o) for _, o, _ in children) + b"".join(varint(n) for _, _, n in children)
+    return envelope(OCDBT_NODE, b + b"".join(varint(1) for _ in range(3 * len(children))))
+
+
+def manifest(path, offset, length, height, keys):
+    b = bytes(range(16)) + varint(0) + varint(1024) + varint(100000000) + b"\x04" + varint(0)
+    b += file_table([path]) + varint(1) + varint(1) + bytes([height])
+    b += b"".join(varint(v) for v in (0, offset, length, keys, length, 0)) + struct.pack("<Q", 0)
+    return envelope(OCDBT_MANIFEST, b + varint(0))
+
+
+def zstd_raw(data):  # one frame, single segment, content size in 1 byte, one raw block
+    assert len(data) < 256
+    return b"\x28\xb5\x2f\xfd\x20" + bytes([len(data)]) + struct.pack("<I", (len(data) << 3) | 1)[:3] + data
+
+
+def orbax_metadata(names):
+    tree = {str(tuple(n.split("."))): {"key_metadata": [{"key": k, "key_type": 2} for k in n.split(".")],
+                                      "value_metadata": {"value_type": "jax.Array", "skip_deserialize": False}}
+            for n in names}
+    return json.dumps({"tree_metadata": tree, "use_zarr3": False}).encode()
+
+
+def orbax_zarray(shape, chunks, dtype, compressor):
+    return json.dumps({"chunks": chunks, "compressor": compressor, "dimension_separator": ".", "dtype": dtype,
+                       "fill_value": None, "filters": None, "order": "C", "shape": shape,
+                       "zarr_format": 2}, sort_keys=True, separators=(",", ":")).encode()
+
+
+zstd1 = {"id": "zstd", "level": 1}
+step = struct.pack("<i", 7)
+w = struct.pack("<6f", *[0.5 * i for i in range(6)])
+big = struct.pack("<300f", *[float(i) for i in range(300)])  # 1200 bytes: out of line in d/1
+entries = sorted([
+    ("state.step/.zarray", orbax_zarray([], [], "<i4", zstd1)), ("state.step/0", zstd_raw(step)),
+    ("target.big/.zarray", orbax_zarray([300], [300], "<f4", None)), ("target.big/0", (0, 0, len(big))),
+    ("target.w/.zarray", orbax_zarray([2, 3], [1, 3], "<f4", zstd1)),
+    ("target.w/0.0", zstd_raw(w[:12])), ("target.w/1.0", zstd_raw(w[12:]))])
+node = leaf(entries, ["d/1"])
+meta = orbax_metadata(["state.step", "target.big", "target.w"])
+put("orbax_checkpoint", "leaf", SEP.join([manifest("d/0", 0, len(node), 0, len(entries)), node, big, meta]))
+# The same keys under a two-level tree: two leaves and an interior node in d/0.
+left, right = leaf(entries[:3], ["d/1"]), leaf(entries[3:], ["d/1"])
+top = interior([("", 0, len(left)), (entries[3][0], len(left), len(right))], "d/0")
+put("orbax_checkpoint", "two_levels", SEP.join(
+    [manifest("d/0", len(left) + len(right), len(top), 1, len(entries)), left + right + top, big, meta]))
