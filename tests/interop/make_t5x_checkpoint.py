@@ -58,7 +58,15 @@ How to run (what produced the committed files):
           tests/interop/make_t5x_checkpoint.py --out tests/testdata/t5x_checkpoint
 
 Re-running gives the same arrays and numbers (the zarr chunks are gzip
-streams, which may differ in header bytes only if the zlib build differs).
+streams, which may differ in header bytes only if the zlib build differs)
+on a machine like the one that made them. On another CPU the float32
+results can differ by a few ulp, because XLA generates its CPU code for the
+host CPU. On a 2-core AVX-512 Xeon (2026-12-04), 137 of the 261 arrays
+differed, and the loss was 33.903114 instead of 33.903111. Core count and
+XLA_FLAGS such as --xla_cpu_multi_thread_eigen=false made no difference.
+That machine reproduced its own output byte for byte.
+tests/interop/make_t5x_orbax_checkpoint.py imports build_model,
+make_partitioner, train_state, INPUT_SHAPES and INPUT_TYPES from here.
 """
 
 import argparse
@@ -143,28 +151,38 @@ def flat(tree):
       flax.core.unfreeze(tree), sep=None).items()}
 
 
-def main():
-  ap = argparse.ArgumentParser()
-  ap.add_argument('--out', required=True)
-  args = ap.parse_args()
-
+def build_model():
+  """The t5x EncoderDecoderModel (tiny T5.1.1, t5x Adafactor) of this data."""
   vocab = seqio.PassThroughVocabulary(size=CONFIG['vocab_size'], eos_id=1)
   module = network.Transformer(config=network.T5Config(**CONFIG))
   optimizer_def = adafactor.Adafactor(
       logical_factor_rules=adafactor.standard_logical_factor_rules(),
       **ADAFACTOR)
-  model = models.EncoderDecoderModel(
+  return models.EncoderDecoderModel(
       module=module, input_vocabulary=vocab, output_vocabulary=vocab,
       optimizer_def=optimizer_def, z_loss=Z_LOSS, label_smoothing=0.0,
       loss_normalizing_factor=None)
 
-  shapes = {'encoder_input_tokens': (2, ENC_LEN),
-            'decoder_input_tokens': (2, DEC_LEN),
-            'decoder_target_tokens': (2, DEC_LEN)}
+
+# Input shapes and types model.get_initial_variables is called with.
+INPUT_SHAPES = {'encoder_input_tokens': (2, ENC_LEN),
+                'decoder_input_tokens': (2, DEC_LEN),
+                'decoder_target_tokens': (2, DEC_LEN)}
+INPUT_TYPES = {k: jnp.int32 for k in INPUT_SHAPES}
+
+
+def make_partitioner():
+  """The partitioner the checkpoint is saved with (one CPU device)."""
+  return partitioning.PjitPartitioner(num_partitions=1)
+
+
+def train_state(model):
+  """(train state after TRAIN_STEPS steps, the training losses)."""
   variables = model.get_initial_variables(
-      jax.random.PRNGKey(0), input_shapes=shapes,
-      input_types={k: jnp.int32 for k in shapes})
-  state = train_state_lib.FlaxOptimTrainState.create(optimizer_def, variables)
+      jax.random.PRNGKey(0), input_shapes=INPUT_SHAPES,
+      input_types=INPUT_TYPES)
+  state = train_state_lib.FlaxOptimTrainState.create(
+      model.optimizer_def, variables)
 
   rng = np.random.default_rng(0)
   train_losses = []
@@ -175,12 +193,22 @@ def main():
     state = state.apply_gradient(grads, learning_rate=LEARNING_RATE)
     train_losses.append(float(loss))
   assert int(state.step) == TRAIN_STEPS
+  return state, train_losses
+
+
+def main():
+  ap = argparse.ArgumentParser()
+  ap.add_argument('--out', required=True)
+  args = ap.parse_args()
+
+  model = build_model()
+  state, train_losses = train_state(model)
 
   ckpt_root = os.path.abspath(args.out)
   ckpt_dir = os.path.join(ckpt_root, f'checkpoint_{TRAIN_STEPS}')
   if os.path.exists(ckpt_dir):
     shutil.rmtree(ckpt_dir)
-  partitioner = partitioning.PjitPartitioner(num_partitions=1)
+  partitioner = make_partitioner()
   checkpointer = checkpoints.Checkpointer(
       train_state=state, partitioner=partitioner, checkpoints_dir=ckpt_root)
   checkpointer.save(state)

@@ -84,7 +84,9 @@ void ExpectArray(const json& arrays, const std::string& key, const at::Tensor& v
   EXPECT_NEAR(v.sum().item<double>(), a.at("sum").get<double>(), tol);
 }
 
-TEST(T5xCheckpointTest, RestoresT5xWrittenCheckpointAndMatchesT5xLoss) {
+// Restores `checkpoint_dir` (t5x's train state of expected.json, in one of
+// t5x's layouts) and checks every array and the loss against t5x's.
+void RestoreAndMatchT5xLoss(const std::string& checkpoint_dir) {
   const json e = Expected();
   models::EncoderDecoderModel model = MakeModel(e);
   models::ParamStore params = model.InitParams(0);
@@ -102,7 +104,7 @@ TEST(T5xCheckpointTest, RestoresT5xWrittenCheckpointAndMatchesT5xLoss) {
   }
 
   trainer::RestoreReport report =
-      trainer::RestoreTrainState(CheckpointDir(e), params, &adafactor, trainer::RestoreOptions{});
+      trainer::RestoreTrainState(checkpoint_dir, params, &adafactor, trainer::RestoreOptions{});
   EXPECT_EQ(report.step, e.at("step").get<int64_t>());
   EXPECT_EQ(adafactor.step(), e.at("step").get<int64_t>());
   for (const std::string& n : report.notes) ADD_FAILURE() << "unexpected note: " << n;
@@ -144,6 +146,18 @@ TEST(T5xCheckpointTest, RestoresT5xWrittenCheckpointAndMatchesT5xLoss) {
   EXPECT_LE(std::abs(loss / weight_sum - per_token), kRelTol * per_token);
   const double z = e.at("z_loss_value").get<double>();
   EXPECT_LE(std::abs(out.z_loss.item<double>() - z), kRelTol * z);
+}
+
+TEST(T5xCheckpointTest, RestoresT5xWrittenCheckpointAndMatchesT5xLoss) {
+  RestoreAndMatchT5xLoss(CheckpointDir(Expected()));
+}
+
+// The same train state saved by t5x through Orbax (train.use_orbax = True,
+// t5x's default; tests/testdata/t5x_orbax_checkpoint, made by
+// make_t5x_orbax_checkpoint.py): the same arrays and t5x's loss.
+TEST(T5xCheckpointTest, RestoresT5xOrbaxCheckpointAndMatchesT5xLoss) {
+  RestoreAndMatchT5xLoss(std::string(T5XX_SOURCE_DIR) +
+                         "/tests/testdata/t5x_orbax_checkpoint/checkpoint_2");
 }
 
 // A model whose Adafactor slots differ from t5x's (min_dim_size_to_factor

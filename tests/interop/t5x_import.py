@@ -87,3 +87,39 @@ def import_t5x(t5x_dir=None, modules=('checkpoints',)):
     except ImportError as e:
       raise T5xUnavailable(f'cannot import t5x.{name}: {e}') from e
   return out
+
+
+def fix_orbax_restore_param_paths(checkpoint_utils):
+  """Makes t5x's Orbax restore work with orbax-checkpoint 0.6.4.
+
+  t5x's OrbaxCheckpointManagerInterface.restore builds the ParamInfos of the
+  arrays to read with t5x.checkpoint_utils.get_restore_parameters. Until t5x
+  commit b4802c6 (2025-11-19, "Eliminate usages of `ParamInfo.path` in favor
+  of `parent_dir / name`") that function set ParamInfo.path = parent_dir /
+  name; the pinned commit no longer does, but orbax-checkpoint 0.6.4 (pinned
+  in requirements.txt) still requires it: restoring any Orbax checkpoint
+  fails in orbax/checkpoint/type_handlers.py _get_json_tspec with
+  "ValueError: Must construct serialization path." This wrapper puts the
+  removed line back (the value orbax 0.6.4's own PyTreeCheckpointHandler
+  sets); nothing else of the restore changes. Opt-in: only the Orbax interop
+  scripts call it, with the t5x.checkpoint_utils module they imported.
+  """
+  if getattr(checkpoint_utils.get_restore_parameters, '_t5xx_fixed', False):
+    return
+  import dataclasses  # pylint: disable=g-import-not-at-top
+  import jax  # pylint: disable=g-import-not-at-top
+  import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
+
+  original = checkpoint_utils.get_restore_parameters
+
+  def get_restore_parameters(directory, structure):
+    def with_path(info):
+      if isinstance(info, ocp.type_handlers.ParamInfo) and info.path is None:
+        return dataclasses.replace(info, path=info.parent_dir / info.name)
+      return info
+    return jax.tree.map(
+        with_path, original(directory, structure),
+        is_leaf=lambda x: isinstance(x, ocp.type_handlers.ParamInfo))
+
+  get_restore_parameters._t5xx_fixed = True  # pylint: disable=protected-access
+  checkpoint_utils.get_restore_parameters = get_restore_parameters

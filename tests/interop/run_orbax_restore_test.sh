@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# t5xx -> Orbax: t5x's own Orbax restore (orbax_restore_check.py: orbax
+# 0.6.4 through t5x's OrbaxCheckpointManagerInterface) reads checkpoints
+# t5xx's writer made in Orbax's layout -- t5x's two-step train state
+# (tests/testdata/t5x_checkpoint) written again by one process and by two
+# writing the halves of each array -- and finds every array equal, bit for
+# bit, to the legacy checkpoint t5x wrote, and the same step.
+# Usage: run_orbax_restore_test.sh T5XX_ORBAX_REWRITE WORK_DIR
+# Uses the venv and checkout scripts/setup_t5x_interop.sh made; exits 77
+# (skip) with the reason when they are not installed.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="${T5XX_T5X_VENV:-$HOME/.cache/t5xx/t5x-venv}"
+marker="$venv/t5x-interop-ok"
+if [ ! -f "$marker" ] || [ ! -x "$venv/bin/python3" ]; then
+  echo "SKIP: t5x's Python packages are not installed ($marker missing)."
+  echo "      scripts/setup.sh --test installs them into $venv when a t5x checkout"
+  echo "      can be had: T5X_DIR=<checkout of github.com/google-research/t5x> or network access."
+  exit 77
+fi
+export T5X_DIR="${T5X_DIR:-$(cut -d' ' -f1 "$marker")}"
+rewrite="$1" work="$2"
+reference="$root/tests/testdata/t5x_checkpoint/checkpoint_2"
+rm -rf "$work" && mkdir -p "$work" || exit 1
+failures=0
+for n in 1 2; do
+  "$rewrite" "$reference" "$work/w$n" "$n" || { echo "FAIL: t5xx's writer ($n writers)"; exit 1; }
+  if "$venv/bin/python3" "$here/orbax_restore_check.py" --orbax_checkpoint "$work/w$n/checkpoint_2" \
+       --reference_checkpoint "$reference"; then
+    echo "ok: Orbax restores what $n t5xx writer(s) wrote"
+  else
+    echo "FAIL: Orbax's restore of what $n t5xx writer(s) wrote"; failures=$((failures + 1))
+  fi
+done
+[ "$failures" = 0 ]
