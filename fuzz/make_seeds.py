@@ -263,3 +263,24 @@ left, right = leaf(entries[:3], ["d/1"]), leaf(entries[3:], ["d/1"])
 top = interior([("", 0, len(left)), (entries[3][0], len(left), len(right))], "d/0")
 put("orbax_checkpoint", "two_levels", SEP.join(
     [manifest("d/0", len(left) + len(right), len(top), 1, len(entries)), left + right + top, big, meta]))
+# Orbax's zarr v3 layout (use_zarr3 = True): zarr.json, a shard of two inner
+# chunks (the second missing: an index entry of all ones) and its index.
+v3_meta = json.dumps({
+    "chunk_grid": {"configuration": {"chunk_shape": [4]}, "name": "regular"},
+    "chunk_key_encoding": {"name": "default"},
+    "codecs": [{"configuration": {"chunk_shape": [2], "codecs": [
+        {"configuration": {"endian": "little"}, "name": "bytes"},
+        {"configuration": {"checksum": False, "level": 3}, "name": "zstd"}],
+        "index_codecs": [{"configuration": {"endian": "little"}, "name": "bytes"}, {"name": "crc32c"}]},
+        "name": "sharding_indexed"}],
+    "data_type": "float32", "fill_value": 0.0, "node_type": "array", "shape": [4], "zarr_format": 3},
+    sort_keys=True, separators=(",", ":")).encode()
+inner0 = zstd_raw(struct.pack("<2f", 1.5, -2.0))
+index = struct.pack("<QQ", 0, len(inner0)) + struct.pack("<QQ", 2**64 - 1, 2**64 - 1)
+shard = inner0 + index + struct.pack("<I", crc32c(index))
+v3_entries = sorted([("state.step/.zarray", orbax_zarray([], [], "<i4", zstd1)),
+                     ("state.step/0", zstd_raw(step)), ("target.v/c/0", shard),
+                     ("target.v/zarr.json", v3_meta)])
+v3_node = leaf(v3_entries, ["d/1"])
+put("orbax_checkpoint", "zarr3", SEP.join([manifest("d/0", 0, len(v3_node), 0, len(v3_entries)), v3_node, b"",
+                                           orbax_metadata(["state.step", "target.v"])]))

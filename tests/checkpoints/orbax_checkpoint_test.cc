@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/ocdbt_writer.h"
 #include "t5xx/checkpoints/orbax_checkpoint.h"
 #include "t5xx/util/error.h"
 #include "test_util.h"
@@ -132,6 +133,85 @@ TEST(OrbaxCheckpoint, ReadsWhatT5xWroteThroughOrbax) {
     EXPECT_EQ(a.shape, b.shape) << path;
     EXPECT_TRUE(a.bytes == b.bytes) << path;
   }
+}
+
+// Orbax's zarr v3 layout (use_zarr3 = True), written by orbax itself, and an
+// array whose shards hold several inner chunks, one never written, written
+// by TensorStore (tests/testdata/orbax_zarr3, make_orbax_zarr3_testdata.py).
+TEST(OrbaxCheckpoint, ReadsZarrV3ShardedArrays) {
+  const fs::path data = fs::path(T5XX_SOURCE_DIR) / "tests/testdata/orbax_zarr3";
+  std::ifstream in(data / "expected.json");
+  const nlohmann::json e = nlohmann::json::parse(in);
+  CheckpointReader reader((data / "checkpoint_3").string());
+  EXPECT_EQ(reader.step(), e.at("step").get<int64_t>());
+  ASSERT_EQ(reader.arrays().size(), e.at("arrays").size());
+  for (const auto& [name, want] : e.at("arrays").items()) {
+    const LoadedArray a = reader.Read(name);
+    EXPECT_EQ(DTypeName(a.dtype), want.at("dtype").get<std::string>()) << name;
+    EXPECT_EQ(a.shape, want.at("shape").get<std::vector<int64_t>>()) << name;
+    const std::vector<double> values = want.at("values").get<std::vector<double>>();
+    ASSERT_EQ(static_cast<size_t>(NumElements(a.shape)), values.size()) << name;
+    for (size_t i = 0; i < values.size(); ++i) {
+      double v = 0;
+      if (a.dtype == DType::kFloat32) {
+        float f;
+        std::memcpy(&f, a.bytes.data() + 4 * i, 4);
+        v = f;
+      } else if (a.dtype == DType::kBFloat16) {
+        const uint32_t u = uint32_t{a.bytes[2 * i]} << 16 | uint32_t{a.bytes[2 * i + 1]} << 24;
+        float f;
+        std::memcpy(&f, &u, 4);
+        v = f;
+      } else {
+        int32_t x;
+        std::memcpy(&x, a.bytes.data() + 4 * i, 4);
+        v = x;
+      }
+      EXPECT_EQ(v, values[i]) << name << "[" << i << "]";
+    }
+  }
+  // A box across two shards of the sharded (2x2 mesh) array.
+  const LoadedArray part = reader.Read("target.w", Box{{1, 3}, {2, 2}});
+  const float want[4] = {0.5f * 11 - 3, 0.5f * 12 - 3, 0.5f * 19 - 3, 0.5f * 20 - 3};
+  EXPECT_EQ(std::memcmp(part.bytes.data(), want, 16), 0);
+}
+
+// Hand-made Orbax checkpoints with what t5xx does not read: one error naming
+// the key and what is supported.
+TEST(OrbaxCheckpoint, RefusesUnsupportedCodecsAndDtypesNamingTheKey) {
+  const testing::TempDir tmp;
+  auto write = [&](const std::string& key, const std::string& value) {
+    const fs::path dir = fs::path(tmp.path) / "checkpoint_1";
+    fs::remove_all(dir);
+    OcdbtWriter db(dir / "state");
+    db.Put(key, value.data(), value.size());
+    db.Finish();
+    return dir.string();
+  };
+  const std::string v2 =
+      R"({"chunks":[2],"compressor":COMP,"dimension_separator":".","dtype":"DT","fill_value":null,)"
+      R"("filters":null,"order":"C","shape":[2],"zarr_format":2})";
+  auto zarray = [&](const std::string& comp, const std::string& dt) {
+    std::string s = v2;
+    s.replace(s.find("COMP"), 4, comp);
+    s.replace(s.find("DT"), 2, dt);
+    return s;
+  };
+  EXPECT_ERROR_CONTAINS(
+      CheckpointReader(write("target.w/.zarray", zarray(R"({"id":"blosc"})", "<f4"))),
+      "(OCDBT key 'target.w/.zarray'): compressor 'blosc' is not supported (only null, gzip, "
+      "zlib, zstd)");
+  EXPECT_ERROR_CONTAINS(CheckpointReader(write("target.w/.zarray", zarray("null", "<f2"))),
+                        "(OCDBT key 'target.w/.zarray'): unsupported dtype '<f2'");
+  const std::string v3 =
+      R"({"chunk_grid":{"configuration":{"chunk_shape":[2]},"name":"regular"},)"
+      R"("chunk_key_encoding":{"name":"default"},"codecs":[{"configuration":{"endian":"little"},)"
+      R"("name":"bytes"},{"name":"blosc"}],"data_type":"float32","fill_value":0.0,)"
+      R"("node_type":"array","shape":[2],"zarr_format":3})";
+  EXPECT_ERROR_CONTAINS(CheckpointReader(write("target.w/zarr.json", v3)),
+                        "(OCDBT key 'target.w/zarr.json'): the codecs has codec 'blosc'");
+  EXPECT_ERROR_CONTAINS(CheckpointReader(write("target.w/0.0", "x")),
+                        "chunks of an array 'target.w' without its metadata");
 }
 
 }  // namespace

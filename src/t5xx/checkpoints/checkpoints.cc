@@ -338,10 +338,10 @@ CheckpointReader::CheckpointReader(const std::string& checkpoint_dir) : dir_(che
   }
   if (IsOrbaxCheckpoint(dir)) {
     sums_ = ReadChecksums(dir);  // of the extra files t5xx wrote beside Orbax's
-    OrbaxListing orbax = ListOrbaxCheckpoint(dir);
-    listing_ = std::move(orbax.listing);
-    orbax_ = std::move(orbax.store);
-    step_ = StepFromName(dir, listing_.step, orbax_->root() / "manifest.ocdbt");
+    auto orbax = std::make_shared<OrbaxListing>(ListOrbaxCheckpoint(dir));
+    listing_ = orbax->listing;
+    orbax_ = std::move(orbax);
+    step_ = StepFromName(dir, listing_.step, orbax_->store->root() / "manifest.ocdbt");
     return;
   }
   sums_ = ReadChecksums(dir);

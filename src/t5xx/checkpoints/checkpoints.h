@@ -54,7 +54,6 @@
 #include "t5xx/checkpoints/checksums.h"
 #include "t5xx/checkpoints/compression.h"
 #include "t5xx/checkpoints/msgpack_index.h"
-#include "t5xx/checkpoints/ocdbt_reader.h"
 #include "t5xx/checkpoints/zarr_array.h"
 
 namespace t5xx::checkpoints {
@@ -142,6 +141,8 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
                            const std::vector<ExtraFile>& extra_files = {},
                            const ShardedSave& sharded = {});
 
+struct OrbaxListing;  // orbax_checkpoint.h
+
 // Reads a checkpoint lazily: the index and checksums at construction, then
 // any array, or any slice of one, on demand -- so a process reads only the
 // part of each array it owns. Works on t5xx's and t5x's legacy checkpoints
@@ -174,7 +175,7 @@ class CheckpointReader {
   std::string dir_;
   IndexListing listing_;
   std::optional<ChunkChecksums> sums_;
-  std::shared_ptr<const OcdbtReader> orbax_;  // an Orbax checkpoint's state/ database
+  std::shared_ptr<const OrbaxListing> orbax_;  // an Orbax checkpoint's arrays
   int64_t step_ = 0;
   std::atomic<uint64_t> bytes_read_{0};
 };

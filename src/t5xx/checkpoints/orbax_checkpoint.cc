@@ -58,10 +58,6 @@ std::set<std::string> ArraysInTreeMetadata(const fs::path& file) {
     throw Error("malformed Orbax tree metadata " + file.string() + ": " + error);
   }
   try {
-    if (meta.value("use_zarr3", false)) {
-      throw Error(file.string() + ": use_zarr3 is true; t5xx reads Orbax's zarr v2 arrays "
-                  "(t5x's default) but not zarr v3 yet; save with use_zarr3 = False");
-    }
     for (const auto& [tuple, leaf] : meta.at("tree_metadata").items()) {
       const std::string type = leaf.at("value_metadata").at("value_type").get<std::string>();
       if (leaf.at("value_metadata").value("skip_deserialize", false)) continue;
@@ -98,23 +94,30 @@ OrbaxListing ListOrbaxCheckpoint(const fs::path& checkpoint_dir) {
     const size_t slash = key.find('/');
     const std::string name = key.substr(0, slash);
     const std::string rest = slash == std::string::npos ? "" : key.substr(slash + 1);
-    if (rest == "zarr.json") {
-      throw Error(store->Describe(key) + ": a zarr v3 array (Orbax's use_zarr3 = True); t5xx "
-                  "reads Orbax's zarr v2 arrays (t5x's default) but not zarr v3 yet");
-    }
-    if (rest != ".zarray") {
+    const bool v3 = rest == "zarr.json";
+    if (rest != ".zarray" && !v3) {
       if (rest.empty() || name.empty()) {
-        throw Error(store->Describe(key) + ": not an array key ('<name>/.zarray' or "
-                    "'<name>/<chunk>'); this is not a t5x checkpoint written by Orbax");
+        throw Error(store->Describe(key) + ": not an array key ('<name>/.zarray', "
+                    "'<name>/zarr.json' or '<name>/<chunk>'); this is not a t5x checkpoint "
+                    "written by Orbax");
       }
       with_chunks.insert(name);
       continue;
     }
+    if (out.listing.entries.count(name)) {
+      throw Error(store->Describe(key) + ": array '" + name +
+                  "' has both zarr v2 (.zarray) and zarr v3 (zarr.json) metadata");
+    }
     const std::vector<uint8_t> raw = store->Read(key);
+    const std::string_view text(reinterpret_cast<const char*>(raw.data()), raw.size());
     IndexEntry e;
-    e.zarr = ParseZarrMetadata(
-        std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()),
-        store->Describe(key), std::nullopt, std::nullopt);
+    if (v3) {
+      ZarrV3Layout layout = ParseZarrV3Metadata(text, store->Describe(key));
+      e.zarr = layout.meta;
+      out.zarr3.emplace(name, std::move(layout));
+    } else {
+      e.zarr = ParseZarrMetadata(text, store->Describe(key), std::nullopt, std::nullopt);
+    }
     e.dtype = e.zarr->dtype;
     e.shape = e.zarr->shape;
     e.zarr_rel = name;
@@ -123,33 +126,39 @@ OrbaxListing ListOrbaxCheckpoint(const fs::path& checkpoint_dir) {
   for (const std::string& name : with_chunks) {
     if (!out.listing.entries.count(name)) {
       throw Error(store->Describe(name + "/…") + ": chunks of an array '" + name +
-                  "' without its '" + name + "/.zarray' metadata; the checkpoint is damaged");
+                  "' without its metadata ('" + name + "/.zarray' or '" + name +
+                  "/zarr.json'); the checkpoint is damaged");
     }
   }
   for (const std::string& name : ArraysInTreeMetadata(state / "_METADATA")) {
     if (!out.listing.entries.count(name)) {
       throw Error((state / "_METADATA").string() + " lists array '" + name +
                   "', but " + (state / "manifest.ocdbt").string() +
-                  " has no key '" + name + "/.zarray'; the checkpoint is incomplete");
+                  " has no metadata of it ('" + name + "/.zarray' or '" + name +
+                  "/zarr.json'); the checkpoint is incomplete");
     }
   }
+  out.store = std::move(store);
   const auto step = out.listing.entries.find(kStepName);
   if (step != out.listing.entries.end()) {
-    const LoadedArray a =
-        ReadOrbaxArray(*store, kStepName, *step->second.zarr, std::nullopt, nullptr);
-    out.listing.step = ScalarToInt(a, store->Describe(std::string(kStepName) + "/…"));
+    const LoadedArray a = ReadOrbaxArray(out, kStepName, *step->second.zarr, std::nullopt, nullptr);
+    out.listing.step = ScalarToInt(a, out.store->Describe(std::string(kStepName) + "/…"));
     out.listing.entries.erase(step);
   }
-  out.store = std::move(store);
   return out;
 }
 
-LoadedArray ReadOrbaxArray(const OcdbtReader& store, const std::string& name,
+LoadedArray ReadOrbaxArray(const OrbaxListing& orbax, const std::string& name,
                            const ZarrMetadata& meta, const std::optional<Box>& box,
                            uint64_t* bytes_read) {
-  const OcdbtChunkStore chunks(store, name);
-  return ReadZarrRegionFrom(chunks, store.Describe(name + "/…"), name, meta, box, nullptr, "",
-                            bytes_read);
+  const OcdbtChunkStore chunks(*orbax.store, name);
+  const std::string where = orbax.store->Describe(name + "/…");
+  const auto v3 = orbax.zarr3.find(name);
+  if (v3 == orbax.zarr3.end()) {
+    return ReadZarrRegionFrom(chunks, where, name, meta, box, nullptr, "", bytes_read);
+  }
+  const ZarrV3ChunkStore inner(chunks, v3->second);
+  return ReadZarrRegionFrom(inner, where, name, meta, box, nullptr, "", bytes_read);
 }
 
 namespace {

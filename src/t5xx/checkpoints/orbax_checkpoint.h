@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@
 #include "t5xx/checkpoints/msgpack_index.h"
 #include "t5xx/checkpoints/ocdbt_reader.h"
 #include "t5xx/checkpoints/zarr_array.h"
+#include "t5xx/checkpoints/zarr_v3.h"
 
 namespace t5xx::checkpoints {
 
@@ -39,18 +41,21 @@ bool IsOrbaxCheckpoint(const std::filesystem::path& checkpoint_dir);
 struct OrbaxListing {
   std::shared_ptr<const OcdbtReader> store;  // state/'s database
   IndexListing listing;                      // entries' zarr metadata set, zarr_rel = N
+  // The arrays stored as zarr v3 (Orbax's use_zarr3 = True): their layout
+  // (their listing entry's metadata is its `meta`).
+  std::map<std::string, ZarrV3Layout> zarr3;
 };
 
 // Lists an Orbax checkpoint: every array with its .zarray checked (as
 // ReadZarrMetadata checks), and state.step. Throws t5xx::Error naming the
-// file or key: OCDBT faults (ocdbt_reader.h), zarr v3 arrays ("zarr.json",
-// use_zarr3 = True: not supported), an array _METADATA lists that the
-// database lacks, keys that belong to no array, unsupported dtypes or
-// codecs.
+// file or key: OCDBT faults (ocdbt_reader.h), an array _METADATA lists that
+// the database lacks, keys that belong to no array, unsupported dtypes or
+// codecs (zarr v2 .zarray, and zarr v3 zarr.json as Orbax's use_zarr3 =
+// True writes it: zarr_v3.h).
 OrbaxListing ListOrbaxCheckpoint(const std::filesystem::path& checkpoint_dir);
 
-// Reads `box` (nullopt: all) of array `name` listed in `listing`.
-LoadedArray ReadOrbaxArray(const OcdbtReader& store, const std::string& name,
+// Reads `box` (nullopt: all) of array `name` listed in `orbax`.
+LoadedArray ReadOrbaxArray(const OrbaxListing& orbax, const std::string& name,
                            const ZarrMetadata& meta, const std::optional<Box>& box,
                            uint64_t* bytes_read = nullptr);
 
