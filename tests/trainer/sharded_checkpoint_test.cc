@@ -52,10 +52,11 @@ void ExpectRestoresOnOneProcess(const std::string& dir) {
   EXPECT_EQ(testing::CheckShardedState(s), "");
 }
 
-// 4 processes on 2x2 save checkpoint_7 into `model_dir`.
-void SaveOn2x2(const std::string& model_dir) {
-  const testing::Outcome o =
-      Launch(T5XX_SHARDED_WORKER, 4, {0, 1, 2, 3}, {"save", model_dir, "2", "2"});
+// 4 processes on 2x2 save checkpoint_7 into `model_dir` (in Orbax's layout
+// when `orbax`).
+void SaveOn2x2(const std::string& model_dir, bool orbax = false) {
+  const testing::Outcome o = Launch(T5XX_SHARDED_WORKER, 4, {0, 1, 2, 3},
+                                    {orbax ? "save_orbax" : "save", model_dir, "2", "2"});
   for (int r = 0; r < 4; ++r) ASSERT_EQ(o.exit_codes[r], 0) << "rank " << r << ": " << o.errors[r];
 }
 
@@ -140,6 +141,21 @@ TEST(ShardedCheckpoint, A2x2CheckpointRestoresOnOneProcess4x1And1x2) {
   ExpectRestores(dir, 4, 1);
   ExpectRestores(dir, 1, 2);
   ExpectRestores(dir, 2, 2);
+}
+
+// Orbax's layout (train.use_orbax = True): each process writes its boxes
+// into its own OCDBT database, rank 0 merges them; the checkpoint restores
+// on other meshes, each process reading its boxes.
+TEST(ShardedCheckpoint, A2x2OrbaxCheckpointRestoresOnOneProcessAnd1x2) {
+  const testing::TempDir model_dir;
+  SaveOn2x2(model_dir.path, /*orbax=*/true);
+  const std::string dir = checkpoints::CheckpointDir(model_dir.path, testing::kShardedStep);
+  ASSERT_TRUE(fs::exists(fs::path(dir) / "state/manifest.ocdbt"));
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_TRUE(fs::exists(fs::path(dir) / ("state/ocdbt.process_" + std::to_string(r)))) << r;
+  }
+  ExpectRestoresOnOneProcess(dir);
+  ExpectRestores(dir, 1, 2);
 }
 
 TEST(ShardedCheckpoint, AOneProcessCheckpointRestoresUnder2x2) {

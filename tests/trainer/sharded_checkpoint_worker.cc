@@ -28,7 +28,8 @@ using namespace t5xx;
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::cerr << "usage: sharded_checkpoint_worker save|restore DIR DATA MODEL" << std::endl;
+    std::cerr << "usage: sharded_checkpoint_worker save|save_orbax|restore DIR DATA MODEL"
+              << std::endl;
     return 2;
   }
   const std::string mode = argv[1], dir = argv[2];
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
     if (rank == die_rank) _exit(9);  // dies before writing its part
     checkpoints::SaveOptions options;
     options.max_chunk_bytes = 64;  // chunks smaller than the boxes
+    if (mode == "save_orbax") options.format = checkpoints::CheckpointFormat::kOrbax;
     checkpoints::AsyncCheckpointer checkpointer(dir, options, {});
     checkpointer.Save(std::move(snapshot));
     for (const checkpoints::WriteResult& w : checkpointer.Wait()) {
