@@ -11,15 +11,7 @@
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-venv="${T5XX_T5X_VENV:-$HOME/.cache/t5xx/t5x-venv}"
-marker="$venv/t5x-interop-ok"
-if [ ! -f "$marker" ] || [ ! -x "$venv/bin/python3" ]; then
-  echo "SKIP: t5x's Python packages are not installed ($marker missing)."
-  echo "      scripts/setup.sh --test installs them into $venv when a t5x checkout"
-  echo "      can be had: T5X_DIR=<checkout of github.com/google-research/t5x> or network access."
-  exit 77
-fi
-export T5X_DIR="${T5X_DIR:-$(cut -d' ' -f1 "$marker")}"
+. "$here/t5x_venv.sh"
 rewrite="$1" work="$2"
 reference="$root/tests/testdata/t5x_checkpoint/checkpoint_2"
 rm -rf "$work" && mkdir -p "$work" || exit 1

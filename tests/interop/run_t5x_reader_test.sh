@@ -6,15 +6,7 @@
 # wins). Exits 77 (skip) with the reason when they are not installed.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-venv="${T5XX_T5X_VENV:-$HOME/.cache/t5xx/t5x-venv}"
-marker="$venv/t5x-interop-ok"
-if [ ! -f "$marker" ] || [ ! -x "$venv/bin/python3" ]; then
-  echo "SKIP: t5x's Python packages are not installed ($marker missing)."
-  echo "      scripts/setup.sh --test installs them into $venv when a t5x checkout"
-  echo "      can be had: T5X_DIR=<checkout of github.com/google-research/t5x> or network access."
-  exit 77
-fi
-export T5X_DIR="${T5X_DIR:-$(cut -d' ' -f1 "$marker")}"
+. "$here/t5x_venv.sh"
 # Installed and verified: an import failure now is a failure, not a skip.
 export T5XX_INTEROP_REQUIRE=1
 exec "$venv/bin/python3" "$here/t5x_reader_test.py" "$1" "$2"

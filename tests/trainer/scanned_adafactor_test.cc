@@ -28,20 +28,10 @@ namespace g = models::goldens;
 constexpr double kRelTol = 1e-5;
 
 models::ParamStore GoldenParams(const g::json& parity) {
-  const g::json& c = parity.at("config");
-  models::T5Config t;
-  t.vocab_size = c.at("vocab_size");
+  // The golden's scalable_t5 config (a position table per layer).
+  models::T5Config t = g::EncDecConfig(parity.at("config"));
   t.dtype = "float32";
-  t.emb_dim = c.at("emb_dim");
-  t.num_heads = c.at("num_heads");
-  t.num_encoder_layers = c.at("num_encoder_layers");
-  t.num_decoder_layers = c.at("num_decoder_layers");
-  t.head_dim = c.at("head_dim");
-  t.mlp_dim = c.at("mlp_dim");
-  t.mlp_activations = c.at("mlp_activations").get<std::vector<std::string>>();
   t.dropout_rate = 0;
-  t.logits_via_embedding = c.at("logits_via_embedding");
-  t.relpos_per_layer = true;
   models::ParamStore params = models::Transformer(t).InitParams(0);
   g::LoadParams(parity.at("params"), params);
   return params;
