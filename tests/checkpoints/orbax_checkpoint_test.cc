@@ -7,6 +7,7 @@
 // t5x_orbax_checkpoint and t5x_checkpoint: make_t5x_orbax_checkpoint.py).
 // That Orbax itself restores t5xx's: tests/interop/ (orbax_restore_check.py).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/ocdbt_reader.h"
 #include "t5xx/checkpoints/ocdbt_writer.h"
 #include "t5xx/checkpoints/orbax_checkpoint.h"
 #include "t5xx/util/error.h"
@@ -116,6 +118,45 @@ TEST(OrbaxCheckpoint, FourWritersOfTheBoxesOfOneArrayMakeOneCheckpoint) {
   EXPECT_EQ(std::memcmp(w.bytes.data(), g.data(), 96), 0);
 }
 
+// What t5xx wrote is checked as its legacy layout is: every chunk value
+// against the checksums sidecar (Orbax keeps no checksum of values), and
+// what makes a checkpoint unreadable is named.
+TEST(OrbaxCheckpoint, NamesDamageToACheckpointT5xxWrote) {
+  const testing::TempDir model_dir;
+  std::vector<float> big(3000);  // incompressible enough to be stored out of line
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i * i % 977) * 0.37f;
+  const std::string dir = SaveCheckpoint(
+      model_dir.path, 2, {{"target.big", DType::kFloat32, {3000}, big.data()}}, Orbax());
+  const fs::path state = fs::path(dir) / "state";
+  const OcdbtReader db(state);
+  const OcdbtValue& v = db.entries().at("target.big/0");
+  ASSERT_FALSE(v.is_inline);
+  const fs::path file = state / v.file;
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string flipped = bytes;
+  flipped[v.offset + v.length / 2] ^= 0x10;
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << flipped;
+  CheckpointReader reader(dir);
+  EXPECT_ERROR_CONTAINS(reader.Read("target.big"), "is corrupted");
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_EQ(CheckpointReader(dir).Read("target.big").bytes.size(), 12000u);
+  // A FIFO in place of the data file: refused at once, not waited on.
+  fs::rename(file, file.string() + ".moved");
+  ASSERT_EQ(::mkfifo(file.c_str(), 0644), 0);
+  EXPECT_ERROR_CONTAINS(CheckpointReader(dir).Read("target.big"), "not a regular file");
+  fs::remove(file);
+  fs::rename(file.string() + ".moved", file);
+  fs::rename(state / "_METADATA", state / "_METADATA.moved");
+  EXPECT_ERROR_CONTAINS(CheckpointReader{dir}, "_METADATA is missing");
+  fs::remove_all(state);
+  EXPECT_ERROR_CONTAINS(CheckpointReader{dir},
+                        "it has neither t5x's legacy index (" + dir + "/checkpoint) nor Orbax's");
+}
+
 // The same train state, saved by t5x through Orbax and by t5x's legacy
 // checkpointer: every array equal, bit for bit, and the same step.
 TEST(OrbaxCheckpoint, ReadsWhatT5xWroteThroughOrbax) {
@@ -209,7 +250,8 @@ TEST(OrbaxCheckpoint, RefusesUnsupportedCodecsAndDtypesNamingTheKey) {
       R"("name":"bytes"},{"name":"blosc"}],"data_type":"float32","fill_value":0.0,)"
       R"("node_type":"array","shape":[2],"zarr_format":3})";
   EXPECT_ERROR_CONTAINS(CheckpointReader(write("target.w/zarr.json", v3)),
-                        "(OCDBT key 'target.w/zarr.json'): the codecs has codec 'blosc'");
+                        "(OCDBT key 'target.w/zarr.json'): codec 'blosc' in the array's chunks "
+                        "is not supported");
   EXPECT_ERROR_CONTAINS(CheckpointReader(write("target.w/0.0", "x")),
                         "chunks of an array 'target.w' without its metadata");
 }

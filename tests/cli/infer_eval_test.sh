@@ -279,16 +279,21 @@ show="$work/tp.log $work/eval_tp.log"
 check "tensor-parallel decodes equal one process's" \
   cmp "$tp/inference_eval/$TASK-000004.jsonl" "$work/eval_tp/inference_eval/$TASK-000004.jsonl"
 # ... and under data parallelism (2x1): each replica decodes one of the 2
-# batches of 4 examples; the merged decodes equal one process's.
+# batches of 4 examples; the merged decodes equal one process's. This run
+# saves in Orbax's layout (train.use_orbax = True, both processes writing),
+# which `t5xx eval` then restores by its checkpoint_4 path (mode 'specific').
 dp="$work/dp"
 timeout -k 5 300 "$T5XX" launch --nproc_per_node=2 -- "$T5XX" train "${model[@]}" --gin_file=runs/finetune.gin \
   "${D[@]}" --gin.MODEL_DIR="'$dp'" --gin.MIXTURE_OR_TASK_NAME="'$TASK'" "--gin.TASK_FEATURE_LENGTHS=$LENS" \
   --gin.TRAIN_STEPS=4 --gin.BATCH_SIZE=4 --gin.EVAL_PERIOD=4 --gin.EVAL_STEPS=1 --gin.USE_CACHED_TASKS=False \
   --gin.INITIAL_CHECKPOINT_PATH=None --gin.utils.CheckpointConfig.restore=None \
-  --gin.EVALUATOR_NUM_EXAMPLES=8 --gin.DROPOUT_RATE=0.0 >"$work/dp.log" 2>&1
+  --gin.EVALUATOR_NUM_EXAMPLES=8 --gin.DROPOUT_RATE=0.0 --gin.train.use_orbax=True >"$work/dp.log" 2>&1
 t5xx eval "${model[@]}" "${ev[@]}" --gin.CHECKPOINT_PATH="'$dp/checkpoint_4'" --gin.EVAL_OUTPUT_DIR="'$work/eval_dp'" \
   --gin.utils.DatasetConfig.batch_size=4 >"$work/eval_dp.log" 2>&1
-show="$work/dp.log $work/eval_dp.log" check "data-parallel inference evaluation during train equals one process's" \
+show="$work/dp.log" check "data-parallel run with use_orbax: an Orbax checkpoint_4, a database per process" \
+  test -f "$dp/checkpoint_4/state/manifest.ocdbt" -a -d "$dp/checkpoint_4/state/ocdbt.process_1" \
+  -a ! -e "$dp/checkpoint_4/checkpoint"
+show="$work/dp.log $work/eval_dp.log" check "data-parallel inference evaluation during train equals one process's (eval of the Orbax checkpoint)" \
   cmp "$dp/inference_eval/$TASK-000004.jsonl" "$work/eval_dp/inference_eval/$TASK-000004.jsonl"
 show=""
 

@@ -269,9 +269,9 @@ std::string SaveCheckpoint(const std::string& model_dir, int64_t step,
     }
     ChunkChecksums sums;
     if (orbax) {
-      WriteOrbaxPart(tmp_dir, arrays, chunks, ZarrCodec{options.gzip ? ZarrCompressor::kZstd
-                                                                     : ZarrCompressor::kNone, 1},
-                     step, sharded.process_index, options.num_threads);
+      sums = WriteOrbaxPart(tmp_dir, arrays, chunks,
+                            ZarrCodec{options.gzip ? ZarrCompressor::kZstd : ZarrCompressor::kNone, 1},
+                            step, sharded.process_index, options.num_threads);
       WriteExtraFiles(tmp_dir, extra_files, sums);
     } else {
       sums = WriteArrays(tmp_dir, arrays, chunks, extra_files, options, gzip_level);
@@ -336,9 +336,15 @@ CheckpointReader::CheckpointReader(const std::string& checkpoint_dir) : dir_(che
   if (!fs::is_directory(dir, ec)) {
     throw Error("checkpoint directory " + checkpoint_dir + " does not exist");
   }
-  if (IsOrbaxCheckpoint(dir)) {
+  if (!fs::exists(dir / "checkpoint", ec) && !fs::exists(dir / kOrbaxStateItem, ec)) {
+    throw Error(checkpoint_dir + " is not a checkpoint: it has neither t5x's legacy index (" +
+                (dir / "checkpoint").string() + ") nor Orbax's " +
+                (dir / kOrbaxStateItem / "manifest.ocdbt").string() +
+                "; give a checkpoint_<N> directory");
+  }
+  if (IsOrbaxCheckpoint(dir) || !fs::exists(dir / "checkpoint", ec)) {
     sums_ = ReadChecksums(dir);  // of the extra files t5xx wrote beside Orbax's
-    auto orbax = std::make_shared<OrbaxListing>(ListOrbaxCheckpoint(dir));
+    auto orbax = std::make_shared<OrbaxListing>(ListOrbaxCheckpoint(dir, sums_ ? &*sums_ : nullptr));
     listing_ = orbax->listing;
     orbax_ = std::move(orbax);
     step_ = StepFromName(dir, listing_.step, orbax_->store->root() / "manifest.ocdbt");
@@ -361,7 +367,8 @@ LoadedArray CheckpointReader::Read(const std::string& path, const std::optional<
     throw Error("checkpoint " + dir_ + " has no array '" + path + "'");
   }
   uint64_t read = 0;
-  LoadedArray a = orbax_ ? ReadOrbaxArray(*orbax_, path, *it->second.zarr, box, &read)
+  LoadedArray a = orbax_ ? ReadOrbaxArray(*orbax_, path, *it->second.zarr, box, &read,
+                                          sums_ ? &*sums_ : nullptr)
                          : ReadEntry(it->second, path, box, sums_ ? &*sums_ : nullptr, &read);
   bytes_read_ += read;
   return a;

@@ -24,13 +24,19 @@ namespace {
 std::vector<uint8_t> ReadFileRange(const fs::path& root, const std::string& file, uint64_t offset,
                                    uint64_t length, const std::string& role) {
   const fs::path path = root / file;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO must not wait for a writer; it is refused below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     throw Error("cannot open " + path.string() + " (" + role + " of the OCDBT database " +
                 root.string() + "): " + std::strerror(errno));
   }
   struct stat st {};
   const bool stat_ok = ::fstat(fd, &st) == 0;
+  if (stat_ok && !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error("cannot read " + path.string() + " (" + role + " of the OCDBT database " +
+                root.string() + "): not a regular file (a directory, FIFO or device)");
+  }
   const uint64_t size = stat_ok ? static_cast<uint64_t>(st.st_size) : 0;
   if (!stat_ok || offset > size || length > size - offset) {
     ::close(fd);

@@ -13,6 +13,7 @@
 #include "t5xx/checkpoints/file_io.h"
 #include "t5xx/checkpoints/ocdbt_writer.h"
 #include "t5xx/checkpoints/zarr_array.h"
+#include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"
 #include "t5xx/util/system/parallel_for.h"
@@ -84,8 +85,9 @@ bool IsOrbaxCheckpoint(const fs::path& checkpoint_dir) {
          fs::is_regular_file(checkpoint_dir / kOrbaxStateItem / "manifest.ocdbt", ec);
 }
 
-OrbaxListing ListOrbaxCheckpoint(const fs::path& checkpoint_dir) {
+OrbaxListing ListOrbaxCheckpoint(const fs::path& checkpoint_dir, const ChunkChecksums* sums) {
   const fs::path state = checkpoint_dir / kOrbaxStateItem;
+  std::error_code ec;
   auto store = std::make_shared<const OcdbtReader>(state);
   OrbaxListing out;
   out.listing.version = 3;  // t5x's format version of the arrays' layout
@@ -130,6 +132,13 @@ OrbaxListing ListOrbaxCheckpoint(const fs::path& checkpoint_dir) {
                   "/zarr.json'); the checkpoint is damaged");
     }
   }
+  // Orbax cannot restore without it (FileNotFoundError "Metadata file
+  // (named _METADATA) does not exist"): the checkpoint is incomplete.
+  if (!fs::exists(state / "_METADATA", ec)) {
+    throw Error((state / "_METADATA").string() +
+                " is missing: the Orbax checkpoint is incomplete (Orbax cannot restore it "
+                "either); restore an earlier checkpoint or copy the file back");
+  }
   for (const std::string& name : ArraysInTreeMetadata(state / "_METADATA")) {
     if (!out.listing.entries.count(name)) {
       throw Error((state / "_METADATA").string() + " lists array '" + name +
@@ -141,7 +150,8 @@ OrbaxListing ListOrbaxCheckpoint(const fs::path& checkpoint_dir) {
   out.store = std::move(store);
   const auto step = out.listing.entries.find(kStepName);
   if (step != out.listing.entries.end()) {
-    const LoadedArray a = ReadOrbaxArray(out, kStepName, *step->second.zarr, std::nullopt, nullptr);
+    const LoadedArray a =
+        ReadOrbaxArray(out, kStepName, *step->second.zarr, std::nullopt, nullptr, sums);
     out.listing.step = ScalarToInt(a, out.store->Describe(std::string(kStepName) + "/…"));
     out.listing.entries.erase(step);
   }
@@ -150,12 +160,12 @@ OrbaxListing ListOrbaxCheckpoint(const fs::path& checkpoint_dir) {
 
 LoadedArray ReadOrbaxArray(const OrbaxListing& orbax, const std::string& name,
                            const ZarrMetadata& meta, const std::optional<Box>& box,
-                           uint64_t* bytes_read) {
+                           uint64_t* bytes_read, const ChunkChecksums* sums) {
   const OcdbtChunkStore chunks(*orbax.store, name);
   const std::string where = orbax.store->Describe(name + "/…");
   const auto v3 = orbax.zarr3.find(name);
   if (v3 == orbax.zarr3.end()) {
-    return ReadZarrRegionFrom(chunks, where, name, meta, box, nullptr, "", bytes_read);
+    return ReadZarrRegionFrom(chunks, where, name, meta, box, sums, name, bytes_read);
   }
   const ZarrV3ChunkStore inner(chunks, v3->second);
   return ReadZarrRegionFrom(inner, where, name, meta, box, nullptr, "", bytes_read);
@@ -198,7 +208,7 @@ std::string OrbaxTreeMetadataJson(const std::vector<std::string>& names) {
   return json{{"tree_metadata", tree}, {"use_zarr3", false}}.dump();
 }
 
-void WriteOrbaxPart(const fs::path& checkpoint_dir, const std::vector<ArrayRef>& arrays,
+ChunkChecksums WriteOrbaxPart(const fs::path& checkpoint_dir, const std::vector<ArrayRef>& arrays,
                     const std::vector<std::vector<int64_t>>& chunks, const ZarrCodec& codec,
                     int64_t step, int process_index, int num_threads) {
   OcdbtWriter db(checkpoint_dir / kOrbaxStateItem / ProcessDatabase(process_index));
@@ -207,13 +217,17 @@ void WriteOrbaxPart(const fs::path& checkpoint_dir, const std::vector<ArrayRef>&
     const bool writes = arrays[i].store_inline ? process_index == 0 : arrays[i].write;
     if (writes) order.push_back(i);
   }
+  std::vector<ChunkChecksums> array_sums(order.size());
   ParallelFor(order.size(), num_threads, [&](size_t k) {
     const ArrayRef& a = arrays[order[k]];
     const std::vector<int64_t> c = a.store_inline ? ChunkShapeFor(a, 0) : chunks[order[k]];
     EncodeZarrArray(a, c, codec, [&](const std::string& key, const uint8_t* data, size_t size) {
       db.Put(a.path + "/" + key, data, size);
+      if (key != ".zarray") array_sums[k][a.path + "/" + key] = Crc32c(data, size);
     });
   });
+  ChunkChecksums sums;
+  for (const ChunkChecksums& a : array_sums) sums.insert(a.begin(), a.end());
   if (process_index == 0) {
     const bool small = step >= std::numeric_limits<int32_t>::min() &&
                        step <= std::numeric_limits<int32_t>::max();
@@ -222,9 +236,11 @@ void WriteOrbaxPart(const fs::path& checkpoint_dir, const std::vector<ArrayRef>&
     s.data = small ? static_cast<const void*>(&step32) : static_cast<const void*>(&step);
     EncodeZarrArray(s, {}, codec, [&](const std::string& key, const uint8_t* data, size_t size) {
       db.Put(s.path + "/" + key, data, size);
+      if (key != ".zarray") sums[s.path + "/" + key] = Crc32c(data, size);
     });
   }
   db.Finish();
+  return sums;
 }
 
 void CommitOrbaxState(const fs::path& checkpoint_dir, const std::vector<ArrayRef>& arrays,

@@ -52,12 +52,18 @@ struct OrbaxListing {
 // the database lacks, keys that belong to no array, unsupported dtypes or
 // codecs (zarr v2 .zarray, and zarr v3 zarr.json as Orbax's use_zarr3 =
 // True writes it: zarr_v3.h).
-OrbaxListing ListOrbaxCheckpoint(const std::filesystem::path& checkpoint_dir);
+// `sums`: t5xx's checksums sidecar, which state.step's chunk is checked
+// against.
+OrbaxListing ListOrbaxCheckpoint(const std::filesystem::path& checkpoint_dir,
+                                 const ChunkChecksums* sums = nullptr);
 
-// Reads `box` (nullopt: all) of array `name` listed in `orbax`.
+// Reads `box` (nullopt: all) of array `name` listed in `orbax`, checking
+// each chunk value `sums` lists (t5xx's sidecar of a checkpoint t5xx wrote)
+// as ReadZarrRegion checks chunk files.
 LoadedArray ReadOrbaxArray(const OrbaxListing& orbax, const std::string& name,
                            const ZarrMetadata& meta, const std::optional<Box>& box,
-                           uint64_t* bytes_read = nullptr);
+                           uint64_t* bytes_read = nullptr,
+                           const ChunkChecksums* sums = nullptr);
 
 // Writing (SaveCheckpoint with SaveOptions::format = kOrbax; t5x's
 // `train.use_orbax = True`). The layout Orbax writes for t5x: each process
@@ -71,9 +77,12 @@ LoadedArray ReadOrbaxArray(const OrbaxListing& orbax, const std::string& name,
 // Process `process_index`'s part: the arrays it writes (ArrayRef::write;
 // arrays stored inline in the legacy layout are zarr arrays here, written
 // by process 0), and on process 0 state.step = `step` (int32, int64 when it
-// does not fit). `chunks[i]` is arrays[i]'s chunk shape. Throws t5xx::Error
-// naming the file on I/O failure.
-void WriteOrbaxPart(const std::filesystem::path& checkpoint_dir,
+// does not fit). `chunks[i]` is arrays[i]'s chunk shape. Returns the CRC-32C
+// of every chunk value it stored, keyed "<array>/<chunk key>" (what t5xx's
+// checksums sidecar holds, as for the legacy layout's chunk files: Orbax
+// itself keeps no checksum of values). Throws t5xx::Error naming the file
+// on I/O failure.
+ChunkChecksums WriteOrbaxPart(const std::filesystem::path& checkpoint_dir,
                     const std::vector<ArrayRef>& arrays,
                     const std::vector<std::vector<int64_t>>& chunks, const ZarrCodec& codec,
                     int64_t step, int process_index, int num_threads);

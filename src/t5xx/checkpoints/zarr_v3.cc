@@ -18,22 +18,29 @@ constexpr uint64_t kMissing = ~uint64_t{0};
 // (null when there is none). Throws naming `source` otherwise.
 json CompressorOf(const json& codecs, const std::string& source, const std::string& what) {
   auto bad = [&](const std::string& why) {
-    return Error(source + ": " + what + " " + why +
-                 " (t5xx reads [bytes (little-endian), optionally zstd or gzip], what Orbax "
-                 "writes)");
+    return Error(source + ": " + why + " in " + what +
+                 " is not supported (t5xx reads the codecs [bytes (little-endian), then "
+                 "optionally zstd or gzip], what Orbax writes)");
   };
-  if (!codecs.is_array() || codecs.empty() || codecs.size() > 2) throw bad("is not supported");
-  const json& first = codecs[0];
-  if (first.value("name", "") != "bytes") {
-    throw bad("starts with codec '" + first.value("name", std::string("?")) + "'");
+  auto name_of = [](const json& c) {
+    return c.is_object() ? c.value("name", std::string("?")) : std::string("?");
+  };
+  if (!codecs.is_array() || codecs.empty() || codecs.size() > 2) {
+    std::string names;
+    for (const json& c : codecs.is_array() ? codecs : json::array()) {
+      names += (names.empty() ? "'" : ", '") + name_of(c) + "'";
+    }
+    throw bad("the codec list [" + names + "]");
   }
+  const json& first = codecs[0];
+  if (name_of(first) != "bytes") throw bad("codec '" + name_of(first) + "'");
   if (first.contains("configuration") &&
       first["configuration"].value("endian", std::string("little")) != "little") {
-    throw bad("has big-endian bytes");
+    throw bad("big-endian bytes");
   }
   if (codecs.size() == 1) return nullptr;
-  const std::string name = codecs[1].value("name", "");
-  if (name != "zstd" && name != "gzip") throw bad("has codec '" + name + "'");
+  const std::string name = name_of(codecs[1]);
+  if (name != "zstd" && name != "gzip") throw bad("codec '" + name + "'");
   return json{{"id", name}, {"level", 1}};
 }
 
@@ -79,7 +86,7 @@ ZarrV3Layout ParseZarrV3Metadata(std::string_view text, const std::string& sourc
       const json& c = codecs[0].at("configuration");
       out.sharded = true;
       v2["chunks"] = c.at("chunk_shape");
-      v2["compressor"] = CompressorOf(c.at("codecs"), source, "the shards' inner codecs");
+      v2["compressor"] = CompressorOf(c.at("codecs"), source, "the shards' inner chunks");
       const std::string at = c.value("index_location", std::string("end"));
       if (at != "end" && at != "start") throw Error(source + ": index_location '" + at + "'");
       out.index_at_end = at == "end";
@@ -90,10 +97,10 @@ ZarrV3Layout ParseZarrV3Metadata(std::string_view text, const std::string& sourc
         throw Error(source + ": index codec '" + index[1].value("name", std::string("?")) +
                     "' is not supported (only crc32c)");
       }
-      CompressorOf(json::array({index[0]}), source, "the shard index's codecs");
+      CompressorOf(json::array({index[0]}), source, "the shard index");
     } else {
       v2["chunks"] = outer;
-      v2["compressor"] = CompressorOf(codecs, source, "the codecs");
+      v2["compressor"] = CompressorOf(codecs, source, "the array's chunks");
     }
     out.meta = ParseZarrMetadata(v2.dump(), source, std::nullopt, std::nullopt);
     out.shard_shape = out.meta.chunks;

@@ -56,9 +56,10 @@ std::vector<std::string> CheckpointsToRestore(const RestoreCheckpointConfig& r) 
   std::vector<std::string> dirs;
   if (r.mode == "specific") {
     for (const std::string& p : r.paths) {
-      T5XX_CHECK(std::filesystem::is_regular_file(p + "/checkpoint"),
-                 r.where + ": '" + p + "' is not a checkpoint (no " + p +
-                     "/checkpoint); give a checkpoint_<N> directory, or set "
+      T5XX_CHECK(checkpoints::IsCheckpointDir(p),
+                 r.where + ": '" + p + "' is not a checkpoint (neither t5x's legacy " + p +
+                     "/checkpoint index nor Orbax's " + p +
+                     "/state/manifest.ocdbt); give a checkpoint_<N> directory, or set "
                      "utils.RestoreCheckpointConfig.mode = 'latest' and a MODEL_DIR");
       dirs.push_back(p);
     }
