@@ -402,8 +402,12 @@ TEST_F(RunLayerTest, ReadsTheCheckpointConfigsAsT5xNamesThem) {
       "utils.SaveCheckpointConfig.keep = 3\n"
       "utils.SaveCheckpointConfig.keep_dataset_checkpoints = 1\n"
       "utils.SaveCheckpointConfig.checkpoint_steps = [5, 7]\n"
+      "utils.SaveCheckpointConfig.checkpoint_manager_cls = "
+      "@checkpoints.OrbaxCheckpointManagerInterface\n"
+      "train.use_orbax = True\n"
       "checkpoints.Checkpointer.force_keep_period = 100\n");
   const TrainSetup& s = loaded.setup;
+  EXPECT_TRUE(s.use_orbax);
   ASSERT_TRUE(s.restore.has_value());
   EXPECT_EQ(s.restore->paths, std::vector<std::string>{"/ckpts/checkpoint_1000000"});
   EXPECT_EQ(s.restore->mode, "specific");

@@ -27,6 +27,7 @@ constexpr char kAxisRules[] = "t5x.partitioning.standard_logical_axis_rules";
 constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
 constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
 constexpr char kCheckpointer[] = "t5x.checkpoints.Checkpointer";
+constexpr char kOrbaxManager[] = "t5x.checkpoints.OrbaxCheckpointManagerInterface";
 constexpr char kEarlyStopping[] = "t5x.trainer.EarlyStoppingAction";
 constexpr char kTerminateOnNan[] = "t5x.trainer.TerminateOnNanAction";
 
@@ -93,6 +94,10 @@ namespace {
 // scope.
 std::string ReadCheckpointerCls(gin::Config& c, const char* configurable,
                                 const std::string& scope) {
+  // t5x's checkpoint manager (train.use_orbax = True): only its own,
+  // OrbaxCheckpointManagerInterface, whose layout t5xx writes then.
+  const Value manager = c.Query(configurable, "checkpoint_manager_cls", scope);
+  if (!manager.is_none()) gin::ExpectReference(manager, kOrbaxManager, /*evaluated=*/false, scope);
   const Value cls = c.Query(configurable, "checkpointer_cls", scope);
   if (cls.is_none()) return scope;
   return gin::ExpectReference(cls, kCheckpointer, /*evaluated=*/false, scope);
@@ -333,6 +338,9 @@ void RegisterTrainConfigurables(gin::Registry& r) {
                         "t5xx always saves the data position (a few KB), so resuming is exact "
                         "either way."),
                Optional("checkpointer_cls", T::kOptionalReference, None()),
+               Optional("checkpoint_manager_cls", T::kOptionalReference, None(),
+                        "t5x's OrbaxCheckpointManagerInterface (its default), the writer when "
+                        "train.use_orbax = True."),
                Optional("state_transformation_fns", T::kOptionalList, None())},
               "When and how to save checkpoints."});
   r.Register({kRestoreConfig,
@@ -347,8 +355,14 @@ void RegisterTrainConfigurables(gin::Registry& r) {
                Optional("dtype", T::kOptionalString, None()),
                Optional("restore_dataset", T::kBool, B(false)),
                Optional("checkpointer_cls", T::kOptionalReference, None()),
+               Optional("checkpoint_manager_cls", T::kOptionalReference, None(),
+                        "t5x's OrbaxCheckpointManagerInterface (its default); t5xx reads "
+                        "either layout."),
                Optional("state_transformation_fns", T::kOptionalList, None())},
               "Which checkpoint to start from, and how."});
+  r.Register({kOrbaxManager, {},
+              "t5x's Orbax checkpoint manager: checkpoints in Orbax's layout (OCDBT + zarr) "
+              "when train.use_orbax = True."});
   r.Register({kCheckpointer,
               {Optional("force_keep_period", T::kOptionalInt, None(),
                         "`keep` never deletes a checkpoint whose step is a multiple of this.")},
