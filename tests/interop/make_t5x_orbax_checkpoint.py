@@ -78,6 +78,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_t5x_checkpoint as mk  # pylint: disable=g-import-not-at-top
+import orbax_restore_check  # pylint: disable=g-import-not-at-top
 import t5x_import  # pylint: disable=g-import-not-at-top
 
 _m = t5x_import.import_t5x(mk.T5X_DIR, ('checkpoint_utils', 'checkpoints', 'utils'))
@@ -93,23 +94,6 @@ import jax  # pylint: disable=g-import-not-at-top
 def flat_numpy(tree):
   """{'a/b/c': np.ndarray} of a nested state dict."""
   return {k: np.asarray(v) for k, v in mk.flat(tree).items()}
-
-
-def bitwise_diffs(a, b):
-  """Lines describing where flat dicts a and b differ (empty if identical)."""
-  out = []
-  for k in sorted(set(a) - set(b)):
-    out.append(f'{k}: only in the first')
-  for k in sorted(set(b) - set(a)):
-    out.append(f'{k}: only in the second')
-  for k in sorted(set(a) & set(b)):
-    x, y = a[k], b[k]
-    if x.shape != y.shape or x.dtype != y.dtype:
-      out.append(f'{k}: {x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}')
-    elif x.tobytes() != y.tobytes():
-      d = np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))
-      out.append(f'{k}: values differ (max abs diff {d:.3g})')
-  return out
 
 
 def main():
@@ -170,7 +154,7 @@ def main():
   restored = utils.restore(reader, [ckpt_dir], read_cfg)
   reader.close()
   saved = flat_numpy(state.state_dict())
-  diffs = bitwise_diffs(saved, flat_numpy(restored.state_dict()))
+  _, diffs = orbax_restore_check.compare(flat_numpy(restored.state_dict()), saved)
   assert not diffs, '\n'.join(diffs)
   assert int(restored.step) == mk.TRAIN_STEPS
   print(f'orbax restore == saved train state: {len(saved)} arrays, step '
@@ -178,7 +162,7 @@ def main():
 
   # Same arrays as the legacy checkpoint, bit for bit.
   legacy = flat_numpy(checkpoints.load_t5x_checkpoint(legacy_dir))
-  diffs = bitwise_diffs(saved, legacy)
+  _, diffs = orbax_restore_check.compare(saved, legacy)
   if args.train_state == 'legacy':
     assert not diffs, '\n'.join(diffs)
     print(f'orbax checkpoint == legacy {legacy_dir}: {len(legacy)} arrays bit '

@@ -342,11 +342,11 @@ CheckpointReader::CheckpointReader(const std::string& checkpoint_dir) : dir_(che
                 (dir / kOrbaxStateItem / "manifest.ocdbt").string() +
                 "; give a checkpoint_<N> directory");
   }
-  if (IsOrbaxCheckpoint(dir) || !fs::exists(dir / "checkpoint", ec)) {
-    sums_ = ReadChecksums(dir);  // of the extra files t5xx wrote beside Orbax's
-    auto orbax = std::make_shared<OrbaxListing>(ListOrbaxCheckpoint(dir, sums_ ? &*sums_ : nullptr));
-    listing_ = orbax->listing;
-    orbax_ = std::move(orbax);
+  if (!fs::exists(dir / "checkpoint", ec)) {  // then Orbax's layout (state/ exists)
+    sums_ = ReadChecksums(dir);  // of the chunk values and extra files t5xx wrote
+    OrbaxListing orbax = ListOrbaxCheckpoint(dir, sums_ ? &*sums_ : nullptr);
+    listing_ = std::move(orbax.listing);
+    orbax_ = std::make_shared<const OrbaxListing>(std::move(orbax));
     step_ = StepFromName(dir, listing_.step, orbax_->store->root() / "manifest.ocdbt");
     return;
   }

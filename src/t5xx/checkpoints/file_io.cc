@@ -43,26 +43,65 @@ void WriteFile(const fs::path& path, const void* data, size_t size) {
   }
 }
 
-std::vector<uint8_t> ReadFile(const fs::path& path, const std::string& what) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; a file that is
-  // not regular (FIFO, device, directory) is refused below, before reading.
+namespace {
+
+// Opens `path` for reading and returns its descriptor and size. O_NONBLOCK:
+// opening a FIFO must not wait for a writer; a file that is not regular
+// (FIFO, device, directory) is refused, before reading. `verb` words a
+// failure to open ("cannot <verb> <what> <path>: ...").
+std::pair<int, uint64_t> OpenRegularFile(const fs::path& path, const std::string& what,
+                                         const char* verb) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
-    throw Error("cannot read " + what + " " + path.string() + ": " + std::strerror(err) +
-                (err == ENOENT ? " (missing file; is this a complete t5x "
-                                 "legacy checkpoint directory?)"
-                               : ""));
+    throw Error(std::string("cannot ") + verb + " " + what + " " + path.string() + ": " +
+                std::strerror(err) +
+                (err == ENOENT ? " (missing file; is the checkpoint directory complete?)" : ""));
   }
-  // One allocation of the file's size, then reads until end of file (a file
-  // that grows meanwhile is read in full too).
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     throw Error("cannot read " + what + " " + path.string() +
                 ": not a regular file (a directory, FIFO or device)");
   }
-  std::vector<uint8_t> out(st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0);
+  return {fd, st.st_size > 0 ? static_cast<uint64_t>(st.st_size) : 0};
+}
+
+}  // namespace
+
+std::vector<uint8_t> ReadFileRange(const fs::path& path, uint64_t offset, uint64_t length,
+                                   const std::string& what) {
+  const auto [fd, size] = OpenRegularFile(path, what, "open");
+  if (offset > size || length > size - offset) {
+    ::close(fd);
+    throw Error(path.string() + " (" + what + ") has " + std::to_string(size) +
+                " bytes, but the checkpoint refers to bytes " + std::to_string(offset) + "+" +
+                std::to_string(length) + " of it; the file is truncated or the reference is "
+                "corrupt");
+  }
+  std::vector<uint8_t> out(static_cast<size_t>(length));
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done,
+                              static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      throw Error("error reading " + what + " " + path.string() + ": " +
+                  (n == 0 ? std::string("unexpected end of file") : std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return out;
+}
+
+std::vector<uint8_t> ReadFile(const fs::path& path, const std::string& what) {
+  // One allocation of the file's size, then reads until end of file (a file
+  // that grows meanwhile is read in full too).
+  const auto [fd, size] = OpenRegularFile(path, what, "read");
+  std::vector<uint8_t> out(static_cast<size_t>(size));
   size_t got = 0;
   int err = 0;
   while (true) {

@@ -23,6 +23,13 @@ void WriteFile(const std::filesystem::path& path, const void* data,
 // regular file, refused without waiting on it).
 std::vector<uint8_t> ReadFile(const std::filesystem::path& path,
                               const std::string& what);
+// Reads bytes [offset, offset + length) of `path` (an OCDBT value or node
+// inside a data file), refused as ReadFile refuses a missing or non-regular
+// file, and with "... has N bytes, but ... refers to bytes OFFSET+LENGTH of
+// it; the file is truncated or the reference is corrupt" when the range
+// passes its end -- checked before anything is allocated.
+std::vector<uint8_t> ReadFileRange(const std::filesystem::path& path, uint64_t offset,
+                                   uint64_t length, const std::string& what);
 // create_directories; throws t5xx::Error naming the path on failure.
 void MakeDir(const std::filesystem::path& path);
 // fsync of a directory, so that the entries created or renamed in it are

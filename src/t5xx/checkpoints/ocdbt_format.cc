@@ -6,6 +6,7 @@
 #include "t5xx/checkpoints/zstd_codec.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/little_endian.h"
 
 namespace t5xx::checkpoints::ocdbt {
 
@@ -30,18 +31,14 @@ uint8_t ByteReader::U8() {
 
 uint32_t ByteReader::U32le() {
   if (size_ - pos_ < 4) Fail("truncated");
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | data_[pos_ + i];
   pos_ += 4;
-  return v;
+  return LoadLittleEndian<uint32_t>(data_ + pos_ - 4);
 }
 
 uint64_t ByteReader::U64le() {
   if (size_ - pos_ < 8) Fail("truncated");
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | data_[pos_ + i];
   pos_ += 8;
-  return v;
+  return LoadLittleEndian<uint64_t>(data_ + pos_ - 8);
 }
 
 std::string ByteReader::Bytes(uint64_t n) {
@@ -119,8 +116,7 @@ std::vector<uint8_t> DecodeEnvelope(const std::vector<uint8_t>& raw, uint32_t ma
     throw Error(what + ": OCDBT " + kind + " says it has " + std::to_string(length) +
                 " bytes but " + std::to_string(raw.size()) + " were read; it is truncated");
   }
-  uint32_t crc_stored = 0;
-  for (int i = 3; i >= 0; --i) crc_stored = (crc_stored << 8) | raw[raw.size() - 4 + i];
+  const uint32_t crc_stored = LoadLittleEndian<uint32_t>(raw.data() + raw.size() - 4);
   const uint32_t crc = Crc32c(raw.data(), raw.size() - 4);
   if (crc != crc_stored) {
     throw Error(what + ": OCDBT " + kind + " fails its CRC-32C check (stored " +

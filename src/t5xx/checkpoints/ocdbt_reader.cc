@@ -1,13 +1,8 @@
 // OCDBT reader: manifest → newest version → B+tree walk → key listing.
 #include "t5xx/checkpoints/ocdbt_reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "t5xx/checkpoints/file_io.h"
 #include "t5xx/checkpoints/ocdbt_format.h"
@@ -19,47 +14,12 @@ namespace t5xx::checkpoints {
 
 namespace {
 
-// Reads `length` bytes at `offset` of `file` (under root). Throws naming the
-// file when it is missing or too short.
-std::vector<uint8_t> ReadFileRange(const fs::path& root, const std::string& file, uint64_t offset,
-                                   uint64_t length, const std::string& role) {
-  const fs::path path = root / file;
-  // O_NONBLOCK: a FIFO must not wait for a writer; it is refused below.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    throw Error("cannot open " + path.string() + " (" + role + " of the OCDBT database " +
-                root.string() + "): " + std::strerror(errno));
-  }
-  struct stat st {};
-  const bool stat_ok = ::fstat(fd, &st) == 0;
-  if (stat_ok && !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error("cannot read " + path.string() + " (" + role + " of the OCDBT database " +
-                root.string() + "): not a regular file (a directory, FIFO or device)");
-  }
-  const uint64_t size = stat_ok ? static_cast<uint64_t>(st.st_size) : 0;
-  if (!stat_ok || offset > size || length > size - offset) {
-    ::close(fd);
-    throw Error(path.string() + " (" + role + ") has " + std::to_string(size) +
-                " bytes, but the OCDBT database " + root.string() + " refers to bytes " +
-                std::to_string(offset) + "+" + std::to_string(length) +
-                " of it; the file is truncated or the reference is corrupt");
-  }
-  std::vector<uint8_t> out(static_cast<size_t>(length));
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done,
-                              static_cast<off_t>(offset + done));
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      throw Error("cannot read " + path.string() + ": " +
-                  (n == 0 ? std::string("unexpected end of file") : std::strerror(err)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return out;
+// Bytes [offset, offset + length) of data file `file` of the database at
+// `root`; errors name the file and its role (file_io.h ReadFileRange).
+std::vector<uint8_t> ReadDataFile(const fs::path& root, const std::string& file, uint64_t offset,
+                                  uint64_t length, const std::string& role) {
+  return ReadFileRange(root / file, offset, length,
+                       role + " of the OCDBT database " + root.string());
 }
 
 // A node reference: which file, where, and what it must be.
@@ -86,7 +46,7 @@ class TreeWalk {
     const std::string what = (root_ / ref.file).string() + " (OCDBT B+tree node at byte " +
                              std::to_string(ref.offset) + ")";
     const std::vector<uint8_t> raw =
-        ReadFileRange(root_, ref.file, ref.offset, ref.length, "B+tree node");
+        ReadDataFile(root_, ref.file, ref.offset, ref.length, "B+tree node");
     const std::vector<uint8_t> body =
         ocdbt::DecodeEnvelope(raw, ocdbt::kBtreeNodeMagic, what, max_node_bytes_);
     ocdbt::ByteReader r(body.data(), body.size(), what);
@@ -105,8 +65,9 @@ class TreeWalk {
       for (uint64_t i = 0; i < n; ++i) subtree[i] = r.Varint();
     }
     std::vector<std::string> keys(n);
+    const std::string none;
     for (uint64_t i = 0; i < n; ++i) {
-      const std::string& prev = i ? keys[i - 1] : std::string();
+      const std::string& prev = i ? keys[i - 1] : none;
       if (prefix[i] > prev.size()) r.Fail("key " + std::to_string(i) + " has a bad prefix length");
       keys[i] = prev.substr(0, prefix[i]) + r.Bytes(suffix[i]);
     }
@@ -115,7 +76,6 @@ class TreeWalk {
     } else {
       Interior(r, files, keys, subtree, ref);
     }
-    if (r.left() != 0) r.Fail(std::to_string(r.left()) + " trailing bytes");
   }
 
  private:
@@ -129,11 +89,9 @@ class TreeWalk {
   }
 
   void Add(ocdbt::ByteReader& r, std::string key, OcdbtValue value) {
-    if (!last_key_.empty() || !entries_.empty()) {
-      if (!(key > last_key_)) {
-        r.Fail("key '" + key + "' is not after '" + last_key_ +
-               "' (keys out of order: the tree is cyclic, shares a subtree, or is corrupt)");
-      }
+    if (!entries_.empty() && !(key > last_key_)) {
+      r.Fail("key '" + key + "' is not after '" + last_key_ +
+             "' (keys out of order: the tree is cyclic, shares a subtree, or is corrupt)");
     }
     if (entries_.size() >= kMaxOcdbtKeys) {
       r.Fail("more than " + std::to_string(kMaxOcdbtKeys) + " keys in the database");
@@ -165,6 +123,7 @@ class TreeWalk {
         values[i].inline_bytes = r.Bytes(length[i]);
       }
     }
+    if (r.left() != 0) r.Fail(std::to_string(r.left()) + " trailing bytes");
     for (size_t i = 0; i < n; ++i) Add(r, key_prefix + keys[i], std::move(values[i]));
   }
 
@@ -188,7 +147,7 @@ class TreeWalk {
     for (int column = 0; column < 3; ++column) {  // num_keys, num_tree_bytes, num_indirect_value_bytes
       for (size_t i = 0; i < n; ++i) r.Varint();
     }
-    if (r.left() != 0) r.Fail(std::to_string(r.left()) + " trailing bytes");
+    if (r.left() != 0) r.Fail(std::to_string(r.left()) + " trailing bytes");  // before any child
     for (const NodeRef& child : children) Visit(child);
   }
 
@@ -283,7 +242,7 @@ std::vector<uint8_t> OcdbtReader::Read(const std::string& key) const {
   }
   const OcdbtValue& v = it->second;
   if (v.is_inline) return std::vector<uint8_t>(v.inline_bytes.begin(), v.inline_bytes.end());
-  return ReadFileRange(root_, v.file, v.offset, v.length, "value of key '" + key + "'");
+  return ReadDataFile(root_, v.file, v.offset, v.length, "value of key '" + key + "'");
 }
 
 }  // namespace t5xx::checkpoints

@@ -20,32 +20,46 @@ namespace t5xx::checkpoints {
 
 namespace {
 
-std::string RandomHex(size_t bytes) {
+// `n` random bytes (database uuids, data file names).
+std::vector<uint8_t> RandomBytes(size_t n) {
   static std::mutex mu;
   static std::mt19937_64 gen(std::random_device{}() ^
                              static_cast<uint64_t>(
                                  std::chrono::steady_clock::now().time_since_epoch().count()));
   std::lock_guard<std::mutex> lock(mu);
+  std::vector<uint8_t> out(n);
+  for (uint8_t& b : out) b = static_cast<uint8_t>(gen());
+  return out;
+}
+
+// A new data file's name: "d/" + 32 lowercase hex digits, as TensorStore's.
+std::string NewDataFileName() {
   static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < bytes; ++i) {
-    const uint64_t v = gen();
-    s += digits[v & 15];
-    s += digits[(v >> 4) & 15];
+  std::string s = "d/";
+  for (uint8_t b : RandomBytes(16)) {
+    s += digits[b >> 4];
+    s += digits[b & 15];
   }
   return s;
 }
 
-// One key of a leaf node: inline bytes, or (data file index, offset, length).
-struct LeafValue {
-  bool is_inline = false;
-  std::string bytes;
-  uint64_t file = 0, offset = 0, length = 0;
-};
+// What a leaf node of `values` holds, for the manifest: its keys and the
+// bytes of its out-of-line values.
+uint64_t IndirectBytes(const std::map<std::string, OcdbtValue>& values) {
+  uint64_t n = 0;
+  for (const auto& [key, v] : values) n += v.is_inline ? 0 : v.length;
+  return n;
+}
 
-// A leaf node (height 0) holding `values` in key order.
-std::vector<uint8_t> EncodeLeaf(const std::map<std::string, LeafValue>& values,
-                                const std::vector<std::string>& files) {
+// A leaf node (height 0) holding `values` in key order; out-of-line values
+// name their data file (relative to the database root), which goes into the
+// node's data file table.
+std::vector<uint8_t> EncodeLeaf(const std::map<std::string, OcdbtValue>& values) {
+  std::vector<std::string> files;
+  std::map<std::string, uint64_t> file_id;
+  for (const auto& [key, v] : values) {
+    if (!v.is_inline && file_id.emplace(v.file, files.size()).second) files.push_back(v.file);
+  }
   std::vector<uint8_t> b{0};
   ocdbt::AppendDataFileTable(b, files);
   ocdbt::AppendVarint(b, values.size());
@@ -65,16 +79,16 @@ std::vector<uint8_t> EncodeLeaf(const std::map<std::string, LeafValue>& values,
   for (size_t i = 0; i < keys.size(); ++i) {
     b.insert(b.end(), keys[i]->begin() + static_cast<std::ptrdiff_t>(prefix[i]), keys[i]->end());
   }
-  for (const auto& [key, v] : values) ocdbt::AppendVarint(b, v.is_inline ? v.bytes.size() : v.length);
+  for (const auto& [key, v] : values) ocdbt::AppendVarint(b, v.length);
   for (const auto& [key, v] : values) ocdbt::AppendVarint(b, v.is_inline ? 0 : 1);
   for (const auto& [key, v] : values) {
-    if (!v.is_inline) ocdbt::AppendVarint(b, v.file);
+    if (!v.is_inline) ocdbt::AppendVarint(b, file_id.at(v.file));
   }
   for (const auto& [key, v] : values) {
     if (!v.is_inline) ocdbt::AppendVarint(b, v.offset);
   }
   for (const auto& [key, v] : values) {
-    if (v.is_inline) b.insert(b.end(), v.bytes.begin(), v.bytes.end());
+    if (v.is_inline) b.insert(b.end(), v.inline_bytes.begin(), v.inline_bytes.end());
   }
   if (b.size() > kOcdbtMaxNodeBytes) {
     throw Error("an OCDBT leaf node of " + std::to_string(b.size()) +
@@ -85,15 +99,11 @@ std::vector<uint8_t> EncodeLeaf(const std::map<std::string, LeafValue>& values,
 }
 
 // The manifest of a database whose newest (only) version's root is the
-// leaf at `node_file`:`offset`, `length` bytes.
+// leaf of `values` at `node_file`:`offset`, `length` bytes.
 std::vector<uint8_t> EncodeManifest(const std::string& node_file, uint64_t offset,
-                                    uint64_t length, uint64_t num_keys,
-                                    uint64_t indirect_bytes) {
-  std::vector<uint8_t> m;
-  const std::string uuid = RandomHex(16);
-  for (size_t i = 0; i < 16; ++i) {
-    m.push_back(static_cast<uint8_t>(std::stoi(uuid.substr(2 * i, 2), nullptr, 16)));
-  }
+                                    uint64_t length,
+                                    const std::map<std::string, OcdbtValue>& values) {
+  std::vector<uint8_t> m = RandomBytes(16);  // the database's uuid
   ocdbt::AppendVarint(m, 0);  // manifest_kind: single
   ocdbt::AppendVarint(m, kOcdbtMaxInlineValueBytes);
   ocdbt::AppendVarint(m, kOcdbtMaxNodeBytes);
@@ -103,7 +113,8 @@ std::vector<uint8_t> EncodeManifest(const std::string& node_file, uint64_t offse
   ocdbt::AppendVarint(m, 1);  // one version
   ocdbt::AppendVarint(m, 1);  // generation 1
   m.push_back(0);             // root height: a leaf
-  for (uint64_t v : {uint64_t{0}, offset, length, num_keys, length, indirect_bytes}) {
+  for (uint64_t v : {uint64_t{0}, offset, length, uint64_t{values.size()}, length,
+                     IndirectBytes(values)}) {
     ocdbt::AppendVarint(m, v);
   }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
@@ -134,7 +145,7 @@ OcdbtWriter::OcdbtWriter(const fs::path& root) : root_(root) {
   if (fs::exists(root_ / "manifest.ocdbt", ec)) {
     throw Error("OCDBT database " + root_.string() + " already exists; refusing to overwrite it");
   }
-  data_file_ = "d/" + RandomHex(16);
+  data_file_ = NewDataFileName();
   const fs::path file = root_ / data_file_;
   fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error("cannot create " + file.string() + ": " + std::strerror(errno));
@@ -145,80 +156,56 @@ OcdbtWriter::~OcdbtWriter() {
 }
 
 void OcdbtWriter::Put(const std::string& key, const void* data, size_t size) {
-  Value v;
-  const uint8_t* bytes = static_cast<const uint8_t*>(data);
+  OcdbtValue v;
+  v.length = size;
+  const char* bytes = static_cast<const char*>(data);
   std::unique_lock<std::mutex> lock(mu_);
   if (values_.count(key)) throw Error("OCDBT key '" + key + "' written twice");
   if (size <= kOcdbtMaxInlineValueBytes) {
     v.is_inline = true;
-    v.bytes.assign(reinterpret_cast<const char*>(bytes), size);
+    v.inline_bytes.assign(bytes, size);
     values_.emplace(key, std::move(v));
     return;
   }
+  v.file = data_file_;
   v.offset = size_;
-  v.length = size;
   size_ += size;
   values_.emplace(key, v);
   lock.unlock();  // the range is reserved: write it outside the lock
-  WriteAllAt(fd_, bytes, size, v.offset, root_ / data_file_);
+  WriteAllAt(fd_, reinterpret_cast<const uint8_t*>(bytes), size, v.offset, root_ / data_file_);
 }
 
 void OcdbtWriter::Finish() {
-  std::map<std::string, LeafValue> leaf;
-  uint64_t indirect = 0;
-  for (auto& [key, v] : values_) {
-    LeafValue& l = leaf[key];
-    l.is_inline = v.is_inline;
-    l.bytes = std::move(v.bytes);
-    l.offset = v.offset;
-    l.length = v.length;
-    indirect += v.is_inline ? 0 : v.length;
-  }
-  const std::vector<uint8_t> node = EncodeLeaf(leaf, {data_file_});
+  const std::vector<uint8_t> node = EncodeLeaf(values_);
   const fs::path file = root_ / data_file_;
   WriteAllAt(fd_, node.data(), node.size(), size_, file);
   if (::fsync(fd_) != 0) throw Error("cannot fsync " + file.string() + ": " + std::strerror(errno));
   ::close(fd_);
   fd_ = -1;
-  const std::vector<uint8_t> manifest =
-      EncodeManifest(data_file_, size_, node.size(), leaf.size(), indirect);
+  const std::vector<uint8_t> manifest = EncodeManifest(data_file_, size_, node.size(), values_);
   WriteFile(root_ / "manifest.ocdbt", manifest.data(), manifest.size());
   SyncDir(root_ / "d");
   SyncDir(root_);
 }
 
 void MergeOcdbtDatabases(const fs::path& root, const std::vector<std::string>& children) {
-  std::map<std::string, LeafValue> leaf;
-  std::vector<std::string> files;
-  std::map<std::string, uint64_t> file_index;
-  uint64_t indirect = 0;
+  std::map<std::string, OcdbtValue> merged;
   for (const std::string& child : children) {
     const OcdbtReader reader(root / child);
     for (const auto& [key, v] : reader.entries()) {
-      if (leaf.count(key)) {
+      auto [it, added] = merged.emplace(key, v);
+      if (!added) {
         throw Error("OCDBT key '" + key + "' is in two of the databases merged into " +
                     root.string() + " (the second: " + child + ")");
       }
-      LeafValue& l = leaf[key];
-      l.is_inline = v.is_inline;
-      l.bytes = v.inline_bytes;
-      if (!v.is_inline) {
-        const std::string path = child + "/" + v.file;
-        auto [it, added] = file_index.emplace(path, files.size());
-        if (added) files.push_back(path);
-        l.file = it->second;
-        l.offset = v.offset;
-        l.length = v.length;
-        indirect += v.length;
-      }
+      if (!v.is_inline) it->second.file = child + "/" + v.file;  // relative to `root` now
     }
   }
-  const std::vector<uint8_t> node = EncodeLeaf(leaf, files);
+  const std::vector<uint8_t> node = EncodeLeaf(merged);
   MakeDir(root / "d");
-  const std::string node_file = "d/" + RandomHex(16);
+  const std::string node_file = NewDataFileName();
   WriteFile(root / node_file, node.data(), node.size());
-  const std::vector<uint8_t> manifest =
-      EncodeManifest(node_file, 0, node.size(), leaf.size(), indirect);
+  const std::vector<uint8_t> manifest = EncodeManifest(node_file, 0, node.size(), merged);
   WriteFile(root / "manifest.ocdbt", manifest.data(), manifest.size());
   SyncDir(root / "d");
   SyncDir(root);

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "t5xx/checkpoints/ocdbt_reader.h"
+
 namespace t5xx::checkpoints {
 
 // Orbax's settings (type_handlers add_ocdbt_write_options): values up to
@@ -43,17 +45,12 @@ class OcdbtWriter {
   void Finish();
 
  private:
-  struct Value {
-    bool is_inline = false;
-    std::string bytes;  // inline
-    uint64_t offset = 0, length = 0;
-  };
   std::filesystem::path root_;
   std::string data_file_;  // relative to root_
   int fd_ = -1;
   uint64_t size_ = 0;
   std::mutex mu_;
-  std::map<std::string, Value> values_;
+  std::map<std::string, OcdbtValue> values_;  // out-of-line ones: in data_file_
 };
 
 // Writes database `root`'s manifest and a root leaf node (in a new data file

@@ -46,11 +46,9 @@ class OcdbtChunkStore : public ZarrChunkStore {
 };
 
 // The arrays state/_METADATA says were saved ('.'-joined key paths of the
-// leaves whose values live in the database), or nothing when it is absent.
+// leaves whose values live in the database).
 std::set<std::string> ArraysInTreeMetadata(const fs::path& file) {
   std::set<std::string> names;
-  std::error_code ec;
-  if (!fs::exists(file, ec)) return names;
   const std::vector<uint8_t> raw = ReadFile(file, "Orbax tree metadata");
   json meta;
   std::string error;

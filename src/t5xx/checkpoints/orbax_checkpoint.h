@@ -40,7 +40,9 @@ bool IsOrbaxCheckpoint(const std::filesystem::path& checkpoint_dir);
 
 struct OrbaxListing {
   std::shared_ptr<const OcdbtReader> store;  // state/'s database
-  IndexListing listing;                      // entries' zarr metadata set, zarr_rel = N
+  // Entries' zarr metadata set, zarr_rel = N (CheckpointReader moves it
+  // out into its own listing).
+  IndexListing listing;
   // The arrays stored as zarr v3 (Orbax's use_zarr3 = True): their layout
   // (their listing entry's metadata is its `meta`).
   std::map<std::string, ZarrV3Layout> zarr3;

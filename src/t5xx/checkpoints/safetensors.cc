@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/little_endian.h"
 
 namespace t5xx::checkpoints {
 namespace {
@@ -79,10 +80,9 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path) {
   std::ifstream in(path, std::ios::binary);
   T5XX_CHECK(in.good(), path + ": cannot open it");
   T5XX_CHECK(file_size >= 8, Bad(path, "shorter than its 8-byte header length"));
-  unsigned char len_bytes[8];
+  uint8_t len_bytes[8];
   in.read(reinterpret_cast<char*>(len_bytes), 8);
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
+  const uint64_t n = LoadLittleEndian<uint64_t>(len_bytes);
   T5XX_CHECK(n <= kMaxHeaderBytes,
              Bad(path, "a header of " + std::to_string(n) + " bytes (the format allows at most " +
                            std::to_string(kMaxHeaderBytes) + ")"));

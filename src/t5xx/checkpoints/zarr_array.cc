@@ -326,20 +326,16 @@ std::vector<uint8_t> ReadChunk(const ZarrChunkStore& store, const std::string& k
   return data;
 }
 
-// No chunks (a read of nothing).
-class EmptyChunkStore : public ZarrChunkStore {
- public:
-  bool Has(const std::string&) const override { return false; }
-  std::vector<uint8_t> Get(const std::string&) const override { return {}; }
-  std::string Name(const std::string& key) const override { return key; }
-};
-
-// Chunk files in a zarr directory, listed once per read.
+// Chunk files in a zarr directory, listed once per read, on the first
+// lookup (a read of nothing lists nothing).
 class DirectoryChunkStore : public ZarrChunkStore {
  public:
   DirectoryChunkStore(const fs::path& dir, size_t key_depth, const std::string& at)
-      : dir_(dir), present_(ListChunkFiles(dir, key_depth, at)), at_(at) {}
-  bool Has(const std::string& key) const override { return present_.count(key) > 0; }
+      : dir_(dir), key_depth_(key_depth), at_(at) {}
+  bool Has(const std::string& key) const override {
+    if (!present_) present_ = ListChunkFiles(dir_, key_depth_, at_);
+    return present_->count(key) > 0;
+  }
   std::vector<uint8_t> Get(const std::string& key) const override {
     return ReadFile(dir_ / key, "zarr chunk of '" + at_ + "'");
   }
@@ -347,8 +343,9 @@ class DirectoryChunkStore : public ZarrChunkStore {
 
  private:
   fs::path dir_;
-  std::unordered_set<std::string> present_;
+  size_t key_depth_;
   std::string at_;
+  mutable std::optional<std::unordered_set<std::string>> present_;
 };
 
 // The limits on one read, checked before anything is allocated or any chunk
@@ -379,12 +376,9 @@ LoadedArray ReadZarrRegion(const fs::path& dir, const std::string& at,
                            const ZarrMetadata& meta, const std::optional<Box>& box,
                            const ChunkChecksums* sums, const std::string& sums_prefix,
                            uint64_t* bytes_read) {
-  // Listing the directory is only worth it when there is something to read.
-  const Box want = CheckedBox(meta.shape, box, at);
-  if (NumElements(want.shape) == 0) return ReadZarrRegionFrom(EmptyChunkStore(), dir.string(), at, meta, want);
   const DirectoryChunkStore store(
       dir, meta.separator == '/' ? std::max<size_t>(meta.shape.size(), 1) : 1, at);
-  return ReadZarrRegionFrom(store, dir.string(), at, meta, want, sums, sums_prefix, bytes_read);
+  return ReadZarrRegionFrom(store, dir.string(), at, meta, box, sums, sums_prefix, bytes_read);
 }
 
 LoadedArray ReadZarrRegionFrom(const ZarrChunkStore& store, const std::string& where,

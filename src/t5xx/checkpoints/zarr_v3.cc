@@ -6,6 +6,7 @@
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/json_text.h"
+#include "t5xx/util/little_endian.h"
 
 namespace t5xx::checkpoints {
 using json = nlohmann::json;
@@ -124,6 +125,13 @@ ZarrV3Layout ParseZarrV3Metadata(std::string_view text, const std::string& sourc
   return out;
 }
 
+ZarrV3ChunkStore::ZarrV3ChunkStore(const ZarrChunkStore& stored, const ZarrV3Layout& layout)
+    : stored_(stored), layout_(layout) {
+  for (size_t d = 0; d < layout_.shard_shape.size(); ++d) {
+    inner_per_shard_ *= static_cast<uint64_t>(layout_.shard_shape[d] / layout_.meta.chunks[d]);
+  }
+}
+
 std::pair<std::string, uint64_t> ZarrV3ChunkStore::Locate(const std::string& key) const {
   const size_t rank = layout_.meta.shape.size();
   std::vector<int64_t> g;
@@ -152,10 +160,7 @@ std::pair<uint64_t, uint64_t> ZarrV3ChunkStore::Entry(const std::string& shard_k
     cached_ = stored_.Get(shard_key);
     cached_key_ = shard_key;
   }
-  uint64_t count = 1;
-  for (size_t d = 0; d < layout_.shard_shape.size(); ++d) {
-    count *= static_cast<uint64_t>(layout_.shard_shape[d] / layout_.meta.chunks[d]);
-  }
+  const uint64_t count = inner_per_shard_;
   const uint64_t index_bytes = count * 16 + (layout_.index_crc32c ? 4 : 0);
   const std::string name = stored_.Name(shard_key);
   if (index_bytes > cached_.size()) {
@@ -164,20 +169,14 @@ std::pair<uint64_t, uint64_t> ZarrV3ChunkStore::Entry(const std::string& shard_k
                 "; it is truncated");
   }
   const uint8_t* index = cached_.data() + (layout_.index_at_end ? cached_.size() - index_bytes : 0);
-  auto u64 = [](const uint8_t* p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-    return v;
-  };
   if (layout_.index_crc32c) {
-    const uint8_t* c = index + count * 16;
-    const uint32_t stored = uint32_t{c[0]} | uint32_t{c[1]} << 8 | uint32_t{c[2]} << 16 |
-                            uint32_t{c[3]} << 24;
+    const uint32_t stored = LoadLittleEndian<uint32_t>(index + count * 16);
     if (Crc32c(index, count * 16) != stored) {
       throw Error("zarr v3 shard " + name + ": its index fails its CRC-32C check; it is corrupted");
     }
   }
-  const uint64_t offset = u64(index + inner * 16), nbytes = u64(index + inner * 16 + 8);
+  const uint64_t offset = LoadLittleEndian<uint64_t>(index + inner * 16);
+  const uint64_t nbytes = LoadLittleEndian<uint64_t>(index + inner * 16 + 8);
   if (offset == kMissing && nbytes == kMissing) return {offset, nbytes};
   if (offset > cached_.size() || nbytes > cached_.size() - offset) {
     throw Error("zarr v3 shard " + name + ": inner chunk " + std::to_string(inner) +

@@ -42,8 +42,7 @@ ZarrV3Layout ParseZarrV3Metadata(std::string_view text, const std::string& sourc
 // the shard.
 class ZarrV3ChunkStore : public ZarrChunkStore {
  public:
-  ZarrV3ChunkStore(const ZarrChunkStore& stored, const ZarrV3Layout& layout)
-      : stored_(stored), layout_(layout) {}
+  ZarrV3ChunkStore(const ZarrChunkStore& stored, const ZarrV3Layout& layout);
   bool Has(const std::string& key) const override;
   std::vector<uint8_t> Get(const std::string& key) const override;
   std::string Name(const std::string& key) const override;
@@ -56,6 +55,7 @@ class ZarrV3ChunkStore : public ZarrChunkStore {
   std::pair<uint64_t, uint64_t> Entry(const std::string& shard_key, uint64_t inner) const;
   const ZarrChunkStore& stored_;
   const ZarrV3Layout& layout_;
+  uint64_t inner_per_shard_ = 1;    // inner chunks in one shard (C order)
   mutable std::string cached_key_;  // the last shard read
   mutable std::vector<uint8_t> cached_;
 };

@@ -107,9 +107,6 @@ void CheckTrainLoopConfig(const TrainLoopConfig& config,
 
 namespace {
 
-// One run of the loop: t5x's train() from the first step to the last, its
-// writers, checkpointer and stop state. RunTrainLoop's steps are its methods.
-
 // The checkpoint writer's options: t5x's legacy layout unless
 // train.use_orbax.
 checkpoints::SaveOptions SaveOptionsOf(const TrainLoopConfig& config) {
@@ -117,6 +114,9 @@ checkpoints::SaveOptions SaveOptionsOf(const TrainLoopConfig& config) {
   if (config.use_orbax) o.format = checkpoints::CheckpointFormat::kOrbax;
   return o;
 }
+
+// One run of the loop: t5x's train() from the first step to the last, its
+// writers, checkpointer and stop state. RunTrainLoop's steps are its methods.
 
 class TrainLoop {
  public:
