@@ -5,7 +5,7 @@
 // packing.
 //
 //   build/bin/t5xx_gpu_train_bench [--device=auto|cpu|cuda|cuda:N] [--smoke]
-//                                  [--steps=N] [Google Benchmark flags]
+//                                  [--steps=N] [switches] [Google Benchmark flags]
 //
 //   --device   (env T5XX_BENCH_DEVICE; default auto: the GPU of LOCAL_RANK
 //              when there is one, else the CPU; device::ResolveDevice)
@@ -14,6 +14,36 @@
 //              runs in seconds on a CPU (to check it works, not to measure)
 //   --steps    (env T5XX_BENCH_STEPS) timed steps per configuration
 //              (default 10; 2 with --smoke), after 2 untimed warm-up steps
+// Switches (issue 49's A/B runs; defaults are what `t5xx train` does):
+//   --allow_tf32=true|false      float32 matmuls on TF32 tensor cores (JAX's
+//                                default on the same GPU) or in full float32
+//   --bf16_reduction=false|true  cuBLAS's bfloat16 split-K reductions
+//                                (device::SetCudaMatmulPrecision)
+//   --attention=auto|fused|unfused   models::AttentionKernel
+//   --sdpa_backends=all|LIST     the SDPA kernels libtorch may pick, a comma
+//                                list of flash, efficient, cudnn, math
+//                                (libtorch >= 2.4; compat::SetSdpaBackends)
+//   --adafactor=grouped|per_param    the general Adafactor path's grouped
+//                                update (optim/adafactor_grouped.h) or one
+//                                parameter at a time; --adafactor_fused_cpu=
+//                                true|false: the fused CPU update (CPU only)
+//   --phases           per-phase device time of the timed steps (forward,
+//                      backward, optimizer; CUDA events on a GPU) and the
+//                      host's time in each (bench/step_phases.h), counters
+//                      <phase>_ms and host_<phase>_ms per step
+//   --count_ops        kernel-running ATen ops of one more step, per phase
+//                      (bench/step_phases.h's LaunchCounter), counters
+//                      ops_<phase> and ops_other
+//   --batch=B --inputs=L --targets=L   every configuration's batch and
+//                      lengths instead of the table's (e.g. to count a real
+//                      model's launches on a CPU with a tiny batch)
+//   --trace_dir=DIR    one more step under libtorch's profiler (Kineto),
+//                      saved as DIR/<config>.trace.json (scripts/
+//                      gpu_trace_top.py tables it); a profiler that cannot
+//                      run is reported on stderr, not an error
+// On a GPU with libtorch >= 2.5 the bench also prints, per configuration,
+// which SDPA kernel each attention of a step gets (compat::
+// FusedAttentionBackend on the q, k, v and mask the fused path passes).
 //
 // Configurations (BM_GpuTrain/<name>):
 //   t5_1_1_small        T5.1.1 small (models::T5_1_1Config), 256 x (512 + 114)
@@ -69,6 +99,10 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <mutex>
+#include <set>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -76,6 +110,8 @@
 
 #include "t5xx/device/device.h"
 #include "bench_schedule.h"
+#include "kineto_trace.h"
+#include "step_phases.h"
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/models/networks/layers.h"
@@ -83,6 +119,7 @@
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/torch_compat.h"
 
 namespace {
 
@@ -93,6 +130,16 @@ struct Options {
   at::Device device = at::kCPU;
   bool smoke = false;
   int64_t steps = 10;
+  bool allow_tf32 = true;
+  bool bf16_reduction = false;
+  std::string attention = "auto";
+  std::string sdpa_backends = "all";
+  bool adafactor_grouped = true;
+  bool adafactor_fused_cpu = true;
+  bool phases = false;
+  bool count_ops = false;
+  std::string trace_dir;
+  int64_t batch = 0, inputs = 0, targets = 0;  // > 0: overrides
 };
 Options g_options;
 
@@ -226,6 +273,26 @@ const Peak& DevicePeak() {
   return peak;
 }
 
+// The attentions of a step as the fused path passes them to libtorch, with
+// the SDPA kernel libtorch picks for each (see the top).
+std::mutex g_attention_mutex;
+std::set<std::string> g_attention_calls;
+
+void ObserveAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                      const at::Tensor& mask) {
+  std::ostringstream line;
+  line << "q [B " << q.size(0) << ", H " << q.size(1) << ", Lq " << q.size(2) << ", D "
+       << q.size(3) << "] Lk " << k.size(2) << " " << q.scalar_type();
+  if (mask.defined()) {
+    line << ", mask " << mask.sizes() << (mask.requires_grad() ? " requiring grad" : "");
+  } else {
+    line << ", no mask";
+  }
+  line << " -> " << t5xx::compat::FusedAttentionBackend(q, k, v, mask, 1.0);
+  std::lock_guard<std::mutex> lock(g_attention_mutex);
+  g_attention_calls.insert(line.str());
+}
+
 void BM_GpuTrain(benchmark::State& state, const BenchConfig& cfg) {
   const at::Device dev = g_options.device;
   std::unique_ptr<t5xx::models::BaseTransformerModel> model;
@@ -244,7 +311,10 @@ void BM_GpuTrain(benchmark::State& state, const BenchConfig& cfg) {
   t5xx::models::ParamStore params = model->InitParams(0);
   const int64_t num_params = params.NumElements();
   params.To(dev);  // before the Trainer: its optimizer state goes beside them
-  t5xx::trainer::Trainer trainer(*model, std::move(params), t5xx::optim::Adafactor({}),
+  t5xx::optim::Adafactor adafactor({});
+  adafactor.set_use_grouped_update(g_options.adafactor_grouped);
+  adafactor.set_use_fused_cpu_update(g_options.adafactor_fused_cpu);
+  t5xx::trainer::Trainer trainer(*model, std::move(params), std::move(adafactor),
                                  t5xx::bench::PretrainSchedule(), partitioner,
                                  cfg.num_microbatches);
   // Random tokens on the host, as a data pipeline gives them; no packing.
@@ -255,17 +325,56 @@ void BM_GpuTrain(benchmark::State& state, const BenchConfig& cfg) {
   batch["decoder_target_tokens"] = at::randint(3, vocab, {b, tg}, at::kLong);
   batch["decoder_input_tokens"] = at::randint(3, vocab, {b, tg}, at::kLong);
   batch["decoder_loss_weights"] = at::ones({b, tg});
-  for (int i = 0; i < 2; ++i) trainer.TrainStep(batch).Resolve();  // warm-up (allocator, kernels)
+  {
+    g_attention_calls.clear();
+    t5xx::models::SetFusedAttentionObserver(&ObserveAttention);
+    trainer.TrainStep(batch).Resolve();  // warm-up (allocator, kernels)
+    t5xx::models::SetFusedAttentionObserver(nullptr);
+    std::cerr << "[gpu_train_bench] " << cfg.name << " attention:";
+    if (g_attention_calls.empty()) std::cerr << " unfused (t5xx's own matmul/softmax path)";
+    for (const std::string& call : g_attention_calls) std::cerr << "\n    " << call;
+    std::cerr << "\n";
+  }
+  trainer.TrainStep(batch).Resolve();
   t5xx::device::Synchronize(dev);
   t5xx::device::ResetPeakMemory(dev);
 
   std::vector<t5xx::trainer::StepMetrics> steps;
   steps.reserve(static_cast<size_t>(state.max_iterations));
+  std::optional<t5xx::bench::PhaseTimer> phases;
+  if (g_options.phases) phases.emplace(dev);
   int64_t done = 0;
   for (auto _ : state) {
     steps.push_back(trainer.TrainStep(batch));
     // The clock stops when the queued work is done, not when it is queued.
     if (++done == state.max_iterations) t5xx::device::Synchronize(dev);
+  }
+  using C = benchmark::Counter;
+  if (phases) {
+    const auto totals = phases->Sum();
+    phases.reset();
+    for (int p = 0; p < t5xx::bench::kNumPhases; ++p) {
+      const std::string name = t5xx::bench::kPhaseNames[p];
+      state.counters[name + "_ms"] = totals.device_ms[p] / static_cast<double>(done);
+      state.counters["host_" + name + "_ms"] = totals.host_ms[p] / static_cast<double>(done);
+    }
+  }
+  if (g_options.count_ops) {
+    t5xx::bench::LaunchCounter counter;
+    trainer.TrainStep(batch).Resolve();
+    t5xx::device::Synchronize(dev);
+    const auto ops = counter.per_phase();
+    for (int p = 0; p < t5xx::bench::kNumPhases; ++p) {
+      state.counters[std::string("ops_") + t5xx::bench::kPhaseNames[p]] = static_cast<double>(ops[p]);
+    }
+    state.counters["ops_other"] = static_cast<double>(counter.other());
+  }
+  if (!g_options.trace_dir.empty()) {
+    const std::string path = g_options.trace_dir + "/" + cfg.name + ".trace.json";
+    const std::string why =
+        t5xx::bench::TraceToFile(path, dev, [&] { trainer.TrainStep(batch).Resolve(); });
+    std::cerr << "[gpu_train_bench] " << cfg.name << " trace: "
+              << (why.empty() ? path : "not written: " + why) << "\n";
   }
   double peak_mib = 0;
   if (const auto mem = t5xx::device::DeviceMemory(dev)) {
@@ -285,7 +394,6 @@ void BM_GpuTrain(benchmark::State& state, const BenchConfig& cfg) {
   if (in > 0) lens["encoder_input_tokens"] = in;
   const double flops = model->TrainFlops(b, lens);
   const Peak& peak = DevicePeak();
-  using C = benchmark::Counter;
   state.counters["tokens_per_second"] = C(static_cast<double>(b * (in + tg)), C::kIsIterationInvariantRate);
   state.counters["model_flops_per_s"] = C(flops, C::kIsIterationInvariantRate);
   state.counters["mfu"] = C(flops / peak.flops, C::kIsIterationInvariantRate);
@@ -293,7 +401,12 @@ void BM_GpuTrain(benchmark::State& state, const BenchConfig& cfg) {
   state.counters["peak_gpu_mib"] = peak_mib;
   state.counters["num_params"] = static_cast<double>(num_params);
   state.counters["loss"] = last_loss;
-  state.SetLabel(cfg.name + " bfloat16 on " + t5xx::device::Describe(dev) + ", batch " +
+  const std::string switches =
+      std::string(" [tf32 ") + (g_options.allow_tf32 ? "on" : "off") + ", bf16 reduction " +
+      (g_options.bf16_reduction ? "on" : "off") + ", attention " + g_options.attention +
+      ", sdpa " + g_options.sdpa_backends + ", adafactor " +
+      (g_options.adafactor_grouped ? "grouped" : "per_param") + "]";
+  state.SetLabel(cfg.name + switches + " bfloat16 on " + t5xx::device::Describe(dev) + ", batch " +
                  std::to_string(b) + (in > 0 ? " inputs " + std::to_string(in) : std::string()) +
                  " targets " + std::to_string(tg) +
                  (cfg.num_microbatches > 1 ? " microbatches " + std::to_string(cfg.num_microbatches)
@@ -301,7 +414,50 @@ void BM_GpuTrain(benchmark::State& state, const BenchConfig& cfg) {
                  (g_options.smoke ? " (smoke sizes)" : std::string()) + "; MFU vs " + peak.source);
 }
 
-// Takes --device=, --smoke and --steps= out of argv (the rest is Google
+int64_t PositiveFlag(const std::string& name, const std::string& value) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  T5XX_CHECK(used == value.size() && !value.empty() && v >= 1,
+             name + "='" + value + "': give a whole number >= 1");
+  return v;
+}
+
+bool BoolFlag(const std::string& name, const std::string& value) {
+  T5XX_CHECK(value == "true" || value == "false",
+             name + "='" + value + "': use true or false");
+  return value == "true";
+}
+
+// Applies the process-wide switches: matmul precision, attention kernel,
+// SDPA kernels. Throws t5xx::Error for an SDPA list on a libtorch that
+// cannot restrict its kernels, or an unknown name in it.
+void ApplySwitches(const Options& o) {
+  t5xx::device::SetCudaMatmulPrecision(o.allow_tf32, o.bf16_reduction);
+  using t5xx::models::AttentionKernel;
+  t5xx::models::SetAttentionKernel(o.attention == "fused"     ? AttentionKernel::kFused
+                                   : o.attention == "unfused" ? AttentionKernel::kUnfused
+                                                              : AttentionKernel::kAuto);
+  if (o.sdpa_backends == "all") return;
+  std::map<std::string, bool> use = {{"flash", false}, {"efficient", false},
+                                     {"cudnn", false}, {"math", false}};
+  std::stringstream list(o.sdpa_backends);
+  for (std::string name; std::getline(list, name, ',');) {
+    T5XX_CHECK(use.count(name), "--sdpa_backends: unknown kernel '" + name +
+                                    "'; use all, or a comma list of flash, efficient, cudnn, math");
+    use[name] = true;
+  }
+  T5XX_CHECK(t5xx::compat::SetSdpaBackends(use["flash"], use["efficient"], use["cudnn"], use["math"]),
+             "--sdpa_backends=" + o.sdpa_backends + " needs libtorch >= 2.4 (this is " +
+                 std::to_string(t5xx::compat::kTorchMajor) + "." +
+                 std::to_string(t5xx::compat::kTorchMinor) + ")");
+}
+
+// Takes the options above out of argv (the rest is Google
 // Benchmark's); env T5XX_BENCH_DEVICE, T5XX_BENCH_SMOKE, T5XX_BENCH_STEPS.
 Options ParseOptions(int* argc, char** argv) {
   std::string device = std::getenv("T5XX_BENCH_DEVICE") ? std::getenv("T5XX_BENCH_DEVICE") : "auto";
@@ -318,6 +474,35 @@ Options ParseOptions(int* argc, char** argv) {
       o.smoke = true;
     } else if (a.rfind("--steps=", 0) == 0) {
       steps = a.substr(8);
+    } else if (a.rfind("--allow_tf32=", 0) == 0) {
+      o.allow_tf32 = BoolFlag("--allow_tf32", a.substr(13));
+    } else if (a.rfind("--bf16_reduction=", 0) == 0) {
+      o.bf16_reduction = BoolFlag("--bf16_reduction", a.substr(17));
+    } else if (a.rfind("--attention=", 0) == 0) {
+      o.attention = a.substr(12);
+      T5XX_CHECK(o.attention == "auto" || o.attention == "fused" || o.attention == "unfused",
+                 "--attention='" + o.attention + "': use auto, fused or unfused");
+    } else if (a.rfind("--sdpa_backends=", 0) == 0) {
+      o.sdpa_backends = a.substr(16);
+    } else if (a.rfind("--adafactor=", 0) == 0) {
+      const std::string v = a.substr(12);
+      T5XX_CHECK(v == "grouped" || v == "per_param",
+                 "--adafactor='" + v + "': use grouped or per_param");
+      o.adafactor_grouped = v == "grouped";
+    } else if (a.rfind("--adafactor_fused_cpu=", 0) == 0) {
+      o.adafactor_fused_cpu = BoolFlag("--adafactor_fused_cpu", a.substr(22));
+    } else if (a == "--phases" || a == "--phases=true") {
+      o.phases = true;
+    } else if (a == "--count_ops" || a == "--count_ops=true") {
+      o.count_ops = true;
+    } else if (a.rfind("--trace_dir=", 0) == 0) {
+      o.trace_dir = a.substr(12);
+    } else if (a.rfind("--batch=", 0) == 0) {
+      o.batch = PositiveFlag("--batch", a.substr(8));
+    } else if (a.rfind("--inputs=", 0) == 0) {
+      o.inputs = PositiveFlag("--inputs", a.substr(9));
+    } else if (a.rfind("--targets=", 0) == 0) {
+      o.targets = PositiveFlag("--targets", a.substr(10));
     } else {
       argv[kept++] = argv[i];
     }
@@ -352,11 +537,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   t5xx::device::SetCurrentDevice(g_options.device);
-  t5xx::device::SetCudaMatmulPrecision(/*allow_tf32=*/false);
+  try {
+    ApplySwitches(g_options);
+  } catch (const std::exception& e) {
+    std::cerr << "t5xx_gpu_train_bench: error: " << e.what() << "\n";
+    return 2;
+  }
   std::cerr << "[gpu_train_bench] device: " << t5xx::device::Describe(g_options.device)
             << (g_options.smoke ? " (smoke sizes)" : "") << ", " << g_options.steps
             << " timed steps per configuration\n";
-  for (const BenchConfig& cfg : Configs(g_options.smoke)) {
+  for (BenchConfig cfg : Configs(g_options.smoke)) {
+    if (g_options.batch > 0) cfg.batch = g_options.batch;
+    if (g_options.inputs > 0 && cfg.encoder_decoder) cfg.inputs = g_options.inputs;
+    if (g_options.targets > 0) cfg.targets = g_options.targets;
     benchmark::RegisterBenchmark(("BM_GpuTrain/" + cfg.name).c_str(), BM_GpuTrain, cfg)
         ->Iterations(g_options.steps)
         ->Unit(benchmark::kMillisecond)

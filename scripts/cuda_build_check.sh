@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Compiles and links every t5xx target (libraries, the t5xx binary, tests,
-# benchmarks) against the CUDA libtorch inside PyPI's `torch` wheel, into
-# build-cuda/, so that the CUDA build cannot rot. Nothing is run: CI machines
-# have no GPU.
+# Compiles and links against the CUDA libtorch inside PyPI's `torch` wheel,
+# into build-cuda/, what proves the CUDA code builds -- every library (the
+# t5xx binary links them all: device/'s CUDA calls, NCCL, kernels/cuda/'s
+# cuDNN attention through NVIDIA's cudnn-frontend), the GPU benchmark and
+# the tests scripts/gpu_perf_check.sh runs on a GPU -- so that the CUDA
+# build cannot rot. Nothing is run: CI machines have no GPU.
 #
 #   T5XX_CUDA_CHECK_TORCH     torch version to check against (default 2.15.0),
 #                             or the path of a torch .whl file
+#   T5XX_CUDNN_FRONTEND_VERSION  cudnn-frontend's headers (default 1.32.0)
 #   T5XX_REQUIRE_CUDA_BUILD=1 fail instead of skipping when there is no nvcc
-#   T5XX_CUDA_CHECK_TARGETS   build only these targets (default: all)
+#   T5XX_CUDA_CHECK_TARGETS   build these targets (default: the list above;
+#                             "all" builds every target)
 #
-# The wheel is fetched once with `pip download --no-deps` (nothing is
-# installed) into ~/.cache/t5xx/torch-wheel/, and only what a C++ build needs
-# (torch/include, torch/lib, torch/share) is unpacked beside it.
+# The wheels are fetched once with `pip download --no-deps` (nothing is
+# installed) into ~/.cache/t5xx/, and only what a C++ build needs is
+# unpacked beside them (torch/include, torch/lib, torch/share; the
+# frontend's include/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -70,6 +75,24 @@ EOF
 fi
 torch="$unpacked/torch"
 
+# ---- cudnn-frontend's headers (header-only; from its PyPI wheel) ----
+fe_version="${T5XX_CUDNN_FRONTEND_VERSION:-1.32.0}"
+fe_dir="$HOME/.cache/t5xx/cudnn-frontend-$fe_version"
+if [ ! -f "$fe_dir/.complete" ]; then
+  log "downloading nvidia-cudnn-frontend==$fe_version (its headers, ~12 MB wheel)"
+  rm -rf "$fe_dir" && mkdir -p "$fe_dir/wheel"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+    -d "$fe_dir/wheel" "nvidia-cudnn-frontend==$fe_version"
+  python3 - "$fe_dir"/wheel/*.whl "$fe_dir" <<'EOF'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("include/")])
+EOF
+  rm -rf "$fe_dir/wheel"
+  touch "$fe_dir/.complete"
+fi
+
 # ---- configure ----
 # * CMAKE_PREFIX_PATH: torch/share/cmake (TorchConfig.cmake) as
 #   torch.utils.cmake_prefix_path gives it.
@@ -94,6 +117,7 @@ cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$torch/share/cmake" \
   -DCUDA_TOOLKIT_ROOT_DIR="$cuda_root" \
   -Dnvtx3_dir="$cuda_root/include" \
+  -DT5XX_CUDNN_FRONTEND_INCLUDE_DIR="$fe_dir/include" \
   -DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined \
   -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >build-cuda/configure.log 2>&1 ||
@@ -112,10 +136,17 @@ if ! grep -q -- '-DUSE_C10D_NCCL' build-cuda/compile_commands.json; then
   exit 1
 fi
 
+if ! grep -q "cuDNN fused attention through cudnn-frontend" build-cuda/configure.log; then
+  log "FAILED: cuDNN's fused attention is not in the build: $(grep 'no cuDNN fused attention' build-cuda/configure.log)"
+  exit 1
+fi
+
 # ---- build ----
+wanted="${T5XX_CUDA_CHECK_TARGETS:-t5xx t5xx_gpu_train_bench models_parity_test models_bf16_test
+  models_decoding_parity_test device_device_test kernels_cudnn_attention_test}"
 targets=()
-for t in ${T5XX_CUDA_CHECK_TARGETS:-}; do targets+=(--target "$t"); done
-log "building ${T5XX_CUDA_CHECK_TARGETS:-all targets} with -j$(nproc)"
+[ "$wanted" = all ] || for t in $wanted; do targets+=(--target "$t"); done
+log "building $(echo $wanted) with -j$(nproc)"
 cmake --build build-cuda -j"$(nproc)" "${targets[@]}"
 
 # The t5xx binary must really link libtorch_cuda (and this wheel's torch, not

@@ -26,8 +26,8 @@ namespace t5xx::test_device {
 // The device named by T5XX_TEST_DEVICE (see the top), resolved once per
 // process with device::ResolveDevice (LOCAL_RANK 0) and made current; on a
 // GPU, float32 matmuls stay in full float32 (device::SetCudaMatmulPrecision
-// (false): no TF32, as t5x's default precision; bfloat16 matmuls accumulate
-// in float32). A value that names no usable device (a typo, "cuda" on a CPU
+// (false): no TF32, unlike a run's default, so that float32 results can be
+// held to the float32 goldens; bfloat16 matmuls accumulate in float32). A value that names no usable device (a typo, "cuda" on a CPU
 // build or a machine without a GPU) is a test failure naming the variable,
 // never a silent fall-back to the CPU: the caller's ASSERT_NO_FATAL_FAILURE
 // or the first comparison then stops the test.

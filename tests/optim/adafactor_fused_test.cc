@@ -5,7 +5,7 @@
 // same on 1, 2 or 3 threads, the same Reducer calls, and the rule for which
 // parameters it takes.
 //
-// Inputs are a fixed integer hash of the element index (Noise below), so
+// Inputs are a fixed integer hash of the element index (testing::Noise), so
 // that no two rows or columns are alike.
 #include "t5xx/optim/adafactor_fused.h"
 
@@ -27,22 +27,7 @@
 namespace t5xx::optim {
 namespace {
 
-// Element i of a tensor with seed s: a value in [-scale, scale) from a
-// 64-bit mix (splitmix64's finaliser) of (s, i).
-at::Tensor Noise(const std::vector<int64_t>& shape, uint64_t seed, double scale) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t z = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(i) + 1;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    const double u = static_cast<double>(z >> 11) / 9007199254740992.0;  // [0, 1)
-    v[static_cast<size_t>(i)] = static_cast<float>(scale * (2 * u - 1));
-  }
-  return at::tensor(v).reshape(shape);
-}
+using testing::Noise;
 
 struct Spec {
   std::string name;

@@ -4,6 +4,7 @@
 // compares two independent computations of the same quantity.
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
+#include "t5xx/trainer/batch_conversion.h"
 
 #include <gtest/gtest.h>
 
@@ -154,6 +155,31 @@ TEST(TrainerTest, DeferredMetricsResolveToTheImmediateOnes) {
 
 // The decoder-only model trains through the same Trainer: a causal LM on a
 // repeating pattern, whose loss must fall well below its start.
+TEST(TrainerTest, StaticDeviceBatchKeepsItsBuffersWhileShapesHold) {
+  StaticDeviceBatch batch(at::kCPU);
+  auto host = [](int64_t rows, int64_t first) {
+    return models::FeatureBatch{
+        {"decoder_target_tokens", at::arange(first, first + rows * 3, at::kLong).view({rows, 3})},
+        {"decoder_loss_weights", at::ones({rows, 3})}};
+  };
+  const models::FeatureBatch a = host(2, 0);
+  const void* tokens = batch.Fill(a).at("decoder_target_tokens").data_ptr();
+  EXPECT_EQ(batch.allocations(), 2);
+  EXPECT_NE(tokens, a.at("decoder_target_tokens").data_ptr());  // a copy, not the host rows
+  const models::FeatureBatch b = host(2, 100);
+  const models::FeatureBatch& filled = batch.Fill(b);
+  EXPECT_EQ(filled.at("decoder_target_tokens").data_ptr(), tokens);  // same buffer
+  EXPECT_TRUE(at::equal(filled.at("decoder_target_tokens"), b.at("decoder_target_tokens")));
+  EXPECT_EQ(batch.allocations(), 2);
+  // A new shape gets a new buffer; a feature no longer given is dropped.
+  models::FeatureBatch c = host(4, 7);
+  c.erase("decoder_loss_weights");
+  const models::FeatureBatch& refilled = batch.Fill(c);
+  EXPECT_EQ(batch.allocations(), 3);
+  EXPECT_EQ(refilled.size(), 1u);
+  EXPECT_TRUE(at::equal(refilled.at("decoder_target_tokens"), c.at("decoder_target_tokens")));
+}
+
 TEST(TrainerTest, DecoderOnlyModelLossFalls) {
   models::DecoderOnlyConfig c;
   c.vocab_size = 32;

@@ -172,8 +172,8 @@ at::Generator MakeGenerator(uint64_t seed, at::Device device) {
   return g;
 }
 
-void SetCudaMatmulPrecision(bool allow_tf32) {
-  compat::SetCudaMatmulPrecision(allow_tf32);
+void SetCudaMatmulPrecision(bool allow_tf32, bool allow_bf16_reduction) {
+  compat::SetCudaMatmulPrecision(allow_tf32, allow_bf16_reduction);
 }
 
 std::optional<MemoryStats> DeviceMemory(at::Device device) {

@@ -70,12 +70,17 @@ at::Tensor ToDevice(const at::Tensor& t, at::Device device);
 at::Generator MakeGenerator(uint64_t seed, at::Device device);
 
 // The precision of float32 and bfloat16 matmuls on CUDA devices:
-// allow_tf32 = false (the default, as t5x's default precision) keeps float32
-// matmuls and convolutions in full float32; true lets cuBLAS/cuDNN use
-// TF32 tensor cores for them. bfloat16 matmuls always use the bf16 tensor
-// cores and accumulate in float32 (as XLA's dot): cuBLAS's reduced-precision
-// split-K reductions are turned off. No effect on the CPU.
-void SetCudaMatmulPrecision(bool allow_tf32);
+// allow_tf32 = true (t5xx's default, as JAX's default precision on the same
+// GPU: float32 dots "may be computed with reduced-precision arithmetic
+// internally (... TF32 on recent GPUs)", JAX's "Matmul precision" page)
+// lets cuBLAS/cuDNN run float32 matmuls and convolutions on the TF32 tensor
+// cores (inputs rounded to 10 mantissa bits, float32 accumulation); false
+// keeps them in full float32 (JAX's precision='highest' / 'float32').
+// bfloat16 matmuls always use the bf16 tensor cores and accumulate in
+// float32 (as XLA's dot); allow_bf16_reduction = true also lets cuBLAS add
+// split-K partial sums in bfloat16 (libtorch's own default; off here
+// unless asked, e.g. by the GPU bench's switch). No effect on the CPU.
+void SetCudaMatmulPrecision(bool allow_tf32, bool allow_bf16_reduction = false);
 
 // The caching allocator's counters for a GPU (bytes): now and at the peak
 // since the last ResetPeakMemory. nullopt for the CPU.

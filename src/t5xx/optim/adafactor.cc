@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "t5xx/optim/adafactor_fused.h"
+#include "t5xx/optim/adafactor_grouped.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::optim {
@@ -197,11 +198,6 @@ std::vector<int64_t> Without(const std::vector<int64_t>& shape, const std::vecto
   return out;
 }
 
-// x where it is not NaN, else old (jnp.where(jnp.isnan(x), old, x)).
-at::Tensor KeepOldWhereNan(const at::Tensor& x, const at::Tensor& old) {
-  return at::where(x.isnan(), old.to(x.scalar_type()), x);
-}
-
 }  // namespace
 
 LogicalFactorRules StandardLogicalFactorRules() {
@@ -296,6 +292,7 @@ void Adafactor::Init(const models::ParamStore& params) {
   }
   state_ = std::move(state);
   order_ = std::move(order);
+  groups_ = std::make_shared<AdafactorGroups>();
   step_ = 0;
   initialized_ = true;
 }
@@ -456,6 +453,23 @@ double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
     fused_params.push_back({&p.name, p.value, grads[i], &s});
   }
 
+  // Which of the others the grouped general path updates
+  // (adafactor_grouped.h); the groups are made once for a set of them.
+  std::vector<bool> grouped(grads.size(), false);
+  std::vector<size_t> candidates;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const models::Param& p = params.params()[i];
+    if (!fused[i] && use_grouped_update_ && GroupableParam(c, p, state_.at(p.name), r)) {
+      grouped[i] = true;
+      candidates.push_back(i);
+    }
+  }
+  if (candidates != groups_->candidates) {
+    groups_->groups = MakeAdafactorGroups(candidates, params, state_);
+    groups_->candidates = candidates;
+  }
+  at::Tensor grad_scale;  // global-norm clipping's factor, when on
+
   // Scalars in float32, as t5x computes them.
   AdafactorStepScalars k;
   k.learning_rate = learning_rate;
@@ -467,9 +481,10 @@ double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
     at::Tensor scale =
         at::minimum(at::scalar_tensor(1.0f / thr, norm.options()), norm.reciprocal()) * thr;
     for (size_t i = 0; i < grads.size(); ++i) {
-      if (!fused[i]) grads[i] = grads[i] * scale;
+      if (!fused[i] && !grouped[i]) grads[i] = grads[i] * scale;
     }
     if (!fused_params.empty()) k.grad_scale = scale.item<float>();
+    grad_scale = scale;
   }
   const float t = static_cast<float>(step_ - c.step_offset) + 1.0f;
   const float decay = 1.0f - std::pow(t, -static_cast<float>(c.decay_rate));
@@ -483,10 +498,24 @@ double Adafactor::Apply(models::ParamStore& params, double learning_rate) {
   k.weight_decay = wd;
   FusedAdafactorUpdate(c, k, fused_params, r);
 
-  // The general path: ATen ops, any dtype and device.
+  // The general path: ATen ops, any dtype and device; grouped, then alone.
+  std::optional<at::Device> scalars_on;  // where the step's scalars were set
+  for (AdafactorGroup& g : groups_->groups) {
+    const at::Device dev = params.params()[g.members.front()].value.device();
+    if (scalars_on != dev) {
+      groups_->scalars.Set(k, dev);
+      scalars_on = dev;
+    }
+    std::vector<GroupMember> members;
+    for (size_t i : g.members) {
+      models::Param& p = params.params()[i];
+      members.push_back({&p, grads[i], &state_.at(p.name)});
+    }
+    GroupedAdafactorUpdate(c, groups_->scalars, wd.has_value(), grad_scale, members, g);
+  }
   std::map<std::string, std::vector<size_t>> stacks;  // stack_averaged layers by stack
   for (size_t i = 0; i < grads.size(); ++i) {
-    if (fused[i]) continue;
+    if (fused[i] || grouped[i]) continue;
     models::Param& p = params.params()[i];
     AdafactorParamState& s = state_.at(p.name);
     if (s.stack_averaged) {

@@ -49,14 +49,18 @@
 // libtorch's intra-op threads; FusedAdafactorCovers gives the exact rule:
 // skip_nan_updates off, float32 CPU parameter and gradient, each role's dims
 // consecutive), everything else (skip_nan_updates, other dtypes, GPU
-// tensors) the general path of whole-tensor ATen ops. They agree to float32
-// rounding (tests/optim/adafactor_fused_test.cc), the fused one on any
-// number of threads bit for bit.
+// tensors) the general path of whole-tensor ATen ops -- for parameters of
+// equal shape and plan whose statistics are local, stacked into groups and
+// updated together (adafactor_grouped.h), else one parameter at a time.
+// They agree to float32 rounding (tests/optim/adafactor_fused_test.cc,
+// adafactor_grouped_test.cc), the fused one on any number of threads bit
+// for bit.
 #pragma once
 
 #include <ATen/ATen.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -127,6 +131,8 @@ struct AdafactorParamState {
   bool stack_averaged = false;
 };
 
+struct AdafactorGroups;  // adafactor_grouped.h
+
 class Adafactor : public Optimizer {
  public:
   // Throws t5xx::Error from config.Validate().
@@ -147,10 +153,18 @@ class Adafactor : public Optimizer {
   // (default true); false sends every parameter through the general path
   // (for tests and A/B measurements).
   void set_use_fused_cpu_update(bool use) { use_fused_cpu_update_ = use; }
+  // Whether the general path stacks parameters into groups (default true;
+  // adafactor_grouped.h) or updates each alone (false: the reference, for
+  // tests and A/B measurements). Set before the first Apply.
+  void set_use_grouped_update(bool use) { use_grouped_update_ = use; }
 
  private:
   AdafactorConfig config_;
   bool use_fused_cpu_update_ = true;
+  bool use_grouped_update_ = true;
+  // The grouped updates' state (made by Init; shared by copies, as the
+  // state tensors are).
+  std::shared_ptr<AdafactorGroups> groups_;
   std::map<std::string, AdafactorParamState> state_;
   std::vector<std::string> order_;  // parameter paths in ParamStore order
 };

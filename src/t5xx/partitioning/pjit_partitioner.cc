@@ -25,6 +25,10 @@ class MeshReducer final : public Reducer {
     if (data) owner_->data_group().AllReduceSum(partial);
     if (model) owner_->model_group().AllReduceSum(partial);
   }
+  bool SumIsLocal(const ReduceContext& ctx) const override {
+    const auto [data, model] = GroupsOf(ctx);
+    return !data && !model;
+  }
   // The requests that need the same groups (data, model or both) and share
   // a dtype go out as one flat all-reduce per group.
   void AllReduceSumMany(const std::vector<ReduceRequest>& requests) const override {

@@ -61,6 +61,14 @@ class Reducer {
   // Replaces `partial` (a float32 partial sum or element count) by its sum
   // over all shards of `ctx.param` along `ctx.dims`. Shapes are unchanged.
   virtual void AllReduceSum(at::Tensor& partial, const ReduceContext& ctx) const = 0;
+  // Whether AllReduceSum with `ctx` is the identity: no process holds
+  // another piece of ctx.param along ctx.dims. Lets an optimizer update such
+  // parameters together without a collective each (optim/adafactor_grouped.h).
+  // Default false (always ask AllReduceSum).
+  virtual bool SumIsLocal(const ReduceContext& ctx) const {
+    (void)ctx;
+    return false;
+  }
   // The full (unsharded) shape of parameter `param` whose local piece has
   // shape `local_shape`.
   virtual std::vector<int64_t> GlobalShape(const std::string& param,
@@ -71,6 +79,7 @@ class Reducer {
 class LocalReducer final : public Reducer {
  public:
   void AllReduceSum(at::Tensor&, const ReduceContext&) const override {}
+  bool SumIsLocal(const ReduceContext&) const override { return true; }
   std::vector<int64_t> GlobalShape(const std::string&,
                                    at::IntArrayRef local_shape) const override {
     return local_shape.vec();

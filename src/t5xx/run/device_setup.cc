@@ -46,7 +46,8 @@ at::Device SetUpDevice(const RunOptions& options, std::ostream& log) {
   if (d.is_cuda()) device::SetCudaMatmulPrecision(options.allow_tf32);
   log << "[setup] device: " << device::Describe(d);
   if (d.is_cuda()) {
-    log << "; float32 matmuls " << (options.allow_tf32 ? "may use TF32 (--allow_tf32)" : "in full float32")
+    log << "; float32 matmuls " << (options.allow_tf32 ? "on the TF32 tensor cores as JAX's default precision (--allow_tf32=false: full float32)"
+                                : "in full float32 (--allow_tf32=false)")
         << ", bfloat16 matmuls on the tensor cores with float32 accumulation";
   } else if (options.device.empty() || options.device == "auto") {
     log << (device::BuiltWithCuda() ? "; no GPU visible" : "; this build has no CUDA");

@@ -36,9 +36,10 @@ struct RunOptions {
   // --device: auto (a GPU when there is one, else the CPU), cpu, cuda
   // (LOCAL_RANK's GPU) or cuda:N (run/device_setup.h).
   std::string device = "auto";
-  // --allow_tf32: float32 matmuls on CUDA may use TF32 (off, as t5x's
-  // default precision).
-  bool allow_tf32 = false;
+  // --allow_tf32: float32 matmuls on CUDA may use TF32 (on, as JAX's
+  // default precision on the same GPU; --allow_tf32=false: full float32,
+  // device::SetCudaMatmulPrecision).
+  bool allow_tf32 = true;
   // --peak_flops_per_s: the peak FLOP/s of one process's device that
   // timing/mfu divides by; 0 = a GPU's data-sheet peak, else the best
   // measured matmul peak (trainer/matmul_peak_cache.h).

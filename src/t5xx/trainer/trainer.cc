@@ -107,6 +107,7 @@ Trainer::Trainer(const models::BaseTransformerModel& model, models::ParamStore p
   optimizer_->set_reducer(partitioner_.reducer());
   if (!params_.params().empty()) device_ = params_.params().front().value.device();
   defer_metrics_ = !device_.is_cpu();
+  if (!device_.is_cpu()) static_batch_ = std::make_shared<StaticDeviceBatch>(device_);
   if (!optimizer_->initialized()) optimizer_->Init(params_);
 }
 
@@ -140,9 +141,11 @@ StepMetrics Trainer::TrainStepOnLocalBatch(const models::FeatureBatch& batch) {
   // that every data replica's loss and gradient are its share of the
   // global ones.
   const double factor = GlobalNormalizingFactor(model_, batch, partitioner_);
-  // The rows go to the device now (without blocking the host); the host's
-  // copy gave the normalizing factor above.
-  const models::FeatureBatch on_device = ToDevice(batch, device_);
+  // The rows go to the device now (without blocking the host), into
+  // buffers that keep their addresses from step to step (StaticDeviceBatch);
+  // the host's copy gave the normalizing factor above.
+  const models::FeatureBatch on_device =
+      static_batch_ ? static_batch_->Fill(batch) : ToDevice(batch, device_);
   params_.ZeroGrad();
   at::Tensor sums;
   const int64_t mb = batch_size / k;

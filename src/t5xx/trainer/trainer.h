@@ -52,6 +52,8 @@ struct StepMetrics {
   void SetFromSums(const double* values);
 };
 
+class StaticDeviceBatch;  // batch_conversion.h
+
 class Trainer {
  public:
   // num_microbatches (t5x's Trainer.num_microbatches): None or 1 computes
@@ -123,6 +125,9 @@ class Trainer {
   uint64_t random_seed_ = 0;
   at::Device device_ = at::kCPU;
   bool defer_metrics_ = false;
+  // A GPU's train batches (batch_conversion.h); none on the CPU, where the
+  // host rows are used as they are.
+  std::shared_ptr<StaticDeviceBatch> static_batch_;
 };
 
 }  // namespace t5xx::trainer

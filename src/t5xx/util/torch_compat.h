@@ -33,14 +33,17 @@ inline at::Generator MakeCpuGenerator(uint64_t seed) {
 }
 
 // CUDA matmul precision (device::SetCudaMatmulPrecision): TF32 for float32
-// matmuls and convolutions only when allowed; bfloat16 GEMMs without
-// cuBLAS's reduced-precision split-K reductions (float32 accumulation
-// throughout, as XLA's dot). libtorch 1.13 has no switch for the latter.
-inline void SetCudaMatmulPrecision(bool allow_tf32) {
+// matmuls and convolutions only when allowed; bfloat16 GEMMs with or
+// without cuBLAS's reduced-precision split-K reductions (without: float32
+// accumulation throughout, as XLA's dot). libtorch 1.13 has no switch for
+// the latter (its default: allowed).
+inline void SetCudaMatmulPrecision(bool allow_tf32, bool allow_bf16_reduction) {
   at::globalContext().setAllowTF32CuBLAS(allow_tf32);
   at::globalContext().setAllowTF32CuDNN(allow_tf32);
 #if TORCH_VERSION_MAJOR >= 2
-  at::globalContext().setAllowBF16ReductionCuBLAS(false);
+  at::globalContext().setAllowBF16ReductionCuBLAS(allow_bf16_reduction);
+#else
+  (void)allow_bf16_reduction;
 #endif
 }
 
@@ -107,6 +110,25 @@ inline const char* FusedAttentionBackend(const at::Tensor& q, const at::Tensor& 
 #endif
 }
 
+// Which of libtorch's attention kernels ScaledDotProductAttention may pick
+// (Python's torch.backends.cuda.enable_{flash,mem_efficient,cudnn,math}_sdp):
+// at::globalContext().setSDPUse{Flash,MemEfficient,CuDNN,Math}, all four in
+// 2.4 and later (2.15's ATen/Context.h; earlier releases lack the cuDNN one
+// or all of them, so 2.4 is taken). Returns false, changing nothing, on a
+// libtorch without them.
+inline bool SetSdpaBackends(bool flash, bool efficient, bool cudnn, bool math) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  at::globalContext().setSDPUseFlash(flash);
+  at::globalContext().setSDPUseMemEfficient(efficient);
+  at::globalContext().setSDPUseCuDNN(cudnn);
+  at::globalContext().setSDPUseMath(math);
+  return true;
+#else
+  (void)flash, (void)efficient, (void)cudnn, (void)math;
+  return false;
+#endif
+}
+
 // ---- Fused RMS normalisation (at::rms_norm) ----
 // at::rms_norm(input, normalized_shape, weight = {}, eps = nullopt) is public
 // since 2.4, first as a composite of pow/mean/rsqrt (the arithmetic t5xx does
@@ -126,6 +148,20 @@ inline at::Tensor RmsNormalize(const at::Tensor& x, double epsilon) {
 #else
   (void)x, (void)epsilon;
   throw std::logic_error("RmsNormalize needs libtorch >= 2.8 (check kHasFusedRmsNorm)");
+#endif
+}
+
+// ---- Multi-tensor copy (at::_foreach_copy_) ----
+// dst[i].copy_(src[i]) for every i (equal shapes, any dtypes): libtorch's
+// multi-tensor kernel -- on CUDA a launch per chunk of tensors instead of one
+// per tensor -- where it exists (added by pytorch#107226, merged 2023-08, so
+// 2.1 or 2.2; 2.2 is taken; present in 2.15's ATen/ops), else one copy_
+// each. The same values either way (a copy).
+inline void ForeachCopy(at::TensorList dst, at::TensorList src) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 2)
+  at::_foreach_copy_(dst, src);
+#else
+  for (size_t i = 0; i < dst.size(); ++i) dst[i].copy_(src[i]);
 #endif
 }
 

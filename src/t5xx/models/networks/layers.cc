@@ -233,6 +233,7 @@ at::Tensor DropoutOfSlice(const at::Tensor& x, int64_t whole, int64_t offset, do
 
 namespace {
 std::atomic<AttentionKernel> g_attention_kernel{AttentionKernel::kAuto};
+std::atomic<FusedAttentionObserver> g_fused_attention_observer{nullptr};
 
 // Whether AttentionHeads takes the fused path for tensors on `device`.
 bool UseFusedAttention(const at::Device& device) {
@@ -276,17 +277,21 @@ at::Tensor FusedAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
     mask = bias.to(compute);
     while (mask.dim() < 4) mask = mask.unsqueeze(0);  // broadcastable to [B, H, Lq, Lk]
   }
+  const at::Tensor qc = q.to(compute), kc = k.to(compute);
+  if (FusedAttentionObserver observe = g_fused_attention_observer.load()) observe(qc, kc, vc, mask);
   // scale = 1: T5 folds 1/sqrt(D) into the query initialisation (SDPA's
   // default would apply it a second time).
-  return compat::ScaledDotProductAttention(q.to(compute), k.to(compute), vc, mask,
-                                           /*scale=*/1.0)
-      .to(dtype);
+  return compat::ScaledDotProductAttention(qc, kc, vc, mask, /*scale=*/1.0).to(dtype);
 }
 }  // namespace
 
 void SetAttentionKernel(AttentionKernel kernel) { g_attention_kernel.store(kernel); }
 
 AttentionKernel attention_kernel() { return g_attention_kernel.load(); }
+
+void SetFusedAttentionObserver(FusedAttentionObserver observer) {
+  g_fused_attention_observer.store(observer);
+}
 
 at::Tensor AttentionHeads(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
                           int64_t num_heads, const at::Tensor& bias, double dropout_rate,

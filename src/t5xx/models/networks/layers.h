@@ -178,6 +178,15 @@ enum class AttentionKernel { kAuto, kFused, kUnfused };
 void SetAttentionKernel(AttentionKernel kernel);
 AttentionKernel attention_kernel();
 
+// A hook for diagnostics (bench/gpu_train_bench.cc reports which of
+// libtorch's kernels each attention of a step gets): called by the fused
+// path with the q, k, v and mask it is about to pass to
+// at::scaled_dot_product_attention. nullptr (the default): none.
+// Process-wide, as the kernel setting.
+using FusedAttentionObserver = void (*)(const at::Tensor& q, const at::Tensor& k,
+                                        const at::Tensor& v, const at::Tensor& mask);
+void SetFusedAttentionObserver(FusedAttentionObserver observer);
+
 // Multi-head dot-product attention without bias terms and without run-time
 // 1/sqrt(D) scaling (t5x folds it into the query initialisation).
 // inputs_q: [B, Lq, E], inputs_kv: [B, Lk, E] (any float dtype); kernels:
