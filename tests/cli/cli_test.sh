@@ -120,6 +120,22 @@ else
   echo "FAIL AdamW over a stock model file:"; cat "$work/err"; failures=$((failures + 1))
 fi
 
+# A scoped macro nothing reads (train/BATCH_SIZE: gin reads %BATCH_SIZE in
+# scope BATCH_SIZE, so the run keeps BATCH_SIZE's value) is noted with its
+# file:line and what to bind instead (issue 50).
+printf 'train/BATCH_SIZE = 4\n' >"$work/scoped_macro.gin"
+if T5XX_DATA_DIR="$work/cfgdata" "$T5XX" config --gin_file=models/decoder_only/tiny.gin --gin_file=runs/pretrain.gin \
+     --gin_file="$work/scoped_macro.gin" \
+     --gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=c4_demo_full_lm --gin.TRAIN_STEPS=1 \
+     "--gin.TASK_FEATURE_LENGTHS={'targets': 8}" --gin.DROPOUT_RATE=0.0 "$spm" \
+     >"$work/op_scoped.gin" 2>"$work/err" &&
+   grep -q "^train/t5x.utils.DatasetConfig.batch_size = 128$" "$work/op_scoped.gin" &&
+   grep -q "^t5xx: note: $work/scoped_macro.gin:1:1: macro train/BATCH_SIZE is never read: it is a scoped macro, .* bind train/t5x.utils.DatasetConfig.batch_size$" "$work/err"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL scoped macro note:"; cat "$work/err"; failures=$((failures + 1))
+fi
+
 # A task defined only in a gin file, over JSON lines of token ids.
 printf '{"ids": [5, 6, 7]}\n{"ids": [8, 9]}\n\n{"ids": [10]}\n' >"$work/tokens.jsonl"
 cat >"$work/tokens_task.gin" <<EOF

@@ -218,6 +218,35 @@ import pkg.mod as mod
   EXPECT_FALSE(config_.MacroValue("NOPE").has_value());
 }
 
+// Macros nothing reads are reported (gin is silent): a scoped macro is
+// explained -- gin-config 0.5.0 gives train/f.x = %BATCH_SIZE the value of
+// 'BATCH_SIZE = 32' although 'train/BATCH_SIZE = 4' is set (checked in the
+// test venv); only %train/BATCH_SIZE reads the scoped one.
+TEST_F(ConfigTest, UnreadMacrosAreNamedAndScopedOnesExplained) {
+  Load(R"(
+BATCH_SIZE = 32
+train/BATCH_SIZE = 4
+train/pkg.mod.Fn.count = %BATCH_SIZE
+pkg.other.Fn.x = %INNER
+INNER = %DEEP
+DEEP = 1
+NEVER = 2
+ASKED = 3
+)");
+  EXPECT_EQ(config_.Query("pkg.mod.Fn", "count", "train").AsInt(), 32);
+  EXPECT_EQ(config_.Query("pkg.other.Fn", "x").AsInt(), 1);  // INNER, DEEP read through it
+  EXPECT_EQ(config_.MacroValue("ASKED")->AsInt(), 3);
+  const std::vector<std::string> unread = config_.UnreadMacros();
+  ASSERT_EQ(unread.size(), 2u) << ::testing::PrintToString(unread);
+  EXPECT_EQ(unread[0],
+            "t.gin:3:1: macro train/BATCH_SIZE is never read: it is a scoped macro, and gin "
+            "evaluates %BATCH_SIZE in scope BATCH_SIZE whatever scope reads it, so only "
+            "%train/BATCH_SIZE would read it, and %BATCH_SIZE keeps the value of "
+            "'BATCH_SIZE = ...'; to set it in scope train, bind train/pkg.mod.Fn.count");
+  EXPECT_EQ(unread[1],
+            "t.gin:8:1: macro NEVER is never read (no configurable this run calls reads %NEVER)");
+}
+
 // gin's rule as t5x runs it (gin_utils.parse_gin_flags finalizes the
 // config): a binding or macro left at %gin.REQUIRED itself is an error
 // whether or not anything reads it (gin's find_missing_overrides_hook;

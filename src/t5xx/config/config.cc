@@ -413,6 +413,7 @@ bool Config::IsBound(const std::string& configurable, const std::string& param,
 
 std::optional<Value> Config::MacroValue(const std::string& name) const {
   RequireFinalized("MacroValue");
+  macros_asked_.insert(name);
   auto it = resolved_macros_.find(name);
   if (it == resolved_macros_.end()) return std::nullopt;
   return it->second;

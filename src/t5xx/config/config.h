@@ -173,6 +173,16 @@ class Config {
   // runs/pretrain.gin:67)".
   std::vector<std::string> IgnoredConfigurables() const;
 
+  // Macros that nothing read during the run: no binding that a configurable
+  // read names them (directly or through other macros read), and no
+  // MacroValue asked for them -- one line each, in the order written:
+  // "file:line: macro NAME is never read ...". A scoped macro
+  // (`train/BATCH_SIZE = 4`) is explained as such: gin evaluates %BATCH_SIZE
+  // in scope BATCH_SIZE whatever scope reads it, so only %train/BATCH_SIZE
+  // would read it; the line names the parameters %BATCH_SIZE sets, to bind
+  // in that scope instead. gin accepts such macros silently.
+  std::vector<std::string> UnreadMacros() const;
+
   // Whether any binding parsed so far (in any scope) names `full_name`
   // (before Finalize: which entry point a run file configures).
   bool Binds(const std::string& full_name) const;
@@ -210,11 +220,13 @@ class Config {
     // Set when the value holds a macro cycle: the error for whoever reads it
     // (gin evaluates a macro only there); `value` is then None.
     std::string lazy_error;
+    std::set<std::string> macros;  // the macros its written value names
   };
   struct MacroDef {
     Value value;  // as written
     Location loc;
     size_t aliases = 0;  // the import aliases of its text
+    std::set<std::string> macros;  // the macros its value names
   };
   // The definition %name reads (exactly that name).
   std::map<std::string, MacroDef>::const_iterator FindMacro(const std::string& name) const;
@@ -307,6 +319,7 @@ class Config {
   mutable std::map<std::string, std::set<std::string>> queried_;
   std::map<std::string, MacroDef> macros_;
   std::map<std::string, Value> resolved_macros_;
+  mutable std::set<std::string> macros_asked_;  // by MacroValue
   // (full name, scope, param) -> value returned by Query.
   std::map<std::tuple<std::string, std::string, std::string>, Value> operative_;
 };

@@ -103,7 +103,9 @@ void Config::ResolveMacroDefinitions(std::vector<std::string>& errors) {
   // called configurable reading it is (Query), as in gin.
   for (const Record& rec : records_) {
     if (rec.st.kind == Statement::Kind::kMacro) {
-      macros_[rec.st.param] = {rec.st.value, rec.st.loc, rec.aliases};
+      MacroDef& def = macros_[rec.st.param];
+      def = {rec.st.value, rec.st.loc, rec.aliases, {}};
+      CollectMacroRefs(rec.st.value, def.macros);
     }
   }
   // gin builds every reference when it parses it: each must name a
@@ -206,6 +208,8 @@ void Config::BindRecord(size_t index, const std::map<Key, size_t>& last, size_t&
   b.used = false;
   b.required_macros = std::move(required);
   b.lazy_error = std::move(lazy_error);
+  b.macros.clear();
+  CollectMacroRefs(st.value, b.macros);
 }
 
 void Config::CollectEnteredScopes() {

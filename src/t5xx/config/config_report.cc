@@ -154,4 +154,52 @@ std::vector<std::string> Config::UnusedBindings() const {
   return InWrittenOrder(std::move(unused));
 }
 
+std::vector<std::string> Config::UnreadMacros() const {
+  RequireFinalized("UnreadMacros");
+  // Read: named by a binding a configurable read, or asked for by name,
+  // and every macro those name in turn.
+  std::set<std::string> read(macros_asked_.begin(), macros_asked_.end());
+  for (const auto& [key, b] : bindings_) {
+    if (b.used) read.insert(b.macros.begin(), b.macros.end());
+  }
+  std::vector<std::string> frontier(read.begin(), read.end());
+  while (!frontier.empty()) {
+    auto it = macros_.find(frontier.back());
+    frontier.pop_back();
+    if (it == macros_.end()) continue;
+    for (const std::string& m : it->second.macros) {
+      if (read.insert(m).second) frontier.push_back(m);
+    }
+  }
+  std::vector<std::string> lines;
+  for (const Record& rec : records_) {  // in the order written
+    if (rec.st.kind != Statement::Kind::kMacro) continue;
+    const std::string& name = rec.st.param;
+    const MacroDef& def = macros_.at(name);
+    if (read.count(name) || def.loc.ToString() != rec.st.loc.ToString()) continue;  // read, or overridden
+    std::string line = def.loc.ToString() + ": macro " + name + " is never read";
+    const size_t slash = name.rfind('/');
+    if (slash != std::string::npos) {
+      const std::string scope = name.substr(0, slash), plain = name.substr(slash + 1);
+      // The parameters %plain sets, to bind in the scope instead.
+      std::string params;
+      for (const auto& [key, b] : bindings_) {
+        const auto& [bscope, configurable, param] = key;
+        const bool in_scope = bscope.empty() || bscope == scope || bscope.rfind(scope + "/", 0) == 0;
+        if (!b.macros.count(plain) || !in_scope) continue;
+        params += (params.empty() ? "" : ", ") +
+                  KeyName(bscope.empty() ? scope : bscope, configurable, param);
+      }
+      line += ": it is a scoped macro, and gin evaluates %" + plain + " in scope " + plain +
+              " whatever scope reads it, so only %" + name + " would read it, and %" + plain +
+              " keeps the value of '" + plain + " = ...'" +
+              (params.empty() ? "" : "; to set it in scope " + scope + ", bind " + params);
+    } else {
+      line += " (no configurable this run calls reads %" + name + ")";
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 }  // namespace t5xx::gin

@@ -102,6 +102,8 @@ void RequireAllBindingsRead(const Config& config, const std::string& command,
     notes << "t5xx: note: bindings of configurables `t5xx " << command
           << "` does not use are ignored, as gin does: " << ignored << std::endl;
   }
+  // Macros no configurable read (gin is silent about them too).
+  for (const auto& m : config.UnreadMacros()) notes << "t5xx: note: " << m << std::endl;
 }
 
 }  // namespace t5xx::gin
