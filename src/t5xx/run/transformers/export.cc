@@ -64,6 +64,16 @@ TransformersExport ExportToTransformers(const ModelConfig& model, const std::str
              "t5xx export writes encoder-decoder T5 models (models.EncoderDecoderModel); "
              "Transformers' T5 has no decoder-only counterpart of t5x's DecoderOnlyModel");
   const models::T5Config& t = model.t5_config;
+  T5XX_CHECK(!t.relpos_per_layer,
+             "t5xx export writes Transformers' T5 (model_type 't5' / 'mt5'), whose encoder and "
+             "decoder each share one relative position table; this model is t5x's scalable_t5 "
+             "network (as umT5), with a table per layer (<stack>.layers_<i>.relpos_bias), which "
+             "is Transformers' UMT5 (model_type 'umt5') -- not written by t5xx export yet. The "
+             "way out: put the checkpoint in t5x's scanned layout (t5xx convert_checkpoint "
+             "--scan_layers=true --checkpoint_path=... --output_dir=..., unless it was trained "
+             "with scan_layers = True) and convert that with Transformers' own "
+             "models/umt5/convert_umt5_checkpoint_to_pytorch.py --scalable_attention (it needs t5x "
+             "and flax in its Python)");
   const ck::TransformersT5Config hf = HfConfigOf(t);
   const std::string out_dir = CheckOutputDir(output_dir, "--output_dir");
   const TokenizerFiles tokenizer = TokenizerFilesOf(model.output_vocabulary, data_dir, t.vocab_size);
