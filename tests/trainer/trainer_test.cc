@@ -132,7 +132,7 @@ TEST(TrainerTest, DeferredMetricsResolveToTheImmediateOnes) {
       StepMetrics b = later.TrainStep(Batch(step));
       EXPECT_TRUE(a.resolved());
       ASSERT_FALSE(b.resolved());
-      EXPECT_EQ(b.pending.numel(), 8);
+      EXPECT_EQ(b.pending.numel(), 9);
       EXPECT_EQ(b.learning_rate, a.learning_rate);  // known on the host at once
       b.Resolve();
       EXPECT_TRUE(b.resolved());
@@ -144,6 +144,7 @@ TEST(TrainerTest, DeferredMetricsResolveToTheImmediateOnes) {
       EXPECT_EQ(b.loss_per_nonpadding_target_token, a.loss_per_nonpadding_target_token);
       EXPECT_EQ(b.target_tokens, 8 * 6);  // ReverseBatch: 8 rows of 6
       EXPECT_EQ(b.input_tokens, 8 * 6);
+      EXPECT_EQ(b.stop_requests, 0);  // no stop signal
     }
     ExpectSameParams(now, later, 0.0);
     StepMetrics e = later.EvalStep(Batch(9));
@@ -153,8 +154,8 @@ TEST(TrainerTest, DeferredMetricsResolveToTheImmediateOnes) {
   }
 }
 
-// The decoder-only model trains through the same Trainer: a causal LM on a
-// repeating pattern, whose loss must fall well below its start.
+// A GPU trainer's input buffers keep their addresses while the batch
+// shapes hold (what a captured CUDA graph needs).
 TEST(TrainerTest, StaticDeviceBatchKeepsItsBuffersWhileShapesHold) {
   StaticDeviceBatch batch(at::kCPU);
   auto host = [](int64_t rows, int64_t first) {
@@ -180,6 +181,8 @@ TEST(TrainerTest, StaticDeviceBatchKeepsItsBuffersWhileShapesHold) {
   EXPECT_TRUE(at::equal(refilled.at("decoder_target_tokens"), c.at("decoder_target_tokens")));
 }
 
+// The decoder-only model trains through the same Trainer: a causal LM on a
+// repeating pattern, whose loss must fall well below its start.
 TEST(TrainerTest, DecoderOnlyModelLossFalls) {
   models::DecoderOnlyConfig c;
   c.vocab_size = 32;

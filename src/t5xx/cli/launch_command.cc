@@ -1,16 +1,17 @@
 // `t5xx launch --nproc_per_node=N [--nnodes=M --node_rank=K
 // --master_addr=HOST --master_port=P] -- COMMAND...`: starts N processes of
 // COMMAND on this host with the variables torchrun sets (RANK, WORLD_SIZE,
-// LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT) --
-// ranks K*N .. K*N+N-1 of M*N, all meeting at HOST:P (this host's loopback
-// and a free port on one host) --, forwards SIGTERM and SIGINT to them, and
-// when one fails stops the others and exits with its status, naming the
-// rank (a dead process never leaves the rest hung). With --max_restarts=R
-// it starts them all again after a failure, up to R times, with
-// TORCHELASTIC_RESTART_COUNT (and T5XX_RESTART_CAUSE, the failure) set: the
-// run resumes from MODEL_DIR's latest checkpoint. On several hosts a
-// failure reaches every host's processes (their collectives fail), so every
-// host's launch restarts its own, and they meet again at the master.
+// LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,
+// TORCHELASTIC_USE_AGENT_STORE, TORCHELASTIC_RESTART_COUNT) -- ranks
+// K*N .. K*N+N-1 of M*N --, forwards SIGTERM and SIGINT to them, and when one
+// fails stops the others and exits with its status, naming the rank (a dead
+// process never leaves the rest hung). As torchrun's agents, the launchers
+// meet first (launch_rendezvous.h: the one with --node_rank=0 serves the
+// store at HOST:P, or this host's loopback and a free port on one host, and
+// every rank joins it), so that a bad launch is named on every host. With
+// --max_restarts=R a failure anywhere starts a new round on every host, up
+// to R times, with TORCHELASTIC_RESTART_COUNT (and T5XX_RESTART_CAUSE, the
+// failure) set: the run resumes from MODEL_DIR's latest checkpoint.
 // torchrun's flags and meanings; every host runs its own `t5xx launch` with
 // its own --node_rank.
 #include <fcntl.h>
@@ -23,16 +24,22 @@
 #include <csignal>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "t5xx/cli/commands.h"
+#include "t5xx/cli/launch_rendezvous.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/system/free_port.h"
+#include "t5xx/util/system/host_name.h"
+#include "t5xx/util/system/route.h"
 
 extern char** environ;
 
@@ -76,15 +83,6 @@ int ExitCode(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Where the ranks of this host stand in the run.
-struct Placement {
-  int nnodes = 1, node_rank = 0, nproc_per_node = 1;
-  std::string master_addr = "127.0.0.1";
-  int master_port = 0;
-  int world() const { return nnodes * nproc_per_node; }
-  int rank(int local) const { return node_rank * nproc_per_node + local; }
-};
-
 // The environment of this host's `local`-th process: this process's, with
 // torchrun's variables set for `at`, and its restart count and the cause of
 // the last failure (empty on the first attempt).
@@ -97,7 +95,7 @@ std::vector<std::string> RankEnvironment(int local, const Placement& at, int res
     if (key == "RANK" || key == "WORLD_SIZE" || key == "LOCAL_RANK" ||
         key == "LOCAL_WORLD_SIZE" || key == "GROUP_RANK" || key == "MASTER_ADDR" ||
         key == "MASTER_PORT" || key == "TORCHELASTIC_RESTART_COUNT" ||
-        key == "T5XX_RESTART_CAUSE") {
+        key == "TORCHELASTIC_USE_AGENT_STORE" || key == "T5XX_RESTART_CAUSE") {
       continue;
     }
     env.push_back(kv);
@@ -108,7 +106,10 @@ std::vector<std::string> RankEnvironment(int local, const Placement& at, int res
         "LOCAL_WORLD_SIZE=" + std::to_string(at.nproc_per_node),
         "GROUP_RANK=" + std::to_string(at.node_rank), "MASTER_ADDR=" + at.master_addr,
         "MASTER_PORT=" + std::to_string(at.master_port),
-        "TORCHELASTIC_RESTART_COUNT=" + std::to_string(restart)}) {
+        "TORCHELASTIC_RESTART_COUNT=" + std::to_string(restart),
+        // The launchers' store (launch_rendezvous.h) serves the ranks'
+        // rendezvous too, one key space per round, as torchrun's agent's.
+        std::string("TORCHELASTIC_USE_AGENT_STORE=True")}) {
     env.push_back(kv);
   }
   if (!cause.empty()) env.push_back("T5XX_RESTART_CAUSE=" + cause);
@@ -177,15 +178,45 @@ struct Outcome {
   int code = 0;          // the first failure's exit code, or 0
   std::string cause;     // "rank 3 (pid 123) exited with status 1"
   bool stopped = false;  // a stop signal was passed on (no restart then)
+  bool remote = false;   // another host's failure stopped them (cause: its)
+  // A rank ended on a stop signal (status 128 + SIGTERM or SIGINT, or killed
+  // by one): the job was asked to stop (a scheduler preempting it); with
+  // several processes they agree on the step and all save it (trainer's
+  // StepMetrics::stop_requests), so this is no failure to restart after.
+  bool rank_stopped = false;
 };
-Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
+
+// Whether a rank's status says it ended on a stop signal.
+bool StoppedBySignal(int status) {
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status)
+                  : WIFEXITED(status) ? WEXITSTATUS(status) - 128
+                                      : 0;
+  return sig == SIGTERM || sig == SIGINT;
+}
+// `remote` is polled every few hundred milliseconds: another launcher's
+// failure of this round (or the job given up), which stops these ranks too.
+Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace,
+                       const std::function<std::optional<std::string>()>& remote) {
   Outcome out;
   int& result = out.code;
   bool stopping = false;
   bool forwarded = false;
   bool killed = false;
   auto stop_deadline = std::chrono::steady_clock::time_point::max();
+  auto next_poll = std::chrono::steady_clock::now();
   while (!rank_of.empty()) {
+    if (!stopping && remote && std::chrono::steady_clock::now() >= next_poll) {
+      next_poll = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+      if (std::optional<std::string> cause = remote()) {
+        stopping = true;
+        out.remote = true;
+        out.cause = *cause;
+        std::cerr << "t5xx launch: " << *cause << "; stopping the "
+                  << Processes(rank_of.size()) << " of this host" << std::endl;
+        for (const auto& [p, r] : rank_of) ::kill(-p, SIGTERM);
+        stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
+      }
+    }
     if (const int sig = g_signal; sig && !forwarded) {
       forwarded = true;
       std::cerr << "t5xx launch: " << SignalName(sig) << " received; passing it to the "
@@ -209,6 +240,23 @@ Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace) {
       const int r = it->second;
       rank_of.erase(it);
       const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      if (failed && !stopping && !forwarded && StoppedBySignal(status)) {
+        // Stopped, not failed: the others finish their (agreed) stop within
+        // the grace period, else they are killed.
+        result = ExitCode(status);
+        stopping = true;
+        out.rank_stopped = true;
+        out.cause = "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " +
+                    Status(status) + " (a stop signal)";
+        std::cerr << "t5xx launch: " << out.cause << "; the job stops";
+        if (!rank_of.empty()) {
+          std::cerr << " (the other " << Processes(rank_of.size()) << " within --stop_grace_seconds="
+                    << grace << ")";
+        }
+        std::cerr << std::endl;
+        stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
+        continue;
+      }
       if (failed && !stopping && !forwarded) {
         result = ExitCode(status);
         stopping = true;
@@ -315,8 +363,23 @@ int LaunchCommand(const std::vector<std::string>& args) {
   const int max_restarts = f.count("max_restarts") ? number("max_restarts", 0, 1000) : 0;
 
   InstallLaunchSignalHandlers();  // forwarded to the ranks below
+  // The launchers meet (launch_rendezvous.h), within T5XX_JOIN_TIMEOUT (the
+  // ranks' own join timeout; default 5 minutes).
+  std::chrono::milliseconds join_timeout = std::chrono::minutes(5);
+  if (const char* v = std::getenv("T5XX_JOIN_TIMEOUT"); v && *v) {
+    char* end = nullptr;
+    const double seconds = std::strtod(v, &end);
+    T5XX_CHECK(end && *end == '\0' && seconds > 0 && seconds <= 7 * 24 * 3600,
+               "environment variable T5XX_JOIN_TIMEOUT = '" + std::string(v) +
+                   "' is not a number of seconds in (0, 604800]");
+    join_timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  }
+  const std::string address =
+      IsLoopbackHost(at.master_addr) ? "127.0.0.1" : RouteTo(at.master_addr).address;
+  LaunchRendezvous rendezvous(at, join_timeout, "host " + HostName() + " (" + address + ")");
   std::string cause;
   for (int restart = 0;; ++restart) {
+    rendezvous.JoinRound(restart);
     std::map<pid_t, int> rank_of = SpawnRanks(command, at, restart, cause);
     std::cerr << "t5xx launch: " << Processes(static_cast<size_t>(at.nproc_per_node)) << " of '"
               << command[0] << "'";
@@ -327,15 +390,28 @@ int LaunchCommand(const std::vector<std::string>& args) {
     std::cerr << ", rendezvous at " << at.master_addr << ":" << at.master_port;
     if (restart > 0) std::cerr << "; restart " << restart << " (--max_restarts=" << max_restarts << ")";
     std::cerr << std::endl;
-    const Outcome out = SuperviseRanks(std::move(rank_of), grace);
-    if (out.code == 0 || out.stopped || restart >= max_restarts) {
-      if (out.code != 0 && max_restarts > 0 && !out.stopped) {
-        std::cerr << "t5xx launch: no restarts left (--max_restarts=" << max_restarts
-                  << "); the last failure: " << out.cause << std::endl;
-      }
+    const Outcome out = SuperviseRanks(std::move(rank_of), grace,
+                                       [&] { return rendezvous.RoundFailed(restart); });
+    if (out.code == 0 && !out.remote) {
+      rendezvous.Finish(restart);
+      return 0;
+    }
+    if (out.stopped || out.rank_stopped) {
+      rendezvous.GiveUp(out.stopped ? "stopped by " + std::string(SignalName(g_signal))
+                                    : "stopped: " + out.cause);
       return out.code;
     }
-    cause = out.cause.empty() ? "a process failed" : out.cause;
+    // This host's failure is the round's (unless another host's came first).
+    cause = out.remote ? out.cause : rendezvous.FailRound(restart, out.cause);
+    const int code = out.code != 0 ? out.code : 1;
+    if (restart >= max_restarts) {
+      if (max_restarts > 0) {
+        std::cerr << "t5xx launch: no restarts left (--max_restarts=" << max_restarts
+                  << "); the last failure: " << cause << std::endl;
+      }
+      rendezvous.GiveUp("no restarts left after: " + cause);
+      return code;
+    }
     std::cerr << "t5xx launch: restarting every process of this host, restart " << restart + 1
               << " of at most " << max_restarts << ", after: " << cause << std::endl;
   }

@@ -39,7 +39,10 @@ int TrainCommand(const std::vector<std::string>& args) {
   std::cout << "; checkpoint " << (r.checkpoint_dir.empty() ? "none" : r.checkpoint_dir)
             << std::endl;
   if (r.stop_signal) {
-    std::cout << "[stopped] " << StopSignalName(r.stop_signal) << " after step " << r.steps
+    std::cout << "[stopped] "
+              << (r.stop_elsewhere ? std::string("a stop signal to another process of the run")
+                                   : std::string(StopSignalName(r.stop_signal)))
+              << " after step " << r.steps
               << (r.checkpoint_dir.empty() ? std::string("; saving is off, nothing was saved")
                                            : "; its state is in " + r.checkpoint_dir +
                                                  "; run the same command to resume")

@@ -74,6 +74,11 @@ class ShardingHooks {
   // The global shape of `p` (its local tensor may be a slice).
   virtual std::vector<int64_t> GlobalShape(const Param& p) const;
 
+  // This process's index along the 'model' axis (tensor parallelism): a
+  // layer's outputs split over it are contiguous blocks in this order, e.g.
+  // the attention heads of Dense(x, query kernel). 0 without one.
+  virtual int64_t ModelIndex() const { return 0; }
+
   // How the vocabulary dimension of `logits` [..., V_local] is split, for
   // the loss (losses.h VocabPartition); a whole vocabulary (the default)
   // gives an unset partition.

@@ -98,6 +98,9 @@ class BasePartitioner {
   // axis, so every process reports the global step's metrics. Identity for
   // one replica.
   virtual void ReduceMetrics(at::Tensor& sums) const { (void)sums; }
+  // Sums `t` over the model partitions of this process's data replica (the
+  // processes ReduceMetrics does not reach); identity without any.
+  virtual void ReduceOverModel(at::Tensor& t) const { (void)t; }
 
   // Mesh axes of every parameter, by t5x path (LogicalToMeshAxes of its
   // logical axes under rules()).

@@ -69,6 +69,7 @@ class PartitionedHooks final : public models::ShardingHooks {
   at::Tensor Embed(const models::Param& table, const at::Tensor& tokens) const override;
   at::Tensor Attend(const at::Tensor& x, const models::Param& table) const override;
   std::vector<int64_t> GlobalShape(const models::Param& p) const override;
+  int64_t ModelIndex() const override { return coords_.model; }
   models::VocabPartition VocabPartitionOf(const at::Tensor& logits) const override;
   // The forward pass of a train step ended (GatherUnits::EndForward).
   void EndForward() const { units_.EndForward(); }

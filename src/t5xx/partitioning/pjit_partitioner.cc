@@ -357,4 +357,8 @@ void PjitPartitioner::ReduceMetrics(at::Tensor& sums) const {
   if (mesh_.data > 1) data_group_->AllReduceSum(sums);
 }
 
+void PjitPartitioner::ReduceOverModel(at::Tensor& t) const {
+  if (mesh_.model > 1) model_group_->AllReduceSum(t);
+}
+
 }  // namespace t5xx::partitioning

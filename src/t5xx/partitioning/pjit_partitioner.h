@@ -74,6 +74,7 @@ class PjitPartitioner final : public BasePartitioner {
   // reduce-scatter in the backward pass already summed them.
   void ReduceGradients(models::ParamStore& params) const override;
   void ReduceMetrics(at::Tensor& sums) const override;
+  void ReduceOverModel(at::Tensor& t) const override;
 
   // This process's pieces of the whole parameters `whole` (copies), with
   // the hooks that compute with them; the partitioner remembers their

@@ -112,13 +112,11 @@ void CheckLaunchedAlike(c10d::Store& store, const ProcessEnvironment& env) {
   AbortAndWait(store, env, msg);
 }
 
-// A client's first request, given join_timeout to be answered: a program
-// other than the rendezvous that listens on the port accepts the connection
-// and never answers, and the store's own requests would wait for it
-// forever. (The request runs on a thread of its own that keeps the store
-// alive; past the deadline the process reports the error and exits.)
+}  // namespace
+
 void ProbeRendezvousStore(const c10::intrusive_ptr<c10d::Store>& store,
-                          std::chrono::milliseconds join_timeout, const std::string& where) {
+                          std::chrono::milliseconds join_timeout, const std::string& where,
+                          const std::string& server) {
   auto answer = std::make_shared<std::promise<std::string>>();
   std::future<std::string> answered = answer->get_future();
   std::thread([store, answer] {
@@ -131,13 +129,15 @@ void ProbeRendezvousStore(const c10::intrusive_ptr<c10d::Store>& store,
   }).detach();
   T5XX_CHECK(answered.wait_for(join_timeout) == std::future_status::ready,
              "reached " + where + " but no rendezvous answered there within " +
-                 Seconds(join_timeout) + ": another program listens on that port, or rank 0 "
-                 "is stuck (are --master_addr and --master_port of t5xx launch or torchrun, "
+                 Seconds(join_timeout) + ": another program listens on that port, or " + server +
+                 " is stuck (are --master_addr and --master_port of t5xx launch or torchrun, "
                  "or MASTER_ADDR and MASTER_PORT, right?)");
   const std::string error = answered.get();
   T5XX_CHECK(error.empty(), "reached " + where + " but the rendezvous there failed: " +
                                 error + " (is it a t5xx or torchrun rendezvous?)");
 }
+
+namespace {
 
 // The rendezvous store at MASTER_ADDR:MASTER_PORT (rank 0 serves it, unless
 // torchrun's agent does), with one key space per restart.

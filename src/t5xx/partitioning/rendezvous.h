@@ -31,6 +31,16 @@ c10::intrusive_ptr<c10d::Store> JoinRendezvous(const ProcessEnvironment& env,
                                                std::chrono::milliseconds join_timeout,
                                                const std::string& self);
 
+// A client's first request to the store at `where`, given join_timeout to
+// be answered: a program other than a rendezvous that listens on the port
+// accepts the connection and never answers, and the store's own requests
+// would wait for it forever (the request runs on a thread of its own that
+// keeps the store alive). Throws t5xx::Error naming `where`, the flags,
+// and `server` (who serves it: "rank 0", "the launch with --node_rank=0").
+void ProbeRendezvousStore(const c10::intrusive_ptr<c10d::Store>& store,
+                          std::chrono::milliseconds join_timeout, const std::string& where,
+                          const std::string& server = "rank 0");
+
 // Where each rank of the run joined from ("host h (10.0.0.2)"), by rank,
 // read from the join records of a store JoinRendezvous returned.
 std::vector<std::string> RankHosts(c10d::Store& store, int world_size);

@@ -18,6 +18,8 @@
 #include "t5xx/util/error.h"
 #include "t5xx/util/system/stop_signals.h"
 
+#include <csignal>
+
 namespace t5xx::trainer {
 namespace {
 
@@ -149,6 +151,8 @@ class TrainLoop {
   [[noreturn]] void NanError(double value, int64_t step);
   void RunTrainEval();
   void RunStatsPeriod(int64_t inner);
+  bool StopAfterStep(const StepMetrics& m);
+  void AgreeToStop();
   void LogTrainLine(Summary& s);
   bool RunEpoch(int64_t epoch, int64_t first_epoch, int64_t num_epochs);
 
@@ -178,6 +182,7 @@ class TrainLoop {
   std::optional<int64_t> last_saved_step_;  // committed or being written
   bool saving_after_error_ = false;         // save_after_error: no collectives
   bool sharded_saves_ = false;              // several processes: each saves its part
+  bool several_processes_ = false;          // (the same: stops are agreed)
   int64_t host_step_ = 0;
   bool first_summary_ = true;
 };
@@ -201,6 +206,7 @@ void TrainLoop::Plan() {
   for (const auto& a : config_.train_actions) train_actions_.push_back({a, {}});
   for (const auto& a : config_.train_eval_actions) eval_actions_.push_back({a, {}});
   sharded_saves_ = config_.communicator && config_.communicator->size() > 1;
+  several_processes_ = sharded_saves_;
 }
 
 // The chief's writers (see train_writer_) and the operative config as the
@@ -408,11 +414,10 @@ void TrainLoop::RunStatsPeriod(int64_t inner) {
       SaveCheckpoint();  // utils.SaveCheckpointConfig.checkpoint_steps
     }
     ReportWrites(checkpointer_.Poll());
-    if (const int sig = StopSignalReceived()) {
-      result_.stop_signal = sig;  // reported after this step's summary
-      break;
-    }
+    if (StopAfterStep(m)) break;  // reported after this step's summary
   }
+  // Several processes on a GPU: the stop counts were read with the summary.
+  if (several_processes_ && !result_.stop_signal && acc.StopRequested()) AgreeToStop();
   if (config_.stop_on_nan) {
     if (const auto bad = acc.FirstNonFiniteLoss()) {
       NanError(bad->second, host_step_ + bad->first + 1);
@@ -438,11 +443,38 @@ void TrainLoop::RunStatsPeriod(int64_t inner) {
     stop_training_ = true;
   }
   if (result_.stop_signal) {
-    console_ << "[train] " << StopSignalName(result_.stop_signal) << " received after step "
-             << host_step_ << "; stopping"
-             << (config_.save_checkpoints ? " after saving this step's state" : "")
-             << " (a second signal ends the process at once)" << std::endl;
+    if (result_.stop_elsewhere) {
+      console_ << "[train] a stop signal reached another process of the run by step " << host_step_
+               << "; every process stops after it"
+               << (config_.save_checkpoints ? ", saving this step's state together" : "")
+               << std::endl;
+    } else {
+      console_ << "[train] " << StopSignalName(result_.stop_signal) << " received after step "
+               << host_step_ << "; stopping" << (several_processes_ ? " with every process" : "")
+               << (config_.save_checkpoints ? " after saving this step's state" : "")
+               << " (a second signal ends the process at once)" << std::endl;
+    }
   }
+}
+
+// One process: a stop signal received by now. Several: the step's stop
+// count, summed over every process with its metrics (StepMetrics::
+// stop_requests), so that all stop after the same step and save it
+// together; a step whose metrics are still on a GPU is not read here.
+bool TrainLoop::StopAfterStep(const StepMetrics& m) {
+  if (!several_processes_) {
+    result_.stop_signal = StopSignalReceived();
+    return result_.stop_signal != 0;
+  }
+  if (!m.resolved() || m.stop_requests <= 0) return false;
+  AgreeToStop();
+  return true;
+}
+
+void TrainLoop::AgreeToStop() {
+  const int own = StopSignalReceived();
+  result_.stop_signal = own ? own : SIGTERM;  // another process's (which, it does not say)
+  result_.stop_elsewhere = own == 0;
 }
 
 // The progress line of a train summary.

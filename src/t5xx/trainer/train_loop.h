@@ -162,8 +162,12 @@ struct TrainResult {
   std::string checkpoint_dir;  // the last checkpoint saved; empty if none
   bool stopped_early = false;  // an action requested stop_training
   // SIGTERM or SIGINT (util/system/stop_signals.h) stopped the run after the step
-  // in `steps`, whose state was saved when saving is on; 0 = none.
+  // in `steps`, whose state was saved when saving is on; 0 = none. With
+  // several processes every one stops after the same step (the signal
+  // reached one of them: stop_elsewhere when not this one; stop_signal is
+  // then SIGTERM).
   int stop_signal = 0;
+  bool stop_elsewhere = false;
   double train_seconds = 0;
 };
 

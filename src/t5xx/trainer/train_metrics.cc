@@ -86,11 +86,17 @@ void MetricsAccumulator::AddValues(const StepMetrics& m) const {
   z_loss_ += m.z_loss;
   weights_ += m.weight_sum;
   correct_ += m.correct;
+  stop_requests_ += m.stop_requests;
+}
+
+bool MetricsAccumulator::StopRequested() const {
+  ResolvePending();
+  return stop_requests_ > 0;
 }
 
 void MetricsAccumulator::ResolvePending() const {
   if (pending_.empty()) return;
-  // One copy for every pending step: [steps, 8] to the host.
+  // One copy for every pending step: [steps, 9] to the host.
   std::vector<at::Tensor> rows;
   for (const auto& [position, m] : pending_) rows.push_back(m.pending);
   const at::Tensor host = at::stack(rows).to(at::kCPU).contiguous();

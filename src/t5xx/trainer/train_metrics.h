@@ -71,6 +71,9 @@ class MetricsAccumulator {
   // The first added step whose loss is NaN or infinite: its position among
   // the added steps (0-based) and its loss; nullopt when none.
   std::optional<std::pair<int64_t, double>> FirstNonFiniteLoss() const;
+  // Whether any added step counted a stop request (StepMetrics::
+  // stop_requests), reading pending steps as FirstNonFiniteLoss does.
+  bool StopRequested() const;
 
  private:
   void AddValues(const StepMetrics& m) const;
@@ -80,7 +83,7 @@ class MetricsAccumulator {
   double lr_sum_ = 0, lr_last_ = 0;
   std::map<std::string, BatchCounts::Feature> features_;
   // Filled from each step's values, at Add or (pending steps) when read.
-  mutable double loss_ = 0, z_loss_ = 0, weights_ = 0, correct_ = 0;
+  mutable double loss_ = 0, z_loss_ = 0, weights_ = 0, correct_ = 0, stop_requests_ = 0;
   mutable std::optional<std::pair<int64_t, double>> first_non_finite_;
   mutable std::vector<std::pair<int64_t, StepMetrics>> pending_;  // (position, step)
 };

@@ -8,11 +8,14 @@
 #include <vector>
 
 #include "t5xx/device/device.h"
+#include "t5xx/kernels/dropout_mask.h"
 #include "t5xx/trainer/batch_conversion.h"
 #include "t5xx/trainer/checkpoint_restore.h"  // SlotShapes
 #include "t5xx/trainer/step_scopes.h"
 #include "t5xx/util/hash.h"  // HashSeed
+#include "t5xx/util/torch_compat.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/system/stop_signals.h"
 
 namespace t5xx::trainer {
 namespace {
@@ -42,11 +45,21 @@ at::Tensor StepSums(const models::LossOutput& out, const models::FeatureBatch& b
 // summed over the data replicas by the partitioner (on the sums' device),
 // then read at once, or with `defer` left pending (StepMetrics).
 StepMetrics FinishMetrics(const at::Tensor& sums, int64_t target_tokens, int64_t input_tokens,
-                          const partitioning::BasePartitioner& partitioner, bool defer) {
-  const at::Tensor counts = at::tensor(
-      {static_cast<double>(target_tokens), static_cast<double>(input_tokens)}, at::kDouble);
+                          const partitioning::BasePartitioner& partitioner, bool defer,
+                          bool stop_requested) {
+  const at::Tensor counts =
+      at::tensor({static_cast<double>(target_tokens), static_cast<double>(input_tokens),
+                  stop_requested ? 1.0 : 0.0},
+                 at::kDouble);
   at::Tensor all = at::cat({sums, device::ToDevice(counts, sums.device())});
-  partitioner.ReduceMetrics(all);
+  partitioner.ReduceMetrics(all);  // over the data replicas
+  if (partitioner.mesh().model > 1) {
+    // The stop request over the model partitions too (their metrics are
+    // the same; only this count is summed).
+    at::Tensor stop = all.narrow(0, 8, 1).clone();
+    partitioner.ReduceOverModel(stop);
+    all.narrow(0, 8, 1).copy_(stop);
+  }
   StepMetrics m;
   m.target_tokens = target_tokens;  // (the global values once resolved)
   m.input_tokens = input_tokens;
@@ -71,6 +84,7 @@ void StepMetrics::SetFromSums(const double* v) {
   loss_per_nonpadding_target_token = weight_sum > 0 ? v[5] / weight_sum : 0.0;
   target_tokens = static_cast<int64_t>(v[6]);
   input_tokens = static_cast<int64_t>(v[7]);
+  stop_requests = v[8];
 }
 
 void StepMetrics::Resolve() {
@@ -156,10 +170,15 @@ StepMetrics Trainer::TrainStepOnLocalBatch(const models::FeatureBatch& batch) {
     } else {
       for (const auto& [name, t] : on_device) micro[name] = t.narrow(0, i * mb, mb);
     }
-    at::Generator rng = device::MakeGenerator(
-        HashSeed(random_seed_, static_cast<uint64_t>(step) * static_cast<uint64_t>(k) + i,
-                 kDropoutPurpose),
-        device_);
+    // Dropout masks are a function of position (kernels/dropout_mask.h): one
+    // CPU generator per step hands each dropout call its key, the same for
+    // every microbatch and process, and each example's row in the global
+    // batch (this data replica's rows, this microbatch's within them) picks
+    // its mask -- so every layout draws one process's masks.
+    at::Generator rng = compat::MakeCpuGenerator(
+        HashSeed(random_seed_, static_cast<uint64_t>(step), kDropoutPurpose));
+    const kernels::DropoutRowScope rows(partitioner_.data_shard_info().index * batch_size +
+                                        i * mb);
     models::LossOutput out;
     {
       RECORD_USER_SCOPE(kForwardScope);
@@ -173,8 +192,11 @@ StepMetrics Trainer::TrainStepOnLocalBatch(const models::FeatureBatch& batch) {
     const at::Tensor s = StepSums(out, micro);
     sums = sums.defined() ? sums + s : s;
   }
+  // A stop signal that reached this process, summed with the step's metrics
+  // so that every process learns of it at this step (StepMetrics).
   StepMetrics m = FinishMetrics(sums, batch.at("decoder_target_tokens").numel(),
-                                InputTokens(batch), partitioner_, defer_metrics_);
+                                InputTokens(batch), partitioner_, defer_metrics_,
+                                StopSignalReceived() != 0);
   {
     RECORD_USER_SCOPE(kOptimizerScope);
     partitioner_.ReduceGradients(params_);
@@ -199,7 +221,7 @@ StepMetrics Trainer::EvalStepOnLocalBatch(const models::FeatureBatch& batch) con
   const models::LossOutput out =
       model_.Loss(params_, on_device, /*train=*/false, nullptr, factor);
   return FinishMetrics(StepSums(out, on_device), batch.at("decoder_target_tokens").numel(),
-                       InputTokens(batch), partitioner_, defer_metrics_);
+                       InputTokens(batch), partitioner_, defer_metrics_, false);
 }
 
 }  // namespace t5xx::trainer

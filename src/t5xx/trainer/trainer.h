@@ -34,13 +34,20 @@ struct StepMetrics {
   // Cross-entropy + z-loss per non-padding target token, independent of the
   // normalizing factor (t5x's loss_per_nonpadding_target_token).
   double loss_per_nonpadding_target_token = 0;
+  // Processes that had a stop signal (SIGTERM, SIGINT: util/system/
+  // stop_signals.h) when this step's metrics were summed, counted over the
+  // whole run (every data replica and model partition): every process sees
+  // the same count for the same step, so all stop after the same one when
+  // one of them is asked to (issue 50). 0 or 1 on one process.
+  double stop_requests = 0;
 
   // A step on a GPU leaves its sums on the device, so that the host never
   // waits for a step to finish (t5x's metrics are likewise device arrays
   // until a summary fetches them): `pending` is then a float64 tensor
   // [8] on the device -- loss, cross_ent_loss, z_loss, weight_sum, correct,
-  // the numerator of loss_per_nonpadding_target_token, target_tokens and
-  // input_tokens, already summed over microbatches and data replicas -- and
+  // the numerator of loss_per_nonpadding_target_token, target_tokens,
+  // input_tokens and stop_requests ([9] in all), already summed over
+  // microbatches and data replicas (stop_requests over every process) -- and
   // the double fields above (but learning_rate) are not final yet. Resolve()
   // copies them (one device-to-host copy) and clears `pending`;
   // MetricsAccumulator resolves all the steps of a summary with one copy.
@@ -48,7 +55,7 @@ struct StepMetrics {
   at::Tensor pending;
   bool resolved() const { return !pending.defined(); }
   void Resolve();
-  // Sets the fields from host values in `pending`'s order (`values` [8]).
+  // Sets the fields from host values in `pending`'s order (`values` [9]).
   void SetFromSums(const double* values);
 };
 
@@ -63,12 +70,15 @@ class Trainer {
   // accumulate_grads_microbatched). The loss normalizing factor is computed
   // once over the whole batch and used for every microbatch, so the summed
   // gradient equals the whole batch's for every loss_normalizing_factor.
-  // random_seed: every random draw of step s (dropout) comes from a generator
-  // seeded with HashSeed(random_seed, s, microbatch), so two runs with the
-  // same seed compute bitwise-identical losses on the same machine and
-  // thread count. The device is the parameters' (device/device.h): batches
+  // random_seed: every dropout mask of step s is a function of
+  // HashSeed(random_seed, s), the dropout call and the element's position in
+  // the global batch (kernels/dropout_mask.h): two runs with the same seed
+  // compute bitwise-identical losses on the same machine and thread count,
+  // and every layout of the run (data replicas, model partitions, ZeRO-3,
+  // microbatches, process counts) draws one process's masks. The device is
+  // the parameters' (device/device.h): batches
   // are given on the host and copied there (device::ToDevice, without
-  // blocking the host), the dropout generators are that device's, and on a
+  // blocking the host), and on a
   // GPU the step's metrics stay there (StepMetrics::pending). The optimizer's statistics are reduced through
   // partitioner.reducer(). The optimizer is initialised for `params` unless it
   // already is (e.g. restored). Throws t5xx::Error for num_microbatches < 1

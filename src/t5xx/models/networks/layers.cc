@@ -17,6 +17,7 @@
 #include "t5xx/kernels/gated_gelu.h"
 #include "t5xx/kernels/index_select_columns.h"
 #include "t5xx/models/networks/remat.h"
+#include "t5xx/kernels/dropout_mask.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/torch_compat.h"
 
@@ -184,16 +185,28 @@ static at::Tensor MatmulInDtype(const at::Tensor& ad, const at::Tensor& bd, at::
 }
 
 namespace {
-// Keep-mask of `shape` with P(1) = 1 - rate, divided by 1 - rate.
+// The keep mask of a piece `shape` of a tensor whose dims are `whole` wide
+// from `offsets` (dim 0: this thread's global row offset, kernels::
+// DropoutRowOffset), as `options` 0/1 values: kernels/dropout_mask.h, with
+// the next site key from rng.
+at::Tensor KeepMaskOf(at::IntArrayRef shape, std::vector<int64_t> offsets,
+                      std::vector<int64_t> whole, double rate, const at::TensorOptions& options,
+                      at::Generator* rng) {
+  return kernels::KeepMask(shape, offsets, whole, kernels::DropoutRowOffset(),
+                           kernels::DropoutSiteKey(rng), rate, options);
+}
+
+// Keep-mask of `shape` with P(1) = 1 - rate, divided by 1 - rate, for the
+// attention probabilities [B, H, 1, Lk] of heads [head_offset, head_offset
+// + H) of total_heads.
 at::Tensor KeepScale(at::IntArrayRef shape, double rate, const at::TensorOptions& options,
-                     at::Generator* rng) {
-  at::Tensor keep = at::empty(shape, options);
-  if (rng) {
-    keep.bernoulli_(1.0 - rate, *rng);
-  } else {
-    keep.bernoulli_(1.0 - rate);
+                     at::Generator* rng, int64_t head_offset = 0, int64_t total_heads = 0) {
+  std::vector<int64_t> offsets(shape.size(), 0), whole = shape.vec();
+  if (shape.size() >= 2) {
+    offsets[1] = head_offset;
+    whole[1] = std::max(total_heads, head_offset + shape[1]);
   }
-  return keep / (1.0 - rate);
+  return KeepMaskOf(shape, offsets, whole, rate, options, rng) / (1.0 - rate);
 }
 }  // namespace
 
@@ -213,22 +226,16 @@ at::Tensor DropoutOfSlice(const at::Tensor& x, int64_t whole, int64_t offset, do
   // flax nn.Dropout(broadcast_dims=(-2,)), as every dropout of t5x's
   // networks: one mask per sequence, shared along the length axis.
   std::vector<int64_t> shape = x.sizes().vec();
-  shape.back() = whole;
   if (broadcast_over_length && shape.size() >= 2) shape[shape.size() - 2] = 1;
-  const bool sliced = whole != x.size(-1);
+  std::vector<int64_t> offsets(shape.size(), 0), wide = shape;
+  offsets.back() = offset;
+  wide.back() = whole;
   if (x.scalar_type() == at::kFloat) {
-    const at::Tensor keep = KeepScale(shape, rate, x.options(), rng);
-    return x * (sliced ? keep.narrow(-1, offset, x.size(-1)) : keep);
+    return x * (KeepMaskOf(shape, offsets, wide, rate, x.options(), rng) / (1.0 - rate));
   }
   // Below float32, 1/(1-rate) itself would be rounded (bfloat16(1/0.9) is
   // 0.16% low); flax divides the kept inputs by keep_prob, rounding once.
-  at::Tensor keep = at::empty(shape, x.options());
-  if (rng) {
-    keep.bernoulli_(1.0 - rate, *rng);
-  } else {
-    keep.bernoulli_(1.0 - rate);
-  }
-  return x * (sliced ? keep.narrow(-1, offset, x.size(-1)) : keep) / (1.0 - rate);
+  return x * KeepMaskOf(shape, offsets, wide, rate, x.options(), rng) / (1.0 - rate);
 }
 
 namespace {
@@ -259,7 +266,8 @@ bool UseFusedAttention(const at::Device& device) {
 // k, v: [B, H, Lk, D]; returns [B, H, Lq, D] in dtype. See AttentionKernel.
 at::Tensor FusedAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           const at::Tensor& bias, double dropout_rate, bool train,
-                          at::Generator* rng, at::ScalarType dtype, bool float32_logits) {
+                          at::Generator* rng, at::ScalarType dtype, bool float32_logits,
+                          const HeadSlice& heads) {
   // The unfused path's dtypes: logits (and so the bias) in float32 with
   // float32_logits, else in dtype. SDPA takes one dtype for q, k, v and mask.
   const at::ScalarType compute = float32_logits ? at::kFloat : dtype;
@@ -269,7 +277,7 @@ at::Tensor FusedAttention(const at::Tensor& q, const at::Tensor& k, const at::Te
     // so the same generator calls and values. Scaling v's rows by it equals
     // scaling the probabilities' columns: sum_j p[i,j] keep[j] v[j,:].
     const at::Tensor keep = KeepScale({q.size(0), q.size(1), 1, k.size(2)}, dropout_rate,
-                                      q.options().dtype(dtype), rng);
+                                      q.options().dtype(dtype), rng, heads.offset, heads.total);
     vc = vc * keep.transpose(-2, -1).to(compute);  // [B, H, Lk, 1]
   }
   at::Tensor mask;
@@ -296,7 +304,7 @@ void SetFusedAttentionObserver(FusedAttentionObserver observer) {
 at::Tensor AttentionHeads(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
                           int64_t num_heads, const at::Tensor& bias, double dropout_rate,
                           bool train, at::Generator* rng, at::ScalarType dtype,
-                          bool float32_logits) {
+                          bool float32_logits, const HeadSlice& slice) {
   const int64_t b = q_in.size(0), lq = q_in.size(1);
   const int64_t lk = k_in.size(1);
   const int64_t hd = q_in.size(2);
@@ -309,7 +317,7 @@ at::Tensor AttentionHeads(const at::Tensor& q_in, const at::Tensor& k_in, const 
   at::Tensor k = heads(k_in, lk);
   at::Tensor v = heads(v_in, lk);
   if (UseFusedAttention(q_in.device())) {
-    return FusedAttention(q, k, v, bias, dropout_rate, train, rng, dtype, float32_logits)
+    return FusedAttention(q, k, v, bias, dropout_rate, train, rng, dtype, float32_logits, slice)
         .transpose(1, 2)
         .reshape({b, lq, hd});
   }
@@ -330,7 +338,8 @@ at::Tensor AttentionHeads(const at::Tensor& q_in, const at::Tensor& k_in, const 
   }
   if (train && dropout_rate > 0.0) {
     // Broadcast over the query axis, as t5x does.
-    probs = probs * KeepScale({b, num_heads, 1, lk}, dropout_rate, probs.options(), rng);
+    probs = probs * KeepScale({b, num_heads, 1, lk}, dropout_rate, probs.options(), rng,
+                              slice.offset, slice.total);
   }
   const at::Tensor mixed = float32_cpu ? AttentionMatmul(probs, v, /*heads_inner_out=*/true)
                                        : MatmulIn(probs, v, dtype);

@@ -113,18 +113,23 @@ at::Tensor MaskToBias(const at::Tensor& mask, at::ScalarType dtype = at::kFloat)
 // along axis -2 (the length of [B, L, E] activations); otherwise x.
 // Computed in x's dtype; below float32 (bfloat16) the kept values are
 // x / (1-rate) rounded once, as flax's `inputs / keep_prob`.
-// Draws from `rng` (t5xx derives one per step from (random_seed, step), so
-// runs are reproducible); a null rng draws from libtorch's default generator.
+// The mask is a function of position (kernels/dropout_mask.h): each call
+// takes the next 64-bit key from `rng` (a CPU generator; t5xx derives one
+// per step from (random_seed, step), so runs are reproducible; a null rng
+// draws from libtorch's default CPU generator) and keeps each element by a
+// hash of the key, its row in the global batch (this thread's
+// kernels::DropoutRowOffset plus its local row) and its index in the row,
+// so every layout of the same global batch draws the same masks.
 // broadcast_over_length = false draws one value per element (t5x's encoder
 // output dropout, the one network dropout without broadcast_dims).
 at::Tensor Dropout(const at::Tensor& x, double rate, bool train,
                    at::Generator* rng, bool broadcast_over_length = true);
 
 // Dropout of x, a slice of a tensor whose last dimension is `whole` wide
-// (x holds [offset, offset + x.size(-1)) of it): the mask is drawn for the
-// whole tensor, as one process would draw it, and sliced, so a process that
-// holds a piece of the activations (partitioning's 2-D activation rules,
-// tensor-parallel MLP units) drops exactly what one process drops.
+// (x holds [offset, offset + x.size(-1)) of it): the mask of the slice's
+// positions in the whole tensor, so a process that holds a piece of the
+// activations (partitioning's 2-D activation rules, tensor-parallel MLP
+// units) drops exactly what one process drops.
 at::Tensor DropoutOfSlice(const at::Tensor& x, int64_t whole, int64_t offset, double rate,
                           bool train, at::Generator* rng, bool broadcast_over_length = true);
 
@@ -220,10 +225,18 @@ at::Tensor MultiHeadDotProductAttention(
 // Computed by the kernel attention_kernel() selects for q's device (see
 // AttentionKernel); gradients reach q, k, v and the bias either way. Throws
 // t5xx::Error when kFused is set and libtorch has no fused attention.
+// `slice`: these heads' place among all heads of the layer (a process
+// holding some of them), so that their dropout masks are those of one
+// process (kernels/dropout_mask.h).
+struct HeadSlice {
+  int64_t offset = 0;  // the first head's index among all heads
+  int64_t total = 0;   // all heads (0: these are all)
+};
 at::Tensor AttentionHeads(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           int64_t num_heads, const at::Tensor& bias, double dropout_rate,
                           bool train, at::Generator* rng = nullptr,
-                          at::ScalarType dtype = at::kFloat, bool float32_logits = false);
+                          at::ScalarType dtype = at::kFloat, bool float32_logits = false,
+                          const HeadSlice& slice = {});
 
 // One MLP activation by t5x's name: 'gelu' (flax's tanh approximation),
 // 'relu' or 'linear'; throws std::invalid_argument for another.

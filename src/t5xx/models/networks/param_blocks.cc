@@ -116,8 +116,13 @@ at::Tensor AttentionBlock(const ParamStore& p, const std::string& prefix, const 
     qkv = h.DenseEach(kv_in, {&key, &value}, dtype);
     qkv.insert(qkv.begin(), h.Dense(q_in, query, dtype));
   }
-  const at::Tensor out = AttentionHeads(qkv[0], qkv[1], qkv[2], qkv[0].size(-1) / head_dim, bias,
-                                        dropout_rate, train, rng, dtype, float32_logits);
+  // Heads split over the 'model' axis are contiguous blocks (their place
+  // draws their dropout masks: kernels/dropout_mask.h).
+  const int64_t local_heads = qkv[0].size(-1) / head_dim;
+  HeadSlice slice;
+  if (local_heads < num_heads) slice = {h.ModelIndex() * local_heads, num_heads};
+  const at::Tensor out = AttentionHeads(qkv[0], qkv[1], qkv[2], local_heads, bias, dropout_rate,
+                                        train, rng, dtype, float32_logits, slice);
   return h.Dense(out, p.GetParam(prefix + ".out.kernel"), dtype);
 }
 

@@ -2,6 +2,8 @@
 // t5x's larger configs use) -- the implementation of remat.h.
 #include "t5xx/models/networks/remat.h"
 
+#include "t5xx/kernels/dropout_mask.h"
+
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -57,6 +59,9 @@ struct RematState {
   RematFn fn;
   at::Generator* rng = nullptr;
   at::Tensor rng_state;  // undefined without rng
+  // The forward pass's global row offset of dropout masks (kernels/
+  // dropout_mask.h), for the recomputation (which may run on another thread).
+  int64_t dropout_row_offset = 0;
   std::unique_ptr<DotTape> tape;  // save_dots only
 };
 
@@ -85,6 +90,7 @@ class RematFunction : public torch::autograd::Function<RematFunction> {
   static at::Tensor forward(AutogradContext* ctx, at::TensorList inputs,
                             std::shared_ptr<RematState> state) {
     if (state->rng) state->rng_state = state->rng->get_state();
+    state->dropout_row_offset = kernels::DropoutRowOffset();
     ctx->saved_data["state"] = c10::IValue::make_capsule(c10::make_intrusive<StateHolder>(state));
     ctx->save_for_backward(inputs.vec());
     at::NoGradGuard no_grad;
@@ -108,6 +114,7 @@ class RematFunction : public torch::autograd::Function<RematFunction> {
     {
       at::AutoGradMode grad(true);
       RecomputeScope recomputing;
+      kernels::DropoutRowScope rows(state->dropout_row_offset);
       TapeScope replay(state->tape.get(), /*replay=*/true);
       y = state->fn(inputs);
     }
