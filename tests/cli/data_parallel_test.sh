@@ -212,6 +212,22 @@ show="$work/two_g.log" check "a per-shard data position under the global order: 
 expect_error "an unknown train.data_order" "--gin.train.data_order flag, column 1 (__main__.train.data_order) = 'random' is not a data order; use 'per_shard' (seqio's) or 'global'" -- \
   "$T5XX" config "${args[@]}" --gin.MODEL_DIR="$work/x" --gin.train.data_order="'random'"
 
+# Under torchrun's variables (no t5xx launch), processes launched for other
+# layouts that collide on a rank are told so, not "the same --node_rank"
+# (issue 50): ranks 0 and 1 of 2 per host, and a rank 1 of 1 per host.
+p="$(port)"
+for spec in "0 2" "1 2" "1 1"; do
+  set -- $spec
+  RANK=$1 LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=$2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
+    T5XX_JOIN_TIMEOUT=20 timeout 120 "$T5XX" train "${args[@]}" --gin.TRAIN_STEPS=1 \
+    --gin.MODEL_DIR="$work/layouts" >"$work/layouts_$1_$2.log" 2>&1 &
+  sleep 0.3
+done
+wait
+show="$work/layouts_1_2.log $work/layouts_1_1.log" check "a rank claimed by processes of two layouts is named as such" \
+  bash -c 'grep -qh "rank 1 was claimed by two processes, on .* and on .*, launched differently: 2 processes in all, [12] per host there; 2 in all, [12] per host here (WORLD_SIZE, LOCAL_WORLD_SIZE): give every host the same --nnodes and --nproc_per_node" "$0" "$1"' \
+  "$work/layouts_1_2.log" "$work/layouts_1_1.log"
+
 # A rank killed mid-run: the other ends with an error naming the collective.
 p="$(port)"
 RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p timeout 300 "$T5XX" train "${args[@]}" \

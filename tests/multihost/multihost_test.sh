@@ -14,11 +14,18 @@
 #    timeouts, naming the ranks and the host, and the checkpoints committed
 #    before stay restorable;
 #  - --max_restarts=1: a rank killed mid-run on host 1 restarts the job on
-#    both hosts and the final checkpoint equals the uninterrupted run's,
-#    bitwise;
-#  - bad launches are named: two hosts with one --node_rank, hosts with
-#    different --nnodes, the master's port in use, an unreachable
-#    --master_addr;
+#    both hosts -- every launcher joins the same new round, however soon it
+#    notices (issue 50) -- and the final checkpoint equals the
+#    uninterrupted run's, bitwise; twice, the second time killing the rank
+#    the moment its host's restart would race the other host's;
+#  - SIGTERM to one rank of host 1 (a preempted node) stops every rank of
+#    both hosts after the same step, saved together in one checkpoint, well
+#    within 60 s, and the same command resumes to the uninterrupted run's
+#    final checkpoint, bitwise;
+#  - bad launches are named as what they are, on every host: --node_rank=0
+#    on two hosts, one --node_rank on two of three hosts, different
+#    --nnodes, different --nproc_per_node, the master's port in use, an
+#    unreachable --master_addr;
 #  - a host that never joins is named within T5XX_JOIN_TIMEOUT.
 # Each run's mean steps/s is printed (the closing note's step times).
 #
@@ -136,13 +143,53 @@ victim=$(for p in $(ip netns pids "${hosts[1]}"); do
 kill -9 "$victim"
 wait $job
 show="$work/restart.h0.log $work/restart.h1.log" check "a rank killed on host 1 restarts the job on both hosts" \
-  bash -c 'grep -q "restarting every process of this host, restart 1 of at most 1" "$0" && grep -q "restarting every process of this host, restart 1 of at most 1" "$1" && grep -q "^\[setup\] restart 1 of the job, after: rank" "$0"' \
-  "$work/restart.h0.log" "$work/restart.h1.log"
+  bash -c 'grep -q "restarting every process of this host, restart 1 of at most 1" "$0" && grep -q "restarting every process of this host, restart 1 of at most 1" "$1" && grep -q "^\[setup\] restart 1 of the job, after: host [^ ]* ($2.2): rank [23] (pid [0-9]*) was killed by signal 9" "$0"' \
+  "$work/restart.h0.log" "$work/restart.h1.log" "$net"
 show="$work/restart.h0.log" check "the restarted job's final checkpoint equals the uninterrupted run's, bitwise" \
   diff -r "$work/one/checkpoint_24" "$work/restart/checkpoint_24"
 check "the restart is in the TensorBoard metrics" grep -q '"restarts":1' "$work/restart/train/metrics.jsonl"
 
+# Again with the race of issue 50: host 1's launcher restarts at once while
+# host 0's ranks still run the previous attempt (their collective timeout is
+# 10 s): the new round waits for host 0's launcher, which stops its ranks
+# within a poll of the round's failure.
+launch_flags=--max_restarts=1 both_hosts race --gin.TRAIN_STEPS=24 & job=$!
+until_committed "$work/race" 8
+victim=$(for p in $(ip netns pids "${hosts[1]}"); do
+  tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -q "^$T5XX train " && echo "$p"; done | tail -1)
+start=$SECONDS
+kill -9 "$victim"
+wait $job
+statuses race
+show="$work/race.h0.log $work/race.h1.log" check "the racing restart recovers on both hosts ($((SECONDS - start)) s)" \
+  bash -c '[ "$0$1" = 00 ] && grep -q "round of .* failed\|restarting every process of this host, restart 1" "$2"' \
+  "$rc0" "$rc1" "$work/race.h0.log"
+show="$work/race.h0.log" check "and ends with the uninterrupted run's final checkpoint, bitwise" \
+  diff -r "$work/one/checkpoint_24" "$work/race/checkpoint_24"
+
 took "restart done"
+# SIGTERM to one rank of host 1 (what a scheduler sends a preempted node):
+# every rank of both hosts stops after the same step and saves it.
+both_hosts term --gin.TRAIN_STEPS=24 & job=$!
+until_committed "$work/term" 4
+victim=$(for p in $(ip netns pids "${hosts[1]}"); do
+  tr '\0' ' ' </proc/$p/cmdline 2>/dev/null | grep -q "^$T5XX train " && echo "$p"; done | head -1)
+start=$SECONDS
+kill -TERM "$victim"
+wait $job
+took=$((SECONDS - start))
+statuses term
+n=$(grep -ohE '^\[stopped\] .* after step [0-9]+' "$work/term.h0.log" "$work/term.h1.log" | grep -oE '[0-9]+$' | sort -u)
+show="$work/term.h0.log $work/term.h1.log" check "SIGTERM to one rank stops both hosts within 60 s ($took s) after one agreed step ($n)" \
+  bash -c '[ "$0" -lt 60 ] && [ "$(echo "$1" | wc -w)" = 1 ] && [ "$(grep -c "^\[stopped\] " "$2" "$3" | awk -F: "{ s += \$2 } END { print s }")" = 4 ] &&
+           grep -q "^\[stopped\] SIGTERM after step $1" "$3" && grep -q "^\[stopped\] a stop signal to another process of the run after step $1" "$2" &&
+           [ -e "$4/checkpoint_$1/checkpoint" ] && [ "$5" = 143 ] && [ "$6" = 143 ]' \
+  "$took" "$n" "$work/term.h0.log" "$work/term.h1.log" "$work/term" "$rc0" "$rc1"
+both_hosts term --gin.TRAIN_STEPS=24; statuses term
+show="$work/term.h0.log" check "the same command resumes from it to the uninterrupted run's checkpoint, bitwise" \
+  bash -c '[ "$0$1" = 00 ] && diff -r "$2" "$3"' "$rc0" "$rc1" "$work/one/checkpoint_24" "$work/term/checkpoint_24"
+
+took "stop signal done"
 # A link with 100 ms latency and 1% loss each way: the same results.
 if ip netns exec "${hosts[0]}" tc qdisc add dev "${hosts[0]}p" root netem delay 100ms loss 1% 2>/dev/null &&
    ip netns exec "${hosts[1]}" tc qdisc add dev "${hosts[1]}p" root netem delay 100ms loss 1% 2>/dev/null; then
@@ -213,9 +260,23 @@ timeout 300 ip netns exec "${hosts[1]}" "$T5XX" launch --nnodes=2 --node_rank=0 
   --nproc_per_node=2 --master_addr="$master" --master_port=29611 --stop_grace_seconds=5 \
   -- "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/dup" >"$work/dup1.log" 2>&1 & b=$!
 wait $a; ra=$?; wait $b; rb=$?
-show="$work/dup0.log $work/dup1.log" check "one --node_rank on two hosts stops both, naming it" \
-  bash -c '[ "$0" != 0 ] && [ "$1" != 0 ] && grep -q "claimed by two processes" "$2" && grep -q "claimed by two processes" "$3"' \
-  "$ra" "$rb" "$work/dup0.log" "$work/dup1.log"
+show="$work/dup0.log $work/dup1.log" check "--node_rank=0 on two hosts stops both, naming it and both hosts" \
+  bash -c '[ "$0" != 0 ] && [ "$1" != 0 ] && grep -q "^t5xx: error: t5xx launch: --node_rank=0 was given to two hosts, host [^ ]* ($4.1) and host [^ ]* ($4.2): give each host its own --node_rank" "$2" && grep -q "^t5xx: error: t5xx launch: --node_rank=0 was given to two hosts" "$3"' \
+  "$ra" "$rb" "$work/dup0.log" "$work/dup1.log" "$net"
+
+# Three hosts, two of them given --node_rank=1: named on all three.
+on3() {  # I NODE_RANK LOG
+  timeout 300 ip netns exec "${hosts[$1]}" "$T5XX" launch --nnodes=3 --node_rank="$2" \
+    --nproc_per_node=2 --master_addr="$master" --master_port=29611 --stop_grace_seconds=5 \
+    -- "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/dup3" >"$3" 2>&1
+}
+T5XX_JOIN_TIMEOUT=20 on3 0 0 "$work/d30.log" & a=$!
+T5XX_JOIN_TIMEOUT=20 on3 1 1 "$work/d31.log" & b=$!
+T5XX_JOIN_TIMEOUT=20 on3 2 1 "$work/d32.log" & c=$!
+wait $a; ra=$?; wait $b; rb=$?; wait $c; rc=$?
+show="$work/d30.log $work/d31.log $work/d32.log" check "one --node_rank on two of three hosts is named on all three" \
+  bash -c '[ "$0" != 0 ] && [ "$1" != 0 ] && [ "$2" != 0 ] && for f in "$3" "$4" "$5"; do grep -q "^t5xx: error: t5xx launch: --node_rank=1 was given to two hosts, host [^ ]* (.*) and host [^ ]* (.*): give each host its own --node_rank" "$f" || exit 1; done' \
+  "$ra" "$rb" "$rc" "$work/d30.log" "$work/d31.log" "$work/d32.log"
 
 # Hosts launched with different --nnodes: host 1's ranks 2 and 3 think the
 # run has 8 processes.
@@ -224,9 +285,19 @@ timeout 300 ip netns exec "${hosts[1]}" "$T5XX" launch --nnodes=4 --node_rank=1 
   --nproc_per_node=2 --master_addr="$master" --master_port=29611 --stop_grace_seconds=5 \
   -- "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/nn" >"$work/nn1.log" 2>&1 & b=$!
 wait $a; ra=$?; wait $b; rb=$?
-show="$work/nn0.log $work/nn1.log" check "hosts launched for different numbers of processes are named on both" \
-  bash -c '[ "$0" != 0 ] && [ "$1" != 0 ] && grep -q "rank 2 on host .* ('"$net"'.2) for 8.*same --nnodes and --nproc_per_node" "$2" && grep -q "same --nnodes and --nproc_per_node" "$3"' \
+show="$work/nn0.log $work/nn1.log" check "hosts launched with different --nnodes are named on both" \
+  bash -c 'for f in "$2" "$3"; do grep -q "^t5xx: error: t5xx launch: the hosts were launched differently: host [^ ]* ('"$net"'.1) (--node_rank=0): --nnodes=2 --nproc_per_node=2; host [^ ]* ('"$net"'.2) (--node_rank=1): --nnodes=4 --nproc_per_node=2: give every host the same --nnodes and --nproc_per_node" "$f" || exit 1; done; [ "$0" != 0 ] && [ "$1" != 0 ]' \
   "$ra" "$rb" "$work/nn0.log" "$work/nn1.log"
+
+# Hosts launched with different --nproc_per_node (not a duplicated rank).
+on_host 0 "$work/np0.log" --gin.TRAIN_STEPS=4 --gin.MODEL_DIR="$work/np" & a=$!
+timeout 300 ip netns exec "${hosts[1]}" "$T5XX" launch --nnodes=2 --node_rank=1 \
+  --nproc_per_node=1 --master_addr="$master" --master_port=29611 --stop_grace_seconds=5 \
+  -- "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/np" >"$work/np1.log" 2>&1 & b=$!
+wait $a; ra=$?; wait $b; rb=$?
+show="$work/np0.log $work/np1.log" check "hosts launched with different --nproc_per_node are named on both" \
+  bash -c 'for f in "$2" "$3"; do grep -q "^t5xx: error: t5xx launch: the hosts were launched differently: .*(--node_rank=1): --nnodes=2 --nproc_per_node=1: give every host the same" "$f" || exit 1; ! grep -q "given to two hosts" "$f" || exit 1; done; [ "$0" != 0 ] && [ "$1" != 0 ]' \
+  "$ra" "$rb" "$work/np0.log" "$work/np1.log"
 show="$work/nn0.log" check "and nothing is written to MODEL_DIR" \
   bash -c '! ls -d "$0"/checkpoint_* >/dev/null 2>&1' "$work/nn"
 
@@ -236,7 +307,7 @@ start=$SECONDS
 T5XX_JOIN_TIMEOUT=10 on_host 0 "$work/alone.log" --gin.TRAIN_STEPS=4 --gin.MODEL_DIR="$work/alone"
 rc=$?
 show="$work/alone.log" check "a host that never joins is named within the join timeout" \
-  bash -c '[ "$0" != 0 ] && [ $(($1)) -lt 60 ] && grep -q "ranks 2, 3 of 4 did not join the run at '"$master"':29611 within 10 s" "$2"' \
+  bash -c '[ "$0" != 0 ] && [ $(($1)) -lt 60 ] && grep -q "the launch with --node_rank 1 did not join the job at '"$master"':29611 within 10 s" "$2"' \
   "$rc" "$((SECONDS - start))" "$work/alone.log"
 
 # The master's port already taken on its host: rank 0 names the port and
@@ -251,8 +322,8 @@ T5XX_JOIN_TIMEOUT=5 both_hosts inuse --gin.TRAIN_STEPS=4
 kill $squatter 2>/dev/null; wait $squatter 2>/dev/null
 statuses inuse
 show="$work/inuse.h0.log $work/inuse.h1.log" check "a port in use on the master's host is named with --master_port" \
-  bash -c '[ "$0" = 2 ] && [ "$1" != 0 ] && grep -q "^t5xx: error: rank 0 of 4 on host [^:]*: cannot serve the rendezvous at '"$master"':29611: .*Address already in use.*choose another --master_port" "$2" &&
-           grep -q "^t5xx: error: rank [23] of 4 on host [^:]*: reached '"$master"':29611 but no rendezvous answered there within 5 s: another program listens on that port" "$3" && [ ! -e "$4" ]' \
+  bash -c '[ "$0" = 2 ] && [ "$1" != 0 ] && grep -q "^t5xx: error: t5xx launch: cannot serve the launch rendezvous at '"$master"':29611: .*Address already in use.*choose another --master_port" "$2" &&
+           grep -q "^t5xx: error: reached '"$master"':29611 but no rendezvous answered there within 5 s: another program listens on that port" "$3" && [ ! -e "$4" ]' \
   "$rc0" "$rc1" "$work/inuse.h0.log" "$work/inuse.h1.log" "$work/inuse"
 
 # An unreachable --master_addr (no host has it): host 1's ranks name it and
@@ -263,7 +334,7 @@ T5XX_JOIN_TIMEOUT=5 timeout 300 ip netns exec "${hosts[1]}" "$T5XX" launch --nno
   -- "$T5XX" train "${args[@]}" --gin.MODEL_DIR="$work/nomaster" >"$work/nomaster.log" 2>&1
 rc=$?
 show="$work/nomaster.log" check "an unreachable --master_addr is named within the join timeout" \
-  bash -c '[ "$0" = 2 ] && [ $(($1)) -lt 40 ] && grep -q "^t5xx: error: rank [23] of 4 on host [^:]*: cannot reach rank 0.s rendezvous at '"$net"'.99:29611 within 5 s: .*are --master_addr and --master_port" "$2" && [ ! -e "$3" ]' \
+  bash -c '[ "$0" = 2 ] && [ $(($1)) -lt 40 ] && grep -q "^t5xx: error: t5xx launch: cannot reach the launch rendezvous at '"$net"'.99:29611 within 5 s: .*are --master_addr and --master_port right" "$2" && [ ! -e "$3" ]' \
   "$rc" "$((SECONDS - start))" "$work/nomaster.log" "$work/nomaster"
 
 took "bad launches done"

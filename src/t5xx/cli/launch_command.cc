@@ -363,6 +363,7 @@ int LaunchCommand(const std::vector<std::string>& args) {
   const int max_restarts = f.count("max_restarts") ? number("max_restarts", 0, 1000) : 0;
 
   InstallLaunchSignalHandlers();  // forwarded to the ranks below
+  std::signal(SIGPIPE, SIG_IGN);  // a launcher that died mid-write: an error, not the end
   // The launchers meet (launch_rendezvous.h), within T5XX_JOIN_TIMEOUT (the
   // ranks' own join timeout; default 5 minutes).
   std::chrono::milliseconds join_timeout = std::chrono::minutes(5);

@@ -9,6 +9,10 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <cstdlib>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <iostream>
 #include <thread>
 #include <vector>
 
@@ -21,6 +25,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kPoll = std::chrono::milliseconds(50);
+// The longest a launcher waits for a store request after its ranks ended.
+constexpr auto kBoundedWait = std::chrono::seconds(5);
 
 std::string FirstLine(const std::string& what) { return what.substr(0, what.find('\n')); }
 
@@ -94,21 +100,27 @@ std::optional<std::string> LaunchRendezvous::Aborted() {
 void LaunchRendezvous::Abort(const std::string& msg) {
   if (store_->add(Key("abort_n"), 1) == 1) Set(Key("abort"), msg);
   for (int i = 0; i < 50 && !Has(Key("abort")); ++i) std::this_thread::sleep_for(kPoll);
-  const std::string first = Has(Key("abort")) ? Get(Key("abort")) : msg;
-  Set(Key("abort_seen/" + std::to_string(at_.node_rank)), "1");
+  ReportAbort(Has(Key("abort")) ? Get(Key("abort")) : msg);
+}
+
+void LaunchRendezvous::ReportAbort(const std::string& first) {
+  SawAbort();
   if (server_) {
-    // Serve the store until the other launchers that joined have read it.
+    // Serve the store until every launcher that joined has read it (at
+    // most 5 s), so that each reports it rather than a lost connection.
     const auto until = Clock::now() + std::chrono::seconds(5);
-    for (int k = 1; k < at_.nnodes && Clock::now() < until;) {
-      const std::string claim = Key("claim/" + std::to_string(k));
-      if (!Has(claim) || Has(Key("abort_seen/" + std::to_string(k)))) {
-        ++k;
-      } else {
-        std::this_thread::sleep_for(kPoll);
-      }
+    while (store_->add(Key("abort_seen_n"), 0) < store_->add(Key("launchers_n"), 0) &&
+           Clock::now() < until) {
+      std::this_thread::sleep_for(kPoll);
     }
   }
   throw Error("t5xx launch: " + first);
+}
+
+void LaunchRendezvous::SawAbort() {
+  if (saw_abort_) return;
+  saw_abort_ = true;
+  store_->add(Key("abort_seen_n"), 1);
 }
 
 LaunchRendezvous::LaunchRendezvous(const Placement& at, std::chrono::milliseconds join_timeout,
@@ -159,10 +171,18 @@ LaunchRendezvous::LaunchRendezvous(const Placement& at, std::chrono::millisecond
     // yet: it will, and the claim below is then the duplicate either way.
     for (int i = 0; i < 40 && !Has(Key("claim/0")); ++i) std::this_thread::sleep_for(kPoll);
   }
-  Claim();
+  try {
+    Claim();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("t5xx launch: lost the launch rendezvous at " + where_ + " while joining it (" +
+                FirstLine(e.what()) + "): the launch with --node_rank=0 stopped; see its log");
+  }
 }
 
 void LaunchRendezvous::Claim() {
+  store_->add(Key("launchers_n"), 1);  // every launcher that reached the store
   const std::string k = std::to_string(at_.node_rank);
   if (store_->add(Key("claim/" + k), 1) == 1) {
     Set(Key("node/" + k), Record(at_, self_));
@@ -207,11 +227,8 @@ void LaunchRendezvous::JoinRound(int round) {
   std::vector<std::string> keys;
   for (int k = 0; k < at_.nnodes; ++k) keys.push_back(Key(r + "joined/" + std::to_string(k)));
   const auto deadline = Clock::now() + join_timeout_;
-  while (true) {
-    if (auto m = Aborted()) {
-      Set(Key("abort_seen/" + std::to_string(at_.node_rank)), "1");
-      throw Error("t5xx launch: " + *m);
-    }
+  while (true) try {
+    if (auto m = Aborted()) ReportAbort(*m);
     if (Has(Key("give_up"))) throw Error("t5xx launch: the job was given up by " + Get(Key("give_up")));
     if (round == 0) CheckLaunchedAlike(false);
     if (store_->check(keys)) return;
@@ -228,47 +245,115 @@ void LaunchRendezvous::JoinRound(int round) {
       throw Error("t5xx launch: " + msg);
     }
     std::this_thread::sleep_for(kPoll);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("t5xx launch: lost the launch rendezvous at " + where_ + " while waiting for " +
+                "the other hosts' launchers (" + FirstLine(e.what()) +
+                "): the launch with --node_rank=0 stopped, or the network to it is cut; see "
+                "its log");
   }
+}
+
+bool LaunchRendezvous::Bounded(const std::function<void(c10d::Store&)>& requests) {
+  if (StoreLost()) return false;
+  // The requests on a thread of their own (holding the store), waited for
+  // at most kBoundedWait: an unreachable master's store must not hold this
+  // launcher until its sockets time out.
+  auto done = std::make_shared<std::promise<bool>>();
+  std::future<bool> finished = done->get_future();
+  std::thread([store = store_, requests, done] {
+    try {
+      requests(*store);
+      done->set_value(true);
+    } catch (const std::exception&) {
+      done->set_value(false);
+    }
+  }).detach();
+  const bool ok = finished.wait_for(kBoundedWait) == std::future_status::ready && finished.get();
+  if (!ok) {
+    std::lock_guard<std::mutex> lock(poll_->mutex);
+    poll_->lost = true;
+  }
+  return ok;
+}
+
+bool LaunchRendezvous::StoreLost() {
+  std::lock_guard<std::mutex> lock(poll_->mutex);
+  return poll_->lost;
 }
 
 std::string LaunchRendezvous::FailRound(int round, const std::string& cause) {
   const std::string key = Key("round/" + std::to_string(round) + "/failed");
-  try {
-    if (store_->add(key + "_n", 1) == 1) Set(key, self_ + ": " + cause);
-    for (int i = 0; i < 40 && !Has(key); ++i) std::this_thread::sleep_for(kPoll);
-    if (Has(key)) return Get(key);
-  } catch (const std::exception&) {
-    // The store is gone (its host stopped, the network is cut): this
-    // host's own cause, and the next round's join names the store.
-  }
-  return self_ + ": " + cause;
+  const std::string mine = self_ + ": " + cause;
+  auto recorded = std::make_shared<std::string>(mine);
+  // (If the store is gone -- its host stopped, the network is cut -- this
+  // host's own cause; the next round's join names the store.)
+  Bounded([key, mine, recorded](c10d::Store& store) {
+    if (store.add(key + "_n", 1) == 1) store.set(key, std::vector<uint8_t>(mine.begin(), mine.end()));
+    for (int i = 0; i < 40 && !store.check({key}); ++i) std::this_thread::sleep_for(kPoll);
+    if (store.check({key})) {
+      const std::vector<uint8_t> v = store.get(key);
+      *recorded = std::string(v.begin(), v.end());
+    }
+  });
+  return *recorded;
 }
 
 std::optional<std::string> LaunchRendezvous::RoundFailed(int round) {
-  try {
-    if (Has(Key("give_up"))) return "the job was given up by " + Get(Key("give_up"));
-    const std::string key = Key("round/" + std::to_string(round) + "/failed");
-    if (Has(key)) return Get(key);
-  } catch (const std::exception& e) {
-    return "the launch rendezvous at " + where_ + " is gone (" + FirstLine(e.what()) +
-           "): the launch with --node_rank=0 stopped";
-  }
+  // Polled from the launcher's supervision loop, which must never wait on
+  // the network: each poll runs on a thread of its own (holding the store),
+  // and a poll still running is no news yet.
+  std::lock_guard<std::mutex> lock(poll_->mutex);
+  if (poll_->round == round && poll_->result) return poll_->result;
+  if (poll_->running || poll_->lost) return std::nullopt;
+  if (poll_->round != round) poll_->result.reset();
+  poll_->running = true;
+  poll_->round = round;
+  std::thread([poll = poll_, store = store_, round, where = where_,
+               give_up = Key("give_up"),
+               failed = Key("round/" + std::to_string(round) + "/failed")] {
+    std::optional<std::string> result;
+    bool lost = false;
+    try {
+      if (store->check({give_up})) {
+        const std::vector<uint8_t> v = store->get(give_up);
+        result = "the job was given up by " + std::string(v.begin(), v.end());
+      } else if (store->check({failed})) {
+        const std::vector<uint8_t> v = store->get(failed);
+        result = std::string(v.begin(), v.end());
+      }
+    } catch (const std::exception& e) {
+      // The master's host stopped or its network is cut: no news of the
+      // others. This host's ranks find that out themselves and name it
+      // (their collectives' timeouts); stopping them now would hide it.
+      lost = true;
+      std::cerr << "t5xx launch: lost the launch rendezvous at " << where << " ("
+                << FirstLine(e.what()) << "); the processes of this host go on until they "
+                << "end or fail" << std::endl;
+    }
+    std::lock_guard<std::mutex> lock(poll->mutex);
+    poll->running = false;
+    poll->lost = poll->lost || lost;
+    if (poll->round == round && result) poll->result = result;
+  }).detach();
   return std::nullopt;
 }
 
 void LaunchRendezvous::GiveUp(const std::string& why) {
-  try {
-    if (store_->add(Key("give_up_n"), 1) == 1) Set(Key("give_up"), self_ + ": " + why);
-  } catch (const std::exception&) {
-    // The store is gone: the others see that themselves.
-  }
+  const std::string n = Key("give_up_n"), key = Key("give_up"), text = self_ + ": " + why;
+  Bounded([n, key, text](c10d::Store& store) {  // (a store gone: the others see that themselves)
+    if (store.add(n, 1) == 1) store.set(key, std::vector<uint8_t>(text.begin(), text.end()));
+  });
 }
 
 void LaunchRendezvous::Finish(int round) {
   (void)round;
+  const std::string mine = Key("done/" + std::to_string(at_.node_rank));
+  if (!Bounded([mine](c10d::Store& store) { store.set(mine, {1}); }) || !server_) return;
+  // Node 0 serves the store until every launcher is done (best effort: the
+  // job's work is done).
   try {
-    Set(Key("done/" + std::to_string(at_.node_rank)), "1");
-    if (!server_) return;
     std::vector<std::string> keys;
     for (int k = 0; k < at_.nnodes; ++k) keys.push_back(Key("done/" + std::to_string(k)));
     const auto until = Clock::now() + join_timeout_;
@@ -276,7 +361,6 @@ void LaunchRendezvous::Finish(int round) {
       std::this_thread::sleep_for(kPoll);
     }
   } catch (const std::exception&) {
-    // Finishing is best effort: the job's work is done.
   }
 }
 

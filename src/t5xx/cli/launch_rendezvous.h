@@ -20,6 +20,9 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -52,7 +55,8 @@ class LaunchRendezvous {
   // returns the cause recorded.
   std::string FailRound(int round, const std::string& cause);
   // Another launcher's failure of round `round`, or the job given up (one
-  // poll of the store; errors reaching it count as "the store is gone").
+  // poll of the store). A store that cannot be reached is no news (said
+  // once, then not asked again): the ranks name that failure themselves.
   std::optional<std::string> RoundFailed(int round);
 
   // This launcher gives the job up (no restarts left, a stop signal):
@@ -76,8 +80,17 @@ class LaunchRendezvous {
   // Tells everyone `msg` (the first one wins), waits briefly on node 0 for
   // the others to see it, and throws it.
   [[noreturn]] void Abort(const std::string& msg);
+  // Counts this launcher among those that read the abort, waits on node 0
+  // for the others to read it (at most 5 s), and throws it.
+  [[noreturn]] void ReportAbort(const std::string& msg);
+  void SawAbort();  // counts this launcher among those that read the abort
+  bool saw_abort_ = false;
   void Claim();
   void CheckLaunchedAlike(bool all_claimed);
+  // Runs store `requests` for at most a few seconds (on a thread of their
+  // own); false, and the store counted lost, when they fail or take longer.
+  bool Bounded(const std::function<void(c10d::Store&)>& requests);
+  bool StoreLost();
 
   Placement at_;
   std::chrono::milliseconds join_timeout_;
@@ -85,6 +98,15 @@ class LaunchRendezvous {
   std::string where_;  // "addr:port"
   c10::intrusive_ptr<c10d::Store> store_;
   bool server_ = false;
+  // RoundFailed's polls, each on a thread of its own.
+  struct Poll {
+    std::mutex mutex;
+    bool running = false;
+    bool lost = false;  // a poll could not reach the store: not asked again
+    int round = -1;
+    std::optional<std::string> result;  // of `round`
+  };
+  std::shared_ptr<Poll> poll_ = std::make_shared<Poll>();
 };
 
 }  // namespace t5xx::cli

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <csignal>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -255,6 +256,9 @@ std::unique_ptr<C10dCommunicator> C10dCommunicator::Connect(const ProcessEnviron
                "NCCL needs a CUDA device for this process, got " + options.device.str() +
                    "; use --device=cuda (one process per GPU, LOCAL_RANK picks it)");
   }
+  // A peer that dies mid-send must be an error of the collective (EPIPE),
+  // which names it, not SIGPIPE ending this process without a word.
+  std::signal(SIGPIPE, SIG_IGN);
   // This process's binding, and how the others' errors name it.
   const Binding binding = ChooseBinding(env);
   auto impl = std::make_shared<Impl>();

@@ -57,14 +57,19 @@ void Abort(c10d::Store& store, const std::string& msg) {
   throw Error(msg);
 }
 
-// A rank's join record: "<world size> <self>".
+// A rank's join record: "<world size> <local world size> <self>".
 std::string Record(const ProcessEnvironment& env, const std::string& self) {
-  return std::to_string(env.world_size) + " " + self;
+  return std::to_string(env.world_size) + " " + std::to_string(env.local_world_size) + " " + self;
 }
 int RecordWorldSize(const std::string& record) { return std::atoi(record.c_str()); }
+int RecordLocalWorldSize(const std::string& record) {
+  const size_t sp = record.find(' ');
+  return sp == std::string::npos ? 0 : std::atoi(record.c_str() + sp + 1);
+}
 std::string RecordSelf(const std::string& record) {
   const size_t sp = record.find(' ');
-  return sp == std::string::npos ? "?" : record.substr(sp + 1);
+  const size_t sp2 = sp == std::string::npos ? sp : record.find(' ', sp + 1);
+  return sp2 == std::string::npos ? "?" : record.substr(sp2 + 1);
 }
 std::string ReadRecord(c10d::Store& store, int rank) {
   const std::vector<uint8_t> v = store.get(JoinedKey(rank));
@@ -83,11 +88,26 @@ void ClaimRank(c10d::Store& store, const ProcessEnvironment& env, const std::str
   for (int i = 0; i < 50 && !store.check({JoinedKey(env.rank)}); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (store.check({JoinedKey(env.rank)})) first = RecordSelf(ReadRecord(store, env.rank));
+  std::string record;
+  if (store.check({JoinedKey(env.rank)})) {
+    record = ReadRecord(store, env.rank);
+    first = RecordSelf(record);
+  }
+  // Processes launched for other layouts collide without sharing a node
+  // rank: say which (issue 50).
+  const bool other_layout = !record.empty() && (RecordWorldSize(record) != env.world_size ||
+                                                RecordLocalWorldSize(record) != env.local_world_size);
   const std::string msg =
       "rank " + std::to_string(env.rank) + " was claimed by two processes, on " + first +
-      " and on " + self + ": two hosts were given the same --node_rank (or RANK); give each "
-      "host its own --node_rank in [0, --nnodes)";
+      " and on " + self +
+      (other_layout
+           ? ", launched differently: " + std::to_string(RecordWorldSize(record)) +
+                 " processes in all, " + std::to_string(RecordLocalWorldSize(record)) +
+                 " per host there; " + std::to_string(env.world_size) + " in all, " +
+                 std::to_string(env.local_world_size) + " per host here (WORLD_SIZE, "
+                 "LOCAL_WORLD_SIZE): give every host the same --nnodes and --nproc_per_node"
+           : ": two hosts were given the same --node_rank (or RANK); give each host its own "
+             "--node_rank in [0, --nnodes)");
   Abort(store, msg);
   throw Error(msg);
 }
