@@ -136,6 +136,13 @@ else
   echo "FAIL scoped macro note:"; cat "$work/err"; failures=$((failures + 1))
 fi
 
+# The same as a --gin. flag (t5x's sugar, where an unused macro is an error):
+# the error says what to bind instead.
+expect_error "a scoped macro as a --gin. flag" "--gin.train/BATCH_SIZE flag: macro train/BATCH_SIZE is never used: it is a scoped macro, and gin evaluates %BATCH_SIZE in scope BATCH_SIZE whatever scope reads it, so only %train/BATCH_SIZE would read it, and %BATCH_SIZE keeps the value of 'BATCH_SIZE = ...'; to set it in scope train, bind train/t5x.utils.DatasetConfig.batch_size" -- \
+  env T5XX_DATA_DIR="$work/cfgdata" "$T5XX" config --gin_file=models/decoder_only/tiny.gin --gin_file=runs/pretrain.gin \
+  --gin.MODEL_DIR="$work/x" --gin.MIXTURE_OR_TASK_NAME=c4_demo_full_lm --gin.TRAIN_STEPS=1 \
+  "--gin.TASK_FEATURE_LENGTHS={'targets': 8}" --gin.DROPOUT_RATE=0.0 "$spm" --gin.train/BATCH_SIZE=4
+
 # A task defined only in a gin file, over JSON lines of token ids.
 printf '{"ids": [5, 6, 7]}\n{"ids": [8, 9]}\n\n{"ids": [10]}\n' >"$work/tokens.jsonl"
 cat >"$work/tokens_task.gin" <<EOF

@@ -47,7 +47,8 @@ namespace t5xx::cli {
 namespace {
 
 // The launcher's own stop signals, as torchrun's agent handles them:
-// SIGTERM, SIGINT, SIGHUP and SIGQUIT are passed on to the ranks (a closed
+// SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP and SIGQUIT are passed on to the
+// ranks (SIGUSR1/SIGUSR2: Slurm's --signal warning; a closed
 // terminal or ssh session stops the job instead of orphaning it); a second
 // one kills the ranks at once.
 volatile std::sig_atomic_t g_signal = 0;
@@ -61,12 +62,14 @@ void InstallLaunchSignalHandlers() {
   sa.sa_handler = OnLaunchSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
 }
 const char* SignalName(int sig) {
   switch (sig) {
     case SIGTERM: return "SIGTERM";
     case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
     case SIGHUP: return "SIGHUP";
     case SIGQUIT: return "SIGQUIT";
     default: return "a signal";
@@ -143,7 +146,7 @@ std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, const Placemen
       setpgid(0, 0);
       prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (getppid() != parent) _exit(127);  // the launcher is already gone
-      for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) signal(sig, SIG_DFL);
+      for (int sig : {SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, SIGQUIT}) signal(sig, SIG_DFL);
       execvpe(argv[0], argv.data(), envp.data());
       const int e = errno;
       ssize_t ignored = write(pipe_fds[1], &e, sizeof(e));
@@ -179,6 +182,8 @@ struct Outcome {
   std::string cause;     // "rank 3 (pid 123) exited with status 1"
   bool stopped = false;  // a stop signal was passed on (no restart then)
   bool remote = false;   // another host's failure stopped them (cause: its)
+  bool remote_given_up = false;  // ... or the job was given up there
+  int remote_stop_signal = 0;    // ... stopped by this signal
   // A rank ended on a stop signal (status 128 + SIGTERM or SIGINT, or killed
   // by one): the job was asked to stop (a scheduler preempting it); with
   // several processes they agree on the step and all save it (trainer's
@@ -191,12 +196,12 @@ bool StoppedBySignal(int status) {
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status)
                   : WIFEXITED(status) ? WEXITSTATUS(status) - 128
                                       : 0;
-  return sig == SIGTERM || sig == SIGINT;
+  return sig == SIGTERM || sig == SIGINT || sig == SIGUSR1 || sig == SIGUSR2;
 }
 // `remote` is polled every few hundred milliseconds: another launcher's
 // failure of this round (or the job given up), which stops these ranks too.
 Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace,
-                       const std::function<std::optional<std::string>()>& remote) {
+                       const std::function<std::optional<LaunchRendezvous::RemoteEnd>()>& remote) {
   Outcome out;
   int& result = out.code;
   bool stopping = false;
@@ -207,12 +212,18 @@ Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace,
   while (!rank_of.empty()) {
     if (!stopping && remote && std::chrono::steady_clock::now() >= next_poll) {
       next_poll = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-      if (std::optional<std::string> cause = remote()) {
+      if (std::optional<LaunchRendezvous::RemoteEnd> end = remote()) {
         stopping = true;
         out.remote = true;
-        out.cause = *cause;
-        std::cerr << "t5xx launch: " << *cause << "; stopping the "
-                  << Processes(rank_of.size()) << " of this host" << std::endl;
+        out.remote_given_up = end->given_up;
+        out.remote_stop_signal = end->stop_signal;
+        out.cause = end->cause;
+        std::cerr << "t5xx launch: "
+                  << (end->stop_signal ? "the job was stopped by "
+                      : end->given_up  ? "the job was given up by "
+                                       : "")
+                  << end->cause << "; stopping the " << Processes(rank_of.size())
+                  << " of this host" << std::endl;
         for (const auto& [p, r] : rank_of) ::kill(-p, SIGTERM);
         stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(grace);
       }
@@ -285,6 +296,65 @@ Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace,
   }
   out.stopped = forwarded;
   return out;
+}
+
+// The job's rounds on this host (launch_rendezvous.h): join, start the
+// ranks, supervise them, and end, give up or go on to the next round.
+int RunRounds(LaunchRendezvous& rendezvous, const std::vector<std::string>& command,
+              const Placement& at, int grace, int max_restarts) {
+  std::string cause;
+  for (int restart = rendezvous.first_round();; ++restart) {
+    if (restart > max_restarts) {
+      rendezvous.GiveUp("no restarts left (--max_restarts=" + std::to_string(max_restarts) + ")");
+      throw Error("t5xx launch: the job has used its --max_restarts=" + std::to_string(max_restarts) +
+                  " restarts; this launch would start restart " + std::to_string(restart));
+    }
+    if (!rendezvous.JoinRound(restart)) {
+      cause = rendezvous.FailRound(restart, "the round failed before it started");
+      std::cerr << "t5xx launch: restart " << restart << " failed before it started (" << cause
+                << "); going on to the next" << std::endl;
+      continue;
+    }
+    std::map<pid_t, int> rank_of = SpawnRanks(command, at, restart, cause);
+    std::cerr << "t5xx launch: " << Processes(static_cast<size_t>(at.nproc_per_node)) << " of '"
+              << command[0] << "'";
+    if (at.nnodes > 1) {
+      std::cerr << " (ranks " << at.rank(0) << "-" << at.rank(at.nproc_per_node - 1) << " of "
+                << at.world() << ", host " << at.node_rank << " of " << at.nnodes << ")";
+    }
+    std::cerr << ", rendezvous at " << at.master_addr << ":" << at.master_port;
+    if (restart > 0) std::cerr << "; restart " << restart << " (--max_restarts=" << max_restarts << ")";
+    std::cerr << std::endl;
+    const Outcome out = SuperviseRanks(std::move(rank_of), grace,
+                                       [&] { return rendezvous.RoundFailed(restart); });
+    if (out.code == 0 && !out.remote) {
+      rendezvous.Finish(restart);
+      return 0;
+    }
+    // A stop signal, here or on another host: the job stops (no restart).
+    if (out.stopped || out.rank_stopped) {
+      const int sig = out.stopped ? static_cast<int>(g_signal) : out.code - 128;
+      rendezvous.GiveUp(out.stopped ? "stopped by " + std::string(SignalName(g_signal))
+                                    : "stopped: " + out.cause,
+                        sig > 0 ? sig : SIGTERM);
+      return out.code;
+    }
+    if (out.remote_stop_signal) return 128 + out.remote_stop_signal;
+    const int code = out.code != 0 ? out.code : 1;
+    if (out.remote_given_up) return code;  // (its reason was printed)
+    // This host's failure is the round's (unless another host's came first).
+    cause = out.remote ? out.cause : rendezvous.FailRound(restart, out.cause);
+    if (restart >= max_restarts) {
+      if (max_restarts > 0) {
+        std::cerr << "t5xx launch: no restarts left (--max_restarts=" << max_restarts
+                  << "); the last failure: " << cause << std::endl;
+      }
+      rendezvous.GiveUp("no restarts left after: " + cause);
+      return code;
+    }
+    std::cerr << "t5xx launch: restarting every process of this host, restart " << restart + 1
+              << " of at most " << max_restarts << ", after: " << cause << std::endl;
+  }
 }
 
 }  // namespace
@@ -377,44 +447,13 @@ int LaunchCommand(const std::vector<std::string>& args) {
   }
   const std::string address =
       IsLoopbackHost(at.master_addr) ? "127.0.0.1" : RouteTo(at.master_addr).address;
-  LaunchRendezvous rendezvous(at, join_timeout, "host " + HostName() + " (" + address + ")");
-  std::string cause;
-  for (int restart = 0;; ++restart) {
-    rendezvous.JoinRound(restart);
-    std::map<pid_t, int> rank_of = SpawnRanks(command, at, restart, cause);
-    std::cerr << "t5xx launch: " << Processes(static_cast<size_t>(at.nproc_per_node)) << " of '"
-              << command[0] << "'";
-    if (at.nnodes > 1) {
-      std::cerr << " (ranks " << at.rank(0) << "-" << at.rank(at.nproc_per_node - 1) << " of "
-                << at.world() << ", host " << at.node_rank << " of " << at.nnodes << ")";
-    }
-    std::cerr << ", rendezvous at " << at.master_addr << ":" << at.master_port;
-    if (restart > 0) std::cerr << "; restart " << restart << " (--max_restarts=" << max_restarts << ")";
-    std::cerr << std::endl;
-    const Outcome out = SuperviseRanks(std::move(rank_of), grace,
-                                       [&] { return rendezvous.RoundFailed(restart); });
-    if (out.code == 0 && !out.remote) {
-      rendezvous.Finish(restart);
-      return 0;
-    }
-    if (out.stopped || out.rank_stopped) {
-      rendezvous.GiveUp(out.stopped ? "stopped by " + std::string(SignalName(g_signal))
-                                    : "stopped: " + out.cause);
-      return out.code;
-    }
-    // This host's failure is the round's (unless another host's came first).
-    cause = out.remote ? out.cause : rendezvous.FailRound(restart, out.cause);
-    const int code = out.code != 0 ? out.code : 1;
-    if (restart >= max_restarts) {
-      if (max_restarts > 0) {
-        std::cerr << "t5xx launch: no restarts left (--max_restarts=" << max_restarts
-                  << "); the last failure: " << cause << std::endl;
-      }
-      rendezvous.GiveUp("no restarts left after: " + cause);
-      return code;
-    }
-    std::cerr << "t5xx launch: restarting every process of this host, restart " << restart + 1
-              << " of at most " << max_restarts << ", after: " << cause << std::endl;
+  try {
+    LaunchRendezvous rendezvous(at, join_timeout, "host " + HostName() + " (" + address + ")",
+                                [] { return static_cast<int>(g_signal); });
+    return RunRounds(rendezvous, command, at, grace, max_restarts);
+  } catch (const LaunchStopped& e) {
+    std::cerr << "t5xx launch: " << e.what() << std::endl;
+    return 128 + e.signal;
   }
 }
 

@@ -16,6 +16,7 @@
 #include "t5xx/device/openmp_wait.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/system/stop_signals.h"
 #include "t5xx/util/system/host_name.h"
 #include "t5xx/util/utf8.h"
 
@@ -206,6 +207,11 @@ int main(int argc, char** argv) {
     throw t5xx::Error("unknown command '" + command +
                       "' (commands: train, infer, eval, config, model_info, data, build_corpus, "
                       "cache_tasks, launch, export, import, convert_checkpoint; see t5xx --help)");
+  } catch (const t5xx::StopRequested& e) {
+    std::cerr << "t5xx: " + RankOfRun(command) + "stopped by " +
+                     t5xx::StopSignalName(e.signal) + " " + e.what() + "\n"
+              << std::flush;
+    return 128 + e.signal;
   } catch (const t5xx::Error& e) {
     // Bytes that are not UTF-8 (from a flag, a file name, a gin file) are
     // shown as \xNN, never written raw to the terminal.

@@ -192,6 +192,10 @@ class Config {
 
  private:
   std::vector<std::string> UnusedFlagMacros() const;
+  // For a scoped macro ('train/BATCH_SIZE'): why %BATCH_SIZE does not read
+  // it and which parameters to bind in its scope instead (from the bindings
+  // written); "" for another name.
+  std::string ScopedMacroHint(const std::string& name) const;
   // How many "did you mean" suggestions among macros one Finalize makes (for
   // undefined and unused macros): each scans every macro, so a config with
   // thousands of such errors would cost their square (found by fuzzing:

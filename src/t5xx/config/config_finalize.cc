@@ -230,6 +230,31 @@ void Config::CollectEnteredScopes() {
   }
 }
 
+std::string Config::ScopedMacroHint(const std::string& name) const {
+  const size_t slash = name.rfind('/');
+  if (slash == std::string::npos) return "";
+  const std::string scope = name.substr(0, slash), plain = name.substr(slash + 1);
+  // The parameters %plain sets, in that scope (unscoped ones taken into it).
+  std::set<std::string> params;
+  for (const Record& rec : records_) {
+    if (rec.st.kind != Statement::Kind::kBinding) continue;
+    std::set<std::string> refs;
+    CollectMacroRefs(rec.st.value, refs);
+    const std::string& bscope = rec.st.scope;
+    const bool in_scope = bscope.empty() || bscope == scope || bscope.rfind(scope + "/", 0) == 0;
+    if (!refs.count(plain) || !in_scope) continue;
+    const Registry::Resolution r = ResolveName(rec.st.configurable, rec.aliases);
+    params.insert(KeyName(bscope.empty() ? scope : bscope,
+                          r.ok() ? r.full_name : rec.st.configurable, rec.st.param));
+  }
+  std::string list;
+  for (const std::string& p : params) list += (list.empty() ? "" : ", ") + p;
+  return ": it is a scoped macro, and gin evaluates %" + plain + " in scope " + plain +
+         " whatever scope reads it, so only %" + name + " would read it, and %" + plain +
+         " keeps the value of '" + plain + " = ...'" +
+         (list.empty() ? "" : "; to set it in scope " + scope + ", bind " + list);
+}
+
 std::vector<std::string> Config::UnusedFlagMacros() const {
   // Macros reachable from any binding, directly or through other macros.
   std::set<std::string> referenced;
@@ -261,8 +286,11 @@ std::vector<std::string> Config::UnusedFlagMacros() const {
       --suggestions_left_;
       near = ClosestName(name, names);
     }
+    const std::string scoped = ScopedMacroHint(name);
     out.push_back(def.loc.ToString() + ": macro " + name + " is never used" +
-                  (near.empty() ? "" : " (did you mean '" + near + "'?)"));
+                  (!scoped.empty() ? scoped
+                   : near.empty() ? ""
+                                  : " (did you mean '" + near + "'?)"));
   }
   return out;
 }

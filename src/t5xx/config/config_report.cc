@@ -178,25 +178,8 @@ std::vector<std::string> Config::UnreadMacros() const {
     const MacroDef& def = macros_.at(name);
     if (read.count(name) || def.loc.ToString() != rec.st.loc.ToString()) continue;  // read, or overridden
     std::string line = def.loc.ToString() + ": macro " + name + " is never read";
-    const size_t slash = name.rfind('/');
-    if (slash != std::string::npos) {
-      const std::string scope = name.substr(0, slash), plain = name.substr(slash + 1);
-      // The parameters %plain sets, to bind in the scope instead.
-      std::string params;
-      for (const auto& [key, b] : bindings_) {
-        const auto& [bscope, configurable, param] = key;
-        const bool in_scope = bscope.empty() || bscope == scope || bscope.rfind(scope + "/", 0) == 0;
-        if (!b.macros.count(plain) || !in_scope) continue;
-        params += (params.empty() ? "" : ", ") +
-                  KeyName(bscope.empty() ? scope : bscope, configurable, param);
-      }
-      line += ": it is a scoped macro, and gin evaluates %" + plain + " in scope " + plain +
-              " whatever scope reads it, so only %" + name + " would read it, and %" + plain +
-              " keeps the value of '" + plain + " = ...'" +
-              (params.empty() ? "" : "; to set it in scope " + scope + ", bind " + params);
-    } else {
-      line += " (no configurable this run calls reads %" + name + ")";
-    }
+    const std::string scoped = ScopedMacroHint(name);
+    line += scoped.empty() ? " (no configurable this run calls reads %" + name + ")" : scoped;
     lines.push_back(std::move(line));
   }
   return lines;

@@ -12,6 +12,7 @@
 
 #include "t5xx/optim/adafactor_fused.h"
 #include "t5xx/optim/adafactor_grouped.h"
+#include "t5xx/optim/adafactor_math.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::optim {
@@ -306,70 +307,17 @@ void GeneralUpdate(const AdafactorConfig& c, const Reducer& r, models::Param& p,
                    AdafactorParamState& s, const at::Tensor& grad, double learning_rate,
                    float decay, float mixing, const std::optional<double>& wd) {
   const at::Tensor param = p.value;
-  const std::vector<int64_t>& avg = s.averaging_dims;
-
-  at::Tensor update_scale = at::scalar_tensor(learning_rate, param.options().dtype(at::kFloat));
-  if (c.multiply_by_parameter_scale) {
-    at::Tensor param_scale =
-        ShardedMean(param * param, avg, /*keepdim=*/true, r, p.name, avg).sqrt();
-    param_scale = at::clamp_min(param_scale, c.epsilon2);
-    if (c.max_parameter_scale) param_scale = at::clamp_max(param_scale, *c.max_parameter_scale);
-    update_scale = update_scale * param_scale;
-  }
-
-  const at::Tensor grad_sqr = grad * grad + c.epsilon1;
-  at::Tensor new_v_row, new_v_col, new_v, y;
-  if (s.is_factored) {
-    new_v_row = s.v_row * decay +
-                ShardedMean(grad_sqr, s.col_dims, false, r, p.name, s.col_dims) * mixing;
-    new_v_col = s.v_col * decay +
-                ShardedMean(grad_sqr, s.row_dims, false, r, p.name, s.row_dims) * mixing;
-    // ROW dims' positions in v_row (the COLUMN dims are gone).
-    std::vector<int64_t> reduced_rows;
-    for (int64_t d : s.row_dims) {
-      const auto before = std::count_if(s.col_dims.begin(), s.col_dims.end(),
-                                        [&](int64_t e) { return e < d; });
-      reduced_rows.push_back(d - before);
-    }
-    const at::Tensor row_col_mean =
-        ShardedMean(new_v_row, reduced_rows, true, r, p.name, s.row_dims);
-    const at::Tensor row_factor = (new_v_row / row_col_mean).pow(-0.5);
-    const at::Tensor col_factor = new_v_col.pow(-0.5);
-    y = grad * ExpandDims(row_factor, s.col_dims) * ExpandDims(col_factor, s.row_dims);
-  } else {
-    new_v = s.v * decay + grad_sqr * mixing;
-    y = grad * new_v.pow(-0.5);
-  }
-
-  if (c.clipping_threshold) {
-    const at::Tensor rms = ShardedMean(y * y, avg, true, r, p.name, avg).sqrt();
-    // jnp.maximum propagates NaN; so does at::maximum.
-    const at::Tensor denom =
-        at::maximum(at::ones({}, rms.options()), rms / *c.clipping_threshold);
-    y = y / denom;
-  }
-
-  at::Tensor subtrahend = update_scale * y;
-  at::Tensor new_m;
-  if (c.beta1) {
-    // beta1 * m is computed in float32 and rounded to m's dtype (JAX's
-    // weak typing; libtorch 1.13 would round beta1 to bfloat16 first).
-    const at::Tensor decayed_m = (s.m.to(at::kFloat) * *c.beta1).to(s.m.scalar_type());
-    new_m = decayed_m + subtrahend * (1.0 - *c.beta1);
-    subtrahend = new_m;
-  }
-  at::Tensor new_param = wd ? param * (1.0 - *wd) - subtrahend : param - subtrahend;
-
-  if (c.skip_nan_updates) {
-    if (s.is_factored) {
-      new_v_row = KeepOldWhereNan(new_v_row, s.v_row);
-      new_v_col = KeepOldWhereNan(new_v_col, s.v_col);
-    } else {
-      new_v = KeepOldWhereNan(new_v, s.v);
-    }
-    if (c.beta1) new_m = KeepOldWhereNan(new_m, s.m);
-    new_param = KeepOldWhereNan(new_param, param);
-  }
+  auto mean = [&](const at::Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
+                  const std::vector<int64_t>& param_dims) {
+    return ShardedMean(x, dims, keepdim, r, p.name, param_dims);
+  };
+  const std::optional<double> keep = wd ? std::optional<double>(1.0 - *wd) : std::nullopt;
+  const AdafactorNewValues n = AdafactorUpdateValues(
+      c, s, param, grad, s.v_row, s.v_col, s.v, s.m,
+      at::scalar_tensor(learning_rate, param.options().dtype(at::kFloat)),
+      static_cast<double>(decay), static_cast<double>(mixing), keep, mean, ExpandDims);
+  const at::Tensor &new_v_row = n.v_row, &new_v_col = n.v_col, &new_v = n.v, &new_m = n.m,
+                   &new_param = n.param;
   if (s.is_factored) {
     s.v_row.copy_(new_v_row);
     s.v_col.copy_(new_v_col);

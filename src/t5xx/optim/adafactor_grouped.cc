@@ -2,6 +2,8 @@
 // implementation of adafactor_grouped.h.
 #include "t5xx/optim/adafactor_grouped.h"
 
+#include "t5xx/optim/adafactor_math.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -50,10 +52,6 @@ at::Tensor StackSlot(const std::vector<GroupMember>& members, at::Tensor Adafact
 }
 
 }  // namespace
-
-at::Tensor KeepOldWhereNan(const at::Tensor& x, const at::Tensor& old) {
-  return at::where(x.isnan(), old.to(x.scalar_type()), x);
-}
 
 void DeviceStepScalars::Set(const AdafactorStepScalars& k, at::Device device) {
   at::Tensor host = at::empty({4}, at::kFloat);
@@ -132,62 +130,16 @@ void GroupedAdafactorUpdate(const AdafactorConfig& c, const DeviceStepScalars& k
   const at::Tensor param = at::stack(values);
   at::Tensor grad = at::stack(grads);
   if (grad_scale.defined()) grad = grad * grad_scale;
-  const std::vector<int64_t>& avg = plan.averaging_dims;
-
-  at::Tensor update_scale = k.learning_rate();
-  if (c.multiply_by_parameter_scale) {
-    at::Tensor param_scale = GroupMean(param * param, avg, /*keepdim=*/true).sqrt();
-    param_scale = at::clamp_min(param_scale, c.epsilon2);
-    if (c.max_parameter_scale) param_scale = at::clamp_max(param_scale, *c.max_parameter_scale);
-    update_scale = update_scale * param_scale;
-  }
-
-  const at::Tensor grad_sqr = grad * grad + c.epsilon1;
-  at::Tensor new_v_row, new_v_col, new_v, y;
-  if (plan.is_factored) {
-    new_v_row = group.v_row * k.decay() + GroupMean(grad_sqr, plan.col_dims, false) * k.mixing();
-    new_v_col = group.v_col * k.decay() + GroupMean(grad_sqr, plan.row_dims, false) * k.mixing();
-    std::vector<int64_t> reduced_rows;  // ROW dims' positions in v_row
-    for (int64_t d : plan.row_dims) {
-      const auto before = std::count_if(plan.col_dims.begin(), plan.col_dims.end(),
-                                        [&](int64_t e) { return e < d; });
-      reduced_rows.push_back(d - before);
-    }
-    const at::Tensor row_col_mean = GroupMean(new_v_row, reduced_rows, true);
-    const at::Tensor row_factor = (new_v_row / row_col_mean).pow(-0.5);
-    const at::Tensor col_factor = new_v_col.pow(-0.5);
-    y = grad * ExpandMemberDims(row_factor, plan.col_dims) *
-        ExpandMemberDims(col_factor, plan.row_dims);
-  } else {
-    new_v = group.v * k.decay() + grad_sqr * k.mixing();
-    y = grad * new_v.pow(-0.5);
-  }
-
-  if (c.clipping_threshold) {
-    const at::Tensor rms = GroupMean(y * y, avg, true).sqrt();
-    // max(1, rms / threshold); clamp_min propagates NaN as jnp.maximum.
-    y = y / at::clamp_min(rms / *c.clipping_threshold, 1.0);
-  }
-
-  at::Tensor subtrahend = update_scale * y;
-  at::Tensor new_m;
-  if (c.beta1) {
-    const at::Tensor decayed_m = (group.m.to(at::kFloat) * *c.beta1).to(group.m.scalar_type());
-    new_m = decayed_m + subtrahend * (1.0 - *c.beta1);
-    subtrahend = new_m;
-  }
-  at::Tensor new_param = weight_decay ? param * k.keep() - subtrahend : param - subtrahend;
-
-  if (c.skip_nan_updates) {
-    if (plan.is_factored) {
-      new_v_row = KeepOldWhereNan(new_v_row, group.v_row);
-      new_v_col = KeepOldWhereNan(new_v_col, group.v_col);
-    } else {
-      new_v = KeepOldWhereNan(new_v, group.v);
-    }
-    if (c.beta1) new_m = KeepOldWhereNan(new_m, group.m);
-    new_param = KeepOldWhereNan(new_param, param);
-  }
+  auto mean = [](const at::Tensor& x, const std::vector<int64_t>& dims, bool keepdim,
+                 const std::vector<int64_t>&) { return GroupMean(x, dims, keepdim); };
+  const std::optional<at::Tensor> keep =
+      weight_decay ? std::optional<at::Tensor>(k.keep()) : std::nullopt;
+  const AdafactorNewValues n =
+      AdafactorUpdateValues(c, plan, param, grad, group.v_row, group.v_col, group.v, group.m,
+                            k.learning_rate(), k.decay(), k.mixing(), keep, mean,
+                            ExpandMemberDims);
+  const at::Tensor &new_v_row = n.v_row, &new_v_col = n.v_col, &new_v = n.v, &new_m = n.m,
+                   &new_param = n.param;
   if (plan.is_factored) {
     group.v_row.copy_(new_v_row);
     group.v_col.copy_(new_v_col);

@@ -93,10 +93,6 @@ struct AdafactorGroups {
   DeviceStepScalars scalars;
 };
 
-// x where it is not NaN, else old (jnp.where(jnp.isnan(x), old, x)):
-// skip_nan_updates, in both general paths.
-at::Tensor KeepOldWhereNan(const at::Tensor& x, const at::Tensor& old);
-
 // Whether parameter `p` (state `s`) may join a group: its statistics are
 // all local (reducer.SumIsLocal), it is not a scanned stack averaged whole,
 // it has at least one element, and skip_nan_updates is off or on (both

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "t5xx/util/error.h"
+#include "t5xx/util/system/stop_signals.h"
 
 namespace t5xx::partitioning {
 
@@ -28,6 +29,14 @@ using Clock = std::chrono::steady_clock;
 std::string FirstLine(const std::string& what) { return what.substr(0, what.find('\n')); }
 
 std::string JoinedKey(int rank) { return "t5xx/joined/" + std::to_string(rank); }
+
+// A stop signal while joining: nothing to save yet, so the process ends at
+// once (exit 128 + signal), as its launcher expects of a stopped job.
+void StopIfAsked() {
+  if (const int sig = StopSignalReceived()) {
+    throw StopRequested(sig, "while joining the other processes of the run");
+  }
+}
 
 // How long past their own deadline the other ranks wait for rank 0's
 // verdict (which names the missing ranks), so that they report it too.
@@ -202,6 +211,7 @@ void WaitForEveryRank(c10d::Store& store, const ProcessEnvironment& env,
   std::vector<std::string> keys;
   for (int r = 0; r < env.world_size; ++r) keys.push_back(JoinedKey(r));
   while (!store.check(keys)) {
+    StopIfAsked();
     if (store.check({kAbortKey})) {  // a rank claimed twice
       const std::vector<uint8_t> m = store.get(kAbortKey);
       throw Error(std::string(m.begin(), m.end()));
@@ -231,6 +241,7 @@ void WaitForRankZero(c10d::Store& store, const ProcessEnvironment& env,
                      std::chrono::milliseconds join_timeout, const std::string& where,
                      Clock::time_point deadline) {
   while (true) {
+    StopIfAsked();
     try {
       if (store.check({kAbortKey})) {
         const std::vector<uint8_t> m = store.get(kAbortKey);
