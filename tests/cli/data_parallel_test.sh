@@ -219,12 +219,12 @@ p="$(port)"
 for spec in "0 2" "1 2" "1 1"; do
   set -- $spec
   RANK=$1 LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=$2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p \
-    T5XX_JOIN_TIMEOUT=20 timeout 120 "$T5XX" train "${args[@]}" --gin.TRAIN_STEPS=1 \
+    T5XX_JOIN_TIMEOUT=90 timeout 200 "$T5XX" train "${args[@]}" --gin.TRAIN_STEPS=1 \
     --gin.MODEL_DIR="$work/layouts" >"$work/layouts_$1_$2.log" 2>&1 &
   sleep 0.3
 done
 wait
-show="$work/layouts_1_2.log $work/layouts_1_1.log" check "a rank claimed by processes of two layouts is named as such" \
+show="$work/layouts_0_2.log $work/layouts_1_2.log $work/layouts_1_1.log" check "a rank claimed by processes of two layouts is named as such" \
   bash -c 'grep -qh "rank 1 was claimed by two processes, on .* and on .*, launched differently: 2 processes in all, [12] per host there; 2 in all, [12] per host here (WORLD_SIZE, LOCAL_WORLD_SIZE): give every host the same --nnodes and --nproc_per_node" "$0" "$1"' \
   "$work/layouts_1_2.log" "$work/layouts_1_1.log"
 
@@ -233,13 +233,14 @@ p="$(port)"
 RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p timeout 300 "$T5XX" train "${args[@]}" \
   --gin.TRAIN_STEPS=100000 --gin.utils.SaveCheckpointConfig.period=None \
   --gin.MODEL_DIR="$work/dead" >"$work/dead0.log" 2>&1 &
+pid0=$!
 RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p timeout 300 "$T5XX" train "${args[@]}" \
   --gin.TRAIN_STEPS=100000 --gin.utils.SaveCheckpointConfig.period=None \
   --gin.MODEL_DIR="$work/dead" >"$work/dead1.log" 2>&1 &
 pid1=$!
 for ((i = 0; i < 600; i++)); do grep -q '^\[train\] step 2 ' "$work/dead1.log" 2>/dev/null && break; sleep 0.1; done
 pkill -9 -P "$pid1" 2>/dev/null; kill -9 "$pid1" 2>/dev/null; wait "$pid1" 2>/dev/null
-wait %1; rc0=$?
+wait "$pid0"; rc0=$?
 show="$work/dead0.log" check "a dead rank ends the other with the failed collective named" \
   bash -c '[ "$0" != 0 ] && [ "$0" != 124 ] && grep -q "collective failed on rank 0" "$1"' "$rc0" "$work/dead0.log"
 show="$work/dead0.log" check "and the dead rank named (its heartbeat stopped)" \
