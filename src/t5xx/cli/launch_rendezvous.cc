@@ -469,7 +469,7 @@ void LaunchRendezvous::GiveUp(const std::string& why, int stop_signal) {
 void LaunchRendezvous::Finish(int round) {
   (void)round;
   const std::string mine = Key("done/" + std::to_string(at_.node_rank));
-  if (!Bounded([mine](c10d::Store& store) { store.set(mine, {1}); }) || !server_) return;
+  if (!Bounded([mine](c10d::Store& store) { store.set(mine, std::vector<uint8_t>{1}); }) || !server_) return;
   // Node 0 serves the store until every launcher is done (best effort: the
   // job's work is done).
   try {
