@@ -266,7 +266,7 @@ seqio.Feature.vocabulary = %VOCAB
 t5xx.seqio.register.tasks = [@sc/seqio.Task()]
 EOF
 expect_error "preprocessor error names task, step, file:line, example" \
-  "task 'sc_before_tokenize', preprocessor 1 (t5.data.preprocessors.span_corruption, bound at $work/sc_task.gin:12:7), example 0: feature 'targets' is string" -- \
+  "task 'sc_before_tokenize', preprocessor 1 (t5.data.preprocessors.span_corruption, bound at $work/sc_task.gin:12:7), example 0: feature 'targets' is a string" -- \
   "$T5XX" data show --gin_file="$work/sc_task.gin" --task=sc_before_tokenize "${D[@]}" \
   --lengths=inputs=32,targets=8
 expect_error "same, in train (named with the dataset)" \

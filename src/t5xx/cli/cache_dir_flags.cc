@@ -4,19 +4,21 @@
 #include <sstream>
 
 #include "t5xx/data/cache/task_cache.h"
+#include "t5xx/data/tfds/tfds_data_source.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::cli {
 
 std::vector<std::string> TakeCacheDirFlags(std::vector<std::string>& args,
                                            const std::string& command) {
-  static const std::string kList = "seqio_additional_cache_dirs", kOne = "cache_dir";
+  static const std::string kList = "seqio_additional_cache_dirs", kOne = "cache_dir",
+                           kTfds = "tfds_data_dir";
   std::vector<std::string> dirs, rest;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string name, value;
     bool matched = false;
-    for (const std::string* flag : {&kList, &kOne}) {
+    for (const std::string* flag : {&kList, &kOne, &kTfds}) {
       const std::string dashed = "--" + *flag;
       if (a == dashed) {
         T5XX_CHECK(i + 1 < args.size(), "t5xx " + command + ": flag " + dashed +
@@ -37,6 +39,10 @@ std::vector<std::string> TakeCacheDirFlags(std::vector<std::string>& args,
     }
     T5XX_CHECK(!value.empty(), "t5xx " + command + ": flag --" + name +
                                    " has an empty value; give a directory");
+    if (name == kTfds) {
+      seqio::SetTfdsDataDirOverride(value);
+      continue;
+    }
     if (name == kOne) {
       dirs.push_back(value);
       continue;

@@ -46,6 +46,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/pipeline/array_json.h"
 #include "t5xx/cli/cache_dir_flags.h"
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/task_flags.h"
@@ -240,6 +241,10 @@ int Show(std::map<std::string, std::string>& f, const std::optional<std::string>
     for (const auto& [k, v] : *ex) {
       if (const auto* s = std::get_if<std::string>(&v)) {
         j[k] = *s;
+        continue;
+      }
+      if (const auto* a = std::get_if<seqio::Array>(&v)) {
+        j[k] = seqio::ArrayToNestedJson(*a);
         continue;
       }
       const auto& ids = std::get<seqio::Tokens>(v);

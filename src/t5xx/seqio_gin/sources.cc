@@ -1,7 +1,8 @@
 // Data sources and vocabularies of gin-defined tasks: their configurables
 // (seqio.TextLineDataSource, seqio.TFExampleDataSource,
 // t5xx.seqio.JsonLinesDataSource, seqio.SentencePieceVocabulary,
-// seqio.ByteVocabulary, seqio.PassThroughVocabulary) and how each is built.
+// seqio.ByteVocabulary, seqio.PassThroughVocabulary, seqio.TfdsDataSource)
+// and how each is built.
 #include <climits>
 #include <filesystem>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "t5xx/data/sources/text_line_source.h"
 #include "t5xx/data/sources/tfrecord_source.h"
 #include "t5xx/data/sources/token_json_lines_source.h"
+#include "t5xx/data/tfds/tfds_data_source.h"
 #include "t5xx/data/vocabularies/byte_vocabulary.h"
 #include "t5xx/data/vocabularies/passthrough_vocabulary.h"
 #include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
@@ -24,6 +26,7 @@ using gin::Value;
 
 constexpr char kTextLine[] = "seqio.TextLineDataSource";
 constexpr char kTFExample[] = "seqio.TFExampleDataSource";
+constexpr char kTfds[] = "seqio.TfdsDataSource";
 constexpr const char* kJsonLines = seqio::TokenJsonLinesDataSource::kGinName;
 constexpr char kSpm[] = "seqio.SentencePieceVocabulary";
 constexpr char kByte[] = "seqio.ByteVocabulary";
@@ -37,15 +40,33 @@ gin::ParamSpec CachingPermitted() {
                   "seqio.CacheDatasetPlaceholder (seqio's).");
 }
 
+// seqio.TfdsDataSource(tfds_name, tfds_data_dir, splits, caching_permitted):
+// splits None (every split), a list of names or a dict name -> TFDS split.
+seqio::DataSourcePtr BuildTfdsSource(gin::Config& c, const std::string& kind,
+                                     const std::string& s, bool caching_permitted) {
+  const Value dir = c.Query(kind, "tfds_data_dir", s);
+  const Value splits = c.Query(kind, "splits", s);
+  std::map<std::string, std::string> split_map;
+  if (splits.kind() == Value::Kind::kDict) {
+    split_map = gin::StringMap(splits);
+  } else if (!splits.is_none()) {
+    for (const std::string& name : gin::StringList(splits)) split_map[name] = name;
+  }
+  return std::make_shared<seqio::TfdsDataSource>(c.Query(kind, "tfds_name", s).AsString(),
+                                                 dir.is_none() ? "" : dir.AsString(),
+                                                 std::move(split_map), caching_permitted);
+}
+
 }  // namespace
 
 seqio::DataSourcePtr BuildSource(BuildContext& ctx, const Value& v, const std::string& outer) {
   const std::string& kind =
-      gin::ExpectOneOf(v, {kTextLine, kTFExample, kJsonLines}, "a data source");
+      gin::ExpectOneOf(v, {kTextLine, kTFExample, kJsonLines, kTfds}, "a data source");
   const std::string s = gin::CallScope(outer, v);
   gin::Config& c = ctx.config;
   const bool caching_permitted = c.Query(kind, "caching_permitted", s).AsBool();
   seqio::DataSourcePtr source = At(v, [&]() -> seqio::DataSourcePtr {
+    if (kind == kTfds) return BuildTfdsSource(c, kind, s, caching_permitted);
     const Value splits = c.Query(kind, "split_to_filepattern", s);
     if (kind == kTextLine) {
       return std::make_shared<seqio::TextLineDataSource>(
@@ -118,6 +139,16 @@ void RegisterSourceConfigurables(gin::Registry& r) {
                         "--skip_bad_records flag)."),
                CachingPermitted()},
               "JSON lines: string fields become text, arrays of ints become token ids."});
+  r.Register({kTfds,
+              {Required("tfds_name", T::kString),
+               Optional("tfds_data_dir", T::kOptionalString, None(),
+                        "Where the data was prepared (before $TFDS_DATA_DIR and "
+                        "~/tensorflow_datasets; --tfds_data_dir overrides it)."),
+               Optional("splits", T::kAny, None(),
+                        "None (every split), a list of split names, or a dict of names to TFDS "
+                        "splits ('train[:10%]', 'train+validation')."),
+               CachingPermitted()},
+              "A dataset TensorFlow Datasets prepared (read without TensorFlow)."});
   r.Register({kSpm,
               {Required("sentencepiece_model_file", T::kString),
                Optional("extra_ids", T::kInt, I(0), "Sentinel ids appended to the vocabulary.")},

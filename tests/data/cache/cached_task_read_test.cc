@@ -194,7 +194,7 @@ TEST(CachedTaskRead, SeqioWrittenCacheAndMixingRateNumExamples) {
               mixtures);
   const std::string msg = ErrorOf([&] { all.TotalRate(); });
   EXPECT_NE(msg.find("seqio.mixing_rate_num_examples for task 'uncached': the task has no "
-                     "cache, and t5xx data sources do not know their number of input examples"),
+                     "cache, and its source does not know its number of input examples"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("no COMPLETED cache in " + kSeqioCacheRoot + "/uncached"),

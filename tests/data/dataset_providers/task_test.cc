@@ -323,7 +323,7 @@ TEST(Task, ErrorsNameTaskStepAndExample) {
     Collect(*sc.GetDataset({{"inputs", 16}, {"targets", 8}}, "train", false));
   });
   EXPECT_EQ(msg.rfind("task 'sc', preprocessor 1 (t5.data.preprocessors.span_corruption, "
-                      "bound at x.gin:2:1), example 0: feature 'targets' is string",
+                      "bound at x.gin:2:1), example 0: feature 'targets' is a string",
                       0),
             0u)
       << msg;

@@ -85,7 +85,7 @@ TEST(TFExampleTest, ParsesUnpackedInt64AndNegative) {
   EXPECT_EQ(std::get<Tokens>(parsed.at("k")), (Tokens{5, -1}));
 }
 
-TEST(TFExampleTest, FloatFeatureErrorsOnlyWhenRequested) {
+TEST(TFExampleTest, FloatFeatureIsAFloat32Array) {
   // FloatList packed {1.0f}: 0a 04 00 00 80 3f; Feature field 2.
   std::string list("\x0a\x04\x00\x00\x80\x3f", 6);
   std::string feature = "\x12" + std::string(1, char(list.size())) + list;
@@ -98,9 +98,12 @@ TEST(TFExampleTest, FloatFeatureErrorsOnlyWhenRequested) {
   // Features headers (0a LL 0a LL).
   feats_body += std::string("\x0a") + char(text_entry_feat.size()) + text_entry_feat;
   std::string ex = "\x0a" + std::string(1, char(feats_body.size())) + feats_body;
-  EXPECT_ERROR_CONTAINS(ParseTFExample(ex, {}, "f.tfrecord: record 0"),
-                        "float features are not supported yet");
-  EXPECT_ERROR_CONTAINS(ParseTFExample(ex, {"f"}, "x"), "feature 'f'");
+  // A float_list is a float32 array (seqio's tf.io.VarLenFeature(tf.float32)).
+  const Example all = ParseTFExample(ex, {}, "f.tfrecord: record 0");
+  const Array& f = GetArray(all, "f");
+  EXPECT_EQ(f.dtype, Array::DType::kFloat32);
+  EXPECT_EQ(f.shape, std::vector<int64_t>{1});
+  EXPECT_EQ(f.floats, std::vector<float>{1.0f});
   Example only_t = ParseTFExample(ex, {"t"}, "x");
   EXPECT_EQ(std::get<std::string>(only_t.at("t")), "hi");
   EXPECT_EQ(only_t.size(), 1u);

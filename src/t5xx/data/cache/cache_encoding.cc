@@ -26,6 +26,10 @@ std::string EncodeCacheExample(const Example& example) {
 nlohmann::json CacheFeaturesOf(const Example& example) {
   nlohmann::json features = nlohmann::json::object();
   for (const auto& [key, value] : example) {
+    T5XX_CHECK(!std::holds_alternative<Array>(value),
+               "feature '" + key + "' is " + DescribeValue(value) +
+                   ": t5xx's task caches hold text and token ids only so far; drop or convert "
+                   "it before the CacheDatasetPlaceholder");
     if (std::holds_alternative<Tokens>(value)) {
       features[key] = {{"dtype", "int32"}, {"shape", nlohmann::json::array({nullptr})}};
     } else {

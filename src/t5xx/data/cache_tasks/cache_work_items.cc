@@ -92,7 +92,7 @@ std::string Signature(const Example& ex) {
   std::string s;
   for (const auto& [k, v] : ex) {
     s += k;
-    s += std::holds_alternative<Tokens>(v) ? "\x01" : "\x02";
+    s += std::holds_alternative<Tokens>(v) ? "\x01" : std::holds_alternative<Array>(v) ? "\x03" : "\x02";
   }
   return s;
 }

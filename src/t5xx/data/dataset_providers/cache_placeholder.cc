@@ -32,6 +32,9 @@ class CachingPermittedSource : public DataSource {
   }
   int64_t skipped_records() const override { return inner_->skipped_records(); }
   bool caching_permitted() const override { return permitted_; }
+  std::optional<int64_t> num_input_examples(const std::string& split) const override {
+    return inner_->num_input_examples(split);
+  }
 
  private:
   DataSourcePtr inner_;

@@ -24,18 +24,31 @@ void CheckOptions(const MixingRateNumExamplesOptions& o) {
              "got " + std::to_string(o.maximum.value_or(0)));
 }
 
+// seqio's scale, maximum and temperature applied to a count.
+double Scaled(double examples, const MixingRateNumExamplesOptions& options) {
+  double rate = examples * options.scale;
+  if (options.maximum && *options.maximum != 0) rate = std::min(rate, *options.maximum);
+  if (options.temperature != 1.0) rate = std::pow(rate, 1.0 / options.temperature);
+  return rate;
+}
+
 }  // namespace
 
 double MixingRateNumExamples(const Task& task, const MixingRateNumExamplesOptions& options) {
   CheckOptions(options);
   const std::string what = "seqio.mixing_rate_num_examples for task '" + task.name() + "'";
   if (!task.CacheDir() && options.fallback_to_num_input_examples) {
-    // seqio would fall back to the source's num_input_examples.
+    // seqio falls back to the source's num_input_examples (TFDS's
+    // dataset_info.json counts).
+    std::optional<int64_t> n;
+    if (task.source()) n = task.source()->num_input_examples(options.split);
+    if (n) return Scaled(static_cast<double>(*n), options);
     try {
       task.AssertCached();
     } catch (const Error& e) {
-      throw Error(what + ": the task has no cache, and t5xx data sources do not know their "
-                         "number of input examples (seqio's fallback_to_num_input_examples); " +
+      throw Error(what + ": the task has no cache, and its source does not know its number of "
+                         "input examples without reading them (seqio's "
+                         "fallback_to_num_input_examples; TfdsDataSource does); " +
                   e.what());
     }
   }
@@ -48,10 +61,7 @@ double MixingRateNumExamples(const Task& task, const MixingRateNumExamplesOption
   T5XX_CHECK(stats.contains("examples") && stats["examples"].is_number(),
              what + ": the cache's stats." + options.split +
                  ".json has no number \"examples\": " + DumpJson(stats));
-  double rate = stats["examples"].get<double>() * options.scale;
-  if (options.maximum && *options.maximum != 0) rate = std::min(rate, *options.maximum);
-  if (options.temperature != 1.0) rate = std::pow(rate, 1.0 / options.temperature);
-  return rate;
+  return Scaled(stats["examples"].get<double>(), options);
 }
 
 MixtureRate MixingRateNumExamplesRate(const MixingRateNumExamplesOptions& options) {

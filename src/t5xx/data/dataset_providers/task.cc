@@ -67,9 +67,8 @@ class CheckOutputFeatures : public Dataset {
                     "' after preprocessing (features: [" + have + "])");
       }
       if (!std::holds_alternative<Tokens>(it->second))
-        throw Error("output feature '" + k +
-                    "' is a string, expected int32 tokens; add a tokenize "
-                    "preprocessor");
+        throw Error("output feature '" + k + "' is " + DescribeValue(it->second) +
+                    ", expected int32 tokens; add a tokenize preprocessor");
       // Ids outside the vocabulary would index past the model's embedding.
       if (f.vocabulary) {
         const int32_t size = f.vocabulary->vocab_size();

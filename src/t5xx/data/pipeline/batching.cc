@@ -67,7 +67,7 @@ std::optional<Batch> BatchIterator::Next() {
       auto it = rows[r].find(k);
       T5XX_CHECK(it != rows[r].end(), where + "missing feature '" + k + "'");
       T5XX_CHECK(std::holds_alternative<Tokens>(it->second),
-            where + "feature '" + k + "' is a string");
+            where + "feature '" + k + "' is " + DescribeValue(it->second));
       const Tokens& t = std::get<Tokens>(it->second);
       T5XX_CHECK(static_cast<int64_t>(t.size()) == L,
             where + "feature '" + k + "' has length " +

@@ -4,6 +4,8 @@
 // dataset_ops.cc, parallel_map.cc and factory_datasets.cc.
 #include "t5xx/data/pipeline/dataset.h"
 
+#include "t5xx/data/pipeline/array_json.h"
+
 #include <cxxabi.h>
 
 #include <cstdint>
@@ -71,8 +73,10 @@ json ExampleToJson(const Example& ex) {
   for (const auto& [k, v] : ex) {
     if (const auto* s = std::get_if<std::string>(&v))
       j[k] = *s;
+    else if (const auto* t = std::get_if<Tokens>(&v))
+      j[k] = *t;
     else
-      j[k] = std::get<Tokens>(v);
+      j[k] = ArrayToStateJson(std::get<Array>(v));
   }
   return j;
 }
@@ -86,9 +90,11 @@ Example ExampleFromJson(const json& j) {
       ex[it.key()] = it->get<std::string>();
     else if (it->is_array())
       ex[it.key()] = it->get<Tokens>();
+    else if (it->is_object())
+      ex[it.key()] = ArrayFromStateJson(*it, "pipeline state: feature '" + it.key() + "'");
     else
       throw Error("pipeline state: feature '" + it.key() +
-                  "' must be a string or an array of ints");
+                  "' must be a string, an array of ints or an array record");
   }
   return ex;
 }

@@ -80,8 +80,8 @@ const Tokens& TokensFor(const Example& ex, const std::string& key,
   T5XX_CHECK(it != ex.end(),
         std::string(who) + ": example has no feature '" + key + "'");
   T5XX_CHECK(std::holds_alternative<Tokens>(it->second),
-        std::string(who) + ": feature '" + key +
-            "' is a string; tokenize it before packing");
+        std::string(who) + ": feature '" + key + "' is " + DescribeValue(it->second) +
+            "; tokenize it before packing");
   return std::get<Tokens>(it->second);
 }
 

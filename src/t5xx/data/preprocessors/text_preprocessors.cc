@@ -130,6 +130,12 @@ int64_t GlueLabel(const Example& ex, uint64_t index) {
                               std::to_string(t->size()));
     return (*t)[0];
   }
+  if (const Array* a = std::get_if<Array>(&v)) {  // TFDS's ClassLabel: an int64 scalar
+    T5XX_CHECK(a->shape.empty() && !a->ints.empty() && a->dtype != Array::DType::kFloat32 &&
+                   a->dtype != Array::DType::kString,
+               where + " must be an integer scalar, got " + Describe(*a));
+    return a->ints[0];
+  }
   const std::string& s = std::get<std::string>(v);
   size_t pos = 0;
   int64_t label = 0;

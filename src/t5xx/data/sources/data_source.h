@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,12 @@ class DataSource {
   // CacheDatasetPlaceholder (some data may not be copied, as a matter of
   // policy or versioning). Default true.
   virtual bool caching_permitted() const { return true; }
+  // seqio DataSource.num_input_examples: how many examples `split` holds
+  // when the source knows without reading them (TFDS's dataset_info.json),
+  // else std::nullopt (the default).
+  virtual std::optional<int64_t> num_input_examples(const std::string& /*split*/) const {
+    return std::nullopt;
+  }
 };
 
 using DataSourcePtr = std::shared_ptr<const DataSource>;

@@ -16,12 +16,14 @@
 // Mapping to t5xx::seqio::Example:
 //   bytes_list with exactly one element -> std::string
 //   int64_list (any length, incl. 0)     -> Tokens (each value must fit int32)
-//   float_list                           -> error "float features are not
-//                                           supported yet" (only when the
-//                                           feature is requested)
+//   float_list (any length)              -> Array float32 [n]
+//   (SerializeTFExample also writes Arrays: int32/int64/bool as int64_list,
+//   float32 as float_list, strings as bytes_list, flattened row-major.)
 // Framework-free: no libtorch.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,13 +36,27 @@ namespace t5xx::seqio {
 // the output is deterministic.
 std::string SerializeTFExample(const Example& example);
 
+// One Feature of a tf.Example as it is: its list kind and values.
+struct RawFeature {
+  enum Kind { kBytes, kFloat, kInt64 } kind = kBytes;
+  std::vector<std::string> bytes;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+};
+
+// Every feature of a serialized tf.Example, undecoded beyond its lists
+// (what TFDS's features.json then gives a shape and dtype: data/tfds/features.h).
+// Throws t5xx::Error "<where>: ..." for malformed protobuf or a Feature
+// with no kind set.
+std::map<std::string, RawFeature> ParseRawTFExample(const std::string& serialized,
+                                                    const std::string& where);
+
 // Parses a serialized tf.Example. `features` selects keys (empty = all); a
 // feature not selected is never decoded, so it may have any kind. `where`
 // prefixes error messages (e.g. "<file>: record 3"). Throws t5xx::Error
 // "<where>: ..." for malformed protobuf, a missing requested key, a
 // bytes_list without exactly one element, an int64 value outside int32
-// (naming the feature and value), a float_list ("float features are not
-// supported yet", naming the feature) or a Feature with no kind set.
+// (naming the feature and value) or a Feature with no kind set.
 Example ParseTFExample(const std::string& serialized,
                        const std::vector<std::string>& features,
                        const std::string& where);

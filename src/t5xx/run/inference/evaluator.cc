@@ -1,4 +1,5 @@
 // See evaluator.h.
+#include "t5xx/data/pipeline/array_json.h"
 #include "t5xx/run/inference/evaluator.h"
 
 #include <chrono>
@@ -36,6 +37,10 @@ json ExampleJson(const seqio::Example& ex) {
   for (const auto& [k, v] : ex) {
     if (const auto* s = std::get_if<std::string>(&v)) {
       out[k] = *s;
+      continue;
+    }
+    if (const auto* a = std::get_if<seqio::Array>(&v)) {
+      out[k] = seqio::ArrayToNestedJson(*a);
       continue;
     }
     const seqio::Tokens& t = std::get<seqio::Tokens>(v);

@@ -1,4 +1,5 @@
 // See output_records.h.
+#include "t5xx/data/pipeline/array_json.h"
 #include "t5xx/run/inference/output_records.h"
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,11 @@ std::string ExamplesMd5(const std::vector<seqio::Example>& examples) {
         bytes.push_back('s');
         put_size(s->size());
         bytes += *s;
+      } else if (const auto* a = std::get_if<seqio::Array>(&value)) {
+        const std::string text = seqio::ArrayToStateJson(*a).dump();
+        bytes.push_back('a');
+        put_size(text.size());
+        bytes += text;
       } else {
         const seqio::Tokens& t = std::get<seqio::Tokens>(value);
         bytes.push_back('t');

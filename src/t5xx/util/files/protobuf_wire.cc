@@ -69,6 +69,12 @@ void WireReader::Skip(size_t n) {
   p_ += n;
 }
 
+std::pair<const char*, size_t> WireReader::Fixed32Bytes() {
+  const char* start = p_;
+  Skip(4);
+  return {start, 4};
+}
+
 void WireReader::SkipField(int wire_type) {
   switch (wire_type) {
     case 0: Varint(); return;

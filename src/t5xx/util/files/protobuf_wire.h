@@ -56,6 +56,8 @@ class WireReader {
   uint32_t Tag(int* wire_type);
   // A length-delimited payload as (start, size), pointing into the message.
   std::pair<const char*, size_t> Bytes();
+  // A fixed32 field's 4 bytes (wire type 5) as (start, 4).
+  std::pair<const char*, size_t> Fixed32Bytes();
   // Skips a field of `wire_type`; throws WireFormatError for wire types other
   // than 0, 1, 2, 5 ("unsupported wire type N") or a truncated field.
   void SkipField(int wire_type);
