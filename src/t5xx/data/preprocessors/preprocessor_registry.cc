@@ -143,22 +143,24 @@ namespace {
 const PreprocessorSignature kPlain{false, false};
 const PreprocessorSignature kTakesLength{true, false};
 
+// rekey(x, key_map=None): without a key_map (None or empty) seqio returns
+// the example unchanged. t5.data.preprocessors.rekey is the same function.
+std::vector<ArgSpec> RekeyArgs() { return {{"key_map", ArgType::kStringMap, false, true}}; }
+
+Preprocessor RekeyFactory(const json& kw) {
+  const auto it = kw.find("key_map");
+  if (it == kw.end() || it->is_null() || it->empty()) {
+    return MakePreprocessor([](DatasetPtr ds) { return ds; });
+  }
+  std::map<std::string, std::string> key_map;
+  for (const auto& kv : it->items())
+    key_map[kv.key()] = kv.value().is_null() ? "" : kv.value().get<std::string>();
+  return RekeyPreprocessor(std::move(key_map));
+}
+
 // seqio.preprocessors.*.
 void RegisterSeqioModulePreprocessors(PreprocessorRegistry& r) {
-  // rekey(x, key_map=None): without a key_map (None or empty) seqio returns
-  // the example unchanged.
-  r.Register("seqio.preprocessors.rekey",
-             {{"key_map", ArgType::kStringMap, false, true}}, [](const json& kw) {
-               const auto it = kw.find("key_map");
-               if (it == kw.end() || it->is_null() || it->empty()) {
-                 return MakePreprocessor([](DatasetPtr ds) { return ds; });
-               }
-               std::map<std::string, std::string> key_map;
-               for (const auto& kv : it->items())
-                 key_map[kv.key()] =
-                     kv.value().is_null() ? "" : kv.value().get<std::string>();
-               return RekeyPreprocessor(std::move(key_map));
-             }, kPlain);
+  r.Register("seqio.preprocessors.rekey", RekeyArgs(), RekeyFactory, kPlain);
   r.Register("seqio.preprocessors.tokenize",
              {{"copy_pretokenized", ArgType::kBool}, {"with_eos", ArgType::kBool}},
              [](const json& kw) {
@@ -289,6 +291,9 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& r) {
   RegisterSeqioModulePreprocessors(r);
   RegisterT5LmPreprocessors(r);
   RegisterT5TextPreprocessors(r);
+  // t5/data/preprocessors.py: `rekey = seqio.preprocessors.rekey`.
+  r.Register("t5.data.preprocessors.rekey", RekeyArgs(), RekeyFactory, kPlain);
+  RegisterT5CatalogPreprocessors(r);
 }
 
 }  // namespace t5xx::seqio

@@ -107,7 +107,37 @@ class PreprocessorRegistry {
 //   t5.data.preprocessors.summarize (article_key*: str, summary_key*: str)
 //   t5.data.preprocessors.glue (benchmark_name*: str, label_names*: [str],
 //       feature_names: [str]|null, id_key: str|null)
-// Throws t5xx::Error if any name is already registered.
+//   t5.data.preprocessors.rekey (key_map*: {new: old|null}; t5 re-exports
+//       seqio's rekey)
+// and RegisterT5CatalogPreprocessors' steps. Throws t5xx::Error if any name
+// is already registered.
 void RegisterSeqioPreprocessors(PreprocessorRegistry& registry);
+
+// The rest of what t5's task catalog (t5/data/tasks.py, glue_utils.py)
+// names, under t5's Python names with its parameter names (catalog_registry.cc;
+// the functions: glue_preprocessors.h, qa_preprocessors.h,
+// wsc_preprocessors.h, prefix_lm_objective.h):
+//   t5.data.preprocessors.stsb ()
+//   t5.data.preprocessors.record ()
+//   t5.data.preprocessors.squad (include_context: bool, default true)
+//   t5.data.preprocessors.squad_span_space_tokenized ()
+//   t5.data.preprocessors.trivia_qa ()
+//   t5.data.preprocessors.trivia_qa_truncate_inputs () [L]
+//   t5.data.preprocessors.wsc_simple (label: str "wsc:",
+//       correct_referent_only: bool false)
+//   t5.data.preprocessors.wnli_simple (label: str "wsc:")
+//   t5.data.preprocessors.definite_pronoun_resolution_simple (label: str "wsc:")
+//   t5.data.preprocessors.targets_for_prefix_lm_objective () [L]
+//   t5.data.preprocessors.pack_prefix_lm_encoder_decoder (pad_id: int 0) [L]
+//   t5.data.preprocessors.pack_prefix_lm_decoder_only (loss_on_targets_only:
+//       bool true, pad_id: int 0) [L]
+//   t5.data.preprocessors.unsupervised (preprocessors: [str]|null) [L]: the
+//       steps are names in this registry, each created with its default
+//       arguments when unsupervised is created (the factory keeps a
+//       reference to `registry`: create unsupervised only from it); null or
+//       [] (t5's default None) leaves the dataset unchanged.
+// None takes seed/seeds in Python. Throws t5xx::Error if a name is already
+// registered.
+void RegisterT5CatalogPreprocessors(PreprocessorRegistry& registry);
 
 }  // namespace t5xx::seqio

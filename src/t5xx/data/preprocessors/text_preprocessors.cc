@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "t5xx/data/preprocessors/catalog_features.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -154,8 +155,8 @@ int64_t GlueLabel(const Example& ex, uint64_t index) {
 // glue's classification-only check, made when the step is built.
 void CheckGlueLabelNames(const std::vector<std::string>& label_names) {
   T5XX_CHECK(!label_names.empty(),
-        "glue: label_names must not be empty (regression benchmarks such as "
-        "stsb are not supported)");
+        "glue: label_names must not be empty (stsb's float labels: use "
+        "t5.data.preprocessors.stsb)");
 }
 
 }  // namespace
@@ -164,12 +165,15 @@ Example GlueExample(const Example& ex, const std::string& benchmark_name,
                     const std::vector<std::string>& label_names,
                     const std::optional<std::vector<std::string>>& feature_names,
                     const std::string& id_key, uint64_t index) {
+  // t5: `feature_names or sorted(set(x.keys()) - {'label', 'idx'})`: an
+  // empty list sorts too. Python's keys are the top-level ones ("idx" for
+  // multirc's flattened "idx/paragraph").
   std::vector<std::string> keys;
-  if (feature_names) {
+  if (feature_names && !feature_names->empty()) {
     keys = *feature_names;
   } else {
-    for (const auto& kv : ex)  // std::map: already sorted
-      if (kv.first != "label" && kv.first != "idx") keys.push_back(kv.first);
+    for (const std::string& k : catalog::TopLevelNames(ex))
+      if (k != "label" && k != "idx") keys.push_back(k);
   }
   std::string inputs = benchmark_name;
   for (const std::string& k : keys)
@@ -181,7 +185,26 @@ Example GlueExample(const Example& ex, const std::string& benchmark_name,
             std::to_string(label_names.size()) + ") for label_names of '" +
             benchmark_name + "'");
   Example out;
-  if (!id_key.empty()) out["idx"] = Require(ex, id_key, "glue", index);
+  if (benchmark_name == "multirc") {
+    // t5 removes multirc's HTML markup (regex '<br>' -> ' ', '<(/)?b>' ->
+    // '') and keeps its nested index, whatever id_key says.
+    inputs = catalog::ReplaceAll(inputs, "<br>", " ");
+    std::string stripped;  // one left-to-right pass, as RE2's global replace
+    for (size_t i = 0; i < inputs.size();) {
+      if (inputs.compare(i, 3, "<b>") == 0) {
+        i += 3;
+      } else if (inputs.compare(i, 4, "</b>") == 0) {
+        i += 4;
+      } else {
+        stripped += inputs[i++];
+      }
+    }
+    inputs = std::move(stripped);
+    for (const char* part : {"idx/paragraph", "idx/question", "idx/answer"})
+      out[part] = Require(ex, part, "glue", index);
+  } else if (!id_key.empty()) {
+    out["idx"] = Require(ex, id_key, "glue", index);
+  }
   out["inputs"] = std::move(inputs);
   out["targets"] = label == -1 ? std::string("<unk>")
                                : label_names[static_cast<size_t>(label)];
