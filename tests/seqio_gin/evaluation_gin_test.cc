@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include "t5xx/config/config.h"
@@ -38,6 +39,15 @@ class EvaluationGinTest : public ::testing::Test {
   // scored on `predictions`.
   seqio::metrics::Metrics Score(const std::string& targets, const std::string& bindings,
                                 const std::vector<std::string>& predictions) {
+    seqio::TaskPtr task = MakeTask(targets, bindings);
+    seqio::DatasetPtr ds = task->GetDataset({{"targets", 64}}, "validation", /*shuffle=*/false);
+    std::vector<seqio::Example> examples;
+    while (auto ex = ds->Next()) examples.push_back(*ex);
+    return seqio::EvaluatePredictions(*task, examples, predictions);
+  }
+
+  // The task "t" of Score.
+  seqio::TaskPtr MakeTask(const std::string& targets, const std::string& bindings) {
     std::ofstream(dir_ / "targets.txt") << targets;
     const std::string gin =
         "t/seqio.Task.name = 't'\n"
@@ -58,11 +68,7 @@ class EvaluationGinTest : public ::testing::Test {
     tasks_ = std::make_unique<seqio::TaskRegistry>();
     mixtures_ = std::make_unique<seqio::MixtureRegistry>();
     RegisterGinTasks(*config_, {}, *tasks_, *mixtures_);
-    seqio::TaskPtr task = tasks_->Get("t");
-    seqio::DatasetPtr ds = task->GetDataset({{"targets", 64}}, "validation", /*shuffle=*/false);
-    std::vector<seqio::Example> examples;
-    while (auto ex = ds->Next()) examples.push_back(*ex);
-    return seqio::EvaluatePredictions(*task, examples, predictions);
+    return tasks_->Get("t");
   }
 
   gin::Registry registry_;
@@ -139,6 +145,125 @@ TEST_F(EvaluationGinTest, BadArgumentsNameTheBinding) {
                               "t5.evaluation.metrics.rouge.split_summaries = True\n",
                               {"a"}),
                         "unknown parameter 'split_summaries' of 't5.evaluation.metrics.rouge'");
+}
+
+// An example as t5's glue()/record()/wsc_simple() preprocessors leave it:
+// the target text and TFDS's int32 idx features (or an int64 label).
+seqio::Example Ex(const std::string& target, std::map<std::string, int32_t> ints,
+                  std::vector<std::string> answers = {}) {
+  seqio::Example ex;
+  ex["targets_pretokenized"] = target;
+  for (const auto& [k, v] : ints) {
+    ex[k] = k == "label" ? seqio::Array::Int64(v) : seqio::Array::Int32(v);
+  }
+  if (!answers.empty()) ex["answers"] = seqio::Array::Strings(answers);
+  return ex;
+}
+
+TEST_F(EvaluationGinTest, ColaMatthewsCorrcoefAsGlueUtils) {
+  const auto m = Score("acceptable\nunacceptable\nacceptable\n",
+                       "t/seqio.Task.postprocess_fn = "
+                       "@t5.data.postprocessors.string_label_to_class_id\n"
+                       "t5.data.postprocessors.string_label_to_class_id.label_classes = "
+                       "['unacceptable', 'acceptable']\n"
+                       "t/seqio.Task.metric_fns = "
+                       "[@t5.evaluation.metrics.sklearn_metrics_wrapper()]\n"
+                       "t5.evaluation.metrics.sklearn_metrics_wrapper.metric_str = "
+                       "'matthews_corrcoef'\n"
+                       "t5.evaluation.metrics.sklearn_metrics_wrapper.metric_post_process_fn = "
+                       "@t5xx.metrics.times_100\n",
+                       {"acceptable", "acceptable", "junk"});
+  // t = 1 0 1, p = 1 1 -1: n = 3, trace 1, t sums {0: 1, 1: 2}, p sums
+  // {-1: 1, 1: 2}: (1*3 - 2*2) / sqrt((9 - 5) * (9 - 5)) = -1/4.
+  EXPECT_NEAR(m.at("matthews_corrcoef"), -25.0, 1e-12);
+  EXPECT_EQ(m.size(), 1u);
+}
+
+TEST_F(EvaluationGinTest, MultircGroupsByQuestion) {
+  seqio::TaskPtr task = MakeTask(
+      "x\n",
+      "t/seqio.Task.postprocess_fn = @t5.data.postprocessors.multirc\n"
+      "t/seqio.Task.metric_fns = [@t5.evaluation.metrics.multirc_f1_over_all_answers, "
+      "@t5.evaluation.metrics.mean_group_metric()]\n"
+      "t5.evaluation.metrics.mean_group_metric.metric_fn = @t5.evaluation.metrics.all_match\n");
+  const std::vector<seqio::Example> examples = {
+      Ex("True", {{"idx/question", 0}}), Ex("False", {{"idx/question", 0}}),
+      Ex("True", {{"idx/question", 1}}), Ex("True", {{"idx/question", 2}})};
+  const auto m = seqio::EvaluatePredictions(*task, examples, {"True", "False", "True", "no"});
+  // F1 over all answers: TP 2, FN 1 (the invalid "no") -> 4/5; groups 0 and
+  // 1 all match, group 2 not -> 2/3.
+  EXPECT_NEAR(m.at("f1"), 80.0, 1e-12);
+  EXPECT_NEAR(m.at("exact_match"), 200.0 / 3, 1e-12);
+  // A target example without idx/question names the feature.
+  EXPECT_ERROR_CONTAINS(seqio::EvaluatePredictions(*task, {Ex("True", {})}, {"True"}),
+                        "t5.data.postprocessors.multirc: the example has no integer scalar "
+                        "feature 'idx/question'");
+}
+
+TEST_F(EvaluationGinTest, RecordScoresEachQueryOnce) {
+  seqio::TaskPtr task = MakeTask(
+      "x\n",
+      "t/seqio.Task.postprocess_fn = @t5.data.postprocessors.record\n"
+      "t/seqio.Task.metric_fns = [@t5.evaluation.metrics.deduplicate_metric()]\n"
+      "t5.evaluation.metrics.deduplicate_metric.metric_fn = @t5.evaluation.metrics.squad\n");
+  const std::vector<std::string> answers = {"Penguin", "pigeon"};
+  const std::vector<seqio::Example> examples = {
+      Ex("Penguin", {{"idx/passage", 0}, {"idx/query", 0}}, answers),
+      Ex("pigeon", {{"idx/passage", 0}, {"idx/query", 0}}, answers),
+      Ex("Paris", {{"idx/passage", 0}, {"idx/query", 1}}, {"Paris"})};
+  // Query (0, 0) once, with its first prediction "pigeon" (a match); query
+  // (0, 1) missed.
+  const auto m = seqio::EvaluatePredictions(*task, examples, {"pigeon", "x", "Rome"});
+  EXPECT_NEAR(m.at("em"), 50.0, 1e-12);
+  EXPECT_NEAR(m.at("f1"), 50.0, 1e-12);
+}
+
+TEST_F(EvaluationGinTest, WscSimpleAndSpanSquad) {
+  seqio::TaskPtr wsc = MakeTask("x\n",
+                                "t/seqio.Task.postprocess_fn = @t5.data.postprocessors.wsc_simple\n"
+                                "t/seqio.Task.metric_fns = [@t5.evaluation.metrics.accuracy]\n");
+  const auto m = seqio::EvaluatePredictions(
+      *wsc, {Ex("the fuzzy bunny", {{"label", 1}}), Ex("Bob's hat", {{"label", 0}})},
+      {"The Bunny", "Bob"});
+  // "bunny" is in the referent's words: 1 == 1; "Bob" vs "Bob's hat": 0 == 0.
+  EXPECT_NEAR(m.at("accuracy"), 100.0, 1e-12);
+
+  seqio::TaskPtr span = MakeTask("x\n",
+                                 "t/seqio.Task.postprocess_fn = @t5.data.postprocessors.span_qa\n"
+                                 "t/seqio.Task.metric_fns = [@t5.evaluation.metrics.span_squad]\n");
+  seqio::Example ex = Ex("start: 1 end: 2", {}, {"Normans", "the Normans"});
+  ex["context"] = std::string("The Normans (Norman: Nourmands) were");
+  const auto s = seqio::EvaluatePredictions(*span, {ex, ex}, {"start: 0 end: 1", "start: 2"});
+  // "The Normans" matches; a span without an end gives "".
+  EXPECT_NEAR(s.at("em"), 50.0, 1e-12);
+}
+
+TEST_F(EvaluationGinTest, CatalogMetricArgumentsAreChecked) {
+  EXPECT_ERROR_CONTAINS(Score("a\n",
+                              "t/seqio.Task.metric_fns = "
+                              "[@t5.evaluation.metrics.sklearn_metrics_wrapper()]\n"
+                              "t5.evaluation.metrics.sklearn_metrics_wrapper.metric_str = "
+                              "'roc_auc_score'\n",
+                              {"a"}),
+                        "metrics.sklearn_metrics_wrapper: metric_str 'roc_auc_score' is not "
+                        "implemented");
+  EXPECT_ERROR_CONTAINS(Score("a\n",
+                              "t/seqio.Task.metric_fns = "
+                              "[@t5.evaluation.metrics.mean_group_metric()]\n"
+                              "t5.evaluation.metrics.mean_group_metric.metric_fn = "
+                              "@t5.data.postprocessors.qa\n",
+                              {"a"}),
+                        "a metric_fn");
+  // Plain text targets are no dicts: the error names the postprocessor.
+  EXPECT_ERROR_CONTAINS(Score("a\n",
+                              "t/seqio.Task.metric_fns = "
+                              "[@t5.evaluation.metrics.mean_group_metric()]\n"
+                              "t5.evaluation.metrics.mean_group_metric.metric_fn = "
+                              "@t5.evaluation.metrics.all_match\n",
+                              {"a"}),
+                        "metrics.mean_group_metric: target 0 is a string 'a' but the metric "
+                        "needs dicts with 'group' and 'value' "
+                        "(postprocess_fn=@t5.data.postprocessors.multirc");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // t5's metrics as seqio metric_fns over postprocessed values (see
 // metric_fns.h).
 #include "t5xx/metrics/metric_fns.h"
+#include "t5xx/metrics/metric_readers.h"
 
 #include <cmath>
 #include <optional>
@@ -12,14 +13,27 @@
 
 namespace t5xx::seqio {
 
+PostprocessedValue ToValue(const DictEntry& e) {
+  return std::visit([](const auto& x) { return PostprocessedValue(x); }, e);
+}
+
 std::string DescribeValue(const PostprocessedValue& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return "string '" + *s + "'";
   if (const auto* i = std::get_if<int64_t>(&v)) return "int " + std::to_string(*i);
   if (const auto* d = std::get_if<double>(&v)) return "float " + std::to_string(*d);
-  return "list of " + std::to_string(std::get<std::vector<std::string>>(v).size()) + " strings";
+  if (const auto* l = std::get_if<std::vector<std::string>>(&v)) {
+    return "list of " + std::to_string(l->size()) + " strings";
+  }
+  if (const auto* t = std::get_if<std::vector<int64_t>>(&v)) {
+    return "tuple of " + std::to_string(t->size()) + " ints";
+  }
+  const auto& d = std::get<ValueDict>(v);
+  std::string keys;
+  for (const auto& [k, e] : d.items) keys += (keys.empty() ? "'" : ", '") + k + "'";
+  return d.items.empty() ? std::string("dict with no keys") : "dict with keys " + keys;
 }
 
-namespace {
+namespace metric_readers {
 
 [[noreturn]] void WrongKind(const std::string& metric, size_t index, const char* role,
                             const PostprocessedValue& v, const std::string& want) {
@@ -58,26 +72,6 @@ std::vector<int64_t> Ints(const std::string& metric, const char* role,
   return out;
 }
 
-// Numbers as doubles; nullopt when the first value is not a number.
-std::optional<std::vector<double>> Numbers(const std::string& metric, const char* role,
-                                           const std::vector<PostprocessedValue>& xs) {
-  if (xs.empty() || std::holds_alternative<std::string>(xs[0])) return std::nullopt;
-  if (std::holds_alternative<std::vector<std::string>>(xs[0])) {
-    WrongKind(metric, 0, role, xs[0], "strings or numbers");
-  }
-  std::vector<double> out;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (const auto* n = std::get_if<int64_t>(&xs[i])) {
-      out.push_back(static_cast<double>(*n));
-    } else if (const auto* d = std::get_if<double>(&xs[i])) {
-      out.push_back(*d);
-    } else {
-      WrongKind(metric, i, role, xs[i], "numbers like the first value");
-    }
-  }
-  return out;
-}
-
 // Targets that are lists of reference strings (postprocessors.qa).
 std::vector<std::vector<std::string>> AnswerLists(const std::string& metric,
                                                   const std::vector<PostprocessedValue>& xs) {
@@ -107,6 +101,32 @@ std::vector<double> Floats(const std::string& metric, const char* role,
     } else {
       WrongKind(metric, i, role, xs[i],
                 "numbers (postprocess_fn=@t5.data.postprocessors.string_to_float)");
+    }
+  }
+  return out;
+}
+
+}  // namespace metric_readers
+
+namespace {
+
+using namespace metric_readers;  // NOLINT
+
+// Numbers as doubles; nullopt when the first value is not a number.
+std::optional<std::vector<double>> Numbers(const std::string& metric, const char* role,
+                                           const std::vector<PostprocessedValue>& xs) {
+  if (xs.empty() || std::holds_alternative<std::string>(xs[0])) return std::nullopt;
+  if (!std::holds_alternative<int64_t>(xs[0]) && !std::holds_alternative<double>(xs[0])) {
+    WrongKind(metric, 0, role, xs[0], "strings or numbers");
+  }
+  std::vector<double> out;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (const auto* n = std::get_if<int64_t>(&xs[i])) {
+      out.push_back(static_cast<double>(*n));
+    } else if (const auto* d = std::get_if<double>(&xs[i])) {
+      out.push_back(*d);
+    } else {
+      WrongKind(metric, i, role, xs[i], "numbers like the first value");
     }
   }
   return out;

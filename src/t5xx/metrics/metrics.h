@@ -13,10 +13,12 @@
 //
 // Implemented: accuracy, sequence_accuracy, f1_score_with_invalid,
 // mean_multiclass_f1, squad, trivia_qa, bleu, rouge, rouge_mean,
-// pearson_corrcoef, spearman_corrcoef, edit_distance.
-// Not implemented (yet): span_squad, auc, rank_classification, coqa_f1,
-// multirc_f1_over_all_answers, all_match, deduplicate_metric,
-// mean_group_metric.
+// pearson_corrcoef, spearman_corrcoef, edit_distance, sklearn's
+// matthews_corrcoef, span_squad (catalog_metrics.cc); over dicts and groups
+// (multirc_f1_over_all_answers, all_match, mean_group_metric,
+// deduplicate_metric): metric_fns.h.
+// Not implemented: auc, rank_classification, coqa_f1 (no task of t5's
+// catalog uses them).
 #pragma once
 
 #include <cstdint>
@@ -180,5 +182,30 @@ Metrics spearman_corrcoef(const std::vector<double>& targets,
 // Throws t5xx::Error on mismatched lengths or empty input.
 Metrics edit_distance(const std::vector<std::string>& targets,
                       const std::vector<std::string>& predictions, bool lower = true);
+
+// sklearn.metrics.matthews_corrcoef(targets, predictions) (scikit-learn
+// 1.5), NOT ×100: over the confusion matrix C of the labels seen on either
+// side (any integers, e.g. -1 for an unknown label), with t = row sums,
+// p = column sums, c = trace, n = size: (c*n - t.p) / sqrt((n² - p.p) *
+// (n² - t.t)), and 0.0 when the denominator is 0 (one class on either side,
+// or one example; also for no examples, as sklearn). Throws t5xx::Error on
+// mismatched lengths.
+double matthews_corrcoef(const std::vector<int64_t>& targets,
+                         const std::vector<int64_t>& predictions);
+
+// The answer text t5's span_squad reads from a span prediction: both the
+// context and the prediction are cut into tokens by re.sub(r"\W", " ", s)
+// .split() (Unicode \w, Python whitespace); with fewer than 4 prediction
+// tokens, or when token 1 or token 3 is no Python int() (Unicode decimal
+// digits, '_' between digits allowed), "" ; else the context tokens
+// [start, end] (Python slice context[start:end+1]) joined by spaces.
+std::string span_answer_text(const std::string& context, const std::string& prediction);
+
+// t5 metrics.span_squad: squad(answers, [span_answer_text(contexts[i],
+// predictions[i])]). Output keys "em", "f1". Throws t5xx::Error as squad, or
+// when contexts and answers differ in length.
+Metrics span_squad(const std::vector<std::vector<std::string>>& answers,
+                   const std::vector<std::string>& contexts,
+                   const std::vector<std::string>& predictions);
 
 }  // namespace t5xx::seqio::metrics

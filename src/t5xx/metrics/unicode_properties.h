@@ -31,6 +31,10 @@ bool IsPunctuation(char32_t c);
 bool IsSymbol(char32_t c);
 bool IsNumber(char32_t c);
 
+// The decimal digit value (0-9) of a Unicode decimal digit (category Nd,
+// what Python's int() and float() read as a digit), else -1.
+int DecimalValue(char32_t c);
+
 // Python str.lower(): the full lowercase mapping (U+0130 becomes "i" U+0307)
 // with the final-sigma rule (U+03A3 becomes U+03C2 when a cased character
 // precedes it and none follows it, case-ignorable characters skipped;

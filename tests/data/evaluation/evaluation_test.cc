@@ -52,7 +52,14 @@ TEST(PostprocessorsTest, QaTargetsAreTheAnswers) {
   EXPECT_EQ(std::get<std::vector<std::string>>(f("whatever", ex, true)),
             std::vector<std::string>{"Denver Broncos"});
   EXPECT_EQ(std::get<std::string>(f("the Broncos", ex, false)), "the Broncos");
-  EXPECT_ERROR_CONTAINS(f("x", kNoExample, true), "no string feature 'answers'");
+  // TFDS's Sequence(Text) answers (SQuAD, TriviaQA, ReCoRD): every answer.
+  Example squad{{"answers", Array::Strings({"Denver Broncos", "Broncos"})}};
+  EXPECT_EQ(std::get<std::vector<std::string>>(f("whatever", squad, true)),
+            (std::vector<std::string>{"Denver Broncos", "Broncos"}));
+  EXPECT_ERROR_CONTAINS(f("x", kNoExample, true),
+                        "t5.data.postprocessors.qa: the example has no feature 'answers'");
+  EXPECT_ERROR_CONTAINS(f("x", Example{{"answers", Array::Int64(3)}}, true),
+                        "it is an array (int64 scalar)");
 }
 
 TEST(MetricFnsTest, AccuracyOnStringsAndNumbers) {

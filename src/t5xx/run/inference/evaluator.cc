@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -25,9 +26,22 @@ using json = nlohmann::json;
 // seqio's Evaluator default seed.
 constexpr uint64_t kEvaluatorSeed = 42;
 
-// A postprocessed value as seqio's JSONLogger writes it.
+// A postprocessed value as seqio's JSONLogger writes it (a dict as an
+// object, a tuple as a list).
 json ValueJson(const seqio::PostprocessedValue& v) {
-  return std::visit([](const auto& x) { return json(x); }, v);
+  return std::visit(
+      [](const auto& x) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, seqio::ValueDict>) {
+          json out = json::object();
+          for (const auto& [k, e] : x.items) {
+            out[k] = std::visit([](const auto& y) { return json(y); }, e);
+          }
+          return out;
+        } else {
+          return json(x);
+        }
+      },
+      v);
 }
 
 // A task example as seqio's TensorAndNumpyEncoder writes it: text as text,
