@@ -62,6 +62,38 @@ TEST(PostprocessorsTest, QaTargetsAreTheAnswers) {
                         "it is an array (int64 scalar)");
 }
 
+TEST(MetricFnsTest, CatalogMetricsNameTheRightPostprocessor) {
+  // A value of the wrong kind names the metric, the example and the
+  // postprocess_fn that makes the right kind.
+  EXPECT_ERROR_CONTAINS(metric_fns::multirc_f1_over_all_answers()({V("True")}, {V("True")}),
+                        "metrics.multirc_f1_over_all_answers: target 0 is a string 'True' but "
+                        "the metric needs dicts with 'value' "
+                        "(postprocess_fn=@t5.data.postprocessors.multirc");
+  ValueDict text_value;
+  text_value.items["value"] = std::string("yes");
+  EXPECT_ERROR_CONTAINS(
+      metric_fns::multirc_f1_over_all_answers()({V(text_value)}, {V(text_value)}),
+      "metrics.multirc_f1_over_all_answers: target value 0 is a string 'yes' but the metric "
+      "needs integer class ids");
+  EXPECT_ERROR_CONTAINS(metric_fns::span_squad()({V(std::vector<std::string>{"a"})}, {V("x")}),
+                        "metrics.span_squad: target 0 is a list of 1 strings but the metric "
+                        "needs dicts with 'answers' and 'context' "
+                        "(postprocess_fn=@t5.data.postprocessors.span_qa)");
+  EXPECT_ERROR_CONTAINS(metric_fns::cola_matthews_corrcoef()({V(int64_t{1})}, {V("x")}),
+                        "metrics.matthews_corrcoef: prediction 0 is a string 'x' but the metric "
+                        "needs integer class ids (postprocess_fn=@t5.data.postprocessors."
+                        "string_label_to_class_id)");
+  ValueDict no_group;
+  no_group.items["value"] = int64_t{1};
+  EXPECT_ERROR_CONTAINS(
+      metric_fns::deduplicate_metric(metric_fns::squad())({V(no_group)}, {V(no_group)}),
+      "metrics.deduplicate_metric: target 0 is a dict with keys 'value' but the metric needs "
+      "dicts with 'group' and 'value'");
+  EXPECT_ERROR_CONTAINS(metric_fns::super_glue_metric("wsc.fixed"), "wsc_simple");
+  EXPECT_ERROR_CONTAINS(metric_fns::sklearn_metrics_wrapper("f1_score"),
+                        "metric_str 'f1_score' is not implemented");
+}
+
 TEST(MetricFnsTest, AccuracyOnStringsAndNumbers) {
   // 2 of 3 equal -> 66.67.
   auto m = metric_fns::accuracy()({V("a"), V("b"), V("c")}, {V("a"), V("x"), V("c")});
