@@ -74,7 +74,7 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
                       {"tasks", "excluded_tasks", "output_cache_dir", "tasks_additional_cache_dirs",
                        "min_shards", "max_shards", "base_seed", "overwrite", "output_format",
                        "num_threads", "worker_index", "num_workers", "wait_timeout_s",
-                       "data_dir", "skip_bad_records"},
+                       "data_dir", "skip_bad_records", "module_import"},
                       "cache_tasks");
   seqio::CacheTasksOptions o;
   T5XX_CHECK(f.count("output_cache_dir"),

@@ -360,7 +360,7 @@ int DataCommandImpl(const std::vector<std::string>& args) {
   std::vector<std::string> rest(args.begin() + 1, args.end());
   const std::vector<std::string> common = {"task", "split", "seed", "lengths",
                                            "feature_converter", "pack", "data_dir",
-                                           "skip_bad_records", "use_cached"};
+                                           "skip_bad_records", "use_cached", "module_import"};
   std::vector<std::string> known = common;
   known.push_back(sub == "show" ? "n" : sub == "stats" ? "max_examples" : "predictions");
   // Tasks defined in gin files (--gin_file, --gin.X, --gin_bindings).

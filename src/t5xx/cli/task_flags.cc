@@ -3,7 +3,9 @@
 #include "t5xx/cli/task_flags.h"
 
 #include <iostream>
+#include <sstream>
 
+#include "t5xx/catalog/t5_catalog.h"
 #include "t5xx/cli/commands.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/config/reading.h"
@@ -30,6 +32,17 @@ std::optional<std::string> RegisterFlagTasks(run::LoadedTrainConfig& gin,
   options.skip_bad_records =
       flags.count("skip_bad_records") &&
       ParseBoolFlag("t5xx " + command, "skip_bad_records", flags["skip_bad_records"]);
+  // seqio's --module_import=M (comma-separated here): t5.data.mixtures
+  // registers t5's catalog.
+  if (flags.count("module_import")) {
+    std::stringstream ss(flags["module_import"]);
+    for (std::string m; std::getline(ss, m, ',');) {
+      T5XX_CHECK(catalog::IsT5CatalogModule(m),
+                 "t5xx " + command + ": --module_import=" + m + ": t5xx has no Python modules; "
+                 "the ones it knows stand for t5's task catalog: t5.data.mixtures, t5.data.tasks");
+      options.module_imports.push_back(m);
+    }
+  }
   // Tasks and mixtures only: no model is built, so a model file's unset
   // %gin.REQUIRED (DROPOUT_RATE) is no error here (t5x's gin would refuse it,
   // but t5x has no such command).

@@ -419,4 +419,12 @@ std::optional<Value> Config::MacroValue(const std::string& name) const {
   return it->second;
 }
 
+std::vector<std::string> Config::ImportedModules() const {
+  std::set<std::string> modules;
+  for (const AliasTable& t : alias_tables_) {
+    for (const auto& [alias, module] : t.modules) modules.insert(module);
+  }
+  return {modules.begin(), modules.end()};
+}
+
 }  // namespace t5xx::gin

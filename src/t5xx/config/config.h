@@ -189,6 +189,11 @@ class Config {
 
   // Files parsed so far (including included ones), in order.
   const std::vector<std::string>& parsed_files() const { return parsed_files_; }
+  // The modules the parsed texts import (`import t5.data.mixtures`, `from
+  // t5x import models` -> "t5x.models"), sorted, each once. t5xx has no
+  // Python modules; a few stand for what t5xx registers in their place
+  // (t5's task catalog: catalog/t5_catalog.h).
+  std::vector<std::string> ImportedModules() const;
 
  private:
   std::vector<std::string> UnusedFlagMacros() const;

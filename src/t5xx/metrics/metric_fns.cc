@@ -190,7 +190,23 @@ MetricFn mean_multiclass_f1(int num_classes) {
 
 MetricFn squad() {
   return [](const std::vector<PostprocessedValue>& t, const std::vector<PostprocessedValue>& p) {
-    return metrics::squad(AnswerLists("squad", t), Strings("squad", "prediction", p));
+    // t5's squad iterates each target's answers: a target left a string (a
+    // task without postprocess_fn=qa, t5's squad_v010) is the list of its
+    // characters (code points), as Python iterates a str.
+    std::vector<PostprocessedValue> targets = t;
+    for (PostprocessedValue& v : targets) {
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        std::vector<std::string> chars;
+        for (size_t i = 0; i < s->size();) {
+          size_t n = 1;
+          while (i + n < s->size() && (static_cast<unsigned char>((*s)[i + n]) & 0xC0) == 0x80) ++n;
+          chars.push_back(s->substr(i, n));
+          i += n;
+        }
+        v = std::move(chars);
+      }
+    }
+    return metrics::squad(AnswerLists("squad", targets), Strings("squad", "prediction", p));
   };
 }
 

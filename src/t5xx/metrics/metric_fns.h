@@ -65,6 +65,8 @@ using MetricFn = std::function<metrics::Metrics(
 //  f1_score_with_invalid integers (floats with integral values accepted)
 //  mean_multiclass_f1    integers; num_classes >= 1
 //  squad, trivia_qa      targets: lists of answers; predictions: strings
+//                        (squad, as t5's: a string target is the list of its
+//                        characters -- t5's squad_v010 has no postprocess_fn)
 //  bleu                  predictions: strings; targets: strings, or lists of
 //                        strings when the first target is a list (t5's test)
 //  rouge, rouge_mean     strings

@@ -1,6 +1,7 @@
 // See train_setup.h.
 #include "t5xx/run/train_setup.h"
 
+#include "t5xx/catalog/t5_catalog.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/run/configurables/gin_readers.h"
 #include "t5xx/demo/demo_tasks.h"
@@ -9,6 +10,23 @@
 namespace t5xx::run {
 
 std::optional<std::string> RegisterTasks(gin::Config* config, const RunOptions& options) {
+  // t5's task catalog, when a module that registers it is imported: seqio's
+  // --module_import, a gin `import t5.data.mixtures`, or
+  // MIXTURE_OR_TASK_MODULE (t5x's gins bind DatasetConfig.module to it).
+  std::vector<std::string> modules = options.module_imports;
+  if (config) {
+    for (const std::string& m : config->ImportedModules()) modules.push_back(m);
+    if (std::optional<gin::Value> v = config->MacroValue("MIXTURE_OR_TASK_MODULE");
+        v && v->kind() == gin::Value::Kind::kString) {
+      modules.push_back(v->AsString());
+    }
+  }
+  for (const std::string& m : modules) {
+    if (!catalog::IsT5CatalogModule(m)) continue;
+    catalog::RegisterT5Catalog(seqio::TaskRegistry::Global(), seqio::MixtureRegistry::Global(),
+                               {options.data_dir, options.skip_bad_records});
+    break;
+  }
   std::optional<std::string> demo_problem = seqio::RegisterDemoTasks(
       options.data_dir, seqio::TaskRegistry::Global(), options.skip_bad_records);
   if (config) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "t5xx/config/config.h"
 #include "t5xx/config/registry.h"
@@ -44,6 +45,11 @@ struct RunOptions {
   // timing/mfu divides by; 0 = a GPU's data-sheet peak, else the best
   // measured matmul peak (trainer/matmul_peak_cache.h).
   double peak_flops_per_s = 0;
+  // seqio's --module_import (t5xx data, cache_tasks): modules whose tasks to
+  // register; t5.data.mixtures / t5.data.tasks register t5's catalog
+  // (catalog/t5_catalog.h), as importing them in a gin file or binding
+  // MIXTURE_OR_TASK_MODULE does.
+  std::vector<std::string> module_imports;
 };
 
 // A parsed, finalized and fully read train configuration.

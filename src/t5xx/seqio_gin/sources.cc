@@ -6,6 +6,7 @@
 #include <climits>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
@@ -18,6 +19,7 @@
 #include "t5xx/data/vocabularies/passthrough_vocabulary.h"
 #include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/seqio_gin/builders.h"
+#include "t5xx/util/files/remote_copy.h"
 
 namespace t5xx::seqio_gin {
 namespace {
@@ -94,6 +96,15 @@ seqio::VocabularyPtr BuildVocabulary(BuildContext& ctx, const Value& v, const st
   seqio::VocabularyPtr out = At(v, [&]() -> seqio::VocabularyPtr {
     if (kind == kSpm) {
       std::string file = c.Query(kind, "sentencepiece_model_file", s).AsString();
+      if (IsRemotePath(file)) {
+        // gs://t5-data/... as t5x's model gins write it: its copy under
+        // --data_dir (util/files/remote_copy.h).
+        std::optional<std::string> local = ReadableCopy(file, ctx.data_dir);
+        T5XX_CHECK(local.has_value(),
+                   MissingRemoteCopyMessage(file, ctx.data_dir,
+                                            "seqio.SentencePieceVocabulary.sentencepiece_model_file"));
+        file = *local;
+      }
       namespace fs = std::filesystem;
       if (fs::path(file).is_relative() && !fs::exists(file) && !ctx.data_dir.empty() &&
           fs::exists(fs::path(ctx.data_dir) / file)) {

@@ -1,5 +1,6 @@
 // t5x.utils.DatasetConfig: its configurable, with t5x's defaults, and how a
 // train or train-eval dataset config is read from it.
+#include "t5xx/catalog/t5_catalog.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
 #include "t5xx/run/configurables/gin_readers.h"
@@ -42,10 +43,12 @@ DatasetConfig ReadDatasetConfig(gin::Config& c, const std::string& scope,
   q("use_memory_cache").AsBool();        // no effect: streams are rebuilt
   d.use_cached = q("use_cached").AsBool();  // checked with the dataset (CheckDataset)
   const gin::Value module = q("module");
-  gin::Refuse(!module.is_none(), module,
-              "t5xx has no Python modules; define the task in C++ or in gin "
-              "(t5xx.seqio.register, docs/gin.md) and remove the module binding "
-              "(MIXTURE_OR_TASK_MODULE = None)");
+  // t5's catalog modules stand for t5xx's catalog (registered by
+  // RegisterTasks); any other module is Python t5xx cannot import.
+  gin::Refuse(!module.is_none() && !catalog::IsT5CatalogModule(module.AsString()), module,
+              "t5xx has no Python modules besides t5's task catalog (t5.data.mixtures, "
+              "t5.data.tasks); define the task in C++ or in gin (t5xx.seqio.register, "
+              "docs/gin.md) and remove the module binding (MIXTURE_OR_TASK_MODULE = None)");
   return d;
 }
 
