@@ -123,15 +123,29 @@ def _gin_worker(registry_path, dynamic):
   with open(registry_path) as f:
     registry = json.load(f)['configurables']
   fns = {}
-  for c in registry:
+  names = {c['name'] for c in registry}
+  # Classes before their methods: a configurable named '<class>.<method>'
+  # (t5x.models.EncoderDecoderModel.predict_batch_with_aux) is the method
+  # of configurable <class>, registered as gin registers a method: the
+  # class's module, qualified name 'Class.method'.
+  for c in sorted(registry, key=lambda c: c['name'].count('.')):
     fn = _make_stand_in(c['name'], c['params'], gin)
     module = c['name'].rsplit('.', 1)[0] if '.' in c['name'] else '__main__'
+    owner = None
+    if module in names:
+      owner = module
+      module = owner.rsplit('.', 1)[0] if '.' in owner else '__main__'
+      fn.__qualname__ = fns[owner].__qualname__ + '.' + fn.__qualname__
+      fn.__module__ = module
     if dynamic:
       # As t5x registers train() (gin.configurable in __main__) and the
       # modules it imports register theirs: the config reaches them through
       # its import aliases.
-      setattr(_module(module), fn.__qualname__, fn)
-      fns[c['name']] = gin.configurable(fn, module=module)
+      if owner:
+        setattr(fns[owner], c['name'].rsplit('.', 1)[1], fn)
+      else:
+        setattr(_module(module), fn.__qualname__, fn)
+      fns[c['name']] = gin.configurable(fn.__qualname__, module=module)(fn)
     else:
       fns[c['name']] = gin.external_configurable(fn, name=fn.__qualname__, module=module)
   home = os.getcwd()

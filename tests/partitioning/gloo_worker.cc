@@ -60,6 +60,26 @@ int main(int argc, char** argv) {
     at::Tensor b = at::full({4}, static_cast<float>(r));
     comm->Broadcast(b, n - 1);
     ok &= Expect(at::equal(b, at::full({4}, static_cast<float>(n - 1))), "broadcast", r);
+    // bfloat16 (t5x's activation dtype; Gloo has no bfloat16 reductions):
+    // summed as float32 on the wire, handed back as bfloat16.
+    at::Tensor h = at::full({3}, 0.5f + r, at::kBFloat16);
+    comm->AllReduceSum(h);
+    const float sum = n * 0.5f + n * (n - 1) / 2.0f;
+    ok &= Expect(h.scalar_type() == at::kBFloat16 &&
+                     at::equal(h, at::full({3}, sum, at::kBFloat16)),
+                 "allreduce bfloat16", r);
+    at::Tensor h2 = at::full({2}, 1.0f + r, at::kBFloat16);
+    comm->StartAllReduceSum(h2)();
+    ok &= Expect(at::equal(h2, at::full({2}, n + n * (n - 1) / 2.0f, at::kBFloat16)),
+                 "start-allreduce bfloat16", r);
+    at::Tensor hg = comm->AllGather(at::full({1}, static_cast<float>(r), at::kBFloat16));
+    ok &= Expect(hg.scalar_type() == at::kBFloat16 &&
+                     at::equal(hg, at::arange(n, at::kFloat).to(at::kBFloat16)),
+                 "allgather bfloat16", r);
+    at::Tensor hrs = comm->ReduceScatterSum(at::full({n}, 1.0f, at::kBFloat16));
+    ok &= Expect(hrs.scalar_type() == at::kBFloat16 &&
+                     at::equal(hrs, at::full({1}, static_cast<float>(n), at::kBFloat16)),
+                 "reduce-scatter bfloat16", r);
     comm->Barrier();
     return ok ? 0 : 1;
   } catch (const t5xx::Error& e) {

@@ -9,12 +9,15 @@
 //       [--tasks_additional_cache_dirs=D1,D2] [--num_threads=1]
 //       [--worker_index=W --num_workers=N] [--wait_timeout_s=3600]
 //       [--gin_file=... --gin.NAME=... --gin_bindings=...] [--data_dir=DIR]
-//       [--skip_bad_records=true]
+//       [--skip_bad_records=true] [--module_import=t5.data.mixtures]
+//       [--tfds_data_dir=DIR]
 //
 // seqio's flags keep seqio's meaning (comma lists of regexes; --overwrite
 // and --nooverwrite are accepted as absl writes booleans); the tasks are
 // those `t5xx train`/`t5xx data` register: the demo tasks (under
-// --data_dir) and the gin-defined ones (t5xx.seqio.register). Workers: by
+// --data_dir), the gin-defined ones (t5xx.seqio.register) and, with
+// --module_import=t5.data.mixtures (seqio's flag), t5's catalog over the
+// TFDS data in --tfds_data_dir. Workers: by
 // default the launcher's rank and world size (partitioning/
 // process_environment.h: torchrun, srun, mpirun), else 0 of 1. Prints one
 // line per task and split: examples, tokens, shards, seconds, examples/s,
@@ -32,6 +35,7 @@
 #include "t5xx/config/flags.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/data/cache_tasks/cache_tasks.h"
+#include "t5xx/data/tfds/tfds_data_source.h"
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/partitioning/process_environment.h"
 #include "t5xx/run/train_setup.h"
@@ -74,9 +78,15 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
                       {"tasks", "excluded_tasks", "output_cache_dir", "tasks_additional_cache_dirs",
                        "min_shards", "max_shards", "base_seed", "overwrite", "output_format",
                        "num_threads", "worker_index", "num_workers", "wait_timeout_s",
-                       "data_dir", "skip_bad_records", "module_import"},
+                       "data_dir", "skip_bad_records", "module_import", "tfds_data_dir"},
                       "cache_tasks");
   seqio::CacheTasksOptions o;
+  // Where TFDS-prepared data lies (t5x's flag; also $TFDS_DATA_DIR).
+  if (f.count("tfds_data_dir")) {
+    T5XX_CHECK(!f["tfds_data_dir"].empty(),
+               std::string(kCommand) + ": --tfds_data_dir has an empty value; give a directory");
+    seqio::SetTfdsDataDirOverride(f["tfds_data_dir"]);
+  }
   T5XX_CHECK(f.count("output_cache_dir"),
              std::string(kCommand) + ": --output_cache_dir=DIR is required (where the caches "
                                      "are written, one directory per task)");

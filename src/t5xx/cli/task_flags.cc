@@ -10,6 +10,7 @@
 #include "t5xx/config/flags.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/demo/corpus_builder.h"
+#include "t5xx/util/files/remote_copy.h"
 
 namespace t5xx::cli {
 
@@ -29,6 +30,7 @@ std::optional<std::string> RegisterFlagTasks(run::LoadedTrainConfig& gin,
                                              const std::string& command) {
   run::RunOptions options;
   options.data_dir = flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
+  SetRemoteCopyDataDir(options.data_dir);
   options.skip_bad_records =
       flags.count("skip_bad_records") &&
       ParseBoolFlag("t5xx " + command, "skip_bad_records", flags["skip_bad_records"]);

@@ -110,7 +110,15 @@ struct C10dCommunicator::Impl {
   at::Tensor Staged(const at::Tensor& t) const {
     at::Tensor c = t.is_contiguous() ? t : t.contiguous();
     if (backend == CommunicationBackend::kNccl && c.device() != device) c = c.to(device);
+    // Gloo has no bfloat16/float16 reductions (libtorch 1.13: "Invalid
+    // scalar type"; t5x's gins run bfloat16 activations): float32 on the
+    // wire, which also sums the partial results without rounding each.
+    if (NarrowFloatOnGloo(c)) c = c.to(at::kFloat);
     return c;
+  }
+  bool NarrowFloatOnGloo(const at::Tensor& t) const {
+    return backend != CommunicationBackend::kNccl &&
+           (t.scalar_type() == at::kBFloat16 || t.scalar_type() == at::kHalf);
   }
   // A new process group of this backend over `store` (prefixed).
   void MakeGroup(const c10::intrusive_ptr<c10d::Store>& prefixed, int rank, int size) {
@@ -340,8 +348,9 @@ void C10dCommunicator::AllReduceSum(at::Tensor& t) const {
 
 std::function<void()> C10dCommunicator::StartAllReduceSum(at::Tensor& t) const {
   T5XX_CHECK(t.is_contiguous(), "StartAllReduceSum needs a contiguous tensor");
-  if (impl_->backend == CommunicationBackend::kNccl && t.device() != impl_->device) {
-    AllReduceSum(t);  // a host tensor: staged through the device, blocking
+  if ((impl_->backend == CommunicationBackend::kNccl && t.device() != impl_->device) ||
+      impl_->NarrowFloatOnGloo(t)) {
+    AllReduceSum(t);  // staged (through the device, or as float32), blocking
     return [] {};
   }
   const double n = static_cast<double>(t.numel() * t.element_size());
@@ -380,9 +389,11 @@ std::function<at::Tensor()> C10dCommunicator::StartAllGather(const at::Tensor& t
   decltype(start()) work;
   Collective("allgather", [&] { work = start(); });
   const at::Device device = t.device();
-  return [this, work, parts, in, result, device] {
+  const at::ScalarType dtype = t.scalar_type();
+  return [this, work, parts, in, result, device, dtype] {
     Collective("allgather", [&] { work->wait(); });
-    return result.device() == device ? result : result.to(device);
+    return result.device() == device && result.scalar_type() == dtype ? result
+                                                                        : result.to(device, dtype);
   };
 }
 
@@ -432,9 +443,10 @@ std::function<at::Tensor()> C10dCommunicator::StartReduceScatterSum(const at::Te
   decltype(start()) work;
   Collective("reduce-scatter", [&] { work = start(); });
   shape.insert(shape.begin(), size_);
-  return [this, work, received, in, shape] {
+  const at::ScalarType dtype = t.scalar_type();
+  return [this, work, received, in, shape, dtype] {
     Collective("reduce-scatter", [&] { work->wait(); });
-    return received.view(shape).sum(0);
+    return received.view(shape).sum(0).to(dtype);
   };
 }
 

@@ -5,6 +5,7 @@
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/remote_copy.h"
 
 namespace t5xx::run {
 namespace fs = std::filesystem;
@@ -53,6 +54,9 @@ std::optional<RestorePlan> PlanRestore(const TrainSetup& s, std::vector<std::str
     if (fs::is_regular_file(dir, ec) && fs::path(dir).filename() == "checkpoint") {
       dir = fs::path(dir).parent_path().string();  // t5x accepts the index file too
     }
+    T5XX_CHECK(!IsRemotePath(dir),
+               MissingRemoteCopyMessage(dir, RemoteCopyDataDir(), r.where + ", a checkpoint,",
+                                        /*directory=*/true));
     T5XX_CHECK(checkpoints::IsCheckpointDir(dir),
                r.where + " = '" + r.paths.front() + "' is not a t5x checkpoint directory (" +
                    (fs::exists(dir, ec) ? "it has neither a 'checkpoint' index file nor "

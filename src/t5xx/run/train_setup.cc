@@ -6,6 +6,7 @@
 #include "t5xx/run/configurables/gin_readers.h"
 #include "t5xx/demo/demo_tasks.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
+#include "t5xx/util/files/remote_copy.h"
 
 namespace t5xx::run {
 
@@ -52,6 +53,7 @@ void LoadTrainConfig(LoadedTrainConfig& loaded, RunOptions options, const std::s
                      std::ostream& notes) {
   loaded.options = std::move(options);
   const RunOptions& o = loaded.options;
+  SetRemoteCopyDataDir(o.data_dir);  // gs:// paths bound in gin: their copies there
   // What the command calls: t5x's train() (infer(), evaluate()) and the
   // gin-defined tasks and mixtures. `t5xx config` validates what its files
   // configure: t5x's runs/infer.gin binds infer(), runs/eval.gin

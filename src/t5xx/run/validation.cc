@@ -16,6 +16,7 @@
 #include "t5xx/run/model_dir.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/error_list.h"
+#include "t5xx/util/files/remote_copy.h"
 
 namespace t5xx::run {
 
@@ -50,12 +51,34 @@ void CheckVocabularies(const ModelConfig& model, const std::string& task_name,
   const auto* task_spm =
       dynamic_cast<const seqio::SentencePieceVocabulary*>(it->second.vocabulary.get());
   std::string path = v.sentencepiece_model_file;
-  if (!path.empty() && path[0] != '/' && path.find("://") == std::string::npos) {
+  if (IsRemotePath(path)) {
+    path = ReadableCopy(path, data_dir).value_or(path);  // gs://...: its copy under --data_dir
+  } else if (!path.empty() && path[0] != '/') {
     path = data_dir + "/" + path;
   }
   const bool same_file = task_spm && fs::exists(path) &&
                          fs::weakly_canonical(path) == fs::weakly_canonical(task_spm->model_file());
   if (task_spm && same_file && task_spm->extra_ids() == v.extra_ids) return;
+  // Two files may hold one vocabulary: t5's catalog tokenizes with
+  // cc_all.32000 plus 100 extra ids, t5x's model gins name
+  // cc_all.32000.100extra, whose model holds those ids as pieces. seqio
+  // compares the models with their extra ids added; t5xx compares every
+  // id's piece.
+  if (task_spm && !same_file && fs::exists(path)) {
+    // seqio adds extra id n as the piece "▁<extra_id_n>"; t5xx names an
+    // extra id "<extra_id_n>".
+    auto piece = [](const seqio::SentencePieceVocabulary& vocab, int32_t id) {
+      std::string p = vocab.IdToPiece(id);
+      if (p.rfind("\xE2\x96\x81<extra_id_", 0) == 0) p = p.substr(3);
+      return p;
+    };
+    const seqio::SentencePieceVocabulary model_vocab(path, static_cast<int32_t>(v.extra_ids));
+    bool same = model_vocab.vocab_size() == task_spm->vocab_size();
+    for (int32_t id = 0; same && id < model_vocab.vocab_size(); ++id) {
+      same = piece(model_vocab, id) == piece(*task_spm, id);
+    }
+    if (same) return;
+  }
   throw Error(
       "the model's vocabulary (seqio.SentencePieceVocabulary.sentencepiece_model_file = '" +
       v.sentencepiece_model_file + "', extra_ids = " + std::to_string(v.extra_ids) +

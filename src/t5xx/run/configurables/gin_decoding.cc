@@ -15,6 +15,8 @@ using gin::Value;
 constexpr char kTemperatureSample[] = "t5x.decoding.temperature_sample";
 constexpr char kBeamSearch[] = "t5x.decoding.beam_search";
 constexpr char kDecoderParams[] = "t5x.models.DecoderParams";
+constexpr char kEncoderDecoderPredict[] = "t5x.models.EncoderDecoderModel.predict_batch_with_aux";
+constexpr char kDecoderOnlyPredict[] = "t5x.models.DecoderOnlyModel.predict_batch_with_aux";
 
 }  // namespace
 
@@ -51,6 +53,22 @@ void RegisterDecodingConfigurables(gin::Registry& r) {
                Optional("num_decodes", T::kInt, I(1),
                         "Beams of beam_search, or samples of temperature_sample.")},
               "predict_batch_with_aux's defaults (t5x.models.DecoderParams)."});
+  // The models' predict_batch_with_aux, as gin registers a configurable
+  // method (t5x's example gins bind its num_decodes).
+  r.Register({kEncoderDecoderPredict,
+              {Optional("decoder_params", T::kOptionalDict, None()),
+               Optional("return_all_decodes", T::kOptionalBool, None(),
+                        "None: default_decoder_params'."),
+               Optional("num_decodes", T::kOptionalInt, None(),
+                        "Beams of beam_search, or samples of temperature_sample; None: "
+                        "default_decoder_params'."),
+               Optional("prompt_with_targets", T::kBool, B(false))},
+              "t5x.models.EncoderDecoderModel.predict_batch_with_aux."});
+  r.Register({kDecoderOnlyPredict,
+              {Optional("return_all_decodes", T::kBool, B(false)),
+               Optional("num_decodes", T::kInt, I(1)),
+               Optional("decoder_params", T::kOptionalDict, None())},
+              "t5x.models.DecoderOnlyModel.predict_batch_with_aux."});
 }
 
 void ReadDecodeFn(gin::Config& c, const std::string& model_name, const std::string& model_scope,
@@ -100,6 +118,23 @@ void ReadDecodeFn(gin::Config& c, const std::string& model_name, const std::stri
     const std::string ps = gin::ExpectReference(params, kDecoderParams, true, model_scope);
     m.num_decodes = gin::AtLeast(c.Query(kDecoderParams, "num_decodes", ps), 1);
     m.return_all_decodes = c.Query(kDecoderParams, "return_all_decodes", ps).AsBool();
+  }
+  // Bindings of the model's predict_batch_with_aux win (t5x passes them to
+  // the decode_fn over default_decoder_params').
+  const std::string predict = model_name + ".predict_batch_with_aux";
+  if (predict == kEncoderDecoderPredict || predict == kDecoderOnlyPredict) {
+    const Value extra = c.Query(predict, "decoder_params", model_scope);
+    gin::Refuse(!extra.is_none(), extra,
+                "predict_batch_with_aux.decoder_params is not supported by t5xx yet; bind the "
+                "decode_fn's own parameters (decoding.beam_search.alpha, ...) instead");
+    if (c.IsBound(predict, "num_decodes", model_scope)) {
+      const Value n = c.Query(predict, "num_decodes", model_scope);
+      if (!n.is_none()) m.num_decodes = gin::AtLeast(n, 1);
+    }
+    if (c.IsBound(predict, "return_all_decodes", model_scope)) {
+      const Value all = c.Query(predict, "return_all_decodes", model_scope);
+      if (!all.is_none()) m.return_all_decodes = all.AsBool();
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include "t5xx/seqio_gin/seqio_gin.h"
 #include "t5xx/run/train_setup.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/files/remote_copy.h"
 #include "t5xx/util/names.h"
 
 namespace t5xx::run {
@@ -126,8 +127,9 @@ RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs,
   T5XX_CHECK(!r.paths.empty() || (allow_no_path && path.kind() != Value::Kind::kString),
              gin::Where(path) + " is empty; give a checkpoint path (an empty list means no "
                                 "restore only in train)");
-  for (const std::string& p : r.paths) {
+  for (std::string& p : r.paths) {
     T5XX_CHECK(!p.empty(), gin::Where(path) + " holds an empty path; give a checkpoint path");
+    p = LocalCopyIfAny(p);  // gs://... read from its copy under --data_dir
   }
   const Value mode = q("mode");
   r.mode = mode.AsString();
@@ -397,7 +399,9 @@ void RegisterTrainConfigurables(gin::Registry& r) {
                         "batches and a checkpoint's data position resumes on any of them (each "
                         "replica does the input pipeline's work for the whole batch)."),
                Optional("random_seed", T::kOptionalInt, None()),
-               Optional("use_hardware_rng", T::kBool, B(false)),
+               Optional("use_hardware_rng", T::kBool, B(false),
+                        "No effect in t5xx: every draw comes from random_seed, the same for "
+                        "every layout (t5x's hardware RNG changes with the sharding)."),
                Optional("summarize_config_fn", T::kOptionalReference, None()),
                Optional("relative_steps", T::kOptionalInt, None(),
                         "Train this many steps beyond the start step; when set, total_steps "
@@ -489,9 +493,10 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
   s.global_data_order = order.AsString() == "global";
   const Value seed = c.Query(kTrain, "random_seed");
   s.random_seed = seed.is_none() ? 0 : gin::AtLeast(seed, 0);
-  const Value hw = c.Query(kTrain, "use_hardware_rng");
-  gin::Refuse(hw.AsBool(), hw,
-              "t5xx derives every random draw from random_seed; set USE_HARDWARE_RNG = False");
+  // No effect (documented): t5x's hardware RNG trades reproducibility
+  // across shardings for speed; t5xx's draws come from random_seed alone,
+  // equal for every layout, either way.
+  c.Query(kTrain, "use_hardware_rng").AsBool();
   const Value summarize = c.Query(kTrain, "summarize_config_fn");
   if (!summarize.is_none()) gin::ExpectReference(summarize, kSummarizeGinConfig, /*evaluated=*/false);
   return s;

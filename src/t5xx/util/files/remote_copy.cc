@@ -2,6 +2,7 @@
 #include "t5xx/util/files/remote_copy.h"
 
 #include <filesystem>
+#include <mutex>
 
 #include "t5xx/util/error.h"
 
@@ -30,15 +31,50 @@ std::optional<std::string> ReadableCopy(const std::string& path, const std::stri
   if (!IsRemotePath(path)) return path;
   std::string local = RemoteCopyPath(path, data_dir);
   std::error_code ec;
-  if (std::filesystem::is_regular_file(local, ec)) return local;
+  if (std::filesystem::exists(local, ec)) return local;
   return std::nullopt;
 }
 
+namespace {
+std::mutex& DataDirMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::string& DataDir() {
+  static std::string dir;
+  return dir;
+}
+}  // namespace
+
+void SetRemoteCopyDataDir(const std::string& data_dir) {
+  std::lock_guard<std::mutex> lock(DataDirMutex());
+  DataDir() = data_dir;
+}
+
+std::string RemoteCopyDataDir() {
+  std::lock_guard<std::mutex> lock(DataDirMutex());
+  return DataDir();
+}
+
+std::string LocalCopyIfAny(const std::string& path) {
+  if (!IsRemotePath(path)) return path;
+  const std::string dir = RemoteCopyDataDir();
+  if (dir.empty()) return path;
+  return ReadableCopy(path, dir).value_or(path);
+}
+
 std::string MissingRemoteCopyMessage(const std::string& path, const std::string& data_dir,
-                                     const std::string& what) {
+                                     const std::string& what, bool directory) {
   const std::string local = RemoteCopyPath(path, data_dir);
-  const std::string copy = StartsWith(path, "gs://") ? "gsutil cp " + path + " " + local
-                                                     : "aws s3 cp " + path + " " + local;
+  const std::string parent = std::filesystem::path(local).parent_path().string() + "/";
+  std::string copy;
+  if (StartsWith(path, "gs://")) {
+    copy = directory ? "mkdir -p " + parent + " && gsutil -m cp -r " + path + " " + parent
+                     : "gsutil cp " + path + " " + local;
+  } else {
+    copy = directory ? "aws s3 cp --recursive " + path + " " + local
+                     : "aws s3 cp " + path + " " + local;
+  }
   return what + " is " + path + ", and t5xx does not read object storage yet: it reads a "
          "local copy of it under --data_dir (" + local + "), which does not exist; make it "
          "with `" + copy + "` (or pass --data_dir=DIR where DIR/<bucket>/<path> holds one)";

@@ -20,14 +20,23 @@ bool IsRemotePath(const std::string& path);
 // bucket or object ("gs://", "gs://bucket").
 std::string RemoteCopyPath(const std::string& path, const std::string& data_dir);
 
-// The local file to read for `path`: `path` when it is not remote; the
-// copy under `data_dir` when it exists; nullopt otherwise.
+// The local file or directory to read for `path`: `path` when it is not
+// remote; the copy under `data_dir` when it exists; nullopt otherwise.
 std::optional<std::string> ReadableCopy(const std::string& path, const std::string& data_dir);
+
+// The data directory of a run (--data_dir), for readers that are not given
+// one (a checkpoint path bound in gin); "" until set. Thread-safe.
+void SetRemoteCopyDataDir(const std::string& data_dir);
+std::string RemoteCopyDataDir();
+// `path` itself unless it is remote and its copy under RemoteCopyDataDir()
+// exists; then the copy.
+std::string LocalCopyIfAny(const std::string& path);
 
 // The error for a remote `path` without a local copy: names the path, what
 // reads it (`what`, e.g. "t5's default vocabulary"), where the copy was
 // looked for, and the gsutil/aws command that makes it.
+// `directory`: the copy command copies a directory (gsutil -m cp -r).
 std::string MissingRemoteCopyMessage(const std::string& path, const std::string& data_dir,
-                                     const std::string& what);
+                                     const std::string& what, bool directory = false);
 
 }  // namespace t5xx
