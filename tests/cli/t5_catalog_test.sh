@@ -5,7 +5,8 @@
 # paths point (<data_dir>/t5-data/vocabs/...):
 #  1. `t5xx data show --module_import=t5.data.mixtures` prints what seqio +
 #     t5 give (catalog_oracle.json, made by make_t5_catalog_oracle.py);
-#  2. `t5xx cache_tasks` caches catalog tasks from TFDS;
+#  2. `t5xx cache_tasks` caches every catalog task from TFDS, and a cached
+#     task reads the examples its TFDS source gives;
 #  3. `t5xx config` accepts t5x's example gins that name catalog tasks
 #     (t5x/examples/{t5/t5_1_1,decoder_only,scalable_t5/t5_1_1}/examples/),
 #     binding only MODEL_DIR (and the finetune checkpoint), 2 processes
@@ -23,15 +24,7 @@ set -u
 T5XX="$1"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-has_t5x() { [ -f "$1/t5x/configs/runs/finetune.gin" ] && [ -f "$1/t5x/examples/t5/t5_1_1/tiny.gin" ]; }
-t5x=""
-for d in "${T5X_DIR:-}" "$root/../shared/t5x" "$HOME/.cache/t5xx/t5x"; do
-  if [ -n "$d" ] && has_t5x "$d"; then t5x="$(cd "$d" && pwd)"; break; fi
-done
-if [ -z "$t5x" ]; then
-  echo "SKIP: no t5x checkout (T5X_DIR, ../shared/t5x or ~/.cache/t5xx/t5x)"
-  exit 77
-fi
+. "$here/t5x_checkout.sh"  # sets $t5x, or SKIP (77)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 . "$here/cli_lib.sh"
@@ -61,11 +54,20 @@ EOF' _ "$T5XX" "$task" "$work/show.$task" "$root/tests/testdata/t5_catalog/catal
     "${flags[@]}"
 done
 
-# 2. Caches of the tasks t5x's example gins read with USE_CACHED_TASKS.
-show="$work/cache.log" check "cache_tasks from TFDS" bash -c '"$@" >'"$work/cache.log"' 2>&1' _ \
-  "$T5XX" cache_tasks --module_import=t5.data.mixtures --min_shards=1 \
-  --tasks=c4_v220_span_corruption,wmt14_enfr_v003,wmt19_ende_v003,wmt_t2t_ende_v003 \
+# 2. Caches of every catalog task (t5x's gins read them with
+# USE_CACHED_TASKS); a cached task reads the same examples (in the cache's
+# order, as seqio's), TFDS's idx, labels and answers included.
+show="$work/cache.log" check "cache_tasks of the 60 catalog tasks from TFDS" \
+  bash -c '"$@" >'"$work/cache.log"' 2>&1 && test "$(ls '"$work/cache"' | wc -l)" = 60' _ \
+  "$T5XX" cache_tasks --module_import=t5.data.mixtures --min_shards=1 --tasks='.*' \
   --output_cache_dir="$work/cache" "${flags[@]}"
+for task in squad_v010_allanswers super_glue_record_v102 super_glue_multirc_v102 glue_stsb_v002; do
+  show="$work/cached.err" check "cached $task reads the examples read from TFDS" bash -c '
+    a="$("${@:2}" 2>"$1" | sort)" && b="$("${@:2}" --use_cached=true --cache_dir="$0" 2>>"$1" | sort)" &&
+    test -n "$a" && test "$a" = "$b"' "$work/cache" "$work/cached.err" \
+    "$T5XX" data show --module_import=t5.data.mixtures --task="$task" --split=validation --n=500 \
+    "${flags[@]}"
+done
 flags+=(--seqio_additional_cache_dirs="$work/cache")
 
 # 3. t5x's example gins, unmodified. A finetune gin restores its gs://

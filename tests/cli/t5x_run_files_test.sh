@@ -16,17 +16,7 @@ T5XX="$1"
 TOOL="$2"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-has_t5x() { [ -f "$1/t5x/configs/runs/pretrain.gin" ] && [ -f "$1/t5x/examples/t5/t5_1_1/small.gin" ]; }
-t5x=""
-for d in "${T5X_DIR:-}" "$root/../shared/t5x" "$HOME/.cache/t5xx/t5x"; do
-  if [ -n "$d" ] && has_t5x "$d"; then t5x="$(cd "$d" && pwd)"; break; fi
-done
-if [ -z "$t5x" ]; then
-  echo "SKIP: no t5x checkout (T5X_DIR unset or not a checkout; none at ../shared/t5x or"
-  echo "      ~/.cache/t5xx/t5x): set T5X_DIR=<checkout of github.com/google-research/t5x>,"
-  echo "      or let scripts/setup.sh --test fetch one (scripts/fetch_t5x.sh)"
-  exit 77
-fi
+. "$here/t5x_checkout.sh"  # sets $t5x, or SKIP (77)
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 . "$here/cli_lib.sh"

@@ -65,7 +65,7 @@ void AddGenerationTasks(CatalogBuilder& b) {
               {kPlaceholder},
               {"t5.data.preprocessors.trivia_qa_truncate_inputs"},
               {"seqio.preprocessors.append_eos_after_trim"}},
-             features});
+             features, nullptr, {}});
 }
 
 }  // namespace t5xx::catalog::internal

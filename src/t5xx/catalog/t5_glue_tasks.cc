@@ -89,7 +89,7 @@ void AddGlueTasks(CatalogBuilder& b) {
   b.AddTaskWithSentinels("dpr_v001_simple", 1);
   b.AddTask({"super_glue_wsc_v102_simple_train", "super_glue/wsc.fixed:1.0.2", {"train"},
              Tokenized({{"t5.data.preprocessors.wsc_simple", {{"correct_referent_only", true}}}}),
-             features});
+             features, nullptr, {}});
   b.AddTaskWithSentinels("super_glue_wsc_v102_simple_train", 1);
   b.AddTask({"super_glue_wsc_v102_simple_eval", "super_glue/wsc.fixed:1.0.2",
              {"validation", "test"},

@@ -29,23 +29,23 @@ void AddPretrainingTasks(CatalogBuilder& b) {
   const Step eos_after_trim{"seqio.preprocessors.append_eos_after_trim"};
   b.AddTask({"c4_v220_span_corruption", "c4/en:2.2.0", {},
              Then(TextToTargets(), {{"t5.data.preprocessors.span_corruption"}, eos_after_trim}),
-             features});
+             features, nullptr, {}});
   b.AddTask({"c4_v220_iid_denoising", "c4/en:2.2.0", {},
              Then(TextToTargets(), {{"t5.data.preprocessors.iid_denoising"}, eos_after_trim}),
-             features});
+             features, nullptr, {}});
   b.AddTask({"c4_v220_prefix_lm", "c4/en:2.2.0", {},
              Then(TextToTargets(), {{"t5.data.preprocessors.prefix_lm"}, eos_after_trim}),
-             features});
+             features, nullptr, {}});
   for (const std::string suffix : {"", ".noclean", ".realnewslike", ".webtextlike"}) {
     std::string name = "c4" + suffix + "_v020_unsupervised";
     if (!suffix.empty()) name[2] = '_';  // ".noclean" -> "_noclean"
     b.AddTask({name, "c4/en" + suffix + ":2.2.0", {},
                Then(TextToTargets(), {{"t5.data.preprocessors.unsupervised"}, eos_after_trim}),
-               features});
+               features, nullptr, {}});
   }
   b.AddTask({"wikipedia_20190301.en_v003_unsupervised", "wikipedia/20190301.en:1.0.0", {},
              Then(TextToTargets(), {{"t5.data.preprocessors.unsupervised"}, eos_after_trim}),
-             features});
+             features, nullptr, {}});
 
   // The prefix-LM objective tasks and the full-LM task use the vocabulary
   // with the extra ids inside the model (extra_ids 0 on top).
@@ -63,7 +63,7 @@ void AddPretrainingTasks(CatalogBuilder& b) {
   b.AddTask({"c4_prefix_lm_objective_encoder_decoder_architecture", "c4/en:2.2.0", {},
              Then(TextToTargets(), {{"t5.data.preprocessors.targets_for_prefix_lm_objective"},
                                     {"t5.data.preprocessors.pack_prefix_lm_encoder_decoder"}}),
-             enc_dec});
+             enc_dec, nullptr, {}});
   seqio::OutputFeatures dec;
   for (const char* k : {"decoder_target_tokens", "decoder_input_tokens", "decoder_loss_weights",
                         "decoder_causal_attention"}) {
@@ -73,10 +73,10 @@ void AddPretrainingTasks(CatalogBuilder& b) {
   b.AddTask({"c4_prefix_lm_objective_decoder_architecture", "c4/en:2.2.0", {},
              Then(TextToTargets(), {{"t5.data.preprocessors.targets_for_prefix_lm_objective"},
                                     {"t5.data.preprocessors.pack_prefix_lm_decoder_only"}}),
-             dec});
+             dec, nullptr, {}});
   b.AddTask({"c4_v220_full_lm", "c4/en:2.2.0", {},
              Then(TextToTargets(), {{"t5.data.preprocessors.full_lm"}}),
-             {{"targets", plain(/*add_eos=*/true, /*required=*/true)}}});
+             {{"targets", plain(/*add_eos=*/true, /*required=*/true)}}, nullptr, {}});
 }
 
 }  // namespace t5xx::catalog::internal

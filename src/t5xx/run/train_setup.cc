@@ -22,6 +22,14 @@ std::optional<std::string> RegisterTasks(gin::Config* config, const RunOptions& 
       modules.push_back(v->AsString());
     }
   }
+  // Its names, for errors about them whether or not it is imported.
+  static const bool named = [] {
+    std::vector<std::string> names = catalog::T5CatalogTaskNames();
+    for (const std::string& m : catalog::T5CatalogMixtureNames()) names.push_back(m);
+    seqio::SetModuleProviderNames("t5.data.mixtures", std::move(names));
+    return true;
+  }();
+  (void)named;
   for (const std::string& m : modules) {
     if (!catalog::IsT5CatalogModule(m)) continue;
     catalog::RegisterT5Catalog(seqio::TaskRegistry::Global(), seqio::MixtureRegistry::Global(),

@@ -210,10 +210,20 @@ TEST(TaskCacheTest, RefusesWhatT5xxCannotHold) {
   EXPECT_ERROR_CONTAINS(MakeCachedDataSource(tmp.path, "train"),
                         info_path + ": feature 'ragged' has shape [null,null] (rank 2)");
   EXPECT_ERROR_CONTAINS(MakeCachedDataSource(tmp.path, "train"), "`_rl:<dim>:ragged`");
-  WriteSeqioStyle(tmp.path, {{"score", {{"dtype", "float32"}, {"shape", {nullptr}}}}}, {});
-  EXPECT_ERROR_CONTAINS(MakeCachedDataSource(tmp.path, "train"), "has dtype 'float32'");
-  WriteSeqioStyle(tmp.path, {{"id", {{"dtype", "int64"}, {"shape", nlohmann::json::array()}}}}, {});
-  EXPECT_ERROR_CONTAINS(MakeCachedDataSource(tmp.path, "train"), "is a scalar int64");
+  WriteSeqioStyle(tmp.path, {{"z", {{"dtype", "complex64"}, {"shape", {nullptr}}}}}, {});
+  EXPECT_ERROR_CONTAINS(MakeCachedDataSource(tmp.path, "train"), "has dtype 'complex64'");
+  // A declared scalar holding two values.
+  WriteSeqioStyle(tmp.path, {{"id", {{"dtype", "int64"}, {"shape", nlohmann::json::array()}}}},
+                  {{{"id", Tokens{1, 2}}}});
+  EXPECT_ERROR_CONTAINS(ReadAll(tmp.path, "train"), "feature 'id' holds 2 values but");
+  // Rank 2 is not written.
+  Array grid;
+  grid.dtype = Array::DType::kInt32;
+  grid.shape = {2, 1};
+  grid.ints = {1, 2};
+  EXPECT_ERROR_CONTAINS(CacheFeaturesOf({{"grid", grid}}),
+                        "feature 'grid' is an array (int32 [2, 1]): t5xx's task caches hold "
+                        "scalars and rank-1 features so far");
   // A record carrying a ragged feature's row lengths.
   WriteSeqioStyle(tmp.path, {{"ids", kRank1}}, {});
   WriteTFRecordFile(CachedShardPath(tmp.path, "train", 0, 1),
@@ -226,6 +236,37 @@ TEST(TaskCacheTest, RefusesWhatT5xxCannotHold) {
   // A string feature missing from a record.
   WriteSeqioStyle(tmp.path, {{"text", kString}}, {{{"other", Tokens{1}}}});
   EXPECT_ERROR_CONTAINS(ReadAll(tmp.path, "train"), "string feature 'text'");
+}
+
+// What TFDS sources give t5's catalog tasks before their placeholder:
+// scalars ("idx", "label", a float score), rank-1 arrays ("answers" of
+// strings, bools) beside text and token ids; info.json declares each with
+// its dtype and [] / [null], as seqio's GetInfo, and they read back equal.
+TEST(TaskCacheTest, ArraysRoundTrip) {
+  TempDir tmp;
+  Array flags;
+  flags.dtype = Array::DType::kBool;
+  flags.shape = {3};
+  flags.ints = {1, 0, 1};
+  Array no_answers = Array::Strings({});
+  const Example a{{"idx", Array::Int32(7)},
+                  {"label", Array::Int64(-1)},
+                  {"score", Array::Float32(3.25f)},
+                  {"answers", Array::Strings({"Denver Broncos", "Broncos"})},
+                  {"flags", flags},
+                  {"text", std::string("q")},
+                  {"targets", Tokens{5, 1}}};
+  Example b = a;
+  b["idx"] = Array::Int32(8);
+  b["answers"] = no_answers;
+  WriteCache(tmp.path, "train", {{a, b}});
+  std::ifstream info(CachedInfoPath(tmp.path, "train"));
+  const nlohmann::json features = nlohmann::json::parse(info)["features"];
+  EXPECT_EQ(features["idx"], (nlohmann::json{{"dtype", "int32"}, {"shape", nlohmann::json::array()}}));
+  EXPECT_EQ(features["answers"], (nlohmann::json{{"dtype", "string"}, {"shape", {nullptr}}}));
+  EXPECT_EQ(features["score"], (nlohmann::json{{"dtype", "float32"}, {"shape", nlohmann::json::array()}}));
+  EXPECT_EQ(features["flags"], (nlohmann::json{{"dtype", "bool"}, {"shape", {nullptr}}}));
+  EXPECT_EQ(ReadAll(tmp.path, "train"), (std::vector<Example>{a, b}));
 }
 
 TEST(TaskCacheTest, RefusesAFormatFromTheFuture) {

@@ -209,6 +209,17 @@ TEST_F(TfdsBadInputTest, SlicesOutOfRangeOrMalformed) {
   EXPECT_NE(e.find("is not a TFDS split"), std::string::npos) << e;
   e = Error("glue/cola:1.0.0", "x", {{"x", "train[1.5:3]"}});
   EXPECT_NE(e.find("absolute bounds are integers"), std::string::npos) << e;
+  // As TFDS: a slice that selects nothing, percents beyond 100 and spaces
+  // inside a part are errors (spaces around '+' are not).
+  for (const char* spec : {"train[:0]", "train[33%:34%]", "train[5:5]"}) {
+    e = Error("glue/cola:1.0.0", "x", {{"x", spec}});
+    EXPECT_NE(e.find("selects no example of 'train' (30 examples)"), std::string::npos) << e;
+  }
+  e = Error("glue/cola:1.0.0", "x", {{"x", "train[:101%]"}});
+  EXPECT_NE(e.find("percent slice boundaries must be in [-100, 100]"), std::string::npos) << e;
+  e = Error("glue/cola:1.0.0", "x", {{"x", "train[ :3]"}});
+  EXPECT_NE(e.find("is not a TFDS split"), std::string::npos) << e;
+  EXPECT_EQ(Error("glue/cola:1.0.0", "x", {{"x", "train[:3] + validation"}}), "(no error)");
   // TFDS shards by file: more input pipelines than files is refused (seqio's
   // Task shards the examples instead).
   e = Error("glue/cola:1.0.0", "train", {}, ShardInfo{0, 3});
@@ -244,6 +255,29 @@ TEST_F(TfdsBadInputTest, UnreadFeaturesAndCorruptShards) {
   e = Error("glue/cola:1.0.0", "train");
   EXPECT_NE(e.find(shard), std::string::npos) << e;
   EXPECT_NE(e.find("CRC"), std::string::npos) << e;
+  fs::copy_file(kFixtures + "/data/glue/cola/1.0.0/glue-train.tfrecord-00001-of-00002", shard,
+                fs::copy_options::overwrite_existing);
+  // A shard shorter or longer than dataset_info.json's shardLengths (15
+  // each): named (TFDS itself reads what is there).
+  const std::string first = version + "/glue-train.tfrecord-00000-of-00002";
+  std::ofstream(first, std::ios::binary | std::ios::trunc).close();
+  e = Error("glue/cola:1.0.0", "train");
+  EXPECT_NE(e.find(first + " ends before record 1 of the 15 its dataset_info.json says "
+                           "(shardLengths)"),
+            std::string::npos) << e;
+  e = Error("glue/cola:1.0.0", "x", {{"x", "train[3:7]"}});
+  EXPECT_NE(e.find(first + " ends before record 4 of the 15"), std::string::npos) << e;
+  {
+    std::ifstream in(shard, std::ios::binary);
+    std::string twice(std::istreambuf_iterator<char>(in), {});
+    twice += twice;
+    std::ofstream(first, std::ios::binary | std::ios::trunc) << twice;
+  }
+  e = Error("glue/cola:1.0.0", "train");
+  EXPECT_NE(e.find(first + " holds more records than the 15 its dataset_info.json says"),
+            std::string::npos) << e;
+  fs::copy_file(kFixtures + "/data/glue/cola/1.0.0/glue-train.tfrecord-00000-of-00002", first,
+                fs::copy_options::overwrite_existing);
   // array_record shards are named, not misread.
   {
     std::ifstream in(version + "/dataset_info.json");

@@ -26,10 +26,18 @@ std::string EncodeCacheExample(const Example& example) {
 nlohmann::json CacheFeaturesOf(const Example& example) {
   nlohmann::json features = nlohmann::json::object();
   for (const auto& [key, value] : example) {
-    T5XX_CHECK(!std::holds_alternative<Array>(value),
-               "feature '" + key + "' is " + DescribeValue(value) +
-                   ": t5xx's task caches hold text and token ids only so far; drop or convert "
-                   "it before the CacheDatasetPlaceholder");
+    if (const auto* a = std::get_if<Array>(&value)) {
+      // A scalar or rank-1 array (TFDS's idx, label, answers), as GetInfo
+      // describes its tensor; seqio stores higher ranks ragged (_rl: keys).
+      T5XX_CHECK(a->shape.size() <= 1 && a->row_lengths.empty(),
+                 "feature '" + key + "' is " + DescribeValue(value) +
+                     ": t5xx's task caches hold scalars and rank-1 features so far; flatten "
+                     "or drop it before the CacheDatasetPlaceholder");
+      features[key] = {{"dtype", DTypeName(a->dtype)},
+                       {"shape", a->shape.empty() ? nlohmann::json::array()
+                                                  : nlohmann::json::array({nullptr})}};
+      continue;
+    }
     if (std::holds_alternative<Tokens>(value)) {
       features[key] = {{"dtype", "int32"}, {"shape", nlohmann::json::array({nullptr})}};
     } else {

@@ -7,9 +7,9 @@
 // _CountTokens, WriteJson: sorted keys, indent 2, one trailing newline).
 // The reader of these files is task_cache.h. Framework-free: no libtorch.
 //
-// t5xx Examples hold only strings and rank-1 int32 sequences, so the ragged
-// (rank >= 2) features seqio stores with `_rl:<dim>:<key>` row-length keys,
-// and the sparse ones with `_sp:...` keys, never occur in what t5xx writes;
+// t5xx caches hold features of rank 0 and 1 only, so the ragged (rank >= 2)
+// features seqio stores with `_rl:<dim>:<key>` row-length keys, and the
+// sparse ones with `_sp:...` keys, never occur in what t5xx writes;
 // an Example feature named like those keys is refused here, and the reader
 // refuses a cache that declares such features.
 #pragma once
@@ -44,7 +44,9 @@ std::string EncodeCacheExample(const Example& example);
 
 // The "features" object of info.<split>.json for an example, as GetInfo
 // describes one: Tokens -> {"dtype": "int32", "shape": [null]}, a string ->
-// {"dtype": "string", "shape": []}.
+// {"dtype": "string", "shape": []}, an Array of rank 0 or 1 -> its dtype
+// and [] or [null] (int64 scalar "idx", string [n] "answers"). Throws
+// t5xx::Error naming the feature for an array of rank >= 2 or ragged.
 nlohmann::json CacheFeaturesOf(const Example& example);
 
 // info.<split>.json: {"features": features, "num_shards": num_shards,

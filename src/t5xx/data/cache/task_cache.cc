@@ -1,6 +1,7 @@
 // Task caches on disk and their reader (see task_cache.h).
 #include "t5xx/data/cache/task_cache.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -111,38 +112,71 @@ std::vector<std::string> RecordKeys(const std::string& record, const std::string
   return keys;
 }
 
+// One declared feature of a cache record from its raw tf.Example list, as
+// _CachedDataSource's parse and cast give it (CachedFeature says how).
+FeatureValue CachedValue(const CachedFeature& f, const RawFeature* raw, const std::string& key,
+                         const std::string& where, const std::string& info_path) {
+  const std::string damaged = "; the cache is damaged, rebuild it";
+  Array a;
+  a.dtype = f.dtype == "int64"     ? Array::DType::kInt64
+            : f.dtype == "bool"    ? Array::DType::kBool
+            : f.dtype == "float32" ? Array::DType::kFloat32
+            : f.dtype == "string"  ? Array::DType::kString
+                                   : Array::DType::kInt32;
+  if (!raw) {
+    // FixedLenSequenceFeature(allow_missing=True): an empty sequence.
+    T5XX_CHECK(f.rank1, where + ": " + f.dtype + " feature '" + key + "' (declared in " +
+                            info_path + ") is missing" + damaged);
+    if (f.tokens) return Tokens{};
+    a.shape = {0};
+    return a;
+  }
+  const RawFeature::Kind want = f.dtype == "string"    ? RawFeature::kBytes
+                                : f.dtype == "float32" ? RawFeature::kFloat
+                                                       : RawFeature::kInt64;
+  static const char* kNames[] = {"a bytes_list", "a float_list", "an int64_list"};
+  T5XX_CHECK(raw->kind == want, where + ": feature '" + key + "' is " + kNames[raw->kind] +
+                                    " but " + info_path + " declares it " + f.dtype + damaged);
+  const size_t n = want == RawFeature::kBytes   ? raw->bytes.size()
+                   : want == RawFeature::kFloat ? raw->floats.size()
+                                                : raw->ints.size();
+  T5XX_CHECK(f.rank1 || n == 1, where + ": feature '" + key + "' holds " + std::to_string(n) +
+                                    " values but " + info_path + " declares a scalar" + damaged);
+  if (f.tokens || a.dtype == Array::DType::kInt32 || a.dtype == Array::DType::kBool) {
+    for (int64_t v : raw->ints) {
+      const bool fits = a.dtype == Array::DType::kBool ? (v == 0 || v == 1)
+                                                       : (v >= INT32_MIN && v <= INT32_MAX);
+      T5XX_CHECK(fits, where + ": feature '" + key + "' holds " + std::to_string(v) + ", not a " +
+                           (f.tokens ? std::string("token id (int32)") : f.dtype) + damaged);
+    }
+  }
+  if (f.tokens) return Tokens(raw->ints.begin(), raw->ints.end());
+  if (a.dtype == Array::DType::kString && !f.rank1) return raw->bytes[0];
+  if (f.rank1) a.shape = {static_cast<int64_t>(n)};
+  a.ints = raw->ints;
+  a.floats = raw->floats;
+  a.strings = raw->bytes;
+  return a;
+}
+
 // One cache record -> Example, as _CachedDataSource's parse, cast and
 // rename steps.
 Example ParseCachedRecord(const CachedSplitInfo& info, const std::string& info_path,
                           const std::string& where, const std::string& record) {
-  std::vector<std::string> requested;
   for (const std::string& key : RecordKeys(record, where)) {
     const bool ragged = key.rfind(kRaggedLengthKeyPrefix, 0) == 0;
     T5XX_CHECK(!ragged && key.rfind(kSparseIndicesKeyPrefix, 0) != 0,
                where + ": key '" + key + "' holds the " +
                    (ragged ? "row lengths of a ragged" : "indices of a sparse") +
-                   " feature; t5xx Examples hold rank-1 features only, so this cache "
-                   "cannot be read (cache the task with rank-1 features)");
-    if (info.features.count(key)) requested.push_back(key);
+                   " feature; t5xx reads cached features of rank 0 and 1 only, so this cache "
+                   "cannot be read (cache the task with those)");
   }
-  Example parsed;
-  if (!requested.empty()) parsed = ParseTFExample(record, requested, where);
+  const std::map<std::string, RawFeature> raw = ParseRawTFExample(record, where);
   Example out;
   for (const auto& [key, feature] : info.features) {
-    auto it = parsed.find(key);
-    FeatureValue value;
-    if (it == parsed.end()) {
-      T5XX_CHECK(feature.tokens, where + ": string feature '" + key + "' (declared in " +
-                                     info_path + ") is missing; the cache is damaged, rebuild it");
-      value = Tokens{};  // FixedLenSequenceFeature(allow_missing=True)
-    } else {
-      const bool is_tokens = std::holds_alternative<Tokens>(it->second);
-      T5XX_CHECK(is_tokens == feature.tokens,
-                 where + ": feature '" + key + "' is " +
-                     (is_tokens ? "an int64_list" : "a bytes_list") + " but " + info_path +
-                     " declares it " + feature.dtype + "; the cache is damaged, rebuild it");
-      value = std::move(it->second);
-    }
+    auto it = raw.find(key);
+    FeatureValue value =
+        CachedValue(feature, it == raw.end() ? nullptr : &it->second, key, where, info_path);
     static const std::string kOld = "_plaintext";
     std::string name = key;
     if (name.size() >= kOld.size() &&
@@ -306,23 +340,20 @@ CachedSplitInfo ReadCachedInfo(const std::string& cache_dir, const std::string& 
     T5XX_CHECK(shape.size() <= 1,
                where + " has shape " + DumpJson(shape) + " (rank " + std::to_string(shape.size()) +
                    "): seqio stores such features ragged, with `_rl:<dim>:" + key +
-                   "` row-length keys, and t5xx Examples hold rank-1 features only; cache "
-                   "the task with the feature flattened to rank 1");
+                   "` row-length keys, and t5xx reads cached features of rank 0 and 1 only; "
+                   "cache the task with the feature flattened to rank 1");
     T5XX_CHECK(shape.empty() || shape[0].is_null() || shape[0].is_number_integer(),
                where + " has shape " + DumpJson(shape) + "; expected [null] or []");
     if (legacy && f.dtype == "int64") f.dtype = "int32";
-    f.tokens = shape.size() == 1;
-    const bool integer = f.dtype == "int32" || f.dtype == "int64" || f.dtype == "bool";
-    T5XX_CHECK(integer || f.dtype == "string",
+    f.rank1 = shape.size() == 1;
+    // int64 sequences too, as t5xx always read them (values must fit int32):
+    // token ids cached by older pipelines.
+    f.tokens = f.rank1 && (f.dtype == "int32" || f.dtype == "int64");
+    T5XX_CHECK(f.dtype == "int32" || f.dtype == "int64" || f.dtype == "bool" ||
+                   f.dtype == "float32" || f.dtype == "string",
                where + " has dtype '" + f.dtype +
-                   "': t5xx Examples hold strings and int32 token sequences only (float "
-                   "features are not supported yet); cache the task without it");
-    T5XX_CHECK(!(integer && !f.tokens),
-               where + " is a scalar " + f.dtype +
-                   ": t5xx Examples hold int values only as rank-1 sequences; cache it as a "
-                   "sequence of one value or drop it before the CacheDatasetPlaceholder");
-    T5XX_CHECK(!(f.dtype == "string" && f.tokens),
-               where + " is a sequence of strings: t5xx Examples hold single strings only");
+                   "': t5xx reads cached int32, int64, bool, float32 and string features; "
+                   "cache the task without it");
     info.features[key] = f;
   }
   return info;

@@ -69,11 +69,14 @@ std::string CachedShardPath(const std::string& dir, const std::string& split, in
 
 // One feature of info.<split>.json, checked to be one t5xx can hold.
 struct CachedFeature {
-  // "int32", "int64" or "bool" (rank 1: read as Tokens, values must fit
-  // int32), or "string" (rank 0: read as std::string). "int64" features of a
+  // "int32", "int64", "bool", "float32" or "string". "int64" features of a
   // cache older than seqio 0.0.0 are reported as "int32" (seqio's rule).
+  // Read as: int32 or int64 [null] -> Tokens (values must fit int32);
+  // string [] -> std::string; every other dtype and rank (0 or 1) -> an
+  // Array of it.
   std::string dtype;
-  bool tokens = false;  // rank 1 ([null]): Tokens; false: a scalar string
+  bool tokens = false;  // int32/int64 of rank 1 ([null]): Tokens
+  bool rank1 = false;   // shape [null] (else a scalar: shape [])
 };
 
 // info.<split>.json of a cache directory, parsed and checked.

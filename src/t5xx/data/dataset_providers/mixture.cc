@@ -27,7 +27,7 @@ std::string NotInEitherRegistry(const std::string& name, const TaskRegistry& tas
   for (const auto& n : mixtures.Names()) names.push_back(n);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  return DidYouMean(name, names) + "; registered mixtures: " +
+  return ModuleImportHint(name) + DidYouMean(name, names) + "; registered mixtures: " +
          BracketedList(mixtures.Names(), kMaxListedNames) +
          "; registered tasks: " + BracketedList(tasks.Names(), kMaxListedNames);
 }

@@ -33,6 +33,17 @@ std::string DidYouMean(const std::string& name,
                                        const std::string& name,
                                        const std::vector<std::string>& names);
 
+// The names a module registers when imported (t5's catalog: t5.data.mixtures,
+// registered by the run layer whether or not it is imported), for errors
+// about a task or mixture of that module: ModuleOfProvider gives the module
+// of `name`, or "" when no module names it. Thread-safe.
+void SetModuleProviderNames(const std::string& module, std::vector<std::string> names);
+std::string ModuleOfProvider(const std::string& name);
+// "; 'x' is registered by importing t5.data.mixtures: ..." (how to import
+// it in gin and with seqio's --module_import) when a module names `name`,
+// else "".
+std::string ModuleImportHint(const std::string& name);
+
 // Name -> std::shared_ptr<const T>. Thread-safe. Global() is the process-wide
 // registry (seqio's class-level registry); separate instances are handy in
 // tests. T names itself with T::kKind ("task") and T::kRegistryName
@@ -54,10 +65,13 @@ class ProviderRegistry {
     T5XX_CHECK(provider != nullptr,
                std::string(T::kRegistryName) + "::Add: " + kind + " is null");
     std::lock_guard<std::mutex> lock(mu_);
-    T5XX_CHECK(!providers_.count(provider->name()),
-               std::string(T::kRegistryName) + ": a " + kind + " named '" +
-                   provider->name() +
-                   "' is already registered; remove it first or pick another name");
+    if (providers_.count(provider->name())) {
+      const std::string module = ModuleOfProvider(provider->name());
+      throw Error(std::string(T::kRegistryName) + ": a " + kind + " named '" + provider->name() +
+                  "' is already registered" +
+                  (module.empty() ? "" : " (by importing " + module + ", t5's task catalog)") +
+                  "; remove it first or pick another name");
+    }
     providers_[provider->name()] = std::move(provider);
   }
   // Throws t5xx::Error for an unknown name: "did you mean" the closest names

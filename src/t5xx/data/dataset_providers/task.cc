@@ -18,6 +18,15 @@
 namespace t5xx::seqio {
 namespace {
 
+// The flags `t5xx cache_tasks` needs for a task of an importable module
+// (t5's catalog reads TFDS data and t5's vocabulary copies).
+std::string CacheTasksModuleFlags(const std::string& task) {
+  const std::string module = ModuleOfProvider(task);
+  if (module.empty()) return "";
+  return " --module_import=" + module + " --tfds_data_dir=<dir> --data_dir=<dir>";
+}
+
+
 // Names the step an error comes from (see DataStepError in dataset.h).
 class StepContext : public Dataset {
  public:
@@ -206,7 +215,7 @@ std::string Task::CacheDirOrThrow(const std::string& problem) const {
       "task '" + name_ + "' " + problem + ": " +
       (dirs.empty() ? std::string("no cache directories were given")
                     : "no COMPLETED cache in " + searched) +
-      "; build it with `t5xx cache_tasks --tasks=" + name_ +
+      "; build it with `t5xx cache_tasks --tasks=" + name_ + CacheTasksModuleFlags(name_) +
       " --output_cache_dir=<dir>` (with this run's --gin_file flags when the task is "
       "defined in gin) and pass that directory with "
       "--seqio_additional_cache_dirs=<dir> (or --cache_dir=<dir>)");
@@ -226,7 +235,8 @@ void Task::CheckRequiredCache(bool use_cached) const {
              "task '" + name_ +
                  "' requires caching (its seqio.CacheDatasetPlaceholder has required=True) "
                  "but was read with use_cached=False; build its cache with `t5xx "
-                 "cache_tasks --tasks=" + name_ + " --output_cache_dir=<dir>`, then set "
+                 "cache_tasks --tasks=" + name_ + CacheTasksModuleFlags(name_) +
+                 " --output_cache_dir=<dir>`, then set "
                  "use_cached=True (gin: USE_CACHED_TASKS = True) and pass the directory "
                  "with --seqio_additional_cache_dirs=<dir>");
 }

@@ -219,16 +219,22 @@ std::vector<TfdsReadInstruction> ResolveTfdsSplit(const std::string& spec,
   std::vector<TfdsReadInstruction> out;
   std::vector<std::string> parts;
   {
+    // TFDS splits the spec at '+' and strips each part; a space inside a
+    // part is no split.
+    auto strip = [](std::string x) {
+      const size_t b = x.find_first_not_of(" \t"), e = x.find_last_not_of(" \t");
+      return b == std::string::npos ? std::string() : x.substr(b, e - b + 1);
+    };
     std::string cur;
     for (char c : spec) {
       if (c == '+') {
-        parts.push_back(cur);
+        parts.push_back(strip(cur));
         cur.clear();
-      } else if (c != ' ') {
+      } else {
         cur += c;
       }
     }
-    parts.push_back(cur);
+    parts.push_back(strip(cur));
   }
   for (const std::string& part : parts) {
     std::smatch m;
@@ -251,8 +257,12 @@ std::vector<TfdsReadInstruction> ResolveTfdsSplit(const std::string& spec,
         if (!x[1].matched) return missing;
         const std::string text = x[1].str();
         if (unit == "%") {
+          const double percent = std::stod(text);
+          T5XX_CHECK(std::abs(percent) <= 100,
+                     "split '" + spec + "': percent slice boundaries must be in [-100, 100] "
+                     "(TFDS's rule), got " + text + "%");
           // TFDS's "closest" rounding: Python's round, half to even.
-          return static_cast<int64_t>(std::nearbyint(std::stod(text) * static_cast<double>(n) / 100.0));
+          return static_cast<int64_t>(std::nearbyint(percent * static_cast<double>(n) / 100.0));
         }
         T5XX_CHECK(text.find('.') == std::string::npos, bad + ": absolute bounds are integers");
         return std::stoll(text);
@@ -267,6 +277,11 @@ std::vector<TfdsReadInstruction> ResolveTfdsSplit(const std::string& spec,
       r.from = from;
       r.to = std::max(from, to);
     }
+    // TFDS: "Instruction ... corresponds to no data!" -- a slice that reads
+    // nothing is a mistake, not an empty epoch.
+    T5XX_CHECK(r.to > r.from, "split '" + spec + "': '" + part + "' selects no example of '" +
+                                  split.name + "' (" + std::to_string(n) +
+                                  " examples); TFDS refuses it too (\"corresponds to no data\")");
     out.push_back(r);
   }
   return out;

@@ -1,6 +1,8 @@
 // seqio.TfdsDataSource -- the implementation of tfds_data_source.h.
 #include "t5xx/data/tfds/tfds_data_source.h"
 
+#include <map>
+#include <memory>
 #include <utility>
 
 #include "t5xx/data/sources/record_file_dataset.h"
@@ -16,6 +18,58 @@ namespace {
 // TFDS reader.py: interleave over the file instructions.
 constexpr int kCycleLength = 16;
 constexpr int kBlockLength = 16;
+
+// Reads `take` examples of one shard file (after its skip) and checks the
+// file against dataset_info.json's shardLengths: fewer records, or more when
+// the read ends at the shard's end, mean the file is not the one TFDS
+// wrote (truncated, replaced, another version's). TFDS itself reads such a
+// file silently. Not checked when bad records are skipped (they are counted
+// instead).
+class DeclaredShardDataset : public Dataset {
+ public:
+  DeclaredShardDataset(DatasetPtr input, TfdsFileRead read, int64_t declared, bool check)
+      : input_(std::move(input)), read_(std::move(read)), declared_(declared), check_(check) {}
+
+  std::optional<Example> Next() override {
+    if (count_ >= read_.take) return std::nullopt;
+    std::optional<Example> ex = input_->Next();
+    if (!ex) {
+      T5XX_CHECK(!check_, read_.file + " ends before record " +
+                              std::to_string(read_.skip + count_ + 1) + " of the " +
+                              std::to_string(declared_) +
+                              " its dataset_info.json says (shardLengths): the file is "
+                              "truncated or not the one TFDS wrote; prepare the dataset again "
+                              "(tfds build)");
+      return std::nullopt;
+    }
+    ++count_;
+    if (check_ && count_ == read_.take && read_.skip + read_.take == declared_) {
+      T5XX_CHECK(!input_->Next(), read_.file + " holds more records than the " +
+                                      std::to_string(declared_) +
+                                      " its dataset_info.json says (shardLengths): the file is "
+                                      "not the one TFDS wrote; prepare the dataset again");
+    }
+    return ex;
+  }
+
+  nlohmann::json SaveState() const override {
+    return {{"position", count_}, {"input", input_->SaveState()}};
+  }
+  void RestoreState(const nlohmann::json& state) override {
+    count_ = StateField(state, "position", "TfdsShard").get<int64_t>();
+    T5XX_CHECK(count_ >= 0 && count_ <= read_.take,
+               "TfdsShard: saved position " + std::to_string(count_) + " is outside [0, " +
+                   std::to_string(read_.take) + "] for " + read_.file);
+    input_->RestoreState(StateField(state, "input", "TfdsShard"));
+  }
+
+ private:
+  DatasetPtr input_;
+  TfdsFileRead read_;
+  int64_t declared_;
+  bool check_;
+  int64_t count_ = 0;
+};
 
 std::mutex& OverrideMutex() {
   static std::mutex mu;
@@ -147,14 +201,20 @@ DatasetPtr TfdsDataSource::GetDataset(const std::string& split, bool shuffle, ui
     return std::optional<Example>(
         DecodeTfdsExample(ParseRawTFExample(record, where), *features, where));
   };
+  // Each file's declared length (dataset_info.json's shardLengths).
+  std::map<std::string, int64_t> declared;
+  for (const TfdsSplitInfo& s : loaded->dataset.splits) {
+    for (size_t i = 0; i < s.files.size(); ++i) declared[s.files[i]] = s.shard_lengths[i];
+  }
   std::vector<std::function<DatasetPtr()>> factories;
   for (const TfdsFileRead& r : reads) {
-    factories.push_back([r, format, policy = bad_records_]() {
+    factories.push_back([r, format, policy = bad_records_, length = declared.at(r.file)]() {
       FileReadPlan one;
       one.files = {r.file};
       DatasetPtr ds = ReadRecordFiles(std::move(one), format, policy);
       if (r.skip > 0) ds = Skip(std::move(ds), r.skip);
-      return Take(std::move(ds), r.take);
+      return DatasetPtr(
+          std::make_unique<DeclaredShardDataset>(std::move(ds), r, length, !policy.skip));
     });
   }
   return Interleave(std::move(factories),
