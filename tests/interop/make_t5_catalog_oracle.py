@@ -160,33 +160,8 @@ def fn_name(fn):
   return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
-def plain(x):
-  if isinstance(x, list):
-    return [plain(y) for y in x]
-  if isinstance(x, bytes):
-    return x.decode("utf-8")
-  if hasattr(x, "item") and not isinstance(x, (list, dict)):
-    return x.item()
-  return x
-
-
-def flatten(ex, prefix=""):
-  """A tf.data example as {flat key: {"dtype", "shape", "value"}}."""
-  import numpy as np
-  import tensorflow as tf
-  out = {}
-  for k, v in ex.items():
-    key = prefix + k
-    if isinstance(v, dict):
-      out.update(flatten(v, key + "/"))
-    elif isinstance(v, tf.RaggedTensor):
-      inner = list(v.flat_values.shape[1:])
-      out[key] = {"dtype": v.dtype.name, "shape": [int(v.shape[0])] + [-1] * v.ragged_rank + inner,
-                  "value": plain(v.to_list())}
-    else:
-      out[key] = {"dtype": v.dtype.name, "shape": list(v.shape),
-                  "value": plain(np.asarray(v.numpy()).tolist())}
-  return out
+# The flat {"dtype", "shape", "value"} form of tfds_reads.json.
+from make_tfds_fixtures import flatten, plain  # noqa: E402,F401  pylint: disable=g-import-not-at-top
 
 
 def jsonable(x):

@@ -5,7 +5,7 @@
 # still makes of tests/testdata/tfds/data what
 # tests/testdata/t5_catalog/catalog_oracle.json says (the oracle t5xx's
 # catalog is compared with). t5's source comes from $T5_DIR, else
-# /work/shared/t5. Exits 77 (skip) with the reason when the venv cannot
+# ../shared/t5 beside this checkout. Exits 77 (skip) with the reason when the venv cannot
 # import seqio, tensorflow_datasets and t5's metric packages (and the setup did not mark it ready),
 # or when t5's source is absent.
 set -uo pipefail
@@ -23,7 +23,7 @@ if ! "$py" -c 'import seqio, tensorflow_datasets, sentencepiece, rouge_score, sa
   echo "      into $venv; T5XX_T5X_VENV chooses another venv."
   exit 77
 fi
-t5="${T5_DIR:-/work/shared/t5}"
+t5="${T5_DIR:-$(cd "$here/../../.." && pwd)/shared/t5}"
 if [ ! -f "$t5/t5/data/tasks.py" ]; then
   echo "SKIP: t5's source (t5/data/tasks.py) is not under ${t5}."
   echo "      Set T5_DIR to a checkout of https://github.com/google-research/text-to-text-transfer-transformer."

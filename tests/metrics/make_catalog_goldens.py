@@ -5,7 +5,7 @@ GLUE_METRICS / SUPERGLUE_METRICS / get_glue_postprocess_fn,
 t5.evaluation.metrics, t5.data.postprocessors), for
 tests/data/evaluation/catalog_golden_test.cc.
 
-  PYTHONPATH=/work/shared/t5 ~/.cache/t5xx/t5x-venv/bin/python3 \\
+  PYTHONPATH=../shared/t5 ~/.cache/t5xx/t5x-venv/bin/python3 \\
       tests/metrics/make_catalog_goldens.py
 
 (the venv holds TensorFlow, tensorflow-datasets, seqio, scikit-learn,

@@ -3,7 +3,7 @@
 examples, for tests/data/preprocessors/t5_catalog_preprocessors_test.cc.
 
 Run (t5x's interop venv, TensorFlow + seqio 0.0.19 + t5's dependencies):
-  PYTHONPATH=/work/shared/t5 ~/.cache/t5xx/t5x-venv/bin/python3 \
+  PYTHONPATH=../shared/t5 ~/.cache/t5xx/t5x-venv/bin/python3 \
       tests/data/preprocessors/make_t5_preprocessor_goldens.py
 
 Each case names a preprocessor (t5's Python name, as t5xx registers it), its
