@@ -5,6 +5,8 @@
 #include <memory>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "t5xx/data/sources/record_file_dataset.h"
 #include "t5xx/data/sources/tf_example.h"
 #include "t5xx/data/sources/tfrecord_source.h"
