@@ -58,8 +58,6 @@ class CatalogBuilder {
   // The sentinel variant of a task added before.
   void AddTaskWithSentinels(const std::string& name, int num_sentinels = 1);
 
-  const T5CatalogOptions& options() const { return options_; }
-
  private:
   seqio::TaskRegistry& tasks_;
   T5CatalogOptions options_;
