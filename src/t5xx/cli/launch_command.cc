@@ -189,6 +189,10 @@ struct Outcome {
   // several processes they agree on the step and all save it (trainer's
   // StepMetrics::stop_requests), so this is no failure to restart after.
   bool rank_stopped = false;
+  // The status code of the first rank here that ended on a stop signal
+  // (its own or the job's agreed stop), or 0: what this host reports when
+  // another host's stop ended the job, whichever the launcher saw first.
+  int rank_stop_code = 0;
 };
 
 // Whether a rank's status says it ended on a stop signal.
@@ -251,6 +255,9 @@ Outcome SuperviseRanks(std::map<pid_t, int> rank_of, int grace,
       const int r = it->second;
       rank_of.erase(it);
       const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      if (failed && out.rank_stop_code == 0 && StoppedBySignal(status)) {
+        out.rank_stop_code = ExitCode(status);
+      }
       if (failed && !stopping && !forwarded && StoppedBySignal(status)) {
         // Stopped, not failed: the others finish their (agreed) stop within
         // the grace period, else they are killed.
@@ -339,7 +346,12 @@ int RunRounds(LaunchRendezvous& rendezvous, const std::vector<std::string>& comm
                         sig > 0 ? sig : SIGTERM);
       return out.code;
     }
-    if (out.remote_stop_signal) return 128 + out.remote_stop_signal;
+    // Stopped by another host's signal: this host's ranks' own stop status
+    // (143 when they stopped with the job, whether this launcher saw the
+    // other host's end before or after they exited), else that signal's.
+    if (out.remote_stop_signal) {
+      return out.rank_stop_code ? out.rank_stop_code : 128 + out.remote_stop_signal;
+    }
     const int code = out.code != 0 ? out.code : 1;
     if (out.remote_given_up) return code;  // (its reason was printed)
     // This host's failure is the round's (unless another host's came first).
