@@ -112,15 +112,15 @@ models::ParamStore MakeStore() {
   return store;
 }
 
-OptaxTransform AdamW(AdamWConfig c, const std::string& gin = "optax.adamw") {
-  OptaxTransform t;
-  t.kind = OptaxTransform::Kind::kAdamW;
-  t.adamw = std::move(c);
+// optax.adamw with optax's defaults.
+OptaxTransform AdamWConfig() { return OptaxTransform::Defaults(OptaxTransform::Kind::kAdamW); }
+
+OptaxTransform AdamW(OptaxTransform t, const std::string& gin = "optax.adamw") {
   t.gin_name = gin;
   return t;
 }
 
-OptaxConfig Wrapped(AdamWConfig c) {  // @optimizers.adamw()
+OptaxConfig Wrapped(OptaxTransform c) {  // @optimizers.adamw()
   OptaxConfig o;
   o.transforms = {AdamW(std::move(c), "optimizers.adamw")};
   return o;
@@ -156,14 +156,14 @@ void RunAndCompare(const OptaxConfig& config, int steps, const Expected& want,
 }
 
 TEST(AdamWGoldenTest, DefaultOptions) {
-  AdamWConfig c;
-  c.learning_rate = 0.01;
+  OptaxTransform c = AdamWConfig();
+  c.learning_rate.value = 0.01;
   RunAndCompare(Wrapped(c), 3, k_adamw_default, 2e-6, {0.01, 0.01, 0.01});
 }
 
 TEST(AdamWGoldenTest, EveryOption) {
-  AdamWConfig c;
-  c.learning_rate = 0.02;
+  OptaxTransform c = AdamWConfig();
+  c.learning_rate.value = 0.02;
   c.b1 = 0.8;
   c.b2 = 0.95;
   c.eps = 1e-3;
@@ -173,12 +173,12 @@ TEST(AdamWGoldenTest, EveryOption) {
 }
 
 TEST(AdamWGoldenTest, ScheduleNesterovAndBFloat16Mu) {
-  AdamWConfig c;
+  OptaxTransform c = AdamWConfig();
   LearningRateSchedulerConfig lr;
   lr.factors = "constant * linear_warmup";
   lr.base_learning_rate = 0.1;
   lr.warmup_steps = 2;
-  c.learning_rate_schedule = lr;
+  c.learning_rate.schedule = optax::ScheduleConfig::T5x(lr);
   c.nesterov = true;
   c.mu_dtype = at::kBFloat16;
   // lr(count) = 0.1 * min(1, count / 2), floored at 1e-8: 1e-8, 0.05, 0.1.
@@ -193,8 +193,8 @@ TEST(AdamWGoldenTest, ChainClipByGlobalNormThenAdamW) {
   clip.kind = OptaxTransform::Kind::kClipByGlobalNorm;
   clip.max_norm = 0.05;
   clip.gin_name = "optax.clip_by_global_norm";
-  AdamWConfig c;
-  c.learning_rate = 0.01;
+  OptaxTransform c = AdamWConfig();
+  c.learning_rate.value = 0.01;
   o.transforms = {clip, AdamW(c)};
   RunAndCompare(o, 3, k_chain_clip_global_norm_adamw);
 }
@@ -206,8 +206,8 @@ TEST(AdamWGoldenTest, ChainClipThenAdamW) {
   clip.kind = OptaxTransform::Kind::kClip;
   clip.max_delta = 0.02;
   clip.gin_name = "optax.clip";
-  AdamWConfig c;
-  c.learning_rate = 0.01;
+  OptaxTransform c = AdamWConfig();
+  c.learning_rate.value = 0.01;
   c.weight_decay = 0.0;
   o.transforms = {clip, AdamW(c)};
   RunAndCompare(o, 2, k_chain_clip_adamw);
@@ -221,8 +221,8 @@ TEST(AdamWGoldenTest, ChainClipThenAdamW) {
 TEST(AdamWTest, OneStepByHand) {
   models::ParamStore store;
   store.Add("w", at::ones({1}), {"embed"});
-  AdamWConfig c;
-  c.learning_rate = 0.1;
+  OptaxTransform c = AdamWConfig();
+  c.learning_rate.value = 0.1;
   c.eps = 0;
   c.weight_decay = 0.5;
   OptaxOptimizer opt(Wrapped(c));
@@ -235,8 +235,8 @@ TEST(AdamWTest, OneStepByHand) {
 
 TEST(AdamWTest, RestoreStateRoundTrips) {
   models::ParamStore store = MakeStore();
-  AdamWConfig c;
-  c.learning_rate = 0.01;
+  OptaxTransform c = AdamWConfig();
+  c.learning_rate.value = 0.01;
   OptaxOptimizer a(Wrapped(c));
   a.Init(store);
   for (size_t i = 0; i < kSpecs.size(); ++i) {
@@ -257,8 +257,8 @@ TEST(AdamWTest, RestoreStateRoundTrips) {
 
 TEST(AdamWErrorTest, BadValuesNameTheGinKey) {
   auto bad = [](auto set) {
-    AdamWConfig c;
-    c.learning_rate = 0.01;
+    OptaxTransform c = AdamWConfig();
+    c.learning_rate.value = 0.01;
     set(c);
     OptaxConfig o;
     o.chained = true;
@@ -272,12 +272,12 @@ TEST(AdamWErrorTest, BadValuesNameTheGinKey) {
                      "optax.adamw.weight_decay = -1 must be >= 0");
   EXPECT_OPTIM_ERROR(bad([](auto& c) { c.mu_dtype = at::kHalf; }),
                      "optax.adamw.mu_dtype must be None, 'float32' or 'bfloat16'");
-  EXPECT_OPTIM_ERROR(bad([](auto& c) { c.learning_rate = -1; }),
+  EXPECT_OPTIM_ERROR(bad([](auto& c) { c.learning_rate.value = -1; }),
                      "optax.adamw.learning_rate = -1 must be >= 0");
   EXPECT_OPTIM_ERROR(bad([](auto& c) {
                        LearningRateSchedulerConfig lr;
                        lr.factors = "constant * warmup";
-                       c.learning_rate_schedule = lr;
+                       c.learning_rate.schedule = optax::ScheduleConfig::T5x(lr);
                      }),
                      "unknown factor 'warmup'");
 
@@ -298,8 +298,8 @@ TEST(AdamWTest, MakeOptimizerBuildsEither) {
   OptimizerConfig c;
   EXPECT_EQ(MakeOptimizer(c)->gin_name(), "adafactor.Adafactor");
   c.kind = OptimizerConfig::Kind::kOptax;
-  AdamWConfig a;
-  a.learning_rate = 1e-3;
+  OptaxTransform a = AdamWConfig();
+  a.learning_rate.value = 1e-3;
   c.optax = Wrapped(a);
   EXPECT_EQ(MakeOptimizer(c)->gin_name(), "optimizers.adamw");
   c.optax.chained = true;

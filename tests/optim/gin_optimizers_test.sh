@@ -151,6 +151,114 @@ round_trip adamw "$work/op_adamw.gin"
 chain=(--gin_file="$work/model.gin" --gin_file="$work/chain.gin" "${run_args[@]}")
 adamw=(--gin_file="$work/model.gin" --gin_file="$work/adamw.gin" "${run_args[@]}")
 
+# --- optax optimizers and schedules beyond adamw (optax 0.2.3's names) ---
+# lion + warmup_cosine_decay_schedule as t5x's base_wmt_from_scratch_lion.gin
+# writes them.
+cat >"$work/lion.gin" <<'EOF'
+from __gin__ import dynamic_registration
+import optax
+from t5x import optimizers
+include 'runs/pretrain.gin'
+
+OPTIMIZER = @optimizers.chain()
+optimizers.chain:
+  transformations = [@optax.clip(), @optax.lion()]
+optax.clip:
+  max_delta = 1.0
+optax.lion:
+  learning_rate = @optax.warmup_cosine_decay_schedule()
+optax.warmup_cosine_decay_schedule:
+  init_value = 0.0
+  peak_value = 5e-5
+  warmup_steps = 1000
+  decay_steps = %TRAIN_STEPS
+  end_value = 0.0
+EOF
+lion=(--gin_file="$work/model.gin" --gin_file="$work/lion.gin" "${run_args[@]}" --gin.TRAIN_STEPS=2000)
+expect_config lion "$work/op_lion.gin" -- "${lion[@]}"
+expect_line lion_b2 "$work/op_lion.gin" "OPTIMIZER/optax.lion.b2 = 0.99"
+expect_line lion_wd "$work/op_lion.gin" "OPTIMIZER/optax.lion.weight_decay = 0.001"
+expect_line lion_schedule "$work/op_lion.gin" "OPTIMIZER/optax.warmup_cosine_decay_schedule.decay_steps = 2000"
+round_trip lion "$work/op_lion.gin"
+
+cat >"$work/sgd.gin" <<'EOF'
+from __gin__ import dynamic_registration
+import optax
+from t5x import optimizers
+include 'runs/pretrain.gin'
+
+OPTIMIZER = @optimizers.sgd()
+optimizers.sgd:
+  learning_rate = @optax.join_schedules()
+  momentum = 0.9
+  nesterov = True
+optax.join_schedules:
+  schedules = [@warm/optax.linear_schedule(), @optax.exponential_decay()]
+  boundaries = [100]
+warm/optax.linear_schedule:
+  init_value = 0.0
+  end_value = 0.1
+  transition_steps = 100
+optax.exponential_decay:
+  init_value = 0.1
+  transition_steps = 1000
+  decay_rate = 0.5
+  staircase = True
+EOF
+sgd=(--gin_file="$work/model.gin" --gin_file="$work/sgd.gin" "${run_args[@]}")
+expect_config sgd "$work/op_sgd.gin" -- "${sgd[@]}"
+expect_line sgd_momentum "$work/op_sgd.gin" "OPTIMIZER/t5x.optimizers.sgd.momentum = 0.9"
+expect_line sgd_dtype "$work/op_sgd.gin" "OPTIMIZER/t5x.optimizers.sgd.accumulator_dtype = None"
+expect_line sgd_warm "$work/op_sgd.gin" "warm/optax.linear_schedule.transition_begin = 0"
+round_trip sgd "$work/op_sgd.gin"
+
+cat >"$work/chain2.gin" <<'EOF'
+from __gin__ import dynamic_registration
+import optax
+from t5x import optimizers
+from t5x import utils
+include 'runs/pretrain.gin'
+
+OPTIMIZER = @optimizers.chain()
+optimizers.chain.transformations = [@optax.clip_by_global_norm(), @optax.rmsprop(), @optax.add_decayed_weights(), @optax.scale_by_schedule(), @optax.scale()]
+optax.clip_by_global_norm.max_norm = 1.0
+optax.rmsprop.learning_rate = @utils.create_learning_rate_scheduler()
+optax.rmsprop.centered = True
+optax.add_decayed_weights.weight_decay = 1e-4
+optax.scale_by_schedule.step_size_fn = @optax.piecewise_constant_schedule()
+optax.piecewise_constant_schedule:
+  init_value = 1.0
+  boundaries_and_scales = {1000: 0.5, 2000: 0.5}
+optax.scale.step_size = 0.5
+EOF
+expect_config chain2 "$work/op_chain2.gin" -- --gin_file="$work/model.gin" --gin_file="$work/chain2.gin" "${run_args[@]}"
+expect_line chain2_centered "$work/op_chain2.gin" "OPTIMIZER/optax.rmsprop.centered = True"
+round_trip chain2 "$work/op_chain2.gin"
+for opt in adam lamb adagrad; do
+  cat >"$work/$opt.gin" <<EOF
+from __gin__ import dynamic_registration
+from t5x import optimizers
+include 'runs/pretrain.gin'
+OPTIMIZER = @optimizers.$opt()
+optimizers.$opt.learning_rate = 0.01
+EOF
+  expect_config "wrapped_$opt" "$work/op_$opt.gin" -- --gin_file="$work/model.gin" --gin_file="$work/$opt.gin" "${run_args[@]}"
+done
+expect_line lamb_eps "$work/op_lamb.gin" "OPTIMIZER/t5x.optimizers.lamb.eps = 1e-06"
+
+expect_config_error lion_b1 "optax.lion.b1 = 1.5 must be in [0, 1) (optax: 0.9)" -- \
+  "${lion[@]}" --gin.optax.lion.b1=1.5
+expect_config_error lion_mask "set mask = None" -- \
+  "${lion[@]}" "--gin.optax.lion.mask='kernels'"
+expect_config_error warmup_cosine_steps "optax.warmup_cosine_decay_schedule.decay_steps = 500: expected > optax.warmup_cosine_decay_schedule.warmup_steps = 1000" -- \
+  "${lion[@]}" --gin.TRAIN_STEPS=500
+expect_config_error sgd_join "optax.join_schedules: 2 schedules need 1 boundaries, got 2" -- \
+  "${sgd[@]}" "--gin.optax.join_schedules.boundaries=[100, 200]"
+expect_config_error lion_lr_uncalled "expected a float or a schedule, called with ()" -- \
+  "${lion[@]}" "--gin.optax.lion.learning_rate=@optax.warmup_cosine_decay_schedule"
+expect_config_error optax_adafactor "@optax.adafactor() is not supported: t5x cannot partition its FactoredState" -- \
+  "${chain[@]}" "--gin.optimizers.chain.transformations=[@optax.adafactor()]"
+
 # --- errors ---
 expect_config_error adafactor_beta1 "adafactor.Adafactor.beta1 = 1 must be in [0, 1)" -- \
   "${stock[@]}" --gin.adafactor.Adafactor.beta1=1.0
@@ -172,9 +280,9 @@ expect_config_error chain_max_norm "optax.clip_by_global_norm.max_norm = -1 must
   "${chain[@]}" --gin.optax.clip_by_global_norm.max_norm=-1.0
 expect_config_error chain_schedule "unknown factor 'cosine'" -- \
   "${chain[@]}" "--gin.adamw/utils.create_learning_rate_scheduler.factors='constant * cosine'"
-expect_config_error chain_not_reference "expected a list of @optax.adamw()" -- \
+expect_config_error chain_not_reference "expected a list of optax transformations, called with () (@optax.adam(), @optax.adamw()" -- \
   "${chain[@]}" "--gin.optimizers.chain.transformations=[1.0]"
-expect_config_error chain_unsupported "t5xx supports @optax.adamw(), @optax.clip_by_global_norm() and @optax.clip() in optimizers.chain, got @t5x.optimizers.adamw" -- \
+expect_config_error chain_unsupported "t5xx supports @optax.adam(), @optax.adamw(), @optax.lion(), @optax.sgd(), @optax.rmsprop(), @optax.adagrad(), @optax.lamb(), @optax.clip(), @optax.clip_by_global_norm(), @optax.add_decayed_weights(), @optax.scale_by_schedule(), @optax.scale() in optimizers.chain, got @t5x.optimizers.adamw" -- \
   "${chain[@]}" "--gin.optimizers.chain.transformations=[@optimizers.adamw()]"
 
 echo "$pass passed, $failures failed"

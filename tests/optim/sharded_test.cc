@@ -114,7 +114,7 @@ TEST(ShardedTest, AdamWWithGlobalNormClipping) {
     clip.max_norm = 0.05;
     clip.gin_name = "optax.clip_by_global_norm";
     OptaxTransform adamw;
-    adamw.adamw.learning_rate = 0.01;
+    adamw.learning_rate.value = 0.01;
     adamw.gin_name = "optax.adamw";
     o.transforms = {clip, adamw};
     return std::make_unique<OptaxOptimizer>(o);

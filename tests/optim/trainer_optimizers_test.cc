@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "optim_test_util.h"
 #include "t5xx/checkpoints/checkpoints.h"
@@ -21,6 +22,7 @@
 #include "t5xx/optim/optax_optimizers.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/checkpoint_io.h"
+#include "t5xx/trainer/checkpoint_restore.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/trainer/trainer.h"
 #include "trainer/tiny_t5.h"
@@ -122,7 +124,7 @@ TEST_F(CheckpointLayoutTest, OptaxChainStateAsT5xSavesIt) {
   clip.max_norm = 1.0;
   clip.gin_name = "optax.clip_by_global_norm";
   OptaxTransform adamw;
-  adamw.adamw.learning_rate_schedule = LearningRateSchedulerConfig{};
+  adamw.learning_rate.schedule = optax::ScheduleConfig::T5x({});
   adamw.gin_name = "optax.adamw";
   o.transforms = {clip, adamw};
   OptaxOptimizer opt(o);
@@ -166,7 +168,7 @@ TEST(TrainerOptimizersTest, AdamWChainTrainsAndReportsItsOwnRate) {
   lr.factors = "constant * linear_warmup";
   lr.base_learning_rate = 0.003;
   lr.warmup_steps = 10;
-  adamw.adamw.learning_rate_schedule = lr;
+  adamw.learning_rate.schedule = optax::ScheduleConfig::T5x(lr);
   adamw.gin_name = "optax.adamw";
   o.transforms = {clip, adamw};
   LearningRateSchedulerConfig trainer_lr;  // t5x's trainer still has one; unused by optax
@@ -186,6 +188,98 @@ TEST(TrainerOptimizersTest, AdamWChainTrainsAndReportsItsOwnRate) {
   EXPECT_EQ(t.step(), 200);
   // ln(64) = 4.16 at initialisation; the reversal task is learnable.
   EXPECT_LT(last, first - 0.8) << "first " << first << ", last " << last;
+}
+
+// Save after 3 steps, restore into a differently initialised model and a
+// fresh optimizer, train 3 more: parameters, every optimizer state array
+// (mu, trace, counts of the optimizer and of its schedule) and the losses
+// equal a straight 6-step run bit for bit; the checkpoint holds t5x's paths.
+using optax::ScheduleConfig;
+using TKind = OptaxTransform::Kind;
+
+OptaxConfig Lion() {
+  OptaxTransform t = OptaxTransform::Defaults(TKind::kLion, "optimizers.lion");
+  t.learning_rate.value = 3e-4;
+  return {false, {t}};
+}
+OptaxConfig SgdMomentum() {
+  OptaxTransform t = OptaxTransform::Defaults(TKind::kSgd, "optimizers.sgd");
+  t.learning_rate.value = 0.05;
+  t.momentum = 0.9;
+  return {false, {t}};
+}
+OptaxConfig ClipRmspropWarmupCosine() {
+  OptaxTransform clip = OptaxTransform::Defaults(TKind::kClip);
+  clip.max_delta = 1.0;
+  OptaxTransform rms = OptaxTransform::Defaults(TKind::kRmsprop);
+  ScheduleConfig s = ScheduleConfig::Defaults(ScheduleConfig::Kind::kWarmupCosineDecay);
+  s.peak_value = 1e-3, s.warmup_steps = 2, s.decay_steps = 10;
+  rms.learning_rate.schedule = s;
+  rms.momentum = 0.5;
+  return {true, {clip, rms}};
+}
+
+void ExpectResumeIsBitwise(const OptaxConfig& config, const std::vector<std::string>& state_paths) {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("t5xx_optax_resume_" + std::to_string(::getpid()) + "_" +
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::remove_all(dir);
+  models::EncoderDecoderModel model{models::Transformer(TinyConfig()), 1e-4, 0.0, {}};
+  partitioning::PjitPartitioner partitioner{1, partitioning::StandardLogicalAxisRules()};
+  LearningRateSchedulerConfig unused;
+  unused.factors = "constant";
+  trainer::Trainer straight(model, model.module().InitParams(0),
+                            std::make_unique<OptaxOptimizer>(config), LearningRateSchedule(unused),
+                            partitioner);
+  for (int i = 0; i < 3; ++i) straight.TrainStep(ReverseBatch(i));
+  const std::string ck = trainer::SaveTrainState(dir.string(), straight.params(), straight.optimizer());
+  std::vector<double> losses;
+  for (int i = 3; i < 6; ++i) losses.push_back(straight.TrainStep(ReverseBatch(i)).loss);
+
+  models::ParamStore params = model.module().InitParams(7);
+  auto opt = std::make_unique<OptaxOptimizer>(config);
+  opt->Init(params);
+  const trainer::RestoreReport r = trainer::RestoreTrainState(ck, params, opt.get(), {});
+  EXPECT_EQ(r.step, 3);
+  trainer::Trainer resumed(model, std::move(params), std::move(opt), LearningRateSchedule(unused),
+                           partitioner);
+  for (int i = 3; i < 6; ++i) EXPECT_EQ(resumed.TrainStep(ReverseBatch(i)).loss, losses[i - 3]);
+  for (const auto& p : straight.params().params()) {
+    EXPECT_TRUE(at::equal(p.value, resumed.params().Get(p.name))) << p.name;
+  }
+  const auto a = straight.optimizer().StateArrays(), b = resumed.optimizer().StateArrays();
+  ASSERT_EQ(a.size(), b.size());
+  std::set<std::string> prefixes;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].path, b[i].path);
+    EXPECT_TRUE(at::equal(a[i].value, b[i].value)) << a[i].path;
+    std::string prefix = a[i].path;  // without the parameter path
+    for (const auto& p : straight.params().params()) {
+      const std::string tail = "." + p.name;
+      if (prefix.size() > tail.size() &&
+          prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0) {
+        prefix.resize(prefix.size() - tail.size());
+      }
+    }
+    prefixes.insert(prefix);
+  }
+  for (const std::string& p : state_paths) EXPECT_TRUE(prefixes.count(p)) << p;
+  EXPECT_EQ(prefixes.size(), state_paths.size());
+  fs::remove_all(dir);
+}
+
+TEST(OptaxResumeTest, LionResumesBitwise) {
+  ExpectResumeIsBitwise(Lion(), {"param_states.0.count", "param_states.0.mu"});
+}
+
+TEST(OptaxResumeTest, SgdMomentumResumesBitwise) {
+  ExpectResumeIsBitwise(SgdMomentum(), {"param_states.0.trace"});
+}
+
+TEST(OptaxResumeTest, ChainWithAScheduleResumesBitwise) {
+  // t5x: clip has no state; rmsprop = (scale_by_rms, scale_by_schedule, trace).
+  ExpectResumeIsBitwise(ClipRmspropWarmupCosine(),
+                        {"param_states.1.0.nu", "param_states.1.1.count", "param_states.1.2.trace"});
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ optim::LearningRateSchedule Constant() {
 std::unique_ptr<optim::Optimizer> AdamW() {
   optim::OptaxConfig o;
   optim::OptaxTransform adamw;
-  adamw.adamw.learning_rate_schedule = optim::LearningRateSchedulerConfig{};
+  adamw.learning_rate.schedule = optim::optax::ScheduleConfig::T5x({});
   adamw.gin_name = "optax.adamw";
   o.transforms = {adamw};
   return std::make_unique<optim::OptaxOptimizer>(o);

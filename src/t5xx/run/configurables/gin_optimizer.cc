@@ -1,11 +1,13 @@
-// The optimizer configurables -- t5x.adafactor.Adafactor (t5x's own),
-// t5x.optimizers.adamw and .chain of optax.adamw / clip_by_global_norm /
-// clip, and utils.create_learning_rate_scheduler -- with t5x's and optax's
-// defaults, and how MODEL's optimizer_def and a schedule are read from them.
+// The optimizer configurables -- t5x.adafactor.Adafactor (t5x's own), the
+// optax ones (gin_optax.cc: t5x.optimizers.<name>, .chain, optax.<name> and
+// optax's schedules) and utils.create_learning_rate_scheduler -- with t5x's
+// and optax's defaults, and how MODEL's optimizer_def and a schedule are
+// read from them.
 #include <ATen/core/ScalarType.h>
 
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
+#include "t5xx/run/configurables/gin_optax.h"
 #include "t5xx/run/configurables/gin_readers.h"
 #include "t5xx/util/error.h"
 
@@ -19,11 +21,6 @@ using gin::Value;
 
 constexpr char kAdafactor[] = "t5x.adafactor.Adafactor";
 constexpr char kFactorRules[] = "t5x.adafactor.standard_logical_factor_rules";
-constexpr char kOptimizersAdamW[] = "t5x.optimizers.adamw";
-constexpr char kOptimizersChain[] = "t5x.optimizers.chain";
-constexpr char kOptaxAdamW[] = "optax.adamw";
-constexpr char kOptaxClipByGlobalNorm[] = "optax.clip_by_global_norm";
-constexpr char kOptaxClip[] = "optax.clip";
 
 std::optional<double> OptionalFloat(const Value& v) {
   return v.is_none() ? std::nullopt : std::optional<double>(v.AsFloat());
@@ -36,34 +33,6 @@ std::optional<at::ScalarType> DType(const Value& v, bool none_ok) {
   if (d == "bfloat16") return at::kBFloat16;
   throw Error(gin::Where(v) + " = " + v.ToGinString() + ": use 'float32' or 'bfloat16'" +
               (none_ok ? " (or None)" : ""));
-}
-
-// optax.adamw / optimizers.adamw bound in `scope`.
-optim::OptaxTransform ReadAdamW(gin::Config& c, const char* name, const std::string& scope) {
-  auto q = [&](const char* p) { return c.Query(name, p, scope); };
-  optim::OptaxTransform t;
-  t.kind = optim::OptaxTransform::Kind::kAdamW;
-  t.gin_name = std::string(name) == kOptaxAdamW ? "optax.adamw" : "optimizers.adamw";
-  optim::AdamWConfig& a = t.adamw;
-  const Value lr = q("learning_rate");
-  if (lr.kind() == Value::Kind::kReference) {
-    a.learning_rate_schedule = ReadLearningRateScheduler(
-        c, gin::ExpectReference(lr, kLearningRateScheduler, true, scope));
-  } else {
-    a.learning_rate = lr.AsFloat();
-  }
-  a.b1 = q("b1").AsFloat();
-  a.b2 = q("b2").AsFloat();
-  a.eps = q("eps").AsFloat();
-  a.eps_root = q("eps_root").AsFloat();
-  a.mu_dtype = DType(q("mu_dtype"), /*none_ok=*/true);
-  a.weight_decay = q("weight_decay").AsFloat();
-  a.nesterov = q("nesterov").AsBool();
-  const Value mask = q("mask");
-  gin::Refuse(!mask.is_none(), mask,
-              "t5xx applies weight_decay to every parameter; set mask = None (or weight_decay = "
-              "0)");
-  return t;
 }
 
 optim::AdafactorConfig ReadAdafactor(gin::Config& c, const std::string& scope) {
@@ -109,37 +78,6 @@ optim::AdafactorConfig ReadAdafactor(gin::Config& c, const std::string& scope) {
   return a;
 }
 
-// optimizers.chain's transformations in `scope`.
-std::vector<optim::OptaxTransform> ReadChain(gin::Config& c, const std::string& scope) {
-  std::vector<optim::OptaxTransform> out;
-  const Value list = c.Query(kOptimizersChain, "transformations", scope);
-  for (const Value& v : list.AsList()) {
-    T5XX_CHECK(v.kind() == Value::Kind::kReference && v.reference_evaluated(),
-               gin::Where(list) +
-                   ": expected a list of @optax.adamw(), @optax.clip_by_global_norm() or "
-                   "@optax.clip(), got " + v.ToGinString());
-    const std::string& n = v.reference_name();
-    const std::string s = gin::CallScope(scope, v);
-    if (n == kOptaxAdamW) {
-      out.push_back(ReadAdamW(c, kOptaxAdamW, s));
-    } else if (n == kOptaxClipByGlobalNorm || n == kOptaxClip) {
-      optim::OptaxTransform t;
-      const bool global = n == kOptaxClipByGlobalNorm;
-      t.kind = global ? optim::OptaxTransform::Kind::kClipByGlobalNorm
-                      : optim::OptaxTransform::Kind::kClip;
-      t.gin_name = global ? "optax.clip_by_global_norm" : "optax.clip";
-      (global ? t.max_norm : t.max_delta) =
-          c.Query(n, global ? "max_norm" : "max_delta", s).AsFloat();
-      out.push_back(t);
-    } else {
-      throw Error(gin::Where(list) +
-                  ": t5xx supports @optax.adamw(), @optax.clip_by_global_norm() and "
-                  "@optax.clip() in optimizers.chain, got @" + n);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 void RegisterOptimizerConfigurables(gin::Registry& r) {
@@ -168,27 +106,7 @@ void RegisterOptimizerConfigurables(gin::Registry& r) {
                Optional("skip_nan_updates", T::kOptionalBool, B(false))},
               "The Adafactor optimizer (t5x's own implementation)."});
   r.Register({kFactorRules, {}, "Factorization rules by logical axis name."});
-  // optax.adamw's signature; t5x.optimizers.adamw wraps it (OptaxWrapper).
-  const std::vector<gin::ParamSpec> adamw = {
-      Required("learning_rate", T::kAny, "A float or @utils.create_learning_rate_scheduler()."),
-      Optional("b1", T::kFloat, F(0.9)),
-      Optional("b2", T::kFloat, F(0.999)),
-      Optional("eps", T::kFloat, F(1e-8)),
-      Optional("eps_root", T::kFloat, F(0.0)),
-      Optional("mu_dtype", T::kOptionalString, None(), "None, 'float32' or 'bfloat16'."),
-      Optional("weight_decay", T::kFloat, F(1e-4)),
-      Optional("mask", T::kAny, None(), "Only None (decay every parameter)."),
-      Optional("nesterov", T::kBool, B(false))};
-  r.Register({kOptimizersAdamW, adamw, "optax.adamw wrapped as a t5x optimizer (OptaxWrapper)."});
-  r.Register({kOptaxAdamW, adamw, "The optax AdamW transformation, for optimizers.chain."});
-  r.Register({kOptimizersChain,
-              {Required("transformations", T::kList,
-                        "[@optax.clip_by_global_norm(), @optax.adamw()]")},
-              "A chain of optax transformations wrapped as a t5x optimizer."});
-  r.Register({kOptaxClipByGlobalNorm, {Required("max_norm", T::kFloat)},
-              "Scales all updates down when their global L2 norm exceeds max_norm."});
-  r.Register({kOptaxClip, {Required("max_delta", T::kFloat)},
-              "Clips every update element to [-max_delta, max_delta]."});
+  RegisterOptaxConfigurables(r);
   r.Register({kLearningRateScheduler,
               {Optional("factors", T::kString, S("constant * linear_warmup * rsqrt_decay")),
                Optional("base_learning_rate", T::kFloat, F(0.5)),
@@ -226,24 +144,21 @@ optim::OptimizerConfig ReadOptimizer(gin::Config& c, const std::string& model_na
   optim::OptimizerConfig o;
   const Value opt_def = c.Query(model_name, "optimizer_def", model_scope);
   T5XX_CHECK(opt_def.kind() == Value::Kind::kReference && opt_def.reference_evaluated(),
-             gin::Where(opt_def) + ": expected @adafactor.Adafactor(), @optimizers.adamw() or "
-                                   "@optimizers.chain(), got " + opt_def.ToGinString());
+             gin::Where(opt_def) + ": expected @adafactor.Adafactor(), @optimizers.chain() or "
+                                   "@optimizers.<name>() (" + optim::optax::SupportedOptaxNames(true) +
+                                   "), got " + opt_def.ToGinString());
   const std::string scope = gin::CallScope(model_scope, opt_def);
   const std::string& name = opt_def.reference_name();
   if (name == kAdafactor) {
     o.kind = optim::OptimizerConfig::Kind::kAdafactor;
     o.adafactor = ReadAdafactor(c, scope);
-  } else if (name == kOptimizersAdamW) {
+  } else if (std::optional<optim::OptaxConfig> optax = ReadOptaxOptimizer(c, name, scope)) {
     o.kind = optim::OptimizerConfig::Kind::kOptax;
-    o.optax.chained = false;
-    o.optax.transforms = {ReadAdamW(c, kOptimizersAdamW, scope)};
-  } else if (name == kOptimizersChain) {
-    o.kind = optim::OptimizerConfig::Kind::kOptax;
-    o.optax.chained = true;
-    o.optax.transforms = ReadChain(c, scope);
+    o.optax = std::move(*optax);
   } else {
     throw Error(gin::Where(opt_def) + ": t5xx supports optimizer_def = @adafactor.Adafactor(), "
-                                      "@optimizers.adamw() or @optimizers.chain(), got @" + name);
+                                      "@optimizers.chain() or @optimizers.<name>() for " +
+                optim::optax::SupportedOptaxNames(true) + "; got @" + name);
   }
   optim::MakeOptimizer(o);  // option checks; errors name the gin keys
   return o;

@@ -42,8 +42,9 @@ void ReadDecodeFn(gin::Config& config, const std::string& model_name,
 extern const char kDefaultEncoderDecoderDecodeFn[];  // "t5x.decoding.beam_search"
 extern const char kDefaultDecoderOnlyDecodeFn[];     // "t5x.decoding.temperature_sample"
 
-// t5x.adafactor.*, t5x.optimizers.{adamw, chain}, optax.{adamw,
-// clip_by_global_norm, clip} and utils.create_learning_rate_scheduler.
+// t5x.adafactor.*, t5x.optimizers.<name> and .chain, optax's optimizers,
+// transformations and schedules (gin_optax.h) and
+// utils.create_learning_rate_scheduler.
 void RegisterOptimizerConfigurables(gin::Registry& registry);
 // Reads MODEL's optimizer_def.
 optim::OptimizerConfig ReadOptimizer(gin::Config& config, const std::string& model_name,
