@@ -259,6 +259,26 @@ expect_config_error lion_lr_uncalled "expected a float or a schedule, called wit
 expect_config_error optax_adafactor "@optax.adafactor() is not supported: t5x cannot partition its FactoredState" -- \
   "${chain[@]}" "--gin.optimizers.chain.transformations=[@optax.adafactor()]"
 
+# --- t5x's own example gins for optax (clip + adamw / lion with
+# warmup_cosine_decay_schedule, decay_steps = %TRAIN_STEPS), on the demo
+# task and one process instead of WMT and 2 partitions ---
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+t5x="$(. "$root/tests/cli/t5x_checkout.sh" >/dev/null 2>&1; echo "${t5x:-}")"
+if [ -n "$t5x" ]; then
+  for o in adamw lion; do
+    expect_config "t5x_example_$o" "$work/op_t5x_$o.gin" -- --gin_search_paths="$t5x" \
+      --gin_file="t5x/examples/t5/t5_1_1/examples/base_wmt_from_scratch_$o.gin" \
+      "${run_args[@]}" --gin.TRAIN_STEPS=50000 --gin.seqio.SentencePieceVocabulary.extra_ids=100 \
+      --gin.partitioning.PjitPartitioner.num_partitions=1
+    expect_line "t5x_example_${o}_chain" "$work/op_t5x_$o.gin" \
+      "OPTIMIZER/t5x.optimizers.chain.transformations = [@optax.clip(), @optax.$o()]"
+    expect_line "t5x_example_${o}_decay_steps" "$work/op_t5x_$o.gin" \
+      "OPTIMIZER/optax.warmup_cosine_decay_schedule.decay_steps = 50000"
+  done
+else
+  echo "note: no t5x checkout; t5x's example optax gins not checked"
+fi
+
 # --- errors ---
 expect_config_error adafactor_beta1 "adafactor.Adafactor.beta1 = 1 must be in [0, 1)" -- \
   "${stock[@]}" --gin.adafactor.Adafactor.beta1=1.0
