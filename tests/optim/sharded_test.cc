@@ -121,6 +121,16 @@ TEST(ShardedTest, AdamWWithGlobalNormClipping) {
   });
 }
 
+// lamb's trust ratio takes each parameter's whole norm through the Reducer.
+TEST(ShardedTest, LambTrustRatioUsesWholeParameterNorms) {
+  ExpectShardedEqualsWhole(kSpecs, 3, [] {
+    OptaxTransform lamb = OptaxTransform::Defaults(OptaxTransform::Kind::kLamb);
+    lamb.learning_rate.value = 0.01;
+    lamb.weight_decay = 0.1;
+    return std::make_unique<OptaxOptimizer>(OptaxConfig{false, {lamb}});
+  });
+}
+
 TEST(ShardedTest, FactoringUsesTheGlobalShape) {
   // A (4, 6) kernel split along dim 1 is (4, 3) locally; t5x's heuristic on
   // the full shape makes dim 0 the ROW dim, on the shard it would be dim 1.
