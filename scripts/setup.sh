@@ -20,6 +20,8 @@ packages=(
   libsentencepiece-dev sentencepiece
   nlohmann-json3-dev libmsgpack-cxx-dev libboost-dev
   zlib1g-dev libzstd-dev libdeflate-dev
+  # gs:// and s3:// (src/t5xx/storage): HTTP and the signatures.
+  libcurl4-openssl-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   fortunes fortunes-min dict-gcide dict-freedict-eng-deu
 )
@@ -71,10 +73,13 @@ if [ "${1:-}" = "--test" ]; then
   # sacrebleu, rouge-score (with nltk), scipy, editdistance: the reference
   # metric libraries (tests/metrics/metrics_live_test.py).
   # gin-config: the oracle of t5xx's gin engine (tests/config/gin_oracle_test.py).
-  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard, sacrebleu, rouge_score, nltk, scipy, editdistance, gin' 2>/dev/null; then
+  # moto's S3 server, gcp-storage-emulator and boto3: the object stores the
+  # gs:// and s3:// drivers are tested against (tests/storage/).
+  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard, sacrebleu, rouge_score, nltk, scipy, editdistance, gin, moto.server, gcp_storage_emulator, boto3' 2>/dev/null; then
     echo "[setup] installing test-only Python packages into $venv"
     "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore tensorboard \
-      sacrebleu rouge-score nltk scipy editdistance gin-config==0.5.0
+      sacrebleu rouge-score nltk scipy editdistance gin-config==0.5.0 \
+      'moto[server]==5.2.6' gcp-storage-emulator==2026.7.19 boto3==1.44.18
   fi
 fi
 
