@@ -10,6 +10,8 @@
 #include "t5xx/catalog/t5_catalog.h"
 
 #include <gtest/gtest.h>
+
+#include "scoped_env.h"
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
@@ -219,12 +221,17 @@ TEST(T5Catalog, MissingVocabularyCopyIsNamedOnUse) {
   seqio::MixtureRegistry mixtures;
   const std::string dir = ::testing::TempDir() + "/t5_catalog_empty_" + std::to_string(getpid());
   seqio::SetTfdsDataDirOverride(kRoot + "/tests/testdata/tfds/data");
+  // (Offline: a host that never resolves stands for the bucket.)
+  testing::ScopedEnv offline("STORAGE_EMULATOR_HOST", "http://t5xx-offline.invalid");
   RegisterT5Catalog(tasks, mixtures, {dir, false});
   seqio::TaskPtr task = tasks.Get("glue_cola_v002");
   EXPECT_ERROR_CONTAINS(
       All(task->GetDataset({{"inputs", 32}, {"targets", 8}}, "validation", false, 0)),
-      "gsutil cp gs://t5-data/vocabs/cc_all.32000/sentencepiece.model " + dir +
-          "/t5-data/vocabs/cc_all.32000/sentencepiece.model");
+      "gs://t5-data/vocabs/cc_all.32000/sentencepiece.model: cannot reach t5xx-offline.invalid");
+  EXPECT_ERROR_CONTAINS(
+      All(task->GetDataset({{"inputs", 32}, {"targets", 8}}, "validation", false, 0)),
+      "nor is there a copy of gs://t5-data/vocabs/cc_all.32000/sentencepiece.model under --data_dir (" +
+          dir + "/t5-data/vocabs/cc_all.32000/sentencepiece.model)");
 }
 
 }  // namespace

@@ -93,9 +93,11 @@ show="$work/config.err" check "config scalable_t5 wmt19_ende_from_scratch.gin (1
   --gin.MODEL_DIR="'$work/m'" --gin_bindings='partitioning.PjitPartitioner.num_partitions = 1' \
   --gin_bindings='partitioning.PjitPartitioner.model_parallel_submesh = None' \
   "${flags[@]}"
+# (Offline here: a host that never resolves stands for Cloud Storage.)
 for g in "$ex/base_wmt_finetune.gin" "$ex/small_wmt_finetune.gin"; do
-  expect_error "config $g names the checkpoint's copy" \
-    "t5xx does not read object storage yet: it reads a local copy of it under --data_dir ($work/data/t5-data/pretrained_models/t5x/" -- \
+  expect_error "config $g names the checkpoint, the store and its copy" \
+    "cannot reach t5xx-offline.invalid: Couldn't resolve host name (no network, or a wrong endpoint: AWS_ENDPOINT_URL, STORAGE_EMULATOR_HOST); nor is there a copy of gs://t5-data/pretrained_models/t5x/" -- \
+    env STORAGE_EMULATOR_HOST=http://t5xx-offline.invalid \
     "$T5XX" config --gin_file="$g" --gin.MODEL_DIR="'$work/m'" "${flags[@]}"
 done
 

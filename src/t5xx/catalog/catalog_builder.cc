@@ -8,7 +8,7 @@
 #include "t5xx/data/tfds/tfds_data_source.h"
 #include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/files/remote_copy.h"
+#include "t5xx/storage/remote_copy.h"
 
 namespace t5xx::catalog::internal {
 namespace {
@@ -71,11 +71,19 @@ seqio::VocabularyPtr CatalogBuilder::Vocabulary(const std::string& gs_path, int 
   const std::string key = gs_path + "#" + std::to_string(extra_ids);
   if (auto it = vocabularies_.find(key); it != vocabularies_.end()) return it->second;
   seqio::VocabularyPtr v;
-  if (std::optional<std::string> local = ReadableCopy(gs_path, options_.data_dir)) {
+  std::optional<std::string> local;
+  std::string why;
+  try {
+    local = ReadableCopy(gs_path, options_.data_dir);
+    if (!local) why = MissingRemoteCopyMessage(gs_path, options_.data_dir, "the vocabulary of t5's tasks");
+  } catch (const Error& e) {
+    // (Offline, or the bucket refused: the tasks that need it say so on use.)
+    why = std::string("the vocabulary of t5's tasks, ") + e.what();
+  }
+  if (local) {
     v = std::make_shared<seqio::SentencePieceVocabulary>(*local, extra_ids);
   } else {
-    v = std::make_shared<MissingVocabulary>(
-        MissingRemoteCopyMessage(gs_path, options_.data_dir, "the vocabulary of t5's tasks"));
+    v = std::make_shared<MissingVocabulary>(why);
   }
   vocabularies_[key] = v;
   return v;

@@ -10,7 +10,7 @@
 #include "t5xx/config/flags.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/demo/corpus_builder.h"
-#include "t5xx/util/files/remote_copy.h"
+#include "t5xx/storage/remote_copy.h"
 
 namespace t5xx::cli {
 

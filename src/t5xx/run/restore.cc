@@ -5,7 +5,7 @@
 
 #include "t5xx/checkpoints/checkpoints.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/files/remote_copy.h"
+#include "t5xx/storage/remote_copy.h"
 
 namespace t5xx::run {
 namespace fs = std::filesystem;

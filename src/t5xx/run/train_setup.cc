@@ -6,7 +6,7 @@
 #include "t5xx/run/configurables/gin_readers.h"
 #include "t5xx/demo/demo_tasks.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
-#include "t5xx/util/files/remote_copy.h"
+#include "t5xx/storage/remote_copy.h"
 
 namespace t5xx::run {
 

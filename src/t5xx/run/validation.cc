@@ -16,7 +16,7 @@
 #include "t5xx/run/model_dir.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/error_list.h"
-#include "t5xx/util/files/remote_copy.h"
+#include "t5xx/storage/remote_copy.h"
 
 namespace t5xx::run {
 
@@ -51,8 +51,11 @@ void CheckVocabularies(const ModelConfig& model, const std::string& task_name,
   const auto* task_spm =
       dynamic_cast<const seqio::SentencePieceVocabulary*>(it->second.vocabulary.get());
   std::string path = v.sentencepiece_model_file;
-  if (IsRemotePath(path)) {
-    path = ReadableCopy(path, data_dir).value_or(path);  // gs://...: its copy under --data_dir
+  if (IsRemotePath(path) && task_spm) {
+    // gs://...: its copy under --data_dir or the bucket's (storage/remote_copy.h).
+    path = ReadableCopy(path, data_dir).value_or(path);
+  } else if (IsRemotePath(path)) {
+    // (Not a SentencePiece task vocabulary: they differ whatever the file holds.)
   } else if (!path.empty() && path[0] != '/') {
     path = data_dir + "/" + path;
   }

@@ -19,7 +19,7 @@
 #include "t5xx/data/vocabularies/passthrough_vocabulary.h"
 #include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
 #include "t5xx/seqio_gin/builders.h"
-#include "t5xx/util/files/remote_copy.h"
+#include "t5xx/storage/remote_copy.h"
 
 namespace t5xx::seqio_gin {
 namespace {

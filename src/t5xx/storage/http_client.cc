@@ -131,6 +131,12 @@ bool SendOnce(const HttpRequest& r, const RetryPolicy& policy, HttpResponse* out
   curl_slist_free_all(headers);
   if (code != CURLE_OK) {
     *failure = curl_easy_strerror(code);
+    // A name that does not resolve will not resolve on a retry (offline, or
+    // a typo in an endpoint): fail at once.
+    if (code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY) {
+      throw Error("cannot reach " + HostOf(r.url) + ": " + *failure +
+                  " (no network, or a wrong endpoint: AWS_ENDPOINT_URL, STORAGE_EMULATOR_HOST)");
+    }
     return false;
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
@@ -168,7 +174,13 @@ HttpResponse SendWithRetries(const std::function<HttpRequest()>& make, const std
     host = HostOf(r.url);
     HttpResponse resp;
     std::string failure;
-    if (SendOnce(r, policy, &resp, &failure)) {
+    bool sent = false;
+    try {
+      sent = SendOnce(r, policy, &resp, &failure);
+    } catch (const Error& e) {
+      throw Error(what + ": " + e.what());
+    }
+    if (sent) {
       if (!RetryableStatus(resp.status)) return resp;
       last = "HTTP " + std::to_string(resp.status);
     } else {

@@ -13,7 +13,7 @@
 #include "t5xx/seqio_gin/seqio_gin.h"
 #include "t5xx/run/train_setup.h"
 #include "t5xx/util/error.h"
-#include "t5xx/util/files/remote_copy.h"
+#include "t5xx/storage/remote_copy.h"
 #include "t5xx/util/names.h"
 
 namespace t5xx::run {
