@@ -9,13 +9,17 @@
 #     task reads the examples its TFDS source gives;
 #  3. `t5xx config` accepts t5x's example gins that name catalog tasks
 #     (t5x/examples/{t5/t5_1_1,decoder_only,scalable_t5/t5_1_1}/examples/),
-#     binding only MODEL_DIR (and the finetune checkpoint), 2 processes
-#     where a gin asks for num_partitions = 2;
-#  4. test_train_t5_tiny.gin trains its 3 steps on 2 processes;
+#     binding only MODEL_DIR, 2 processes where a gin asks for
+#     num_partitions = 2 (adamw and lion with optax's schedules included);
+#     the finetune gins, offline, name their gs:// checkpoint and its copy;
+#  4. test_train_t5_tiny.gin trains its 3 steps on 2 processes, and
+#     test_train_eval_t5_tiny.gin (total_steps = 0) only evaluates;
 #  5. glue_v002_proportional finetunes from that checkpoint with inference
-#     evaluation (runs/finetune.gin, steps 5 and 7), then `t5xx eval` (runs/eval.gin) scores checkpoint_7
-#     the same checkpoint alike; with t5's venv, t5's own metric functions
-#     give the same metrics on t5xx's predictions.
+#     evaluation (runs/finetune.gin, steps 5 and 7), then `t5xx eval`
+#     (runs/eval.gin) scores checkpoint_7 alike; with t5's venv, t5's own
+#     metric functions give the same metrics on t5xx's predictions.
+# scripts/try_t5x_example_gins.sh trains every example gin 2 steps (base
+# models: minutes, so not here).
 # Needs a t5x checkout ($T5X_DIR, ../shared/t5x, ~/.cache/t5xx/t5x), else
 # SKIP (77). The venv part needs ${T5XX_T5X_VENV:-~/.cache/t5xx/t5x-venv} and
 # t5's source ($T5_DIR, else ../shared/t5); without them it is skipped alone.
@@ -76,6 +80,7 @@ flags+=(--seqio_additional_cache_dirs="$work/cache")
 ex=t5x/examples/t5/t5_1_1/examples
 one=("$ex/base_c4_pretrain.gin" "$ex/small_c4_pretrain.gin" "$ex/base_wmt14enfr_train.gin")
 two=("$ex/base_wmt19_ende_train.gin" "$ex/base_wmt_from_scratch.gin" "$ex/test_train_t5_tiny.gin"
+     "$ex/base_wmt_from_scratch_adamw.gin" "$ex/base_wmt_from_scratch_lion.gin"
      t5x/examples/decoder_only/examples/base_wmt_from_scratch.gin)
 for g in "${one[@]}"; do
   show="$work/config.err" check "config $g" bash -c '"$@" >/dev/null 2>'"$work/config.err" _ \
@@ -106,6 +111,13 @@ show="$work/tiny.log" check "train test_train_t5_tiny.gin" bash -c '"$@" >'"$wor
   "$T5XX" launch --nproc_per_node=2 -- "$T5XX" train --gin_file="$ex/test_train_t5_tiny.gin" \
   --gin.MODEL_DIR="'$work/tiny'" "${flags[@]}"
 check "tiny: checkpoint_3" test -f "$work/tiny/checkpoint_3/checkpoint"
+# test_train_eval_t5_tiny.gin: total_steps = 0 and eval_period = 0, as t5x
+# reads them: the evaluation before training, no step, checkpoint_0.
+show="$work/tiny_eval.log" check "train test_train_eval_t5_tiny.gin (evaluation only)" bash -c '"$@" >'"$work/tiny_eval.log"' 2>&1 &&
+  grep -q "^\[eval wmt19_ende_v003\] step 0 " '"$work/tiny_eval.log"' && ! grep -q "^\[train\] step" '"$work/tiny_eval.log"' &&
+  test -f '"$work/tiny_eval/checkpoint_0/checkpoint"' _ \
+  "$T5XX" launch --nproc_per_node=2 -- "$T5XX" train --gin_file="$ex/test_train_eval_t5_tiny.gin" \
+  --gin.MODEL_DIR="'$work/tiny_eval'" "${flags[@]}"
 
 # 5. Finetune glue_v002_proportional (inference evaluation at steps 5 and
 # 7), then evaluate checkpoint_5 with runs/eval.gin.

@@ -10,27 +10,11 @@
 set -uo pipefail
 bin="$1"
 here="$(cd "$(dirname "$0")" && pwd)"
-venv="${T5XX_TEST_VENV:-$HOME/.cache/t5xx/test-venv}"
-py="$venv/bin/python3"
-if ! "$py" -c 'import moto.server, gcp_storage_emulator, boto3' >/dev/null 2>&1; then
-  echo "SKIP: moto[server], gcp-storage-emulator and boto3 are not in $venv"
-  echo "      (scripts/setup.sh --test installs them)"
-  exit 77
-fi
 work="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 100); do "$py" -c "import socket; socket.create_connection(('127.0.0.1', $1), 0.2)" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+. "$here/stores_lib.sh"  # $py, $s3, $gcs; skips without the venv
 failures=0
 check() { local name="$1"; shift; if "$@" >"$work/out" 2>&1; then echo "PASS $name"; else echo "FAIL $name"; tail -30 "$work/out"; failures=$((failures + 1)); fi; }
-
-s3=$(port); gcs=$(port)
-"$venv/bin/moto_server" -H 127.0.0.1 -p "$s3" >"$work/moto.log" 2>&1 &
-"$venv/bin/gcp-storage-emulator" start --host=127.0.0.1 --port="$gcs" --in-memory \
-  --default-bucket=t5xx-test >"$work/gcs.log" 2>&1 &
-wait_port "$s3" && wait_port "$gcs" || { echo "FAIL: the servers did not start"; cat "$work"/*.log; exit 1; }
-export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
-"$py" -c "import boto3; boto3.client('s3', endpoint_url='http://127.0.0.1:$s3').create_bucket(Bucket='t5xx-test')"
 
 filter=
 run() {  # NAME S3_ENDPOINT GCS_HOST: the gtest binary against both stores

@@ -98,7 +98,7 @@ seqio::VocabularyPtr BuildVocabulary(BuildContext& ctx, const Value& v, const st
       std::string file = c.Query(kind, "sentencepiece_model_file", s).AsString();
       if (IsRemotePath(file)) {
         // gs://t5-data/... as t5x's model gins write it: its copy under
-        // --data_dir (util/files/remote_copy.h).
+        // --data_dir, else the bucket (storage/remote_copy.h).
         std::optional<std::string> local = ReadableCopy(file, ctx.data_dir);
         T5XX_CHECK(local.has_value(),
                    MissingRemoteCopyMessage(file, ctx.data_dir,

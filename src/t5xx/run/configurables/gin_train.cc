@@ -129,7 +129,7 @@ RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs,
                                 "restore only in train)");
   for (std::string& p : r.paths) {
     T5XX_CHECK(!p.empty(), gin::Where(path) + " holds an empty path; give a checkpoint path");
-    p = LocalCopyIfAny(p);  // gs://... read from its copy under --data_dir
+    p = LocalCopyIfAny(p);  // gs://, s3://: the --data_dir copy or the bucket (storage/remote_copy.h)
   }
   const Value mode = q("mode");
   r.mode = mode.AsString();
@@ -294,11 +294,18 @@ void ReadActions(gin::Config& c, TrainSetup& s) {
 
 // The loop's steps and periods, read into `s`.
 void ReadLoop(gin::Config& c, TrainSetup& s) {
-  s.total_steps = gin::AtLeast(c.Query(kTrain, "total_steps"), 1);
+  // total_steps = 0 trains nothing: t5x's test_train_eval_t5_tiny.gin runs
+  // only the evaluation before training that way.
+  s.total_steps = gin::AtLeast(c.Query(kTrain, "total_steps"), 0);
   // t5x: when relative_steps is set, total_steps = start step + relative_steps.
   s.relative_steps = gin::NoneOrAtLeast(c.Query(kTrain, "relative_steps"), 1);
   s.eval_steps = gin::AtLeast(c.Query(kTrain, "eval_steps"), 1);
-  s.eval_period = gin::NoneOrAtLeast(c.Query(kTrain, "eval_period"), 1);
+  // eval_period = 0 is None: no periodic evaluation (t5x tests
+  // `if eval_period`).
+  const Value eval_period = c.Query(kTrain, "eval_period");
+  s.eval_period = eval_period.kind() == Value::Kind::kInt && eval_period.AsInt() == 0
+                      ? std::nullopt
+                      : gin::NoneOrAtLeast(eval_period, 1);
   // That eval_period and the checkpoint period are multiples of each other
   // is the loop's check (trainer::CheckTrainLoopConfig, run by
   // ValidateTrainRun), as are the other cross-setting checks.
