@@ -1,5 +1,5 @@
 // Tests for the t5x legacy checkpoint layout (msgpack index + zarr v2).
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/checkpoints/async_checkpointer.h"
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
 #include "test_util.h"

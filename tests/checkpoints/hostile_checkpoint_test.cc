@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "t5xx/checkpoints/compression.h"
-#include "t5xx/checkpoints/msgpack_index.h"
+#include "t5xx/checkpoints/t5x/msgpack_index.h"
 #include "t5xx/checkpoints/zarr_array.h"
 #include "test_util.h"
 

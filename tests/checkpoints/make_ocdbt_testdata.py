@@ -2,7 +2,7 @@
 """Makes tests/testdata/ocdbt_tree/: an OCDBT database written by TensorStore.
 
 TensorStore itself (not t5xx) writes the database, so that t5xx's OCDBT
-reader (src/t5xx/checkpoints/ocdbt_reader.h) is checked against the format's
+reader (src/t5xx/checkpoints/orbax/ocdbt_reader.h) is checked against the format's
 own implementation on what Orbax's small checkpoints never show: a B+tree of
 several levels (max_decoded_node_bytes = 256 forces interior nodes), 40
 generations (more than 2^version_tree_arity_log2 = 16, so older versions

@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "t5xx/checkpoints/ocdbt_format.h"
-#include "t5xx/checkpoints/ocdbt_reader.h"
+#include "t5xx/checkpoints/orbax/ocdbt_format.h"
+#include "t5xx/checkpoints/orbax/ocdbt_reader.h"
 #include "test_util.h"
 
 namespace t5xx::checkpoints {

@@ -16,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/checkpoints/checkpoints.h"
-#include "t5xx/checkpoints/ocdbt_reader.h"
-#include "t5xx/checkpoints/ocdbt_writer.h"
-#include "t5xx/checkpoints/orbax_checkpoint.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
+#include "t5xx/checkpoints/orbax/ocdbt_reader.h"
+#include "t5xx/checkpoints/orbax/ocdbt_writer.h"
+#include "t5xx/checkpoints/orbax/orbax_checkpoint.h"
 #include "t5xx/util/error.h"
 #include "test_util.h"
 

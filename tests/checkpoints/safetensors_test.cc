@@ -1,6 +1,6 @@
 // safetensors.h: the bytes the safetensors library writes, read back, and
 // hostile files refused with one clear error.
-#include "t5xx/checkpoints/safetensors.h"
+#include "t5xx/checkpoints/transformers/safetensors.h"
 
 #include <cstring>
 #include <fstream>

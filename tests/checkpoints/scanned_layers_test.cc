@@ -2,9 +2,9 @@
 // (tests/models/parity/make_goldens.py) holds t5x's scanned parameters
 // ("params_scanned", as its checkpoints store them, param_scan_axis 1) and
 // the same values per layer ("params", unstacked by the generator with numpy).
-#include "t5xx/checkpoints/scanned_layers.h"
+#include "t5xx/checkpoints/t5x/scanned_layers.h"
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 
 #include <cstring>
 #include <fstream>

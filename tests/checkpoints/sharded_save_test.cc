@@ -13,7 +13,7 @@
 #include <map>
 #include <thread>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/checkpoints/sharded_commit.h"
 #include "t5xx/util/error.h"
 #include "test_util.h"

@@ -1,7 +1,7 @@
 // transformers_t5.h: the name table, config.json both ways, and the float
 // conversions. The whole mapping is checked against Transformers itself in
 // tests/interop/transformers_test.py; these run everywhere.
-#include "t5xx/checkpoints/transformers_t5.h"
+#include "t5xx/checkpoints/transformers/transformers_t5.h"
 
 #include <fstream>
 #include <set>

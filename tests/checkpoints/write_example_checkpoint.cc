@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/util/error.h"
 
 namespace ck = t5xx::checkpoints;

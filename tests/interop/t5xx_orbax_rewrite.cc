@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/util/error.h"
 
 using namespace t5xx::checkpoints;

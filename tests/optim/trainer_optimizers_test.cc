@@ -17,7 +17,7 @@
 #include <set>
 
 #include "optim_test_util.h"
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/optim/optax_optimizers.h"
 #include "t5xx/partitioning/pjit_partitioner.h"

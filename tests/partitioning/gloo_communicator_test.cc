@@ -12,7 +12,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "partitioning/multiprocess.h"
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 #include "test_util.h"
 
 namespace t5xx::partitioning {

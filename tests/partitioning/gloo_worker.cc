@@ -9,7 +9,7 @@
 #include <iostream>
 #include <string>
 
-#include "t5xx/partitioning/c10d_communicator.h"
+#include "t5xx/partitioning/collectives/c10d_communicator.h"
 #include "t5xx/util/error.h"
 
 using t5xx::partitioning::ConnectOptions;

@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "partitioning/tiny_training.h"
-#include "t5xx/partitioning/c10d_communicator.h"
+#include "t5xx/partitioning/collectives/c10d_communicator.h"
 #include "t5xx/util/error.h"
 
 int main(int argc, char** argv) {

@@ -24,7 +24,7 @@
 
 #include "partitioning/multiprocess.h"
 #include "partitioning/sharded_restore.h"
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 
 namespace t5xx::partitioning {
 namespace {

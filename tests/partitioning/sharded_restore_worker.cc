@@ -15,7 +15,7 @@
 #include <string>
 
 #include "partitioning/sharded_restore.h"
-#include "t5xx/partitioning/c10d_communicator.h"
+#include "t5xx/partitioning/collectives/c10d_communicator.h"
 
 int main(int argc, char** argv) {
   try {

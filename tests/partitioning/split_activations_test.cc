@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "t5xx/models/networks/layers.h"
-#include "t5xx/partitioning/differentiable_collectives.h"
+#include "t5xx/partitioning/collectives/differentiable_collectives.h"
 
 namespace t5xx::partitioning {
 namespace {

@@ -12,7 +12,7 @@
 #include "t5xx/models/decoder_only_model.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/optim/adafactor.h"
-#include "t5xx/partitioning/differentiable_collectives.h"
+#include "t5xx/partitioning/collectives/differentiable_collectives.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/trainer/trainer.h"
 #include "trainer/tiny_t5.h"

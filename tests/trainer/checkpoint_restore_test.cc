@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <map>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/optim/optax_optimizers.h"

@@ -12,7 +12,7 @@
 #include <set>
 
 #include "models/parity_goldens.h"
-#include "t5xx/checkpoints/scanned_layers.h"
+#include "t5xx/checkpoints/t5x/scanned_layers.h"
 #include "t5xx/models/networks/network.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/trainer/checkpoint_io.h"

@@ -14,7 +14,7 @@
 
 #include "partitioning/multiprocess.h"
 #include "sharded_checkpoint_fixture.h"
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/trainer/checkpoint_io.h"
 #include "test_util.h"
 

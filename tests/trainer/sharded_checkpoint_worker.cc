@@ -20,7 +20,7 @@
 
 #include "sharded_checkpoint_fixture.h"
 #include "t5xx/checkpoints/async_checkpointer.h"
-#include "t5xx/partitioning/c10d_communicator.h"
+#include "t5xx/partitioning/collectives/c10d_communicator.h"
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/util/error.h"
 

@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/models/encoder_decoder_model.h"
 #include "t5xx/util/error.h"
 #include "trainer/tiny_t5.h"

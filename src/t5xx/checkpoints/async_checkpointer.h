@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 
 namespace t5xx::checkpoints {
 

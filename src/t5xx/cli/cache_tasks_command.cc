@@ -37,7 +37,7 @@
 #include "t5xx/data/cache_tasks/cache_tasks.h"
 #include "t5xx/data/tfds/tfds_data_source.h"
 #include "t5xx/demo/corpus_builder.h"
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/run/train_setup.h"
 #include "t5xx/util/error.h"
 

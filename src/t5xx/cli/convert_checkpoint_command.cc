@@ -1,9 +1,9 @@
 // `t5xx convert_checkpoint`: a scalable_t5 (umT5) checkpoint's parameters
 // and optimizer slots between t5x's scanned layout and the per-layer layout
-// (checkpoints/scanned_layers.h).
+// (checkpoints/t5x/scanned_layers.h).
 #include <iostream>
 
-#include "t5xx/checkpoints/scanned_layers.h"
+#include "t5xx/checkpoints/t5x/scanned_layers.h"
 #include "t5xx/cli/commands.h"
 #include "t5xx/util/error.h"
 

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "t5xx/partitioning/rendezvous.h"
+#include "t5xx/partitioning/launch/rendezvous.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/system/route.h"
 #include "t5xx/util/system/stop_signals.h"

@@ -14,7 +14,7 @@
 #include "t5xx/cli/commands.h"
 #include "t5xx/device/cpu_runtime.h"
 #include "t5xx/device/openmp_wait.h"
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/system/stop_signals.h"
 #include "t5xx/util/system/host_name.h"

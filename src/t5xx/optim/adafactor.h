@@ -41,7 +41,7 @@
 // without ROW dims), v (p's shape), m (p's shape, dtype_momentum); unused
 // slots are (1,) zeros. All float32 except m.
 //
-// Shardable: every mean / RMS / norm goes through the Reducer (partitioning/reducer.h);
+// Shardable: every mean / RMS / norm goes through the Reducer (partitioning/collectives/reducer.h);
 // factoring is decided from Reducer::GlobalShape.
 //
 // Two implementations of the same formulas: float32 CPU parameters take the

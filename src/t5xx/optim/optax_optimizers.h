@@ -37,7 +37,7 @@
 // param_states.<i>. (scale_by_schedule: param_states.<i>.count).
 //
 // Shardable: global and per-parameter norms go through the Reducer
-// (partitioning/reducer.h); the rest is element-wise.
+// (partitioning/collectives/reducer.h); the rest is element-wise.
 #pragma once
 
 #include <ATen/ATen.h>

@@ -92,7 +92,7 @@ class Optimizer {
   // mis-shaped array. Init must have run (it fixes the expected layout).
   void RestoreState(const std::map<std::string, at::Tensor>& arrays, int64_t step);
 
-  // The reduction hook for statistics over sharded tensors (partitioning/reducer.h).
+  // The reduction hook for statistics over sharded tensors (partitioning/collectives/reducer.h).
   // Default: LocalReducer.
   void set_reducer(std::shared_ptr<const Reducer> reducer);
   const Reducer& reducer() const { return *reducer_; }

@@ -1,6 +1,6 @@
 // Statistics over tensors that may be sharded: a mean over some dims and the
 // global L2 norm, each computed as local partial sums completed through the
-// partitioner's Reducer (partitioning/reducer.h), so that an optimizer never
+// partitioner's Reducer (partitioning/collectives/reducer.h), so that an optimizer never
 // assumes that a whole tensor is local.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/partitioning/reducer.h"
+#include "t5xx/partitioning/collectives/reducer.h"
 
 namespace t5xx::optim {
 

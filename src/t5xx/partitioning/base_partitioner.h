@@ -18,10 +18,10 @@
 #include "t5xx/data/sources/data_source.h"
 #include "t5xx/models/base_model.h"
 #include "t5xx/models/param_store.h"
-#include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/collectives/communicator.h"
 #include "t5xx/partitioning/logical_axis_rules.h"
 #include "t5xx/partitioning/mesh.h"
-#include "t5xx/partitioning/reducer.h"
+#include "t5xx/partitioning/collectives/reducer.h"
 #include "t5xx/partitioning/sharding.h"
 
 namespace t5xx::partitioning {

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "t5xx/models/networks/remat.h"
-#include "t5xx/partitioning/differentiable_collectives.h"
+#include "t5xx/partitioning/collectives/differentiable_collectives.h"
 #include "t5xx/partitioning/released_storage.h"
 #include "t5xx/util/error.h"
 

@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "t5xx/models/param_store.h"
-#include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/collectives/communicator.h"
 #include "t5xx/partitioning/sharding.h"
 
 namespace t5xx::partitioning {

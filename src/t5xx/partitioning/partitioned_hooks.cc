@@ -2,7 +2,7 @@
 #include "t5xx/partitioning/partitioned_hooks.h"
 
 #include "t5xx/models/networks/layers.h"
-#include "t5xx/partitioning/differentiable_collectives.h"
+#include "t5xx/partitioning/collectives/differentiable_collectives.h"
 #include "t5xx/partitioning/split_activations.h"
 #include "t5xx/util/error.h"
 

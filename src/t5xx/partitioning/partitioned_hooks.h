@@ -39,7 +39,7 @@
 
 #include "t5xx/models/param_store.h"
 #include "t5xx/models/sharding_hooks.h"
-#include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/collectives/communicator.h"
 #include "t5xx/partitioning/gather_units.h"
 #include "t5xx/partitioning/logical_axis_rules.h"
 #include "t5xx/partitioning/sharding.h"

@@ -16,7 +16,7 @@ namespace t5xx::partitioning {
 namespace {
 
 // Completes a partial statistic of a parameter over the groups that split
-// the summed dims (partitioning/reducer.h).
+// the summed dims (partitioning/collectives/reducer.h).
 class MeshReducer final : public Reducer {
  public:
   explicit MeshReducer(const PjitPartitioner* owner) : owner_(owner) {}

@@ -1,7 +1,7 @@
 // See released_storage.h.
 #include "t5xx/partitioning/released_storage.h"
 
-#include "t5xx/partitioning/differentiable_collectives.h"
+#include "t5xx/partitioning/collectives/differentiable_collectives.h"
 
 namespace t5xx::partitioning {
 

@@ -6,8 +6,8 @@
 
 #include "t5xx/device/device.h"
 #include "t5xx/models/memory_plan.h"
-#include "t5xx/partitioning/c10d_communicator.h"
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/collectives/c10d_communicator.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::run {

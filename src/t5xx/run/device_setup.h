@@ -12,13 +12,13 @@
 #include <memory>
 #include <ostream>
 
-#include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/collectives/communicator.h"
 #include "t5xx/run/train_setup.h"
 
 namespace t5xx::run {
 
 // The device options.device names for this process (device::ResolveDevice
-// with the launcher's LOCAL_RANK, partitioning/process_environment.h).
+// with the launcher's LOCAL_RANK, partitioning/launch/process_environment.h).
 // Throws t5xx::Error naming --device.
 at::Device RunDevice(const RunOptions& options);
 
@@ -32,7 +32,7 @@ at::Device SetUpDevice(const RunOptions& options, std::ostream& log);
 int64_t AvailableMemoryBytes(at::Device device);
 
 // The processes of the run: several (launched by torchrun, srun, mpirun or
-// `t5xx launch`; partitioning/process_environment.h) are joined over Gloo,
+// `t5xx launch`; partitioning/launch/process_environment.h) are joined over Gloo,
 // NCCL between GPUs (T5XX_JOIN_TIMEOUT and T5XX_COLLECTIVE_TIMEOUT, in
 // seconds, override the communicator's 5 and 30 minutes), logging "[setup]
 // process R of N ..." to `log`; one process gets a LocalCommunicator.

@@ -8,7 +8,7 @@
 #include <regex>
 #include <vector>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/storage/url.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_kind.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "t5xx/partitioning/pjit_partitioner.h"
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/inference/evaluator.h"
 #include "t5xx/run/model.h"

@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/util/error.h"
 #include "t5xx/storage/remote_copy.h"
 

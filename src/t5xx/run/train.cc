@@ -12,17 +12,17 @@
 #include <string>
 #include <utility>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/device/cpu_caching_allocator.h"
 #include "t5xx/device/cpu_runtime.h"
 #include "t5xx/device/device.h"
 #include "t5xx/kernels/bf16_matmul.h"
 #include "t5xx/models/networks/layers.h"
 #include "t5xx/models/memory_plan.h"
-#include "t5xx/partitioning/c10d_communicator.h"
+#include "t5xx/partitioning/collectives/c10d_communicator.h"
 #include "t5xx/partitioning/communication_plan.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/run/inference/evaluator.h"

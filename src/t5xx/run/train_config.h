@@ -74,7 +74,7 @@ struct ModelConfig {
   int64_t num_decodes = 1;
   bool return_all_decodes = false;
   // scalable_t5 with scan_layers = True: t5x's scanned checkpoint layout
-  // (checkpoints/scanned_layers.h) for saves and restores; else nullopt.
+  // (checkpoints/t5x/scanned_layers.h) for saves and restores; else nullopt.
   std::optional<checkpoints::ScanLayout> scan_layout() const {
     if (kind != ModelKind::kEncoderDecoder || !t5_config.scan_layers) return std::nullopt;
     return checkpoints::ScanLayout{t5_config.num_heads, t5_config.param_scan_axis};

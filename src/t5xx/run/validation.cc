@@ -7,7 +7,7 @@
 #include "t5xx/data/dataset_providers/mixture.h"
 #include "t5xx/data/vocabularies/byte_vocabulary.h"
 #include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/run/inference/inference.h"

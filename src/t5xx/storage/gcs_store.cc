@@ -4,9 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
-#include <future>
 
 #include "t5xx/util/error.h"
 
@@ -112,27 +110,9 @@ std::optional<std::string> GcsStore::Get(const std::string& object) {
   if (r.status != 200 && r.status != 206) Fail(r, "cannot read", object);
   if (r.status == 200) return std::move(r.body);
   const std::optional<uint64_t> total = ContentRangeTotal(r.header("content-range"));
-  if (!total || *total <= r.body.size()) return std::move(r.body);
-  std::string out(*total, '\0');
-  std::copy(r.body.begin(), r.body.end(), out.begin());
-  const uint64_t parts = (*total - kPartBytes + kPartBytes - 1) / kPartBytes;
-  std::atomic<uint64_t> next{0};
-  auto worker = [&] {
-    for (uint64_t i; (i = next++) < parts;) {
-      const uint64_t b = kPartBytes * (i + 1);
-      const uint64_t n = std::min(kPartBytes, *total - b);
-      std::optional<std::string> part = GetRange(object, b, n);
-      T5XX_CHECK(part && part->size() == n, "cannot read gs://" + bucket_ + "/" + object +
-                                                ": it changed while being read");
-      std::copy(part->begin(), part->end(), out.begin() + static_cast<std::ptrdiff_t>(b));
-    }
-  };
-  std::vector<std::future<void>> jobs;
-  for (int t = 0; t < std::min<int>(kParallelParts, static_cast<int>(parts)); ++t) {
-    jobs.push_back(std::async(std::launch::async, worker));
-  }
-  for (auto& j : jobs) j.get();
-  return out;
+  if (!total) return std::move(r.body);
+  return ReadRestInParallel(*this, "gs://" + bucket_ + "/" + object, object, std::move(r.body), *total,
+                            kPartBytes, kParallelParts);
 }
 
 void GcsStore::Put(const std::string& object, std::string_view data) {

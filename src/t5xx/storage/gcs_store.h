@@ -9,6 +9,7 @@
 #include <string>
 
 #include "t5xx/storage/gcs_auth.h"
+#include "t5xx/storage/http_client.h"
 #include "t5xx/storage/object_store.h"
 
 namespace t5xx::storage {

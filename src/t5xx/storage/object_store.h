@@ -50,6 +50,14 @@ class ObjectStore {
   virtual void Delete(const std::string& object) = 0;
 };
 
+// A large object whose first `first.size()` bytes (of `total`) came with its
+// first answer: the rest fetched with GetRange in `part_bytes` parts by
+// `parallel` threads (what boto3's and gcloud's transfer managers do);
+// returns the whole object. Throws t5xx::Error naming `url` when a part
+// comes back short (the object changed while being read).
+std::string ReadRestInParallel(ObjectStore& store, const std::string& url, const std::string& object,
+                               std::string first, uint64_t total, uint64_t part_bytes, int parallel);
+
 // The driver for gs:// or s3:// `bucket` (`scheme` "gs" or "s3"), shared by
 // every caller in the process (credentials and connections are reused).
 ObjectStore& StoreFor(const std::string& scheme, const std::string& bucket);

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::trainer {

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/checkpoints/scanned_layers.h"
+#include "t5xx/checkpoints/t5x/scanned_layers.h"
 #include "t5xx/checkpoints/async_checkpointer.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/optim/optimizer.h"
 #include "t5xx/partitioning/base_partitioner.h"
-#include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/collectives/communicator.h"
 
 namespace t5xx::trainer {
 

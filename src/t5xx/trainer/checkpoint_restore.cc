@@ -9,7 +9,7 @@
 #include <regex>
 #include <set>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/system/parallel_for.h"
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "t5xx/checkpoints/scanned_layers.h"
+#include "t5xx/checkpoints/t5x/scanned_layers.h"
 #include "t5xx/checkpoints/zarr_array.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/optim/optimizer.h"
@@ -47,7 +47,7 @@ struct RestoreOptions {
   std::function<checkpoints::Box(const std::string& key, const std::vector<int64_t>& shape)>
       owned_slice;
   // scalable_t5's scan_layers = True: the checkpoint holds t5x's scanned
-  // layout (checkpoints/scanned_layers.h), which is read and split into the
+  // layout (checkpoints/t5x/scanned_layers.h), which is read and split into the
   // per-layer parameters and slots. Keys (assignment_map, errors) are then
   // t5x's scanned ones ("target/encoder/encoder/..."). One process only
   // (owned_slice unset).

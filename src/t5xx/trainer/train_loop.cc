@@ -11,7 +11,7 @@
 #include <memory>
 #include <sstream>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/device/cpu_caching_allocator.h"
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/trainer/metrics_writer.h"
@@ -430,7 +430,7 @@ void TrainLoop::RunStatsPeriod(int64_t inner) {
   s["timing/uptime"] = Seconds(loop_start_, Clock::now());
   if (counts_bytes && inner > 0) {
     // What this process sent in collectives per step (ring-algorithm bytes,
-    // partitioning/communicator.h), checkpoint gathers included.
+    // partitioning/collectives/communicator.h), checkpoint gathers included.
     s["timing/communication_bytes_per_step"] =
         (config_.communicator->stats().sent_bytes - sent0) / static_cast<double>(inner);
   }

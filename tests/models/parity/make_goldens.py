@@ -521,7 +521,7 @@ def make_scalable_t5():
       'config': config,
       'params': {k: tensor(v) for k, v in unstack(params).items()},
       # t5x's own scanned arrays, as its checkpoints hold them (the oracle of
-      # checkpoints/scanned_layers.h).
+      # checkpoints/t5x/scanned_layers.h).
       'params_scanned': {k: tensor(v) for k, v in flat_params(params).items()},
       'cases': cases,
   }

@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "t5xx/checkpoints/checkpoints.h"
-#include "t5xx/checkpoints/safetensors.h"
-#include "t5xx/checkpoints/transformers_t5.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
+#include "t5xx/checkpoints/transformers/safetensors.h"
+#include "t5xx/checkpoints/transformers/transformers_t5.h"
 #include "t5xx/config/flags.h"
 #include "t5xx/run/train_setup.h"
 #include "t5xx/run/transformers/export.h"

@@ -48,7 +48,7 @@ struct T5Config {
   // scalable_t5's scan_layers / param_scan_axis: the network still runs one
   // layer at a time on per-layer parameters; these say that t5x keeps each
   // stack's parameters (and optimizer slots) stacked along a 'layers' axis
-  // at param_scan_axis (checkpoints/scanned_layers.h), which checkpoints and
+  // at param_scan_axis (checkpoints/t5x/scanned_layers.h), which checkpoints and
   // Adafactor's factoring follow (optim::ScannedLayers).
   bool scan_layers = false;
   int param_scan_axis = 1;

@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/run/inference/evaluator.h"

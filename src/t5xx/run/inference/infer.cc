@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "t5xx/data/dataset_providers/mixture.h"
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/run/datasets.h"
 #include "t5xx/run/device_setup.h"
 #include "t5xx/run/inference/inference.h"

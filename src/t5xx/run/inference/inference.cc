@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/data/dataset_providers/mixture.h"
 #include "t5xx/device/device.h"
 #include "t5xx/run/model.h"

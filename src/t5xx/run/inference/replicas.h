@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "t5xx/models/base_model.h"
-#include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/collectives/communicator.h"
 #include "t5xx/partitioning/logical_axis_rules.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/checkpoints/checkpoints.h"
-#include "t5xx/checkpoints/safetensors.h"
-#include "t5xx/checkpoints/transformers_t5.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
+#include "t5xx/checkpoints/transformers/safetensors.h"
+#include "t5xx/checkpoints/transformers/transformers_t5.h"
 #include "t5xx/run/configurables/gin_readers.h"
 #include "t5xx/run/transformers/transformers_files.h"
 #include "t5xx/util/error.h"

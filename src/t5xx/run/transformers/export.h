@@ -8,7 +8,7 @@
 //                            logits_via_embedding)
 //   generation_config.json   decoder start 0, EOS 1, PAD 0 (t5x's ids)
 //   model.safetensors        float32, Transformers' names and layouts
-//                            (checkpoints/transformers_t5.h)
+//                            (checkpoints/transformers/transformers_t5.h)
 //   spiece.model, tokenizer_config.json, special_tokens_map.json
 //                            T5Tokenizer over the model's SentencePiece
 //                            vocabulary (extra_ids kept), or ByT5Tokenizer

@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/checkpoints/file_io.h"
-#include "t5xx/checkpoints/safetensors.h"
-#include "t5xx/checkpoints/transformers_t5.h"
+#include "t5xx/checkpoints/transformers/safetensors.h"
+#include "t5xx/checkpoints/transformers/transformers_t5.h"
 #include "t5xx/run/transformers/pytorch_state_dict.h"
 #include "t5xx/run/transformers/transformers_files.h"
 #include "t5xx/util/error.h"

@@ -1,8 +1,8 @@
 // The checkpointer: checkpoint_<step> directories under MODEL_DIR, written
 // through a temporary directory and a rename, listed, and loaded.
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 
-#include "t5xx/checkpoints/orbax_checkpoint.h"
+#include "t5xx/checkpoints/orbax/orbax_checkpoint.h"
 
 #include <algorithm>
 #include <chrono>

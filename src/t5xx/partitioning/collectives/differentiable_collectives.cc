@@ -1,5 +1,5 @@
 // See differentiable_collectives.h.
-#include "t5xx/partitioning/differentiable_collectives.h"
+#include "t5xx/partitioning/collectives/differentiable_collectives.h"
 
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/autograd/custom_function.h>

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 
 namespace t5xx::partitioning {
 

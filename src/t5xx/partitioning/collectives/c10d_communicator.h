@@ -17,8 +17,8 @@
 #include <memory>
 #include <string>
 
-#include "t5xx/partitioning/communicator.h"
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/collectives/communicator.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 
 namespace t5xx::partitioning {
 

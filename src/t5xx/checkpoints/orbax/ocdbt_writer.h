@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "t5xx/checkpoints/ocdbt_reader.h"
+#include "t5xx/checkpoints/orbax/ocdbt_reader.h"
 
 namespace t5xx::checkpoints {
 

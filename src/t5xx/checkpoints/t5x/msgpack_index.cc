@@ -1,5 +1,5 @@
 // The msgpack `checkpoint` index: encoding the 'optimizer' tree, decoding it.
-#include "t5xx/checkpoints/msgpack_index.h"
+#include "t5xx/checkpoints/t5x/msgpack_index.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Orbax checkpoints: the state/ OCDBT database listed as zarr v2 arrays.
-#include "t5xx/checkpoints/orbax_checkpoint.h"
+#include "t5xx/checkpoints/orbax/orbax_checkpoint.h"
 
 #include <map>
 #include <set>
@@ -11,7 +11,7 @@
 #include <limits>
 
 #include "t5xx/checkpoints/file_io.h"
-#include "t5xx/checkpoints/ocdbt_writer.h"
+#include "t5xx/checkpoints/orbax/ocdbt_writer.h"
 #include "t5xx/checkpoints/zarr_array.h"
 #include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"

@@ -1,5 +1,5 @@
 // See scanned_layers.h.
-#include "t5xx/checkpoints/scanned_layers.h"
+#include "t5xx/checkpoints/t5x/scanned_layers.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "t5xx/checkpoints/checkpoints.h"
-#include "t5xx/checkpoints/scanned_layers_internal.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
+#include "t5xx/checkpoints/t5x/scanned_layers_internal.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::checkpoints {

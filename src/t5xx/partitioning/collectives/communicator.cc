@@ -1,6 +1,6 @@
 // The Communicator's default collectives, built on AllReduceSum (see
 // communicator.h).
-#include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/collectives/communicator.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,5 @@
 // Reading a launcher's environment (see process_environment.h).
-#include "t5xx/partitioning/process_environment.h"
+#include "t5xx/partitioning/launch/process_environment.h"
 
 #include <cerrno>
 #include <cstdlib>

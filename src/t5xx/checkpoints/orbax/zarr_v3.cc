@@ -1,5 +1,5 @@
 // zarr v3 metadata and sharded chunks (see zarr_v3.h).
-#include "t5xx/checkpoints/zarr_v3.h"
+#include "t5xx/checkpoints/orbax/zarr_v3.h"
 
 #include <nlohmann/json.hpp>
 

@@ -53,7 +53,7 @@
 #include "t5xx/checkpoints/array.h"
 #include "t5xx/checkpoints/checksums.h"
 #include "t5xx/checkpoints/compression.h"
-#include "t5xx/checkpoints/msgpack_index.h"
+#include "t5xx/checkpoints/t5x/msgpack_index.h"
 #include "t5xx/checkpoints/zarr_array.h"
 
 namespace t5xx::checkpoints {

@@ -1,5 +1,5 @@
 // See transformers_t5.h.
-#include "t5xx/checkpoints/transformers_t5.h"
+#include "t5xx/checkpoints/transformers/transformers_t5.h"
 
 #include <cmath>
 #include <cstring>

@@ -20,7 +20,7 @@
 #include <memory>
 #include <vector>
 
-#include "t5xx/partitioning/communicator.h"
+#include "t5xx/partitioning/collectives/communicator.h"
 
 namespace t5xx::partitioning {
 

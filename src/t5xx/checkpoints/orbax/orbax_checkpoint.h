@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "t5xx/checkpoints/array.h"
-#include "t5xx/checkpoints/msgpack_index.h"
-#include "t5xx/checkpoints/ocdbt_reader.h"
+#include "t5xx/checkpoints/t5x/msgpack_index.h"
+#include "t5xx/checkpoints/orbax/ocdbt_reader.h"
 #include "t5xx/checkpoints/zarr_array.h"
-#include "t5xx/checkpoints/zarr_v3.h"
+#include "t5xx/checkpoints/orbax/zarr_v3.h"
 
 namespace t5xx::checkpoints {
 

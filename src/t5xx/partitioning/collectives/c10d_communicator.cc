@@ -4,7 +4,7 @@
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO 1
 #endif
-#include "t5xx/partitioning/c10d_communicator.h"
+#include "t5xx/partitioning/collectives/c10d_communicator.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -25,7 +25,7 @@
 #include <cstdlib>
 
 #include "t5xx/device/device.h"
-#include "t5xx/partitioning/rendezvous.h"
+#include "t5xx/partitioning/launch/rendezvous.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/system/host_name.h"
 #include "t5xx/util/system/route.h"

@@ -1,11 +1,11 @@
 // OCDBT reader: manifest → newest version → B+tree walk → key listing.
-#include "t5xx/checkpoints/ocdbt_reader.h"
+#include "t5xx/checkpoints/orbax/ocdbt_reader.h"
 
 
 #include <algorithm>
 
 #include "t5xx/checkpoints/file_io.h"
-#include "t5xx/checkpoints/ocdbt_format.h"
+#include "t5xx/checkpoints/orbax/ocdbt_format.h"
 #include "t5xx/util/error.h"
 
 namespace fs = std::filesystem;

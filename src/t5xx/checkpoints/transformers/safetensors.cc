@@ -1,5 +1,5 @@
 // See safetensors.h.
-#include "t5xx/checkpoints/safetensors.h"
+#include "t5xx/checkpoints/transformers/safetensors.h"
 
 #include <algorithm>
 #include <cstring>

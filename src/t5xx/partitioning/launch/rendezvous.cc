@@ -1,5 +1,5 @@
 // See rendezvous.h.
-#include "t5xx/partitioning/rendezvous.h"
+#include "t5xx/partitioning/launch/rendezvous.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>

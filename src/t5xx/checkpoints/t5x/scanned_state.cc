@@ -4,8 +4,8 @@
 #include <cstring>
 #include <set>
 
-#include "t5xx/checkpoints/scanned_layers.h"
-#include "t5xx/checkpoints/scanned_layers_internal.h"
+#include "t5xx/checkpoints/t5x/scanned_layers.h"
+#include "t5xx/checkpoints/t5x/scanned_layers_internal.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::checkpoints {

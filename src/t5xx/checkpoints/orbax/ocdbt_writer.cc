@@ -1,5 +1,5 @@
 // OCDBT writing: per-process databases and their merged root.
-#include "t5xx/checkpoints/ocdbt_writer.h"
+#include "t5xx/checkpoints/orbax/ocdbt_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <random>
 
 #include "t5xx/checkpoints/file_io.h"
-#include "t5xx/checkpoints/ocdbt_format.h"
-#include "t5xx/checkpoints/ocdbt_reader.h"
+#include "t5xx/checkpoints/orbax/ocdbt_format.h"
+#include "t5xx/checkpoints/orbax/ocdbt_reader.h"
 #include "t5xx/util/error.h"
 
 namespace fs = std::filesystem;

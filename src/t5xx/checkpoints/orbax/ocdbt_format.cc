@@ -1,5 +1,5 @@
 // OCDBT's shared encodings: varints, the envelope, data file tables.
-#include "t5xx/checkpoints/ocdbt_format.h"
+#include "t5xx/checkpoints/orbax/ocdbt_format.h"
 
 #include <cstring>
 
