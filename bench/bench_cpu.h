@@ -11,7 +11,7 @@
 
 #include "t5xx/device/cpu_runtime.h"
 #include "t5xx/device/openmp_wait.h"
-#include "t5xx/partitioning/c10d_communicator.h"
+#include "t5xx/partitioning/collectives/c10d_communicator.h"
 
 namespace t5xx::bench {
 

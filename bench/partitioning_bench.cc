@@ -13,7 +13,7 @@
 //   step_s        median wall time of a train step
 //   vs_1x1        step_s / the 1x1 layout's step_s
 //   sent_MB       megabytes (1e6) rank 0 sent per step in collectives, counted
-//                 as the ring algorithms send (partitioning/communicator.h
+//                 as the ring algorithms send (partitioning/collectives/communicator.h
 //                 CommunicationStats)
 //   min_MB        the layout's theoretical minimum per process per step
 //                 (partitioning/communication_plan.h): gradients

@@ -1,5 +1,5 @@
 // Fuzz target: the msgpack index of a t5x checkpoint
-// (checkpoints/msgpack_index.h: ListIndex, then ReadIndex, which also reads
+// (checkpoints/t5x/msgpack_index.h: ListIndex, then ReadIndex, which also reads
 // every array it points at). Input: the bytes of <dir>/checkpoint. The
 // directory also holds one valid zarr array, target.a (float32 [2, 3],
 // gzip), which a TensorStore spec in the index may name.
@@ -8,7 +8,7 @@
 
 #include "fuzz/fuzz_support.h"
 #include "t5xx/checkpoints/compression.h"
-#include "t5xx/checkpoints/msgpack_index.h"
+#include "t5xx/checkpoints/t5x/msgpack_index.h"
 #include "t5xx/util/error.h"
 
 namespace {

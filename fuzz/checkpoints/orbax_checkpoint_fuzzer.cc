@@ -1,4 +1,4 @@
-// Fuzz target: an Orbax checkpoint (checkpoints/orbax_checkpoint.h,
+// Fuzz target: an Orbax checkpoint (checkpoints/orbax/orbax_checkpoint.h,
 // ocdbt_reader.h): the OCDBT manifest, B+tree nodes and values, the zarr
 // metadata and chunks they hold (raw or zstd), state/_METADATA -- read by
 // CheckpointReader as restore, infer, eval and export read one, then every
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fuzz/fuzz_support.h"
-#include "t5xx/checkpoints/checkpoints.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/checkpoints/array.h"
 #include "t5xx/util/error.h"
 

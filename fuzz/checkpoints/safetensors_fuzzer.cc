@@ -1,4 +1,4 @@
-// Fuzz target: a safetensors file (checkpoints/safetensors.h:
+// Fuzz target: a safetensors file (checkpoints/transformers/safetensors.h:
 // SafetensorsReader -- the header's length, the JSON header and its entries,
 // the data offsets' coverage -- then reading every tensor it accepted), as
 // `t5xx import` reads a Transformers model.safetensors.
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "fuzz/fuzz_support.h"
-#include "t5xx/checkpoints/safetensors.h"
+#include "t5xx/checkpoints/transformers/safetensors.h"
 #include "t5xx/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
