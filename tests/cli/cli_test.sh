@@ -34,7 +34,7 @@ expect_error bad_bf16_matmul "environment variable T5XX_BF16_MATMUL = 'fast' is 
   env T5XX_BF16_MATMUL=fast "$T5XX" train "${demo[@]}"
 expect_error macro_typo "macro BATCH_SIZ is never used (did you mean 'BATCH_SIZE'?)" -- \
   "$T5XX" train "${demo[@]}" --gin.BATCH_SIZ=8
-expect_error zero_steps "must be >= 1, got 0" -- "$T5XX" train "${demo[@]}" --gin.TRAIN_STEPS=0
+expect_error negative_steps "must be >= 0, got -1" -- "$T5XX" train "${demo[@]}" --gin.TRAIN_STEPS=-1
 # train's loop settings (t5x's train.py rules) are checked before any work.
 expect_error periods_not_multiples "must be multiples of each other" -- \
   "$T5XX" train "${demo[@]}" --gin.EVAL_PERIOD=2 --gin.utils.SaveCheckpointConfig.period=3 \

@@ -88,7 +88,7 @@ row empty_train_eval_split "train.train_eval_dataset_cfg = None" -- --gin.PF_VAL
 row bad_record_in_the_first_batch "example has no feature 'text'" -- --gin.PF_TRAIN="'$work/bad.jsonl'"
 row missing_restore_checkpoint "$work/nowhere" -- --gin.utils.RestoreCheckpointConfig.path="'$work/nowhere/checkpoint_1'" \
   --gin.utils.CheckpointConfig.restore=@utils.RestoreCheckpointConfig\(\)
-row eval_period_zero "eval_period" -- --gin.train.eval_period=0
+row eval_period_negative "eval_period" -- --gin.train.eval_period=-1
 row unset_required_macro "TRAIN_STEPS" -- --gin.TRAIN_STEPS=%gin.REQUIRED
 row unknown_parameter "emb_dimm" -- --gin.network.T5Config.emb_dimm=8
 

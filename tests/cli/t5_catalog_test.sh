@@ -113,11 +113,13 @@ show="$work/tiny.log" check "train test_train_t5_tiny.gin" bash -c '"$@" >'"$wor
 check "tiny: checkpoint_3" test -f "$work/tiny/checkpoint_3/checkpoint"
 # test_train_eval_t5_tiny.gin: total_steps = 0 and eval_period = 0, as t5x
 # reads them: the evaluation before training, no step, checkpoint_0.
-show="$work/tiny_eval.log" check "train test_train_eval_t5_tiny.gin (evaluation only)" bash -c '"$@" >'"$work/tiny_eval.log"' 2>&1 &&
-  grep -q "^\[eval wmt19_ende_v003\] step 0 " '"$work/tiny_eval.log"' && ! grep -q "^\[train\] step" '"$work/tiny_eval.log"' &&
-  test -f '"$work/tiny_eval/checkpoint_0/checkpoint"' _ \
+show="$work/tiny_eval.log" check "train test_train_eval_t5_tiny.gin (evaluation only)" \
+  bash -c '"$@" >"$0" 2>&1' "$work/tiny_eval.log" \
   "$T5XX" launch --nproc_per_node=2 -- "$T5XX" train --gin_file="$ex/test_train_eval_t5_tiny.gin" \
   --gin.MODEL_DIR="'$work/tiny_eval'" "${flags[@]}"
+show="$work/tiny_eval.log" check "test_train_eval_t5_tiny: evaluated at step 0, trained no step, saved checkpoint_0" \
+  bash -c 'grep -q "^\[eval wmt19_ende_v003\] step 0 " "$0" && ! grep -q "^\[train\] step" "$0" && test -f "$1"' \
+  "$work/tiny_eval.log" "$work/tiny_eval/checkpoint_0/checkpoint"
 
 # 5. Finetune glue_v002_proportional (inference evaluation at steps 5 and
 # 7), then evaluate checkpoint_5 with runs/eval.gin.

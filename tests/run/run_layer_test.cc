@@ -104,7 +104,7 @@ TEST_F(RunLayerTest, ReadsTheStockConfigs) {
 }
 
 TEST_F(RunLayerTest, ReaderErrorsNameTheBinding) {
-  EXPECT_ERROR_CONTAINS(Load("four.txt", "TRAIN_STEPS = 0\n"), "must be >= 1, got 0");
+  EXPECT_ERROR_CONTAINS(Load("four.txt", "TRAIN_STEPS = -1\n"), "must be >= 0, got -1");
   EXPECT_ERROR_CONTAINS(Load("four.txt", "BATCH_SIZE = 3\ntrainer.Trainer.num_microbatches = 2\n"),
                         "does not divide the train batch size 3");
   const std::string restore = "utils.CheckpointConfig.restore = @utils.RestoreCheckpointConfig()\n";

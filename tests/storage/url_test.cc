@@ -53,6 +53,22 @@ TEST(Url, JoinAndParent) {
   EXPECT_EQ(ParentPath("x"), ".");
 }
 
+TEST(Url, OutputsNotYetWrittenToBucketsAreRefusedByName) {
+  EXPECT_EQ(LocalOutputPath("/tmp/out", "INFER_OUTPUT_DIR"), "/tmp/out");
+  EXPECT_EQ(LocalOutputPath("file:///tmp/out", "INFER_OUTPUT_DIR"), "/tmp/out");
+  try {
+    LocalOutputPath("s3://b/out", "infer.output_dir (INFER_OUTPUT_DIR)");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "infer.output_dir (INFER_OUTPUT_DIR) 's3://b/out': t5xx does not write s3:// yet (it "
+                 "reads gs:// and s3:// inputs and checkpoints); write to a local directory and copy "
+                 "it there (aws s3 cp --recursive DIR s3://b/out)");
+  }
+  EXPECT_THROW(LocalOutputPath("gs://b/out", "--output_cache_dir"), Error);
+  EXPECT_THROW(LocalOutputPath("hdfs://nn/out", "--output_cache_dir"), Error);
+}
+
 TEST(Url, IsObjectStoreUrl) {
   EXPECT_TRUE(IsObjectStoreUrl("gs://b/x"));
   EXPECT_TRUE(IsObjectStoreUrl("s3://b"));

@@ -39,6 +39,7 @@
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/run/train_setup.h"
+#include "t5xx/storage/url.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::cli {
@@ -90,7 +91,7 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
   T5XX_CHECK(f.count("output_cache_dir"),
              std::string(kCommand) + ": --output_cache_dir=DIR is required (where the caches "
                                      "are written, one directory per task)");
-  o.output_cache_dir = f["output_cache_dir"];
+  o.output_cache_dir = storage::LocalOutputPath(f["output_cache_dir"], "--output_cache_dir");
   if (f.count("tasks")) o.tasks = ParseList("tasks", f["tasks"]);
   if (f.count("excluded_tasks")) o.excluded_tasks = ParseList("excluded_tasks", f["excluded_tasks"]);
   if (f.count("tasks_additional_cache_dirs")) {

@@ -132,9 +132,12 @@ std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, const Placemen
     envp.push_back(nullptr);
     for (auto& a : command) argv.push_back(a.data());
     argv.push_back(nullptr);
-    // fork + exec rather than posix_spawn: the child asks for SIGTERM when
-    // the launcher dies (even by SIGKILL), so no rank outlives it unseen;
-    // a close-on-exec pipe carries exec's errno back.
+    // fork + exec rather than posix_spawn: the child asks for SIGKILL when
+    // the launcher dies (even by SIGKILL), so no rank outlives it unseen --
+    // SIGKILL, not SIGTERM: a rank would take SIGTERM for a scheduler's stop
+    // and the job would stop instead of restarting without this host (as
+    // torchrun's workers die with their agent); a close-on-exec pipe
+    // carries exec's errno back.
     int pipe_fds[2];
     T5XX_CHECK(pipe2(pipe_fds, O_CLOEXEC) == 0,
                std::string("t5xx launch: cannot make a pipe: ") + std::strerror(errno));
@@ -144,7 +147,7 @@ std::map<pid_t, int> SpawnRanks(std::vector<std::string> command, const Placemen
       // Its own process group, as torchrun starts a worker (a new session):
       // what the launcher sends reaches the rank's own children too.
       setpgid(0, 0);
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(127);  // the launcher is already gone
       for (int sig : {SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP, SIGQUIT}) signal(sig, SIG_DFL);
       execvpe(argv[0], argv.data(), envp.data());

@@ -20,14 +20,7 @@ namespace fs = std::filesystem;
 void CheckModelDir(const std::string& model_dir) {
   // gs:// and s3:// are read (inputs, restored checkpoints: storage/), not
   // yet written: a run must not write a local folder named "s3:" instead.
-  const storage::Url url = storage::ParseUrl(model_dir);  // (names an unknown scheme)
-  T5XX_CHECK(!url.remote(),
-             "MODEL_DIR '" + model_dir + "': t5xx does not write checkpoints to " + url.scheme_name() +
-                 ":// yet (it reads gs:// and s3:// inputs and checkpoints); train into a local "
-                 "MODEL_DIR and copy it there (" +
-                 (url.scheme == storage::Url::Scheme::kGcs ? "gsutil -m cp -r DIR " : "aws s3 cp --recursive DIR ") +
-                 model_dir + ")");
-  T5XX_CHECK(model_dir.rfind("file://", 0) != 0,
+  T5XX_CHECK(storage::LocalOutputPath(model_dir, "MODEL_DIR") == model_dir,
              "MODEL_DIR '" + model_dir + "': give the local path without file://");
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(model_dir, ec))) {

@@ -46,7 +46,10 @@ std::map<std::string, std::map<std::string, std::string>> ReadIni(const std::str
     if (eq == std::string::npos && std::isspace(static_cast<unsigned char>(line[0]))) continue;
     T5XX_CHECK(eq != std::string::npos && !section.empty(),
                path + ":" + std::to_string(n) + ": expected 'key = value' inside a [section]");
-    out[section][Trim(t.substr(0, eq))] = Trim(t.substr(eq + 1));
+    // (Keys are case-insensitive, as Python's configparser reads them for boto3.)
+    std::string key = Trim(t.substr(0, eq));
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+    out[section][key] = Trim(t.substr(eq + 1));
   }
   return out;
 }

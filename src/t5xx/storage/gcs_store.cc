@@ -160,7 +160,7 @@ Listing GcsStore::List(const std::string& prefix, bool one_level) {
   std::string token;
   for (;;) {
     std::string url = endpoint_ + "/storage/v1/b/" + UriEncode(bucket_, false) +
-                      "/o?prefix=" + UriEncode(prefix, false) + "&fields=items(name,size),prefixes,nextPageToken";
+                      "/o?prefix=" + UriEncode(prefix, false) + "&fields=items(name,size,generation),prefixes,nextPageToken";
     if (one_level) url += "&delimiter=%2F";
     if (!token.empty()) url += "&pageToken=" + UriEncode(token, false);
     const HttpResponse r = Send("GET", url, {}, {}, "LIST gs://" + bucket_ + "/" + prefix);
@@ -174,8 +174,10 @@ Listing GcsStore::List(const std::string& prefix, bool one_level) {
     }
     for (const auto& item : j.value("items", nlohmann::json::array())) {
       const nlohmann::json& size = item.value("size", nlohmann::json("0"));
-      out.objects.push_back({item.value("name", ""), size.is_string() ? std::stoull(size.get<std::string>())
-                                                                      : size.get<uint64_t>()});
+      const nlohmann::json& generation = item.value("generation", nlohmann::json(""));
+      out.objects.push_back({item.value("name", ""),
+                             size.is_string() ? std::stoull(size.get<std::string>()) : size.get<uint64_t>(),
+                             generation.is_string() ? generation.get<std::string>() : generation.dump()});
     }
     for (const auto& p : j.value("prefixes", nlohmann::json::array())) out.prefixes.push_back(p.get<std::string>());
     token = j.value("nextPageToken", "");

@@ -21,6 +21,9 @@ namespace t5xx::storage {
 struct ObjectInfo {
   std::string name;  // the full object name
   uint64_t size = 0;
+  // What changes when the object is replaced: S3's ETag, Cloud Storage's
+  // generation ("" when the store gives neither).
+  std::string version;
 };
 
 struct Listing {

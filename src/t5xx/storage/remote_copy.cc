@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <set>
 
 #include "t5xx/storage/object_store.h"
 #include "t5xx/storage/storage.h"
@@ -23,14 +24,34 @@ bool IsRemotePath(const std::string& path) {
   return StartsWith(path, "gs://") || StartsWith(path, "s3://");
 }
 
+namespace {
+
+// Whether `name` (an object name or a part of one) is safe to place under a
+// local directory: no "." or ".." segment, no empty segment, not absolute.
+bool SafeRelativeName(const std::string& name) {
+  if (name.empty() || name.front() == '/') return false;
+  size_t b = 0;
+  while (b <= name.size()) {
+    size_t e = name.find('/', b);
+    if (e == std::string::npos) e = name.size();
+    const std::string seg = name.substr(b, e - b);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    b = e + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string RemoteCopyPath(const std::string& path, const std::string& data_dir) {
   if (!IsRemotePath(path)) return path;
-  const std::string rest = path.substr(5);  // "gs://" and "s3://" are 5 characters
-  const size_t slash = rest.find('/');
-  T5XX_CHECK(slash != std::string::npos && slash > 0 && slash + 1 < rest.size(),
-             "'" + path + "' names no object: give gs://BUCKET/PATH");
-  return (std::filesystem::path(data_dir) / rest.substr(0, slash) / rest.substr(slash + 1))
-      .string();
+  const storage::Url u = storage::ParseUrl(path);  // (names a missing bucket, '//')
+  T5XX_CHECK(!u.object.empty(), "'" + path + "' names no object: give " + u.scheme_name() +
+                                    "://BUCKET/PATH");
+  T5XX_CHECK(SafeRelativeName(u.object),
+             "'" + path + "' has a '.' or '..' segment: object stores keep such names as they "
+             "are, and t5xx will not copy them into a local directory; give the object's name");
+  return (std::filesystem::path(data_dir) / u.bucket / u.object).string();
 }
 
 namespace {
@@ -41,15 +62,29 @@ std::string ObjectCacheDir() {
   return std::string(home != nullptr ? home : "/tmp") + "/.cache/t5xx/objects";
 }
 
-// Downloads `object` of `store` to `local` unless a file of `size` bytes
-// is there already.
-void Fetch(storage::ObjectStore& store, const std::string& url, const std::string& object,
-           uint64_t size, const std::string& local) {
+// Where the cache keeps the version (ETag or generation) of the object it
+// copied to `local` (beside the copies, not among them).
+std::string VersionFile(const std::string& local) {
+  const std::string root = ObjectCacheDir();
+  const std::string rel = local.rfind(root, 0) == 0 ? local.substr(root.size()) : local;
+  return root + "/.versions" + rel;
+}
+
+// Downloads `info` of `store` to `local` unless the copy there is of the
+// same version (ETag / generation, else size).
+void Fetch(storage::ObjectStore& store, const std::string& url, const storage::ObjectInfo& info,
+           const std::string& local) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(local, ec) && std::filesystem::file_size(local, ec) == size) return;
-  std::optional<std::string> data = store.Get(object);
+  const std::string version = info.version.empty() ? "size " + std::to_string(info.size) : info.version;
+  const std::string vfile = VersionFile(local);
+  if (std::filesystem::is_regular_file(local, ec) && std::filesystem::file_size(local, ec) == info.size &&
+      storage::ReadIfExists(vfile).value_or("") == version) {
+    return;
+  }
+  std::optional<std::string> data = store.Get(info.name);
   T5XX_CHECK(data.has_value(), "cannot read " + url + ": it was deleted while being copied");
   storage::WriteFile(local, *data);
+  storage::WriteFile(vfile, version);
 }
 
 }  // namespace
@@ -75,17 +110,31 @@ std::optional<std::string> CachedCopy(const std::string& path) {
   const storage::Url u = storage::ParseUrl(path);
   storage::ObjectStore& store = storage::StoreFor(u.scheme_name(), u.bucket);
   const std::string cached = RemoteCopyPath(path, ObjectCacheDir() + "/" + u.scheme_name());
-  if (std::optional<uint64_t> size = store.Size(u.object)) {
-    Fetch(store, path, u.object, *size, cached);
-    return cached;
+  // One listing gives the file, or the directory's objects, with versions.
+  const std::vector<storage::ObjectInfo> listed = store.List(u.object, false).objects;
+  for (const storage::ObjectInfo& o : listed) {
+    if (o.name == u.object) {
+      Fetch(store, path, o, cached);
+      return cached;
+    }
   }
-  const std::vector<storage::ObjectInfo> objects = store.List(u.object + "/", false).objects;
+  std::vector<storage::ObjectInfo> objects;
+  for (const storage::ObjectInfo& o : listed) {
+    if (o.name.rfind(u.object + "/", 0) != 0) continue;
+    const std::string rel = o.name.substr(u.object.size() + 1);
+    // A "folder" marker (consoles, rclone, Hadoop write "dir/"): no file.
+    if (rel.empty() || (o.name.back() == '/' && o.size == 0)) continue;
+    T5XX_CHECK(SafeRelativeName(rel), "cannot copy " + path + ": the bucket holds the object '" + o.name +
+                                          "', whose name has a '.', '..' or empty segment; t5xx "
+                                          "will not place it in a local directory");
+    objects.push_back(o);
+  }
   if (objects.empty()) return std::nullopt;
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < objects.size();) {
       const std::string rel = objects[i].name.substr(u.object.size() + 1);
-      Fetch(store, path + "/" + rel, objects[i].name, objects[i].size, cached + "/" + rel);
+      Fetch(store, path + "/" + rel, objects[i], cached + "/" + rel);
     }
   };
   std::vector<std::future<void>> jobs;
@@ -93,6 +142,16 @@ std::optional<std::string> CachedCopy(const std::string& path) {
     jobs.push_back(std::async(std::launch::async, worker));
   }
   for (auto& j : jobs) j.get();
+  // Files the bucket no longer has leave the copy.
+  std::set<std::string> keep;
+  for (const storage::ObjectInfo& o : objects) keep.insert(cached + "/" + o.name.substr(u.object.size() + 1));
+  std::error_code ec;
+  std::vector<std::filesystem::path> stale;
+  for (auto it = std::filesystem::recursive_directory_iterator(cached, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec) && !keep.count(it->path().string())) stale.push_back(it->path());
+  }
+  for (const auto& p : stale) std::filesystem::remove(p, ec);
   return cached;
 }
 
@@ -118,7 +177,10 @@ std::string RemoteCopyDataDir() {
 }
 
 std::string LocalCopyIfAny(const std::string& path) {
-  if (!IsRemotePath(path)) return path;
+  if (!IsRemotePath(path)) {
+    // file:// is local; another scheme is named (storage::ParseUrl).
+    return path.find("://") == std::string::npos ? path : storage::ParseUrl(path).path;
+  }
   return ReadableCopy(path, RemoteCopyDataDir()).value_or(path);
 }
 

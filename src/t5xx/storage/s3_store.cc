@@ -227,6 +227,12 @@ std::optional<uint64_t> S3Store::Size(const std::string& object) {
     if (b.status == 404) Fail(HttpResponse{404, {}, "<Code>NoSuchBucket</Code>"}, "cannot read", object);
     return std::nullopt;
   }
+  if (r.status == 403) {
+    // HEAD's 403 has no body to tell refused credentials from a missing
+    // grant: a one-byte GET carries S3's <Code>.
+    const HttpResponse g = Send("GET", object, "", {}, {{"Range", "bytes=0-0"}}, "GET s3://" + bucket_ + "/" + object);
+    Fail(g.status == 403 ? g : r, "cannot read", object);
+  }
   if (r.status != 200) Fail(r, "cannot read", object);
   return std::stoull(r.header("content-length").empty() ? "0" : r.header("content-length"));
 }
@@ -242,7 +248,10 @@ Listing S3Store::List(const std::string& prefix, bool one_level) {
     if (r.status != 200) Fail(r, "cannot list", prefix);
     for (const std::string& c : XmlValues(r.body, "Contents")) {
       const std::vector<std::string> key = XmlValues(c, "Key"), size = XmlValues(c, "Size");
-      if (!key.empty()) out.objects.push_back({key[0], size.empty() ? 0 : std::stoull(size[0])});
+      const std::vector<std::string> etag = XmlValues(c, "ETag");
+      if (!key.empty()) {
+        out.objects.push_back({key[0], size.empty() ? 0 : std::stoull(size[0]), etag.empty() ? "" : etag[0]});
+      }
     }
     for (const std::string& c : XmlValues(r.body, "CommonPrefixes")) {
       for (const std::string& p : XmlValues(c, "Prefix")) out.prefixes.push_back(p);

@@ -5,6 +5,8 @@
 #include <memory>
 #include <utility>
 
+#include "t5xx/storage/remote_copy.h"
+#include "t5xx/storage/storage.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_kind.h"
 #include "t5xx/util/files/file_utils.h"
@@ -24,7 +26,14 @@ FileReadPlan PlanFileRead(const std::string& source_name,
                 ", num_shards=" + std::to_string(shard_info.num_shards) +
                 "): need num_shards >= 1 and 0 <= index < num_shards");
   }
-  std::vector<std::string> files = Glob(pattern);
+  // gs:// and s3:// patterns: matched in the bucket, each file read from
+  // its --data_dir mirror or the object cache (storage/remote_copy.h).
+  std::vector<std::string> files;
+  if (storage::IsObjectStoreUrl(pattern)) {
+    for (const std::string& url : storage::Glob(pattern)) files.push_back(LocalCopyIfAny(url));
+  } else {
+    files = Glob(pattern);
+  }
   if (files.empty()) {
     throw Error(source_name + ": file pattern '" + pattern + "' of split '" +
                 split + "' matches no file; check the path (and that the " +
