@@ -50,8 +50,6 @@ GcsAuth::GcsAuth() {
       path = adc;
       why = "gcloud's application default credentials";
     }
-  } else {
-    path = path;
   }
   if (!path.empty()) {
     const nlohmann::json j = ReadJsonFile(path, why);

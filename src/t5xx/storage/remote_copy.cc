@@ -11,17 +11,12 @@
 
 #include "t5xx/storage/object_store.h"
 #include "t5xx/storage/storage.h"
+#include "t5xx/storage/url.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx {
-namespace {
-
-bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-}  // namespace
-
 bool IsRemotePath(const std::string& path) {
-  return StartsWith(path, "gs://") || StartsWith(path, "s3://");
+  return storage::IsObjectStoreUrl(path);
 }
 
 namespace {
