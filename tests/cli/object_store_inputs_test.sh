@@ -5,11 +5,13 @@
 # from the same checkpoint on disk (for s3:// and gs://, each through a
 # fresh object cache; the model gin's vocabulary names the bucket too, which
 # `infer` reads for its checks); a checkpoint replaced in the bucket by
-# another of the same size is fetched again; MODEL_DIR, INFER_OUTPUT_DIR
-# and cache_tasks' --output_cache_dir in a bucket are refused (exit 2, one
-# line, no local folder named "s3:"); a checkpoint that is not in the
-# bucket is named. Skips (77) without the venv's servers or the
-# demo translation data.
+# another of the same size is fetched again; a checkpoint that is not in
+# the bucket is named. Outputs in buckets, from inputs in buckets:
+# finetuning (MODEL_DIR and INITIAL_CHECKPOINT_PATH on s3://), infer,
+# eval, cache_tasks, export and import write there what they write locally
+# (and no local folder named "s3:" or "gs:"). The kill -9 / fault-proxy
+# runs of a bucket's MODEL_DIR: object_store_model_dir_test.sh. Skips (77)
+# without the venv's servers or the demo translation data.
 # Usage: object_store_inputs_test.sh T5XX
 set -u
 T5XX="$(realpath "$1")"
@@ -84,20 +86,83 @@ expect_error "a checkpoint the bucket lacks is named" \
   --gin_file=runs/infer.gin --gin.CHECKPOINT_PATH="'s3://t5xx-test/runs/a/checkpoint_4'" \
   --gin.MIXTURE_OR_TASK_NAME="'$TASK'" "--gin.TASK_FEATURE_LENGTHS=$LENS" \
   --gin.INFER_OUTPUT_DIR="'$work/x'"
+# Outputs in a bucket, from inputs in a bucket: finetuning with MODEL_DIR
+# and INITIAL_CHECKPOINT_PATH on s3://; infer, eval, cache_tasks, export
+# and import writing to a bucket what they write locally.
 cd "$work"
-expect_error "MODEL_DIR in a bucket: refused, with the copy command" \
-  "MODEL_DIR 's3://t5xx-test/run': t5xx does not write s3:// yet" -- \
-  "$T5XX" train "${model[@]}" --gin_file=runs/finetune.gin --gin.MODEL_DIR="'s3://t5xx-test/run'" \
-  --gin.MIXTURE_OR_TASK_NAME="'$TASK'" "--gin.TASK_FEATURE_LENGTHS=$LENS" --gin.TRAIN_STEPS=2 \
-  --gin.INITIAL_CHECKPOINT_PATH=None --gin.utils.CheckpointConfig.restore=None
-expect_error "INFER_OUTPUT_DIR in a bucket: refused" \
-  "infer.output_dir (INFER_OUTPUT_DIR) 's3://t5xx-test/out': t5xx does not write s3:// yet" -- \
-  env AWS_ENDPOINT_URL="http://127.0.0.1:$s3" "$T5XX" infer "${model[@]}" --gin_file=runs/infer.gin \
-  --gin.CHECKPOINT_PATH="'$work/run/checkpoint_2'" --gin.MIXTURE_OR_TASK_NAME="'$TASK'" \
-  "--gin.TASK_FEATURE_LENGTHS=$LENS" --gin.INFER_OUTPUT_DIR="'s3://t5xx-test/out'"
-expect_error "cache_tasks --output_cache_dir in a bucket: refused" \
-  "--output_cache_dir 'gs://t5xx-test/cache': t5xx does not write gs:// yet" -- \
-  "$T5XX" cache_tasks --data_dir="$work/data" --tasks="$TASK" --output_cache_dir=gs://t5xx-test/cache
+export AWS_ENDPOINT_URL="http://127.0.0.1:$s3" STORAGE_EMULATOR_HOST="http://127.0.0.1:$gcs"
+export T5XX_OBJECT_CACHE="$work/cache.out"
+t5xx train "${model[@]}" "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='s3://t5xx-test/vocabs/demo/sentencepiece.model'" \
+  --gin_file=runs/finetune.gin --gin.MODEL_DIR="'s3://t5xx-test/ft'" \
+  --gin.INITIAL_CHECKPOINT_PATH="'s3://t5xx-test/runs/a/checkpoint_2'" \
+  --gin.MIXTURE_OR_TASK_NAME="'$TASK'" "--gin.TASK_FEATURE_LENGTHS=$LENS" --gin.TRAIN_STEPS=4 \
+  --gin.BATCH_SIZE=4 --gin.EVAL_PERIOD=4 --gin.USE_CACHED_TASKS=False \
+  --gin.EVALUATOR_NUM_EXAMPLES=4 --gin.RANDOM_SEED=1 >"$work/ft.log" 2>&1
+fetch s3://t5xx-test/ft "$work/ft"
+show="$work/ft.log" check "finetune from s3:// into MODEL_DIR on s3://: checkpoint_4, config.gin, summaries, inference_eval in the bucket" \
+  test -f "$work/ft/checkpoint_4/checkpoint" -a -f "$work/ft/config.gin" \
+  -a -n "$(compgen -G "$work/ft/train/events.out.tfevents.*")" -a -d "$work/ft/inference_eval"
+infer "$work/inferlocal" "$work/run7/checkpoint_2" "$work/data/c4_demo/sentencepiece.model"
+t5xx infer "${model[@]}" "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'" \
+  --gin_file=runs/infer.gin --gin.CHECKPOINT_PATH="'$work/run7/checkpoint_2'" --gin.MIXTURE_OR_TASK_NAME="'$TASK'" \
+  "--gin.TASK_FEATURE_LENGTHS=$LENS" --gin.utils.DatasetConfig.split="'validation'" \
+  --gin.utils.DatasetConfig.batch_size=4 --gin.INFER_OUTPUT_DIR="'s3://t5xx-test/infer'" >"$work/infer.log" 2>&1
+fetch s3://t5xx-test/infer "$work/infer.s3"
+show="$work/infer.log" check "INFER_OUTPUT_DIR on s3://: the predictions written locally" \
+  cmp "$work/inferlocal/$pred" "$work/infer.s3/$pred"
+t5xx eval "${model[@]}" "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'" \
+  --gin_file=runs/eval.gin --gin.CHECKPOINT_PATH="'s3://t5xx-test/ft/checkpoint_4'" \
+  --gin.MIXTURE_OR_TASK_NAME="'$TASK'" --gin.utils.DatasetConfig.split="'validation'" \
+  --gin.utils.DatasetConfig.batch_size=4 --gin.seqio.Evaluator.num_examples=4 \
+  --gin.EVAL_OUTPUT_DIR="'gs://t5xx-test/eval'" >"$work/eval.log" 2>&1
+fetch gs://t5xx-test/eval "$work/eval.gs"
+show="$work/eval.log" check "EVAL_OUTPUT_DIR on gs://: the metrics of step 4" \
+  grep -q '"step": *4' "$work/eval.gs/inference_eval/$TASK-metrics.jsonl"
+# A gin-defined cacheable task whose source files are in the bucket.
+mkdir -p "$work/src"
+for k in 0 1 2; do for l in $(seq 1 $((5 + 3 * k))); do echo "s$k line $l"; done >"$work/src/src-$k.txt"; done
+upload s3 "$work/src" src
+for where in "$work/src" s3://t5xx-test/src; do
+  case "$where" in s3:*) name=s3;; *) name=local;; esac
+  cat >"$work/task-$name.gin" <<GIN
+from __gin__ import dynamic_registration
+import seqio
+from seqio import preprocessors
+seqio.Task:
+  name = 'cached_lines'
+  source = @seqio.TextLineDataSource()
+  preprocessors = [@preprocessors.rekey, @preprocessors.tokenize, @seqio.CacheDatasetPlaceholder(),
+                   @preprocessors.append_eos]
+  output_features = {'targets': @seqio.Feature()}
+seqio.TextLineDataSource.split_to_filepattern = {'train': '$where/src-*.txt'}
+preprocessors.rekey.key_map = {'targets': 'text'}
+seqio.Feature.vocabulary = @seqio.ByteVocabulary()
+t5xx.seqio.register.tasks = [@seqio.Task()]
+GIN
+done
+t5xx cache_tasks --gin_file="$work/task-local.gin" --data_dir="$work/nodata" --output_cache_dir="$work/cachelocal" \
+  >"$work/c1.log" 2>&1
+t5xx cache_tasks --gin_file="$work/task-s3.gin" --data_dir="$work/nodata" \
+  --output_cache_dir=gs://t5xx-test/cache >"$work/c2.log" 2>&1
+fetch gs://t5xx-test/cache "$work/fetched_cache"
+show="$work/c2.log" check "cache_tasks (source files on s3://, --output_cache_dir on gs://): the caches written locally, byte for byte" \
+  bash -c 'test -d "$0/cached_lines" && diff -r "$0" "$1"' "$work/cachelocal" "$work/fetched_cache"
+exp=(--gin_file=models/t5_1_1/tiny.gin --gin.network.T5Config.vocab_size=1152
+     --gin.seqio.SentencePieceVocabulary.extra_ids=100 --data_dir="$work/data"
+     "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'")
+t5xx export "${exp[@]}" --checkpoint_path="$work/run7/checkpoint_2" --output_dir="$work/hflocal" >"$work/e1.log" 2>&1
+t5xx export "${exp[@]}" --checkpoint_path=s3://t5xx-test/runs/a/checkpoint_2 --output_dir=s3://t5xx-test/hf \
+  >"$work/e2.log" 2>&1
+fetch s3://t5xx-test/hf "$work/hf.s3"
+show="$work/e2.log" check "export from s3:// to s3://: the files export writes locally" diff -r "$work/hflocal" "$work/hf.s3"
+t5xx import --hf_model_dir=s3://t5xx-test/hf --output_dir=gs://t5xx-test/imported >"$work/i.log" 2>&1
+fetch gs://t5xx-test/imported "$work/imported.gs"
+show="$work/i.log" check "import from s3:// to gs://: checkpoint_0 and model.gin in the bucket, named by URL" \
+  bash -c 'test -f "$0/checkpoint_0/checkpoint" -a -f "$0/model.gin" && grep -q "gs://t5xx-test/imported/checkpoint_0" "$1"' \
+  "$work/imported.gs" "$work/i.log"
+expect_error "export to a bucket directory that holds objects: refused" \
+  "--output_dir=s3://t5xx-test/hf already holds objects" -- \
+  "$T5XX" export "${exp[@]}" --checkpoint_path="$work/run/checkpoint_2" --output_dir=s3://t5xx-test/hf
 check "and no local folder named 's3:' or 'gs:'" test ! -e "$work/s3:" -a ! -e "$work/gs:"
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

@@ -56,3 +56,35 @@ for d, _, files in os.walk(root):
       urllib.request.urlopen(req).read()
 PY
 }
+# fetch URL DIR: every object under URL to DIR (boto3, or the JSON API).
+fetch() {
+  "$py" - "$1" "$2" "$s3" "$gcs" <<'PY'
+import json, os, sys, urllib.parse, urllib.request
+import boto3
+url, out, s3, gcs = sys.argv[1:]
+scheme, rest = url.split('://')
+bucket, prefix = rest.split('/', 1)
+prefix += '/'
+names = []
+if scheme == 's3':
+  c = boto3.client('s3', endpoint_url=f'http://127.0.0.1:{s3}')
+  for page in c.get_paginator('list_objects_v2').paginate(Bucket=bucket, Prefix=prefix):
+    names += [(o['Key'], None) for o in page.get('Contents', [])]
+  get = lambda k: c.get_object(Bucket=bucket, Key=k)['Body'].read()
+else:
+  base = f'http://127.0.0.1:{gcs}/storage/v1/b/{bucket}/o'
+  token = ''
+  while True:
+    q = urllib.parse.urlencode({'prefix': prefix, **({'pageToken': token} if token else {})})
+    r = json.load(urllib.request.urlopen(base + '?' + q))
+    names += [(o['name'], None) for o in r.get('items', [])]
+    token = r.get('nextPageToken')
+    if not token:
+      break
+  get = lambda k: urllib.request.urlopen(base + '/' + urllib.parse.quote(k, safe='') + '?alt=media').read()
+for key, _ in names:
+  path = os.path.join(out, key[len(prefix):])
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  open(path, 'wb').write(get(key))
+PY
+}

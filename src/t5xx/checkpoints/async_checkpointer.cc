@@ -20,8 +20,12 @@ std::vector<ArrayRef> ArrayRefs(const std::vector<OwnedArray>& arrays) {
 }
 
 AsyncCheckpointer::AsyncCheckpointer(std::string model_dir, SaveOptions options,
-                                     RetentionPolicy retention)
-    : model_dir_(std::move(model_dir)), options_(options), retention_(retention) {}
+                                     RetentionPolicy retention,
+                                     std::function<void(const WriteResult&)> after_commit)
+    : model_dir_(std::move(model_dir)),
+      options_(options),
+      retention_(retention),
+      after_commit_(std::move(after_commit)) {}
 
 AsyncCheckpointer::~AsyncCheckpointer() {
   if (!worker_.joinable()) return;
@@ -60,6 +64,7 @@ void AsyncCheckpointer::Save(PendingCheckpoint checkpoint) {
       // Only the process that commits (process 0 of a sharded save) prunes.
       r.committed = c.sharded.process_count <= 1 || c.sharded.process_index == 0;
       if (r.committed) r.deleted = ApplyRetention(model_dir_, retention_);
+      if (r.committed && after_commit_) after_commit_(r);
       r.seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       p.set_value(std::move(r));

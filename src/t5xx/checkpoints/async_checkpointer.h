@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string>
@@ -59,7 +60,11 @@ struct WriteResult {
 
 class AsyncCheckpointer {
  public:
-  AsyncCheckpointer(std::string model_dir, SaveOptions options, RetentionPolicy retention);
+  // `after_commit` (optional) runs on the worker thread after each save
+  // this process committed and its retention, with the result (e.g.
+  // BucketModelDir::Publish); its error fails the save like a write error.
+  AsyncCheckpointer(std::string model_dir, SaveOptions options, RetentionPolicy retention,
+                    std::function<void(const WriteResult&)> after_commit = nullptr);
   // Waits for a save in flight; an error it ended with is printed to stderr
   // (call Wait() first to handle it). Process 0 of a sharded save stops
   // waiting for the other processes' parts (they may be dead: the run is
@@ -87,6 +92,7 @@ class AsyncCheckpointer {
   std::string model_dir_;
   SaveOptions options_;
   RetentionPolicy retention_;
+  std::function<void(const WriteResult&)> after_commit_;
   std::thread worker_;
   std::future<WriteResult> result_;
   std::optional<int64_t> pending_step_;

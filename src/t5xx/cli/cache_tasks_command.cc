@@ -39,6 +39,7 @@
 #include "t5xx/demo/corpus_builder.h"
 #include "t5xx/partitioning/launch/process_environment.h"
 #include "t5xx/run/train_setup.h"
+#include "t5xx/storage/staged_output.h"
 #include "t5xx/storage/url.h"
 #include "t5xx/util/error.h"
 
@@ -91,7 +92,7 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
   T5XX_CHECK(f.count("output_cache_dir"),
              std::string(kCommand) + ": --output_cache_dir=DIR is required (where the caches "
                                      "are written, one directory per task)");
-  o.output_cache_dir = storage::LocalOutputPath(f["output_cache_dir"], "--output_cache_dir");
+  o.output_cache_dir = storage::StagedOutputPath(f["output_cache_dir"], "--output_cache_dir");
   if (f.count("tasks")) o.tasks = ParseList("tasks", f["tasks"]);
   if (f.count("excluded_tasks")) o.excluded_tasks = ParseList("excluded_tasks", f["excluded_tasks"]);
   if (f.count("tasks_additional_cache_dirs")) {
@@ -168,6 +169,11 @@ int CacheTasksCommand(const std::vector<std::string>& args_in) {
               << ", seconds " << Rate(r.seconds, 1) << ", examples/s " << Rate(examples, r.seconds)
               << ", tokens/s " << Rate(tokens, r.seconds)
               << (r.finalized ? "" : " (this worker's map items; worker 0 finalizes)") << "\n";
+  }
+  // A bucket's --output_cache_dir: worker 0, which finalizes once every
+  // worker is done, uploads the staged caches.
+  if (o.worker_index == 0) {
+    for (const std::string& line : storage::UploadStagedOutputs()) std::cout << line << "\n";
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "t5xx/cli/train_flags.h"
 #include "t5xx/run/inference/eval.h"
 #include "t5xx/run/inference/infer.h"
+#include "t5xx/storage/staged_output.h"
 
 namespace t5xx::cli {
 
@@ -18,6 +19,8 @@ int InferCommand(const std::vector<std::string>& args) {
               << std::endl;
     return 0;
   }
+  // INFER_OUTPUT_DIR in a bucket: the outputs written, uploaded.
+  for (const std::string& line : storage::UploadStagedOutputs()) std::cout << "[infer] " << line << std::endl;
   std::cout << "[done] " << r.examples << " examples inferred";
   if (r.chunks_skipped) std::cout << ", " << r.chunks_skipped << " completed chunks skipped";
   for (const std::string& f : r.files) std::cout << "; " << f;
@@ -33,6 +36,7 @@ int EvalCommand(const std::vector<std::string>& args) {
               << std::endl;
     return 0;
   }
+  for (const std::string& line : storage::UploadStagedOutputs()) std::cout << "[eval] " << line << std::endl;
   std::cout << "[done] " << r.evaluated.size() << " checkpoint(s) evaluated";
   if (!r.skipped.empty()) std::cout << ", " << r.skipped.size() << " skipped (done before)";
   for (const auto& [step, tasks] : r.evaluated) {

@@ -5,6 +5,7 @@
 
 #include "t5xx/cli/commands.h"
 #include "t5xx/cli/train_flags.h"
+#include "t5xx/run/model_dir.h"
 #include "t5xx/run/train.h"
 #include "t5xx/run/validation.h"
 #include "t5xx/trainer/train_loop.h"
@@ -13,7 +14,11 @@
 namespace t5xx::cli {
 
 int TrainCommand(const std::vector<std::string>& args) {
-  const run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "train");
+  run::LoadedTrainConfig loaded = LoadTrainConfigFromFlags(args, "train");
+  // A bucket's MODEL_DIR: the run works in its staging directory and
+  // publishes each checkpoint (checkpoints/bucket_model_dir.h).
+  const std::unique_ptr<checkpoints::BucketModelDir> bucket =
+      run::StageModelDir(loaded.setup.model_dir, std::cout);
   const run::ValidatedTrainRun validated = run::ValidateTrainRun(loaded);
   // Until the loop starts a stop signal ends the process at once (nothing
   // to save yet; a process still joining the others would otherwise wait
@@ -21,8 +26,30 @@ int TrainCommand(const std::vector<std::string>& args) {
   // SIGINT end the loop after the current step, with a checkpoint of it.
   run::PreparedTrainRun run = run::PrepareTrainRun(loaded, validated, std::cout);
   InstallStopSignalHandlers();
-  trainer::TrainResult r = trainer::RunTrainLoop(*run.trainer, run.train_batches,
-                                                 run.eval_datasets, run.loop, std::cout);
+  if (bucket && run.loop.chief) {
+    bucket->SyncFiles();  // config.gin, as t5x writes it at start-up
+    run.loop.after_commit = [&bucket](const checkpoints::WriteResult& w) {
+      bucket->Publish(w.step, w.deleted);
+    };
+  }
+  trainer::TrainResult r;
+  try {
+    r = trainer::RunTrainLoop(*run.trainer, run.train_batches, run.eval_datasets, run.loop,
+                              std::cout);
+  } catch (...) {
+    if (bucket && run.loop.chief) {
+      try {
+        bucket->SyncFiles();  // the summaries up to the error
+      } catch (const std::exception& e) {
+        std::cerr << "error: " << e.what() << std::endl;
+      }
+    }
+    throw;
+  }
+  if (bucket && run.loop.chief) {
+    bucket->SyncFiles();
+    r.checkpoint_dir = bucket->ToUrl(r.checkpoint_dir);
+  }
   std::cout << "[done] step " << r.steps << " reached";
   if (r.steps == r.start_step) {
     std::cout << " (nothing to train: the start step is already the last)";

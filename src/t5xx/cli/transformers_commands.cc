@@ -9,6 +9,9 @@
 #include "t5xx/run/train_setup.h"
 #include "t5xx/run/transformers/export.h"
 #include "t5xx/run/transformers/import.h"
+#include "t5xx/storage/remote_copy.h"
+#include "t5xx/storage/staged_output.h"
+#include "t5xx/storage/storage.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::cli {
@@ -53,6 +56,15 @@ void RequireFlags(const std::map<std::string, std::string>& flags,
   T5XX_CHECK(missing.empty(), "t5xx " + command + ": missing" + missing + "\n" + usage);
 }
 
+// A gs:// or s3:// input directory, copied (--data_dir's mirror, else the
+// object cache: storage/remote_copy.h); a local one as it is.
+std::string LocalInput(const std::string& path, const std::string& data_dir, const std::string& flag) {
+  if (!IsRemotePath(path)) return path;
+  const std::optional<std::string> local = ReadableCopy(path, data_dir);
+  T5XX_CHECK(local.has_value(), MissingRemoteCopyMessage(path, data_dir, flag, /*directory=*/true));
+  return *local;
+}
+
 }  // namespace
 
 int ExportCommand(const std::vector<std::string>& args) {
@@ -70,7 +82,9 @@ int ExportCommand(const std::vector<std::string>& args) {
   const std::string data_dir =
       flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
   const run::TransformersExport r = run::ExportToTransformers(
-      model, flags["checkpoint_path"], flags["output_dir"], data_dir);
+      model, LocalInput(flags["checkpoint_path"], data_dir, "--checkpoint_path"), flags["output_dir"],
+      data_dir);
+  for (const std::string& line : storage::UploadStagedOutputs()) std::cout << "[export] " << line << "\n";
   std::cout << "[export] " << flags["checkpoint_path"] << " (step " << r.step << ", "
             << r.parameters << " parameters) -> " << flags["output_dir"] << ":";
   for (const std::string& f : r.files) std::cout << " " << f;
@@ -87,8 +101,15 @@ int ImportCommand(const std::vector<std::string>& args) {
   std::map<std::string, std::string> flags =
       ParseFlags(args, {"hf_model_dir", "output_dir"}, "import");
   RequireFlags(flags, {"hf_model_dir", "output_dir"}, true, "import", kImportUsage);
-  const run::TransformersImport r =
-      run::ImportFromTransformers(flags["hf_model_dir"], flags["output_dir"]);
+  run::TransformersImport r = run::ImportFromTransformers(
+      LocalInput(flags["hf_model_dir"], seqio::DefaultDataDir(), "--hf_model_dir"), flags["output_dir"]);
+  for (const std::string& line : storage::UploadStagedOutputs()) std::cout << "[import] " << line << "\n";
+  if (storage::IsObjectStoreUrl(flags["output_dir"])) {  // name the bucket's files
+    const std::string staged = storage::StagingDir(flags["output_dir"]);
+    for (std::string* p : {&r.checkpoint_dir, &r.gin_file}) {
+      if (p->rfind(staged, 0) == 0) *p = flags["output_dir"] + p->substr(staged.size());
+    }
+  }
   std::cout << "[import] " << flags["hf_model_dir"] << "/" << r.weights << " (" << r.parameters
             << " parameters) -> " << r.checkpoint_dir << "\n[done] model gin file: "
             << r.gin_file << " (t5xx infer --gin_file=" << r.gin_file

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "t5xx/checkpoints/t5x/checkpoints.h"
+#include "t5xx/partitioning/launch/process_environment.h"
+#include "t5xx/storage/storage.h"
 #include "t5xx/storage/url.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_kind.h"
@@ -18,8 +20,14 @@ namespace t5xx::run {
 namespace fs = std::filesystem;
 
 void CheckModelDir(const std::string& model_dir) {
-  // gs:// and s3:// are read (inputs, restored checkpoints: storage/), not
-  // yet written: a run must not write a local folder named "s3:" instead.
+  if (storage::IsObjectStoreUrl(model_dir)) {
+    const storage::Url u = storage::ParseUrl(model_dir);
+    T5XX_CHECK(!u.object.empty(), "MODEL_DIR '" + model_dir +
+                                      "' names a bucket, not a directory in it; pass "
+                                      "--gin.MODEL_DIR=<scheme>://BUCKET/DIR");
+    storage::ListDirectory(model_dir);  // the bucket exists and answers
+    return;
+  }
   T5XX_CHECK(storage::LocalOutputPath(model_dir, "MODEL_DIR") == model_dir,
              "MODEL_DIR '" + model_dir + "': give the local path without file://");
   std::error_code ec;
@@ -55,6 +63,24 @@ void CheckModelDir(const std::string& model_dir) {
              "MODEL_DIR '" + model_dir +
                  "' is not writable; fix its permissions or pass --gin.MODEL_DIR=<a writable "
                  "directory>");
+}
+
+std::unique_ptr<checkpoints::BucketModelDir> StageModelDir(std::string& model_dir, std::ostream& log) {
+  if (!storage::IsObjectStoreUrl(model_dir)) return nullptr;
+  if (const auto env = partitioning::DetectProcessEnvironment(); env && env->local_world_size < env->world_size) {
+    throw Error("MODEL_DIR '" + model_dir + "' is in a bucket and the run's " +
+                std::to_string(env->world_size) + " processes are on several hosts (" +
+                std::to_string(env->local_world_size) +
+                " on this one): t5xx writes a bucket's MODEL_DIR through one host's staging "
+                "directory; run on one host, or give a MODEL_DIR on a file system every host "
+                "mounts");
+  }
+  auto bucket = std::make_unique<checkpoints::BucketModelDir>(model_dir);
+  for (const std::string& line : bucket->Reconcile()) log << "[setup] MODEL_DIR: " << line << std::endl;
+  log << "[setup] MODEL_DIR " << bucket->url() << " is staged in " << bucket->local()
+      << "; each checkpoint is uploaded once committed, its commit marker last" << std::endl;
+  model_dir = bucket->local();
+  return bucket;
 }
 
 std::vector<std::string> CreateModelDir(const std::string& model_dir,

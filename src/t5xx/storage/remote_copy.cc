@@ -49,13 +49,13 @@ std::string RemoteCopyPath(const std::string& path, const std::string& data_dir)
   return (std::filesystem::path(data_dir) / u.bucket / u.object).string();
 }
 
-namespace {
-
 std::string ObjectCacheDir() {
   if (const char* d = std::getenv("T5XX_OBJECT_CACHE"); d != nullptr && *d != '\0') return d;
   const char* home = std::getenv("HOME");
   return std::string(home != nullptr ? home : "/tmp") + "/.cache/t5xx/objects";
 }
+
+namespace {
 
 // Where the cache keeps the version (ETag or generation) of the object it
 // copied to `local` (beside the copies, not among them).

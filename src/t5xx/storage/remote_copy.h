@@ -37,6 +37,9 @@ std::optional<std::string> ReadableCopy(const std::string& path, const std::stri
 // neither. Throws t5xx::Error naming the URL when the bucket cannot be read.
 std::optional<std::string> CachedCopy(const std::string& path);
 
+// The object cache's root: $T5XX_OBJECT_CACHE, else ~/.cache/t5xx/objects.
+std::string ObjectCacheDir();
+
 // The data directory of a run (--data_dir), for readers that are not given
 // one (a checkpoint path bound in gin); "" until set. Thread-safe.
 void SetRemoteCopyDataDir(const std::string& data_dir);

@@ -133,7 +133,8 @@ class TrainLoop {
         start_(trainer.step()),
         checkpointer_(config.model_dir, SaveOptionsOf(config),
                       checkpoints::RetentionPolicy{config.keep, config.keep_dataset_checkpoints,
-                                                   config.force_keep_period}) {}
+                                                   config.force_keep_period},
+                      config.after_commit) {}
 
   TrainResult Run();
 

@@ -89,6 +89,10 @@ struct TrainLoopConfig {
   // Write checkpoints in the background (training blocks only while the
   // state is copied); false = block until each checkpoint is committed.
   bool async_checkpoints = true;
+  // Runs after each checkpoint this process committed, on the background
+  // save thread (checkpoints::AsyncCheckpointer's after_commit): e.g.
+  // publishing it to MODEL_DIR's bucket. Its error fails the save.
+  std::function<void(const checkpoints::WriteResult&)> after_commit;
   // The train data pipeline's dataset state files to save with each
   // checkpoint: checkpoints::DatasetStateFileName(data shard, shards) ->
   // that shard's position after the batches consumed so far (JSON text).

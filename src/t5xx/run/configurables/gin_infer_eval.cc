@@ -6,6 +6,7 @@
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
 #include "t5xx/run/configurables/gin_readers.h"
+#include "t5xx/storage/staged_output.h"
 #include "t5xx/storage/url.h"
 #include "t5xx/util/error.h"
 
@@ -123,7 +124,7 @@ InferSetup ReadInferSetup(gin::Config& c) {
   s.output_dir = c.Query(kInfer, "output_dir").AsString();
   T5XX_CHECK(!s.output_dir.empty(),
              "infer.output_dir (INFER_OUTPUT_DIR) is empty; pass --gin.INFER_OUTPUT_DIR=\"'/path'\"");
-  s.output_dir = storage::LocalOutputPath(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
+  s.output_dir = storage::StagedOutputPath(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
   s.dataset = ReadDatasetConfig(
       c, gin::ExpectReference(c.Query(kInfer, "dataset_cfg"), kDatasetConfig));
   s.restore = ReadRestoreConfig(
@@ -164,7 +165,7 @@ EvalSetup ReadEvalSetup(gin::Config& c) {
   T5XX_CHECK(!s.output_dir.empty(),
              "evaluate.output_dir (EVAL_OUTPUT_DIR) is empty; pass "
              "--gin.EVAL_OUTPUT_DIR=\"'/path'\"");
-  s.output_dir = storage::LocalOutputPath(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
+  s.output_dir = storage::StagedOutputPath(s.output_dir, "evaluate.output_dir (EVAL_OUTPUT_DIR)");
   s.dataset = ReadDatasetConfig(
       c, gin::ExpectReference(c.Query(kEvaluate, "dataset_cfg"), kDatasetConfig),
       /*allow_none_lengths=*/true);

@@ -10,6 +10,8 @@
 #include "t5xx/checkpoints/file_io.h"
 #include "t5xx/data/vocabularies/byte_vocabulary.h"
 #include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
+#include "t5xx/storage/staged_output.h"
+#include "t5xx/storage/storage.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_utils.h"
 
@@ -18,6 +20,17 @@ namespace fs = std::filesystem;
 
 std::string CheckOutputDir(const std::string& dir, const std::string& flag) {
   T5XX_CHECK(!dir.empty(), flag + " is required");
+  if (storage::IsObjectStoreUrl(dir)) {
+    // Written in its staging directory, uploaded by the command once whole
+    // (storage/staged_output.h).
+    T5XX_CHECK(storage::ListDirectory(dir).empty(),
+               flag + "=" + dir + " already holds objects; give a new one (nothing is overwritten)");
+    const std::string local = storage::StagedOutputPath(dir, flag);
+    std::error_code ec;
+    fs::remove_all(local, ec);  // an earlier attempt's files
+    T5XX_CHECK(!ec, flag + "=" + dir + ": cannot empty its staging directory " + local + ": " + ec.message());
+    return local;
+  }
   fs::path p = fs::absolute(dir).lexically_normal();
   if (!p.has_filename()) p = p.parent_path();  // "out/" and "out/." are "out"
   std::error_code ec;

@@ -1,0 +1,180 @@
+// MODEL_DIR in a bucket: staging, reconciliation and publication (see
+// bucket_model_dir.h).
+#include "t5xx/checkpoints/bucket_model_dir.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include "t5xx/checkpoints/orbax/orbax_checkpoint.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
+#include "t5xx/storage/remote_copy.h"
+#include "t5xx/storage/storage.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::checkpoints {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kLegacyMarker[] = "checkpoint";
+constexpr char kOrbaxMarker[] = "commit_success.txt";
+
+// The step of a checkpoint directory's name ("checkpoint_12"), else nullopt.
+std::optional<int64_t> StepOfName(const std::string& name) {
+  static const std::regex re("checkpoint_(0|[1-9][0-9]{0,17})");
+  std::smatch m;
+  if (!std::regex_match(name, m, re)) return std::nullopt;
+  return std::stoll(m[1]);
+}
+
+// An exclusive lock on `path` for the life of the object (flock: released
+// when the process dies, so a killed run never leaves it held).
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    T5XX_CHECK(fd_ >= 0, "cannot open the lock file " + path);
+    while (::flock(fd_, LOCK_EX) != 0) {
+      T5XX_CHECK(errno == EINTR, "cannot lock " + path);
+    }
+  }
+  ~FileLock() { ::close(fd_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+// Copies the tree `from` to `to` (hard links where the file system allows:
+// the object cache and the staging directory share it).
+void LinkTree(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::create_directories(to, ec);
+  T5XX_CHECK(!ec, "cannot create " + to.string() + ": " + ec.message());
+  for (auto it = fs::recursive_directory_iterator(from, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path target = to / fs::relative(it->path(), from);
+    if (it->is_directory()) {
+      fs::create_directories(target, ec);
+    } else {
+      std::error_code link_ec;
+      fs::create_hard_link(it->path(), target, link_ec);
+      if (link_ec) fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ec);
+    }
+    T5XX_CHECK(!ec, "cannot copy " + it->path().string() + " to " + target.string() + ": " + ec.message());
+  }
+  T5XX_CHECK(!ec, "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
+}
+
+}  // namespace
+
+std::string CommitMarkerOf(const std::string& checkpoint_dir) {
+  return IsOrbaxCheckpoint(checkpoint_dir) ? kOrbaxMarker : kLegacyMarker;
+}
+
+BucketModelDir::BucketModelDir(const std::string& url) : uploader_(storage::StagingDir(url), url) {}
+
+std::vector<std::string> BucketModelDir::Reconcile() {
+  std::vector<std::string> did;
+  std::error_code ec;
+  fs::create_directories(local(), ec);
+  T5XX_CHECK(!ec, "cannot create MODEL_DIR " + url() + "'s staging directory " + local() + ": " +
+                      ec.message() + "; set T5XX_OBJECT_CACHE to a writable directory");
+  FileLock lock(local() + ".lock");
+  // The bucket's checkpoints: committed (with their marker) or not.
+  std::set<int64_t> committed;
+  for (const std::string& name : storage::ListDirectory(url())) {
+    const std::string remote = storage::JoinPath(url(), name);
+    if (name.find(".tmp-") != std::string::npos && name.rfind("checkpoint_", 0) == 0) {
+      storage::DeleteTree(remote);
+      did.push_back("deleted " + remote + ": an unfinished checkpoint (never restored)");
+      continue;
+    }
+    const std::optional<int64_t> step = StepOfName(name);
+    if (!step) continue;
+    if (storage::FileSize(remote + "/" + kLegacyMarker) || storage::FileSize(remote + "/" + kOrbaxMarker)) {
+      committed.insert(*step);
+    } else {
+      storage::DeleteTree(remote);
+      did.push_back("deleted " + remote + ": a checkpoint whose upload was cut short (it has no " +
+                    "commit marker; never restored)");
+    }
+  }
+  // Staged checkpoints the bucket lacks were never published.
+  for (int64_t step : ListCheckpointSteps(local())) {
+    if (committed.count(step)) continue;
+    const std::string dir = CheckpointDir(local(), step);
+    fs::remove_all(dir, ec);
+    T5XX_CHECK(!ec, "cannot remove " + dir + ": " + ec.message());
+    if (IsCheckpointDir(dir)) did.push_back("removed the staged " + dir + ": the bucket never committed it");
+  }
+  if (!committed.empty()) {
+    const int64_t newest = *committed.rbegin();
+    const std::string dir = CheckpointDir(local(), newest);
+    if (!IsCheckpointDir(dir)) {
+      const std::string remote = CheckpointDir(url(), newest);
+      const std::optional<std::string> cached = CachedCopy(remote);
+      T5XX_CHECK(cached.has_value(), "cannot download " + remote + ": it was deleted while being read");
+      const std::string tmp = dir + ".tmp-download";
+      fs::remove_all(tmp, ec);
+      LinkTree(*cached, tmp);
+      fs::remove_all(dir, ec);
+      fs::rename(tmp, dir, ec);
+      T5XX_CHECK(!ec, "cannot move " + tmp + " to " + dir + ": " + ec.message());
+      did.push_back("downloaded " + remote + " (the bucket's latest checkpoint) to " + dir);
+    }
+    for (int64_t step : committed) {
+      // Older checkpoints stay in the bucket; an empty directory stands in
+      // for each, so that retention (keep) counts and deletes them.
+      if (step != newest) fs::create_directories(CheckpointDir(local(), step), ec);
+    }
+  }
+  uploader_.AdoptUploaded();
+  return did;
+}
+
+void BucketModelDir::Publish(int64_t step, const std::vector<std::string>& deleted) {
+  const std::string name = "checkpoint_" + std::to_string(step);
+  const std::string marker = CommitMarkerOf(CheckpointDir(local(), step));
+  const std::string remote = storage::JoinPath(url(), name);
+  if (marker == kLegacyMarker) {
+    uploader_.Upload(name, {name + "/" + kLegacyMarker});
+  } else {
+    uploader_.Upload(name);
+    storage::WriteFile(remote + "/" + kOrbaxMarker, "Checkpoint commit was successful to " + remote);
+  }
+  for (const std::string& path : deleted) {
+    const std::string rel = fs::path(path).lexically_relative(local()).generic_string();
+    T5XX_CHECK(!rel.empty() && rel.rfind("..", 0) != 0,
+               "retention deleted " + path + ", which is not in MODEL_DIR's staging directory " + local());
+    if (StepOfName(rel)) {
+      storage::DeleteTree(storage::JoinPath(url(), rel), {kLegacyMarker, kOrbaxMarker});
+    } else {
+      storage::DeleteFile(storage::JoinPath(url(), rel));
+    }
+    uploader_.Forget(rel);
+  }
+  SyncFiles();
+}
+
+void BucketModelDir::SyncFiles() {
+  uploader_.Upload("", {}, [](const std::string& rel) {
+    const std::string top = rel.substr(0, rel.find('/'));
+    return StepOfName(top).has_value() || top.find(".tmp-") != std::string::npos;
+  });
+}
+
+std::string BucketModelDir::ToUrl(const std::string& text) const {
+  std::string out = text;
+  for (size_t at; (at = out.find(local())) != std::string::npos;) out.replace(at, local().size(), url());
+  return out;
+}
+
+}  // namespace t5xx::checkpoints

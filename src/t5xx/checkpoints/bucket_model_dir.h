@@ -1,0 +1,77 @@
+// MODEL_DIR in a bucket (gs://BUCKET/DIR, s3://BUCKET/DIR): the run works
+// in MODEL_DIR's local staging directory (storage/staged_output.h) exactly
+// as in a local MODEL_DIR, and each checkpoint, once committed there, is
+// published to the bucket with a commit protocol object stores can keep
+// (they have no rename):
+//   1. every file of checkpoint_<N>/ is uploaded (8 at a time; large ones
+//      as multipart uploads, each visible only whole),
+//   2. then its commit marker: the legacy layout's msgpack `checkpoint`
+//      index (what t5x's restore opens), or for an Orbax checkpoint
+//      `commit_success.txt` (what Orbax writes last on GCS and what its
+//      readers take as "finalized").
+// A checkpoint_<N>/ prefix without its marker is an upload cut short: t5xx
+// never restores it, and the next run deletes it. Retention deletes the
+// marker first, then the rest. The other files (config.gin, TensorBoard
+// event files, inference_eval outputs) are uploaded whole whenever they
+// changed (after each checkpoint and at the end of the run), as
+// TensorFlow's GCS file system uploads a gfile on flush.
+// Framework-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "t5xx/storage/staged_output.h"
+
+namespace t5xx::checkpoints {
+
+// "checkpoint" for a legacy checkpoint directory, "commit_success.txt" for
+// an Orbax one (orbax_checkpoint.h's IsOrbaxCheckpoint).
+std::string CommitMarkerOf(const std::string& checkpoint_dir);
+
+class BucketModelDir {
+ public:
+  // `url`: gs://BUCKET/DIR or s3://BUCKET/DIR. Throws t5xx::Error naming
+  // the URL for another scheme or a bucket's root.
+  explicit BucketModelDir(const std::string& url);
+
+  const std::string& url() const { return uploader_.url(); }
+  // The staging directory the run uses as its MODEL_DIR.
+  const std::string& local() const { return uploader_.local_dir(); }
+
+  // At start-up, in every process (serialised by a lock file beside the
+  // staging directory): makes the staging directory agree with the
+  // bucket, which is the truth --
+  //   - deletes the bucket's checkpoint_<N>/ prefixes without a commit
+  //     marker (uploads a killed run cut short) and its .tmp- prefixes;
+  //   - removes staged checkpoints the bucket has not committed;
+  //   - downloads the newest committed checkpoint when it is not staged
+  //     (through the object cache), and stands in for older ones with
+  //     empty directories, so retention counts them as t5x would.
+  // Returns one line per thing it did, for the log. Throws t5xx::Error
+  // naming the URL when the bucket cannot be listed or written (no such
+  // bucket, refused credentials, the store down past the retry budget).
+  std::vector<std::string> Reconcile();
+
+  // The committing process, after checkpoint_<step> was committed in the
+  // staging directory and retention deleted `deleted` there (their local
+  // paths, as ApplyRetention returns them): uploads the checkpoint, its
+  // marker last; deletes in the bucket what retention deleted (markers
+  // first); then uploads the other files that changed (SyncFiles). Throws
+  // t5xx::Error naming the URL that failed; the bucket's earlier
+  // checkpoints are intact.
+  void Publish(int64_t step, const std::vector<std::string>& deleted);
+
+  // Uploads the files outside checkpoint directories that changed since
+  // their last upload (config.gin, event files, inference_eval outputs).
+  void SyncFiles();
+
+  // `text` with the staging directory replaced by the URL (for messages).
+  std::string ToUrl(const std::string& text) const;
+
+ private:
+  storage::TreeUploader uploader_;
+};
+
+}  // namespace t5xx::checkpoints

@@ -1,0 +1,166 @@
+// Staging directories and tree uploads (see staged_output.h).
+#include "t5xx/storage/staged_output.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <set>
+
+#include "t5xx/storage/object_store.h"
+#include "t5xx/storage/remote_copy.h"
+#include "t5xx/storage/storage.h"
+#include "t5xx/storage/url.h"
+#include "t5xx/util/error.h"
+
+namespace t5xx::storage {
+namespace fs = std::filesystem;
+
+std::string StagingDir(const std::string& url) {
+  const Url u = ParseUrl(url);
+  T5XX_CHECK(u.remote(), "StagingDir: '" + url + "' is not a gs:// or s3:// URL");
+  T5XX_CHECK(!u.object.empty(), "'" + url + "' names a bucket, not a directory in it; give "
+                                "gs://BUCKET/DIR or s3://BUCKET/DIR");
+  return ObjectCacheDir() + "/staging/" + u.scheme_name() + "/" + u.bucket + "/" + u.object;
+}
+
+TreeUploader::TreeUploader(std::string local_dir, std::string url)
+    : local_(std::move(local_dir)), url_(std::move(url)) {
+  while (url_.size() > 5 && url_.back() == '/') url_.pop_back();
+}
+
+TreeUploader::Stamp TreeUploader::StampOf(const std::string& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return {};
+  return {static_cast<uint64_t>(st.st_size),
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+void TreeUploader::AdoptUploaded() {
+  const Url u = ParseUrl(url_);
+  const std::string prefix = u.object + "/";
+  for (const ObjectInfo& o : StoreFor(u.scheme_name(), u.bucket).List(prefix, false).objects) {
+    const std::string rel = o.name.substr(prefix.size());
+    const Stamp s = StampOf(local_ + "/" + rel);
+    if (!rel.empty() && s.mtime_ns != 0 && s.size == o.size) {
+      std::lock_guard<std::mutex> lock(mu_);
+      uploaded_[rel] = s;
+    }
+  }
+}
+
+bool TreeUploader::UploadOne(const std::string& rel) {
+  const std::string file = local_ + "/" + rel;
+  const Stamp before = StampOf(file);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = uploaded_.find(rel);
+    if (it != uploaded_.end() && it->second == before) return false;
+  }
+  const std::optional<std::string> data = ReadIfExists(file);
+  if (!data) return false;  // removed meanwhile: nothing to upload
+  WriteFile(url_ + "/" + rel, *data);
+  std::lock_guard<std::mutex> lock(mu_);
+  uploaded_[rel] = before;
+  return true;
+}
+
+size_t TreeUploader::Upload(const std::string& sub, const std::vector<std::string>& last,
+                            const std::function<bool(const std::string&)>& skip, int parallel) {
+  const fs::path root = sub.empty() ? fs::path(local_) : fs::path(local_) / sub;
+  const std::set<std::string> later(last.begin(), last.end());
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const std::string rel = fs::relative(it->path(), local_).generic_string();
+    if (later.count(rel) || (skip && skip(rel))) continue;
+    files.push_back(rel);
+  }
+  T5XX_CHECK(!ec || ec == std::errc::no_such_file_or_directory,
+             "cannot list " + root.string() + " to upload it to " + url_ + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> count{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < files.size();) {
+      if (UploadOne(files[i])) ++count;
+    }
+  };
+  std::vector<std::future<void>> jobs;
+  for (int t = 0; t < std::max(1, std::min<int>(parallel, static_cast<int>(files.size()))); ++t) {
+    jobs.push_back(std::async(std::launch::async, worker));
+  }
+  std::exception_ptr failed;
+  for (auto& j : jobs) {
+    try {
+      j.get();
+    } catch (...) {
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
+  for (const std::string& rel : last) {
+    if (fs::is_regular_file(local_ + "/" + rel, ec)) {
+      if (UploadOne(rel)) ++count;
+    }
+  }
+  return count;
+}
+
+void TreeUploader::Forget(const std::string& sub) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string prefix = sub + "/";
+  for (auto it = uploaded_.begin(); it != uploaded_.end();) {
+    it = (it->first == sub || it->first.rfind(prefix, 0) == 0) ? uploaded_.erase(it) : std::next(it);
+  }
+}
+
+namespace {
+std::mutex& StagedMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::vector<std::unique_ptr<TreeUploader>>& Staged() {
+  static std::vector<std::unique_ptr<TreeUploader>> staged;
+  return staged;
+}
+}  // namespace
+
+std::string StagedOutputPath(const std::string& path, const std::string& what) {
+  const Url u = ParseUrl(path);
+  if (!u.remote()) return u.path;
+  T5XX_CHECK(!u.object.empty(), what + " '" + path + "' names a bucket, not a directory in it; give " +
+                                    u.scheme_name() + "://BUCKET/DIR");
+  const std::string local = StagingDir(path);
+  std::lock_guard<std::mutex> lock(StagedMutex());
+  for (const auto& t : Staged()) {
+    if (t->url() == path) return local;
+  }
+  Staged().push_back(std::make_unique<TreeUploader>(local, path));
+  return local;
+}
+
+std::vector<std::string> UploadStagedOutputs() {
+  std::vector<std::string> lines;
+  std::lock_guard<std::mutex> lock(StagedMutex());
+  for (const auto& t : Staged()) {
+    const size_t n = t->Upload("");
+    lines.push_back(std::to_string(n) + " files uploaded to " + t->url() + " (staged in " + t->local_dir() + ")");
+  }
+  return lines;
+}
+
+void DeleteTree(const std::string& url, const std::vector<std::string>& first) {
+  const Url u = ParseUrl(url);
+  T5XX_CHECK(u.remote() && !u.object.empty(), "DeleteTree: '" + url + "' is not a directory in a bucket");
+  ObjectStore& store = StoreFor(u.scheme_name(), u.bucket);
+  for (const std::string& rel : first) store.Delete(u.object + "/" + rel);
+  for (const ObjectInfo& o : store.List(u.object + "/", false).objects) store.Delete(o.name);
+}
+
+}  // namespace t5xx::storage
