@@ -21,7 +21,7 @@ std::vector<ArrayRef> ArrayRefs(const std::vector<OwnedArray>& arrays) {
 
 AsyncCheckpointer::AsyncCheckpointer(std::string model_dir, SaveOptions options,
                                      RetentionPolicy retention,
-                                     std::function<void(const WriteResult&)> after_commit)
+                                     std::function<void(WriteResult&)> after_commit)
     : model_dir_(std::move(model_dir)),
       options_(options),
       retention_(retention),

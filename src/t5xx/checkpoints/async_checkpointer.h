@@ -56,15 +56,17 @@ struct WriteResult {
   double seconds = 0;    // compressing, writing and committing
   uint64_t bytes = 0;    // uncompressed array bytes
   std::vector<std::string> deleted;  // by the retention policy (process 0 only)
+  std::string note;  // what after_commit adds to the report (e.g. the upload)
 };
 
 class AsyncCheckpointer {
  public:
   // `after_commit` (optional) runs on the worker thread after each save
   // this process committed and its retention, with the result (e.g.
-  // BucketModelDir::Publish); its error fails the save like a write error.
+  // BucketModelDir::Publish), whose `note` it may set; its error fails the
+  // save like a write error. Its time counts in `seconds`.
   AsyncCheckpointer(std::string model_dir, SaveOptions options, RetentionPolicy retention,
-                    std::function<void(const WriteResult&)> after_commit = nullptr);
+                    std::function<void(WriteResult&)> after_commit = nullptr);
   // Waits for a save in flight; an error it ended with is printed to stderr
   // (call Wait() first to handle it). Process 0 of a sharded save stops
   // waiting for the other processes' parts (they may be dead: the run is
@@ -92,7 +94,7 @@ class AsyncCheckpointer {
   std::string model_dir_;
   SaveOptions options_;
   RetentionPolicy retention_;
-  std::function<void(const WriteResult&)> after_commit_;
+  std::function<void(WriteResult&)> after_commit_;
   std::thread worker_;
   std::future<WriteResult> result_;
   std::optional<int64_t> pending_step_;

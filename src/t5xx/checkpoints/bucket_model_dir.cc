@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <regex>
 #include <set>
 
+#include "t5xx/checkpoints/file_io.h"
 #include "t5xx/checkpoints/orbax/orbax_checkpoint.h"
 #include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/storage/remote_copy.h"
@@ -25,6 +28,12 @@ namespace {
 
 constexpr char kLegacyMarker[] = "checkpoint";
 constexpr char kOrbaxMarker[] = "commit_success.txt";
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", v);
+  return buf;
+}
 
 // The step of a checkpoint directory's name ("checkpoint_12"), else nullopt.
 std::optional<int64_t> StepOfName(const std::string& name) {
@@ -81,6 +90,28 @@ std::string CommitMarkerOf(const std::string& checkpoint_dir) {
 
 BucketModelDir::BucketModelDir(const std::string& url) : uploader_(storage::StagingDir(url), url) {}
 
+BucketModelDir::~BucketModelDir() {
+  if (observer_) RemoveFileObserver(observer_);
+}
+
+void BucketModelDir::UploadWhileWriting() {
+  if (observer_) return;
+  observer_ = AddFileObserver(local(), [this](const fs::path& path, const void* data, size_t size) {
+    // <local>/checkpoint_<N>.tmp-<stamp>/<dir>/<file> -> checkpoint_<N>/<dir>/<file>: an
+    // array's file; the top-level ones (index, checksums, dataset states,
+    // a sharded save's parts) are left to Publish.
+    const std::string rel = path.lexically_relative(local()).generic_string();
+    const size_t slash = rel.find('/');
+    const size_t tmp = rel.find(".tmp-");
+    if (slash == std::string::npos || tmp == std::string::npos || tmp > slash ||
+        rel.find('/', slash + 1) == std::string::npos || !StepOfName(rel.substr(0, tmp))) {
+      return;
+    }
+    uploader_.UploadInBackground(rel.substr(0, tmp) + rel.substr(slash),
+                                 std::string(static_cast<const char*>(data), size), path.string());
+  });
+}
+
 std::vector<std::string> BucketModelDir::Reconcile() {
   std::vector<std::string> did;
   std::error_code ec;
@@ -120,7 +151,9 @@ std::vector<std::string> BucketModelDir::Reconcile() {
     const std::string dir = CheckpointDir(local(), newest);
     if (!IsCheckpointDir(dir)) {
       const std::string remote = CheckpointDir(url(), newest);
+      const auto t0 = std::chrono::steady_clock::now();
       const std::optional<std::string> cached = CachedCopy(remote);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       T5XX_CHECK(cached.has_value(), "cannot download " + remote + ": it was deleted while being read");
       const std::string tmp = dir + ".tmp-download";
       fs::remove_all(tmp, ec);
@@ -128,7 +161,14 @@ std::vector<std::string> BucketModelDir::Reconcile() {
       fs::remove_all(dir, ec);
       fs::rename(tmp, dir, ec);
       T5XX_CHECK(!ec, "cannot move " + tmp + " to " + dir + ": " + ec.message());
-      did.push_back("downloaded " + remote + " (the bucket's latest checkpoint) to " + dir);
+      uint64_t bytes = 0;
+      for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+           it.increment(ec)) {
+        if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+      }
+      const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+      did.push_back("downloaded " + remote + " (the bucket's latest checkpoint, " + FormatNumber(mib) + " MiB in " +
+                    FormatNumber(seconds) + " s, " + FormatNumber(mib / std::max(seconds, 1e-9)) + " MiB/s) to " + dir);
     }
     for (int64_t step : committed) {
       // Older checkpoints stay in the bucket; an empty directory stands in
@@ -137,13 +177,16 @@ std::vector<std::string> BucketModelDir::Reconcile() {
     }
   }
   uploader_.AdoptUploaded();
+  published_bytes_ = uploader_.bytes_uploaded();
   return did;
 }
 
-void BucketModelDir::Publish(int64_t step, const std::vector<std::string>& deleted) {
+std::string BucketModelDir::Publish(int64_t step, const std::vector<std::string>& deleted) {
+  const auto t0 = std::chrono::steady_clock::now();
   const std::string name = "checkpoint_" + std::to_string(step);
   const std::string marker = CommitMarkerOf(CheckpointDir(local(), step));
   const std::string remote = storage::JoinPath(url(), name);
+  uploader_.WaitForBackground();  // the files uploaded while they were written
   if (marker == kLegacyMarker) {
     uploader_.Upload(name, {name + "/" + kLegacyMarker});
   } else {
@@ -161,7 +204,13 @@ void BucketModelDir::Publish(int64_t step, const std::vector<std::string>& delet
     }
     uploader_.Forget(rel);
   }
+  const double mib = static_cast<double>(uploader_.bytes_uploaded() - published_bytes_) / (1024.0 * 1024.0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   SyncFiles();
+  published_bytes_ = uploader_.bytes_uploaded();
+  return "published to " + remote + " (" + FormatNumber(mib) + " MiB uploaded, " +
+         (observer_ ? "most while it was written; " : "") + FormatNumber(seconds) +
+         " s after the local commit)";
 }
 
 void BucketModelDir::SyncFiles() {

@@ -60,8 +60,16 @@ class BucketModelDir {
   // marker last; deletes in the bucket what retention deleted (markers
   // first); then uploads the other files that changed (SyncFiles). Throws
   // t5xx::Error naming the URL that failed; the bucket's earlier
-  // checkpoints are intact.
-  void Publish(int64_t step, const std::vector<std::string>& deleted);
+  // checkpoints are intact. Returns "published to URL (X MiB uploaded,
+  // Y s after the local commit)".
+  std::string Publish(int64_t step, const std::vector<std::string>& deleted);
+
+  // From now on, the files of a checkpoint being written in the staging
+  // directory by this process (its arrays: the files in sub-directories of
+  // checkpoint_<N>.tmp-*) are uploaded as each is written, beside the
+  // writing; Publish then waits for them and uploads the rest. Call it in
+  // the committing process only.
+  void UploadWhileWriting();
 
   // Uploads the files outside checkpoint directories that changed since
   // their last upload (config.gin, event files, inference_eval outputs).
@@ -72,6 +80,11 @@ class BucketModelDir {
 
  private:
   storage::TreeUploader uploader_;
+  int observer_ = 0;  // checkpoints::AddFileObserver's id, 0: none
+  uint64_t published_bytes_ = 0;  // uploader_.bytes_uploaded() after the last Publish
+
+ public:
+  ~BucketModelDir();
 };
 
 }  // namespace t5xx::checkpoints

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <mutex>
+#include <vector>
 #include <cstdio>
 #include <cstring>
 
@@ -15,6 +18,55 @@
 
 namespace t5xx::checkpoints {
 namespace fs = std::filesystem;
+
+namespace {
+
+struct Observer {
+  int id;
+  std::string dir;
+  FileWrittenFn fn;
+};
+std::mutex& ObserversMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::vector<Observer>& Observers() {
+  static std::vector<Observer> observers;
+  return observers;
+}
+std::atomic<int> observer_count{0};
+
+void Notify(const fs::path& path, const void* data, size_t size) {
+  std::vector<FileWrittenFn> fns;
+  {
+    std::lock_guard<std::mutex> lock(ObserversMutex());
+    const std::string p = path.string();
+    for (const Observer& o : Observers()) {
+      if (p.size() > o.dir.size() && p.compare(0, o.dir.size(), o.dir) == 0 && p[o.dir.size()] == '/') {
+        fns.push_back(o.fn);
+      }
+    }
+  }
+  for (const FileWrittenFn& fn : fns) fn(path, data, size);
+}
+
+}  // namespace
+
+int AddFileObserver(const std::string& dir, FileWrittenFn fn) {
+  static int next_id = 0;
+  std::lock_guard<std::mutex> lock(ObserversMutex());
+  Observers().push_back({++next_id, dir, std::move(fn)});
+  ++observer_count;
+  return next_id;
+}
+
+void RemoveFileObserver(int id) {
+  std::lock_guard<std::mutex> lock(ObserversMutex());
+  auto& v = Observers();
+  const auto it = std::remove_if(v.begin(), v.end(), [id](const Observer& o) { return o.id == id; });
+  observer_count -= static_cast<int>(v.end() - it);
+  v.erase(it, v.end());
+}
 
 void WriteFile(const fs::path& path, const void* data, size_t size) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -41,6 +93,7 @@ void WriteFile(const fs::path& path, const void* data, size_t size) {
     throw Error("cannot write checkpoint file " + path.string() + ": " +
                 std::strerror(err));
   }
+  if (observer_count.load() > 0) Notify(path, data, size);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,15 @@ std::vector<uint8_t> ReadFile(const std::filesystem::path& path,
 // passes its end -- checked before anything is allocated.
 std::vector<uint8_t> ReadFileRange(const std::filesystem::path& path, uint64_t offset,
                                    uint64_t length, const std::string& what);
+// Observers of the files WriteFile writes: `fn` is called on the writing
+// thread after each file under `dir` (a path prefix) is written and
+// synced, with its path and bytes -- e.g. to upload it while the rest of the
+// checkpoint is still being written (BucketModelDir). An exception it
+// throws fails that write. Returns an id for RemoveFileObserver.
+using FileWrittenFn = std::function<void(const std::filesystem::path& path, const void* data, size_t size)>;
+int AddFileObserver(const std::string& dir, FileWrittenFn fn);
+void RemoveFileObserver(int id);
+
 // create_directories; throws t5xx::Error naming the path on failure.
 void MakeDir(const std::filesystem::path& path);
 // fsync of a directory, so that the entries created or renamed in it are

@@ -28,8 +28,9 @@ int TrainCommand(const std::vector<std::string>& args) {
   InstallStopSignalHandlers();
   if (bucket && run.loop.chief) {
     bucket->SyncFiles();  // config.gin, as t5x writes it at start-up
-    run.loop.after_commit = [&bucket](const checkpoints::WriteResult& w) {
-      bucket->Publish(w.step, w.deleted);
+    bucket->UploadWhileWriting();
+    run.loop.after_commit = [&bucket](checkpoints::WriteResult& w) {
+      w.note = bucket->Publish(w.step, w.deleted);
     };
   }
   trainer::TrainResult r;

@@ -63,6 +63,7 @@ bool TreeUploader::UploadOne(const std::string& rel) {
   const std::optional<std::string> data = ReadIfExists(file);
   if (!data) return false;  // removed meanwhile: nothing to upload
   WriteFile(url_ + "/" + rel, *data);
+  bytes_ += data->size();
   std::lock_guard<std::mutex> lock(mu_);
   uploaded_[rel] = before;
   return true;
@@ -110,6 +111,63 @@ size_t TreeUploader::Upload(const std::string& sub, const std::vector<std::strin
     }
   }
   return count;
+}
+
+TreeUploader::~TreeUploader() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void TreeUploader::UploadInBackground(const std::string& rel, std::string data,
+                                      const std::string& local_file) {
+  constexpr uint64_t kMaxQueued = 256ull << 20;
+  const Stamp stamp = StampOf(local_file);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (workers_.empty()) {
+    for (int i = 0; i < 8; ++i) workers_.emplace_back([this] { BackgroundWorker(); });
+  }
+  cv_.wait(lock, [&] { return queued_bytes_ < kMaxQueued || jobs_.empty(); });
+  queued_bytes_ += data.size();
+  jobs_.push_back({rel, std::move(data), stamp});
+  cv_.notify_all();
+}
+
+void TreeUploader::BackgroundWorker() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping
+    Job job = std::move(jobs_.front());
+    jobs_.pop_front();
+    ++busy_;
+    lock.unlock();
+    std::exception_ptr error;
+    try {
+      WriteFile(url_ + "/" + job.rel, job.data);
+      bytes_ += job.data.size();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    --busy_;
+    queued_bytes_ -= job.data.size();
+    if (error) {
+      if (!background_error_) background_error_ = error;
+    } else {
+      uploaded_[job.rel] = job.stamp;
+    }
+    cv_.notify_all();
+  }
+}
+
+void TreeUploader::WaitForBackground() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return jobs_.empty() && busy_ == 0; });
+  if (background_error_) std::rethrow_exception(std::exchange(background_error_, nullptr));
 }
 
 void TreeUploader::Forget(const std::string& sub) {

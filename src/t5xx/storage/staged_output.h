@@ -13,8 +13,13 @@
 // Framework-free.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <functional>
+#include <thread>
 #include <map>
 #include <mutex>
 #include <string>
@@ -52,6 +57,18 @@ class TreeUploader {
   size_t Upload(const std::string& sub, const std::vector<std::string>& last = {},
                 const std::function<bool(const std::string&)>& skip = nullptr, int parallel = 8);
 
+  // Uploads `data` (the content of `local_file`, just written; it becomes
+  // local_dir()/`rel`, e.g. by the rename that commits a checkpoint) as
+  // `rel` on a background thread (8 at once; blocks while 256 MiB wait),
+  // then counts local_dir()/`rel` as uploaded with `local_file`'s size and
+  // time as they are now (a rename keeps them).
+  void UploadInBackground(const std::string& rel, std::string data, const std::string& local_file);
+  // Waits until the background uploads are done; rethrows the first error.
+  void WaitForBackground();
+
+  // Bytes uploaded so far.
+  uint64_t bytes_uploaded() const { return bytes_.load(); }
+
   // Forgets that the files under `sub` were uploaded (they were deleted in
   // the bucket).
   void Forget(const std::string& sub);
@@ -69,6 +86,26 @@ class TreeUploader {
   std::string url_;
   std::mutex mu_;
   std::map<std::string, Stamp> uploaded_;
+  std::atomic<uint64_t> bytes_{0};
+  // Background uploads (UploadInBackground).
+  struct Job {
+    std::string rel;
+    std::string data;
+    Stamp stamp;
+  };
+  void BackgroundWorker();
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;
+  uint64_t queued_bytes_ = 0;
+  int busy_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr background_error_;
+  std::vector<std::thread> workers_;
+
+ public:
+  ~TreeUploader();
+  TreeUploader(const TreeUploader&) = delete;
+  TreeUploader& operator=(const TreeUploader&) = delete;
 };
 
 // An output directory (INFER_OUTPUT_DIR, EVAL_OUTPUT_DIR, cache_tasks'

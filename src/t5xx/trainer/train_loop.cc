@@ -239,6 +239,7 @@ void TrainLoop::ReportWrites(std::vector<checkpoints::WriteResult> done) {
              << FormatMetric(static_cast<double>(w.bytes) / (1024.0 * 1024.0)) << " MiB, "
              << FormatMetric(w.seconds) << " s in the background)";
     if (!w.deleted.empty()) console_ << "; deleted " << w.deleted.size() << " old";
+    if (!w.note.empty()) console_ << "; " << w.note;
     console_ << std::endl;
   }
 }

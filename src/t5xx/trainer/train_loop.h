@@ -92,7 +92,7 @@ struct TrainLoopConfig {
   // Runs after each checkpoint this process committed, on the background
   // save thread (checkpoints::AsyncCheckpointer's after_commit): e.g.
   // publishing it to MODEL_DIR's bucket. Its error fails the save.
-  std::function<void(const checkpoints::WriteResult&)> after_commit;
+  std::function<void(checkpoints::WriteResult&)> after_commit;
   // The train data pipeline's dataset state files to save with each
   // checkpoint: checkpoints::DatasetStateFileName(data shard, shards) ->
   // that shard's position after the batches consumed so far (JSON text).
