@@ -109,6 +109,25 @@ kill_and_rerun gs_orbax gs://t5xx-test/runs/orbax "$work/local_orbax" "${orbax[@
 check "an Orbax checkpoint's commit marker is Orbax's" \
   grep -q "^Checkpoint commit was successful to gs://t5xx-test/runs/orbax/checkpoint_24" "$work/gs_orbax.ckpt/commit_success.txt"
 
+# Prefixes without a commit marker: t5xx's own unfinished upload (its
+# checkpoint_<N>.t5xx-incomplete beside it) is deleted at start-up; another
+# program's is left alone and not restored.
+mkdir -p "$work/junk/x"; echo partial >"$work/junk/x/0.0"
+upload s3 "$work/junk" runs/legacy/checkpoint_28
+upload s3 "$work/junk" runs/legacy/checkpoint_32
+"$py" -c "
+import boto3, sys
+boto3.client('s3', endpoint_url='http://127.0.0.1:$s3').put_object(
+    Bucket='t5xx-test', Key='runs/legacy/checkpoint_28.t5xx-incomplete', Body=b'x')"
+t5xx train "${tiny[@]}" --gin.MODEL_DIR="'s3://t5xx-test/runs/legacy'" >"$work/junk.log" 2>&1
+show="$work/junk.log" check "t5xx's unfinished upload is deleted, another program's prefix left alone, checkpoint_24 resumed" \
+  bash -c 'grep -q "deleted s3://t5xx-test/runs/legacy/checkpoint_28: a checkpoint t5xx.s upload" "$0" &&
+           grep -q "left s3://t5xx-test/runs/legacy/checkpoint_32 alone" "$0" &&
+           grep -q "resuming from MODEL_DIR.s latest checkpoint .*/checkpoint_24: step 24" "$0"' "$work/junk.log"
+rm -rf "$work/left"; fetch s3://t5xx-test/runs/legacy "$work/left"
+check "the bucket: no checkpoint_28 nor its .t5xx-incomplete; checkpoint_32 as it was" \
+  bash -c 'test ! -e "$0/checkpoint_28" -a ! -e "$0/checkpoint_28.t5xx-incomplete" -a -f "$0/checkpoint_32/x/0.0"' "$work/left"
+
 # TensorBoard's reader over the S3 server (its boto3 file system).
 S3_ENDPOINT="http://127.0.0.1:$s3" "$py" - s3://t5xx-test/runs/legacy/train 24 >"$work/tb.log" 2>&1 <<'PY'
 import sys

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <set>
@@ -28,6 +29,12 @@ namespace {
 
 constexpr char kLegacyMarker[] = "checkpoint";
 constexpr char kOrbaxMarker[] = "commit_success.txt";
+// checkpoint_<N>.t5xx-incomplete, beside checkpoint_<N>/ while t5xx uploads
+// or deletes it: a prefix without a commit marker is deleted at start-up
+// only when this says t5xx left it (never another program's checkpoint).
+// t5x's all_steps (regex checkpoint_(\d+)$) and Orbax's step listing skip
+// the name.
+constexpr char kIncompleteSuffix[] = ".t5xx-incomplete";
 
 std::string FormatNumber(double v) {
   char buf[32];
@@ -84,6 +91,24 @@ void LinkTree(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
+std::string BucketModelDir::IncompleteMarker(int64_t step) const {
+  return storage::JoinPath(url(), "checkpoint_" + std::to_string(step) + kIncompleteSuffix);
+}
+
+void BucketModelDir::MarkIncomplete(int64_t step) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!marked_incomplete_.insert(step).second) return;
+  }
+  storage::WriteFile(IncompleteMarker(step), "t5xx is uploading or deleting checkpoint_" + std::to_string(step));
+}
+
+void BucketModelDir::UnmarkIncomplete(int64_t step) {
+  storage::DeleteFile(IncompleteMarker(step));
+  std::lock_guard<std::mutex> lock(mu_);
+  marked_incomplete_.erase(step);
+}
+
 std::string CommitMarkerOf(const std::string& checkpoint_dir) {
   return IsOrbaxCheckpoint(checkpoint_dir) ? kOrbaxMarker : kLegacyMarker;
 }
@@ -107,6 +132,7 @@ void BucketModelDir::UploadWhileWriting() {
         rel.find('/', slash + 1) == std::string::npos || !StepOfName(rel.substr(0, tmp))) {
       return;
     }
+    MarkIncomplete(*StepOfName(rel.substr(0, tmp)));
     uploader_.UploadInBackground(rel.substr(0, tmp) + rel.substr(slash),
                                  std::string(static_cast<const char*>(data), size), path.string());
   });
@@ -120,8 +146,16 @@ std::vector<std::string> BucketModelDir::Reconcile() {
                       ec.message() + "; set T5XX_OBJECT_CACHE to a writable directory");
   FileLock lock(local() + ".lock");
   // The bucket's checkpoints: committed (with their marker) or not.
+  const std::vector<std::string> names = storage::ListDirectory(url());
+  std::set<int64_t> incomplete;  // t5xx's own unfinished uploads and deletions
+  for (const std::string& name : names) {
+    const size_t dot = name.find('.');
+    if (dot != std::string::npos && name.substr(dot) == kIncompleteSuffix) {
+      if (const auto step = StepOfName(name.substr(0, dot))) incomplete.insert(*step);
+    }
+  }
   std::set<int64_t> committed;
-  for (const std::string& name : storage::ListDirectory(url())) {
+  for (const std::string& name : names) {
     const std::string remote = storage::JoinPath(url(), name);
     if (name.find(".tmp-") != std::string::npos && name.rfind("checkpoint_", 0) == 0) {
       storage::DeleteTree(remote);
@@ -132,19 +166,26 @@ std::vector<std::string> BucketModelDir::Reconcile() {
     if (!step) continue;
     if (storage::FileSize(remote + "/" + kLegacyMarker) || storage::FileSize(remote + "/" + kOrbaxMarker)) {
       committed.insert(*step);
-    } else {
+    } else if (incomplete.count(*step)) {
       storage::DeleteTree(remote);
-      did.push_back("deleted " + remote + ": a checkpoint whose upload was cut short (it has no " +
-                    "commit marker; never restored)");
+      did.push_back("deleted " + remote + ": a checkpoint t5xx's upload (or deletion) left unfinished " +
+                    "(it has no commit marker; never restored)");
+    } else if (storage::FileSize(remote + "/_CHECKPOINT_METADATA")) {
+      committed.insert(*step);  // Orbax's, committed by a rename (Orbax writes commit_success.txt on GCS only)
+    } else {
+      did.push_back("left " + remote + " alone: it has no commit marker and t5xx did not write it (another " +
+                    "program's checkpoint being written?); it is not restored");
     }
   }
+  for (int64_t step : incomplete) storage::DeleteFile(IncompleteMarker(step));
   // Staged checkpoints the bucket lacks were never published.
   for (int64_t step : ListCheckpointSteps(local())) {
     if (committed.count(step)) continue;
     const std::string dir = CheckpointDir(local(), step);
+    const bool real = IsCheckpointDir(dir);
     fs::remove_all(dir, ec);
     T5XX_CHECK(!ec, "cannot remove " + dir + ": " + ec.message());
-    if (IsCheckpointDir(dir)) did.push_back("removed the staged " + dir + ": the bucket never committed it");
+    if (real) did.push_back("removed the staged " + dir + ": the bucket never committed it");
   }
   if (!committed.empty()) {
     const int64_t newest = *committed.rbegin();
@@ -187,18 +228,22 @@ std::string BucketModelDir::Publish(int64_t step, const std::vector<std::string>
   const std::string marker = CommitMarkerOf(CheckpointDir(local(), step));
   const std::string remote = storage::JoinPath(url(), name);
   uploader_.WaitForBackground();  // the files uploaded while they were written
+  MarkIncomplete(step);
   if (marker == kLegacyMarker) {
     uploader_.Upload(name, {name + "/" + kLegacyMarker});
   } else {
     uploader_.Upload(name);
     storage::WriteFile(remote + "/" + kOrbaxMarker, "Checkpoint commit was successful to " + remote);
   }
+  UnmarkIncomplete(step);
   for (const std::string& path : deleted) {
     const std::string rel = fs::path(path).lexically_relative(local()).generic_string();
     T5XX_CHECK(!rel.empty() && rel.rfind("..", 0) != 0,
                "retention deleted " + path + ", which is not in MODEL_DIR's staging directory " + local());
-    if (StepOfName(rel)) {
+    if (const auto deleted_step = StepOfName(rel)) {
+      MarkIncomplete(*deleted_step);
       storage::DeleteTree(storage::JoinPath(url(), rel), {kLegacyMarker, kOrbaxMarker});
+      UnmarkIncomplete(*deleted_step);
     } else {
       storage::DeleteFile(storage::JoinPath(url(), rel));
     }

@@ -9,9 +9,13 @@
 //      index (what t5x's restore opens), or for an Orbax checkpoint
 //      `commit_success.txt` (what Orbax writes last on GCS and what its
 //      readers take as "finalized").
-// A checkpoint_<N>/ prefix without its marker is an upload cut short: t5xx
-// never restores it, and the next run deletes it. Retention deletes the
-// marker first, then the rest. The other files (config.gin, TensorBoard
+// While it uploads (or deletes) checkpoint_<N>/, t5xx keeps an object
+// checkpoint_<N>.t5xx-incomplete beside it: a prefix without its marker and
+// with that object is an upload (or deletion) cut short, never restored and
+// deleted by the next run; one without either is another program's, left
+// alone (an Orbax checkpoint with _CHECKPOINT_METADATA counts as committed:
+// off GCS, Orbax commits by a rename and writes no commit_success.txt).
+// Retention deletes the marker first, then the rest. The other files (config.gin, TensorBoard
 // event files, inference_eval outputs) are uploaded whole whenever they
 // changed (after each checkpoint and at the end of the run), as
 // TensorFlow's GCS file system uploads a gfile on flush.
@@ -19,6 +23,8 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,7 +85,14 @@ class BucketModelDir {
   std::string ToUrl(const std::string& text) const;
 
  private:
+  std::string IncompleteMarker(int64_t step) const;
+  // checkpoint_<step>.t5xx-incomplete written (once) / deleted.
+  void MarkIncomplete(int64_t step);
+  void UnmarkIncomplete(int64_t step);
+
   storage::TreeUploader uploader_;
+  std::mutex mu_;
+  std::set<int64_t> marked_incomplete_;
   int observer_ = 0;  // checkpoints::AddFileObserver's id, 0: none
   uint64_t published_bytes_ = 0;  // uploader_.bytes_uploaded() after the last Publish
 
