@@ -152,9 +152,10 @@ exp=(--gin_file=models/t5_1_1/tiny.gin --gin.network.T5Config.vocab_size=1152
      "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'")
 t5xx export "${exp[@]}" --checkpoint_path="$work/run7/checkpoint_2" --output_dir="$work/hflocal" >"$work/e1.log" 2>&1
 t5xx export "${exp[@]}" --checkpoint_path=s3://t5xx-test/runs/a/checkpoint_2 --output_dir=s3://t5xx-test/hf \
+  "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='s3://t5xx-test/vocabs/demo/sentencepiece.model'" \
   >"$work/e2.log" 2>&1
 fetch s3://t5xx-test/hf "$work/hf.s3"
-show="$work/e2.log" check "export from s3:// to s3://: the files export writes locally" diff -r "$work/hflocal" "$work/hf.s3"
+show="$work/e2.log" check "export from s3:// (checkpoint and vocabulary) to s3://: the files export writes locally" diff -r "$work/hflocal" "$work/hf.s3"
 t5xx import --hf_model_dir=s3://t5xx-test/hf --output_dir=gs://t5xx-test/imported >"$work/i.log" 2>&1
 fetch gs://t5xx-test/imported "$work/imported.gs"
 show="$work/i.log" check "import from s3:// to gs://: checkpoint_0 and model.gin in the bucket, named by URL" \

@@ -10,6 +10,7 @@
 #include "t5xx/checkpoints/file_io.h"
 #include "t5xx/data/vocabularies/byte_vocabulary.h"
 #include "t5xx/data/vocabularies/sentencepiece_vocabulary.h"
+#include "t5xx/storage/remote_copy.h"
 #include "t5xx/storage/staged_output.h"
 #include "t5xx/storage/storage.h"
 #include "t5xx/util/error.h"
@@ -104,10 +105,18 @@ TokenizerFiles TokenizerFilesOf(const VocabularyConfig& v, const std::string& da
     // after special tokens): Transformers' legacy behaviour.
     cfg["legacy"] = true;
     std::string path = v.sentencepiece_model_file;
-    T5XX_CHECK(path.find("://") == std::string::npos,
-               "the model's vocabulary is '" + path +
-                   "': t5xx reads local files; copy it here and bind "
-                   "seqio.SentencePieceVocabulary.sentencepiece_model_file to the copy");
+    if (IsRemotePath(path)) {  // t5x's gins: gs://t5-data/vocabs/...
+      const std::optional<std::string> local = ReadableCopy(path, data_dir);
+      T5XX_CHECK(local.has_value(),
+                 MissingRemoteCopyMessage(path, data_dir, "the model's vocabulary "
+                                                          "(seqio.SentencePieceVocabulary.sentencepiece_model_file)"));
+      path = *local;
+    } else {
+      T5XX_CHECK(path.find("://") == std::string::npos,
+                 "the model's vocabulary is '" + path +
+                     "': t5xx reads local paths, gs:// and s3://; copy it here and bind "
+                     "seqio.SentencePieceVocabulary.sentencepiece_model_file to the copy");
+    }
     if (!path.empty() && path[0] != '/') path = data_dir + "/" + path;
     T5XX_CHECK(fs::is_regular_file(path),
                "the model's vocabulary file '" + path +
