@@ -8,7 +8,8 @@
 # another of the same size is fetched again; a checkpoint that is not in
 # the bucket is named. Outputs in buckets, from inputs in buckets:
 # finetuning (MODEL_DIR and INITIAL_CHECKPOINT_PATH on s3://), infer,
-# eval, cache_tasks, export and import write there what they write locally
+# eval, cache_tasks, export and import write there what they write locally;
+# --tfds_data_dir on gs:// reads what the local directory gives
 # (and no local folder named "s3:" or "gs:"). The kill -9 / fault-proxy
 # runs of a bucket's MODEL_DIR: object_store_model_dir_test.sh. Skips (77)
 # without the venv's servers or the demo translation data.
@@ -147,6 +148,20 @@ t5xx cache_tasks --gin_file="$work/task-s3.gin" --data_dir="$work/nodata" \
 fetch gs://t5xx-test/cache "$work/fetched_cache"
 show="$work/c2.log" check "cache_tasks (source files on s3://, --output_cache_dir on gs://): the caches written locally, byte for byte" \
   bash -c 'test -d "$0/cached_lines" && diff -r "$0" "$1"' "$work/cachelocal" "$work/fetched_cache"
+# --tfds_data_dir in a bucket: t5's glue_cola_v002 read from TFDS's layout
+# on gs:// (versions listed, dataset_info.json and features.json read, the
+# shards fetched as opened) gives the examples the local directory gives.
+tfds="$here/../testdata/tfds/data"
+upload gs "$tfds/glue" tfds/glue
+mkdir -p "$work/cat/t5-data/vocabs/cc_all.32000"
+cp "$here/../testdata/t5_catalog/vocab.model" "$work/cat/t5-data/vocabs/cc_all.32000/sentencepiece.model"
+for where in "$tfds" gs://t5xx-test/tfds; do
+  t5xx data show --module_import=t5.data.mixtures --task=glue_cola_v002 --split=validation --n=20 \
+    --lengths=inputs=64,targets=8 --tfds_data_dir="$where" --data_dir="$work/cat" \
+    >"$work/cola.$(basename "$where").out" 2>"$work/cola.$(basename "$where").err"
+done
+show="$work/cola.tfds.err" check "--tfds_data_dir on gs://: data show prints the local directory's 12 validation examples" \
+  bash -c 'test "$(wc -l <"$0")" = 12 && cmp "$0" "$1"' "$work/cola.data.out" "$work/cola.tfds.out"
 exp=(--gin_file=models/t5_1_1/tiny.gin --gin.network.T5Config.vocab_size=1152
      --gin.seqio.SentencePieceVocabulary.extra_ids=100 --data_dir="$work/data"
      "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'")

@@ -14,6 +14,7 @@
 #include <regex>
 #include <sstream>
 
+#include "t5xx/storage/storage.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/names.h"
 
@@ -23,15 +24,12 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+// The sub-directories of `dir` (local, gs:// or s3://), sorted.
 std::vector<std::string> Subdirs(const std::string& dir) {
   std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_directory(ec) && e.path().filename().string()[0] != '.') {
-      out.push_back(e.path().filename().string());
-    }
+  for (const std::string& name : storage::ListDirectory(dir)) {
+    if (name[0] != '.' && storage::IsDirectory(storage::JoinPath(dir, name))) out.push_back(name);
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -62,13 +60,7 @@ std::string BuildHint(const std::string& tfds_name, const std::string& data_dir)
          "point --tfds_data_dir (TFDS_DATA_DIR) at where it was prepared";
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  T5XX_CHECK(in.good(), "cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string ReadText(const std::string& path) { return storage::ReadFile(path, "the TFDS file"); }
 
 // "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}" for shard i of n.
 std::string ShardFile(std::string tmpl, const std::string& name, const std::string& split,
@@ -132,7 +124,7 @@ TfdsDataset LoadTfdsDataset(const std::string& tfds_name, const std::string& dat
   d.config = m[2];
   const std::string version_pattern = m[3];
   std::string base = data_dir + "/" + d.name;
-  T5XX_CHECK(fs::is_directory(base), "TFDS dataset '" + tfds_name + "' is not prepared under " +
+  T5XX_CHECK(storage::IsDirectory(base), "TFDS dataset '" + tfds_name + "' is not prepared under " +
                                          data_dir + " (no directory " + base + "); " +
                                          BuildHint(tfds_name, data_dir));
   // Without a config: the one config there, or none (versions directly).
@@ -150,13 +142,13 @@ TfdsDataset LoadTfdsDataset(const std::string& tfds_name, const std::string& dat
     }
   }
   if (!d.config.empty()) base += "/" + d.config;
-  T5XX_CHECK(fs::is_directory(base), "TFDS dataset '" + tfds_name + "' has no config '" +
+  T5XX_CHECK(storage::IsDirectory(base), "TFDS dataset '" + tfds_name + "' has no config '" +
                                          d.config + "' under " + data_dir + " (no directory " +
                                          base + "; there: " + QuotedList(Subdirs(data_dir + "/" + d.name)) +
                                          "); " + BuildHint(tfds_name, data_dir));
   std::vector<std::string> versions;
   for (const std::string& s : Subdirs(base)) {
-    if (ParseVersion(s) && fs::exists(base + "/" + s + "/dataset_info.json")) versions.push_back(s);
+    if (ParseVersion(s) && storage::FileSize(base + "/" + s + "/dataset_info.json")) versions.push_back(s);
   }
   std::sort(versions.begin(), versions.end(), [](const std::string& a, const std::string& b) {
     return *ParseVersion(a) < *ParseVersion(b);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "t5xx/storage/storage.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::seqio {
@@ -140,13 +141,10 @@ const RawFeature& Find(const std::map<std::string, RawFeature>& raw, const std::
 }  // namespace
 
 std::vector<TfdsFeature> LoadTfdsFeatures(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  T5XX_CHECK(in.good(), "cannot read " + path + " (a TFDS dataset's feature specification)");
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = storage::ReadFile(path, "the TFDS dataset's feature specification");
   std::vector<TfdsFeature> out;
   try {
-    Collect(json::parse(text.str()), "", path + ": feature ", {}, &out);
+    Collect(json::parse(text), "", path + ": feature ", {}, &out);
   } catch (const json::exception& e) {
     throw Error(path + ": " + e.what() + " (is it a TFDS features.json?)");
   } catch (const std::logic_error& e) {  // stoll

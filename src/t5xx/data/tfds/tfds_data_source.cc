@@ -10,6 +10,7 @@
 #include "t5xx/data/sources/record_file_dataset.h"
 #include "t5xx/data/sources/tf_example.h"
 #include "t5xx/data/sources/tfrecord_source.h"
+#include "t5xx/storage/remote_copy.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/hash.h"
 #include "t5xx/util/names.h"
@@ -196,7 +197,9 @@ DatasetPtr TfdsDataSource::GetDataset(const std::string& split, bool shuffle, ui
   RecordFileFormat format;
   format.reader_name = "TFRecord reader";
   format.unit = "record";
-  format.open = OpenTFRecordRecordReader;
+  // A shard in a bucket is downloaded into the object cache when a reader
+  // first opens it (each data replica fetches only its own shards).
+  format.open = [](const std::string& path) { return OpenTFRecordRecordReader(LocalCopyIfAny(path)); };
   format.parse = [features = loaded->features](const std::string& path, int64_t index,
                                                const std::string& record) {
     const std::string where = path + ": record " + std::to_string(index);
