@@ -116,9 +116,16 @@ t5xx eval "${model[@]}" "--gin.seqio.SentencePieceVocabulary.sentencepiece_model
   --gin.MIXTURE_OR_TASK_NAME="'$TASK'" --gin.utils.DatasetConfig.split="'validation'" \
   --gin.utils.DatasetConfig.batch_size=4 --gin.seqio.Evaluator.num_examples=4 \
   --gin.EVAL_OUTPUT_DIR="'gs://t5xx-test/eval'" >"$work/eval.log" 2>&1
+T5XX_OBJECT_CACHE="$work/cache.out2" t5xx eval "${model[@]}" \
+  "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'" \
+  --gin_file=runs/eval.gin --gin.CHECKPOINT_PATH="'s3://t5xx-test/runs/a/checkpoint_2'" \
+  --gin.MIXTURE_OR_TASK_NAME="'$TASK'" --gin.utils.DatasetConfig.split="'validation'" \
+  --gin.utils.DatasetConfig.batch_size=4 --gin.seqio.Evaluator.num_examples=4 \
+  --gin.EVAL_OUTPUT_DIR="'gs://t5xx-test/eval'" >"$work/eval2.log" 2>&1
 fetch gs://t5xx-test/eval "$work/eval.gs"
-show="$work/eval.log" check "EVAL_OUTPUT_DIR on gs://: the metrics of step 4" \
-  grep -q '"step": *4' "$work/eval.gs/inference_eval/$TASK-metrics.jsonl"
+show="$work/eval.log $work/eval2.log" check "EVAL_OUTPUT_DIR on gs://, from two machines: the metrics of steps 4 and 2, appended as seqio appends" \
+  bash -c 'test "$(grep -o "\"step\": *[0-9]*" "$0" | tr -d " " | tr "\n" " ")" = "\"step\":4 \"step\":2 "' \
+  "$work/eval.gs/inference_eval/$TASK-metrics.jsonl"
 # A gin-defined cacheable task whose source files are in the bucket.
 mkdir -p "$work/src"
 for k in 0 1 2; do for l in $(seq 1 $((5 + 3 * k))); do echo "s$k line $l"; done >"$work/src/src-$k.txt"; done
@@ -174,7 +181,8 @@ show="$work/e2.log" check "export from s3:// (checkpoint and vocabulary) to s3:/
 t5xx import --hf_model_dir=s3://t5xx-test/hf --output_dir=gs://t5xx-test/imported >"$work/i.log" 2>&1
 fetch gs://t5xx-test/imported "$work/imported.gs"
 show="$work/i.log" check "import from s3:// to gs://: checkpoint_0 and model.gin in the bucket, named by URL" \
-  bash -c 'test -f "$0/checkpoint_0/checkpoint" -a -f "$0/model.gin" && grep -q "gs://t5xx-test/imported/checkpoint_0" "$1"' \
+  bash -c 'test -f "$0/checkpoint_0/checkpoint" -a -f "$0/model.gin" && grep -q "gs://t5xx-test/imported/checkpoint_0" "$1" &&
+           grep -q "sentencepiece_model_file = .gs://t5xx-test/imported/spiece.model." "$0/model.gin"' \
   "$work/imported.gs" "$work/i.log"
 expect_error "export to a bucket directory that holds objects: refused" \
   "--output_dir=s3://t5xx-test/hf already holds objects" -- \

@@ -98,6 +98,10 @@ kill_and_rerun() {
   check "$name: the bucket has committed checkpoints 0-24 every 4 ($(committed_steps "$url"))" \
     test "$(committed_steps "$url")" = "0 4 8 12 16 20 24"
   fetch "$url/checkpoint_24" "$work/$name.ckpt"
+  fetch "$url/train" "$work/$name.train"
+  show="$work/$name.train/metrics.jsonl" check "$name: the bucket's train/metrics.jsonl has every summary, before and after the kill" \
+    bash -c 'diff <(grep -o "\"step\":[0-9]*" "$0" | sort -u) <(grep -o "\"step\":[0-9]*" "$1" | sort -u)' \
+    "$work/$name.train/metrics.jsonl" "$ref/train/metrics.jsonl"
   check "$name: checkpoint_24 from the bucket equals the uninterrupted local run's, byte for byte" \
     same_dir "$ref/checkpoint_24" "$work/$name.ckpt"
   export T5XX_OBJECT_CACHE="$work/cache"

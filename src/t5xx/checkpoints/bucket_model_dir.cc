@@ -2,10 +2,6 @@
 // bucket_model_dir.h).
 #include "t5xx/checkpoints/bucket_model_dir.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -50,24 +46,6 @@ std::optional<int64_t> StepOfName(const std::string& name) {
   return std::stoll(m[1]);
 }
 
-// An exclusive lock on `path` for the life of the object (flock: released
-// when the process dies, so a killed run never leaves it held).
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    T5XX_CHECK(fd_ >= 0, "cannot open the lock file " + path);
-    while (::flock(fd_, LOCK_EX) != 0) {
-      T5XX_CHECK(errno == EINTR, "cannot lock " + path);
-    }
-  }
-  ~FileLock() { ::close(fd_); }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
-
 // Copies the tree `from` to `to` (hard links where the file system allows:
 // the object cache and the staging directory share it).
 void LinkTree(const fs::path& from, const fs::path& to) {
@@ -87,6 +65,15 @@ void LinkTree(const fs::path& from, const fs::path& to) {
     T5XX_CHECK(!ec, "cannot copy " + it->path().string() + " to " + target.string() + ": " + ec.message());
   }
   T5XX_CHECK(!ec, "cannot copy " + from.string() + " to " + to.string() + ": " + ec.message());
+}
+
+// Whether `rel` (relative to MODEL_DIR) lies in a checkpoint directory, a
+// temporary one, or is a .t5xx-incomplete marker: what the commit protocol
+// handles, not the plain file sync.
+bool IsCheckpointEntry(const std::string& rel) {
+  const std::string top = rel.substr(0, rel.find('/'));
+  const std::string stem = top.substr(0, top.find('.'));
+  return StepOfName(stem).has_value() || top.find(".tmp-") != std::string::npos;
 }
 
 }  // namespace
@@ -144,7 +131,7 @@ std::vector<std::string> BucketModelDir::Reconcile() {
   fs::create_directories(local(), ec);
   T5XX_CHECK(!ec, "cannot create MODEL_DIR " + url() + "'s staging directory " + local() + ": " +
                       ec.message() + "; set T5XX_OBJECT_CACHE to a writable directory");
-  FileLock lock(local() + ".lock");
+  storage::StagingLock lock(local());
   // The bucket's checkpoints: committed (with their marker) or not.
   const std::vector<std::string> names = storage::ListDirectory(url());
   std::set<int64_t> incomplete;  // t5xx's own unfinished uploads and deletions
@@ -217,7 +204,10 @@ std::vector<std::string> BucketModelDir::Reconcile() {
       if (step != newest) fs::create_directories(CheckpointDir(local(), step), ec);
     }
   }
-  uploader_.AdoptUploaded();
+  // The other files (config.gin, summaries, metrics.jsonl) as the bucket
+  // has them: another machine may have appended to them, or the user
+  // deleted them.
+  uploader_.SyncDown(IsCheckpointEntry);
   published_bytes_ = uploader_.bytes_uploaded();
   return did;
 }
@@ -258,17 +248,6 @@ std::string BucketModelDir::Publish(int64_t step, const std::vector<std::string>
          " s after the local commit)";
 }
 
-void BucketModelDir::SyncFiles() {
-  uploader_.Upload("", {}, [](const std::string& rel) {
-    const std::string top = rel.substr(0, rel.find('/'));
-    return StepOfName(top).has_value() || top.find(".tmp-") != std::string::npos;
-  });
-}
-
-std::string BucketModelDir::ToUrl(const std::string& text) const {
-  std::string out = text;
-  for (size_t at; (at = out.find(local())) != std::string::npos;) out.replace(at, local().size(), url());
-  return out;
-}
+void BucketModelDir::SyncFiles() { uploader_.Upload("", {}, IsCheckpointEntry); }
 
 }  // namespace t5xx::checkpoints

@@ -81,8 +81,6 @@ class BucketModelDir {
   // their last upload (config.gin, event files, inference_eval outputs).
   void SyncFiles();
 
-  // `text` with the staging directory replaced by the URL (for messages).
-  std::string ToUrl(const std::string& text) const;
 
  private:
   std::string IncompleteMarker(int64_t step) const;

@@ -7,6 +7,7 @@
 #include "t5xx/cli/train_flags.h"
 #include "t5xx/run/inference/eval.h"
 #include "t5xx/run/inference/infer.h"
+#include "t5xx/storage/remote_copy.h"
 #include "t5xx/storage/staged_output.h"
 
 namespace t5xx::cli {
@@ -23,7 +24,7 @@ int InferCommand(const std::vector<std::string>& args) {
   for (const std::string& line : storage::UploadStagedOutputs()) std::cout << "[infer] " << line << std::endl;
   std::cout << "[done] " << r.examples << " examples inferred";
   if (r.chunks_skipped) std::cout << ", " << r.chunks_skipped << " completed chunks skipped";
-  for (const std::string& f : r.files) std::cout << "; " << f;
+  for (const std::string& f : r.files) std::cout << "; " << WithUrls(f);
   std::cout << std::endl;
   return 0;
 }

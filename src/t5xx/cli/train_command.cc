@@ -8,6 +8,7 @@
 #include "t5xx/run/model_dir.h"
 #include "t5xx/run/train.h"
 #include "t5xx/run/validation.h"
+#include "t5xx/storage/remote_copy.h"
 #include "t5xx/trainer/train_loop.h"
 #include "t5xx/util/system/stop_signals.h"
 
@@ -47,10 +48,8 @@ int TrainCommand(const std::vector<std::string>& args) {
     }
     throw;
   }
-  if (bucket && run.loop.chief) {
-    bucket->SyncFiles();
-    r.checkpoint_dir = bucket->ToUrl(r.checkpoint_dir);
-  }
+  if (bucket && run.loop.chief) bucket->SyncFiles();
+  r.checkpoint_dir = WithUrls(r.checkpoint_dir);
   std::cout << "[done] step " << r.steps << " reached";
   if (r.steps == r.start_step) {
     std::cout << " (nothing to train: the start step is already the last)";

@@ -88,6 +88,13 @@ int ExportCommand(const std::vector<std::string>& args) {
   std::cout << "[export] " << flags["checkpoint_path"] << " (step " << r.step << ", "
             << r.parameters << " parameters) -> " << flags["output_dir"] << ":";
   for (const std::string& f : r.files) std::cout << " " << f;
+  if (storage::IsObjectStoreUrl(flags["output_dir"])) {  // Transformers reads local directories
+    std::cout << "\n[done] copy it to a local directory ("
+              << (flags["output_dir"].rfind("gs://", 0) == 0 ? "gsutil -m cp -r " : "aws s3 cp --recursive ")
+              << flags["output_dir"] << " DIR) and load it with "
+              << "transformers.T5ForConditionalGeneration.from_pretrained(DIR)" << std::endl;
+    return 0;
+  }
   std::cout << "\n[done] load it with transformers.T5ForConditionalGeneration.from_pretrained('"
             << flags["output_dir"] << "')" << std::endl;
   return 0;
@@ -103,17 +110,23 @@ int ImportCommand(const std::vector<std::string>& args) {
   RequireFlags(flags, {"hf_model_dir", "output_dir"}, true, "import", kImportUsage);
   run::TransformersImport r = run::ImportFromTransformers(
       LocalInput(flags["hf_model_dir"], seqio::DefaultDataDir(), "--hf_model_dir"), flags["output_dir"]);
-  for (const std::string& line : storage::UploadStagedOutputs()) std::cout << "[import] " << line << "\n";
-  if (storage::IsObjectStoreUrl(flags["output_dir"])) {  // name the bucket's files
-    const std::string staged = storage::StagingDir(flags["output_dir"]);
-    for (std::string* p : {&r.checkpoint_dir, &r.gin_file}) {
-      if (p->rfind(staged, 0) == 0) *p = flags["output_dir"] + p->substr(staged.size());
-    }
+  const bool bucket = storage::IsObjectStoreUrl(flags["output_dir"]);
+  if (bucket) {
+    // The model gin names its vocabulary (and, in comments, its sources) by
+    // the paths it was written with: in the bucket, by their URLs.
+    const std::string text = storage::ReadFile(r.gin_file, "the imported model gin");
+    storage::WriteFile(r.gin_file, WithUrls(text));
   }
+  for (const std::string& line : storage::UploadStagedOutputs()) std::cout << "[import] " << line << "\n";
   std::cout << "[import] " << flags["hf_model_dir"] << "/" << r.weights << " (" << r.parameters
-            << " parameters) -> " << r.checkpoint_dir << "\n[done] model gin file: "
-            << r.gin_file << " (t5xx infer --gin_file=" << r.gin_file
-            << " --gin_file=runs/infer.gin --gin.CHECKPOINT_PATH=\"'" << r.checkpoint_dir
+            << " parameters) -> " << WithUrls(r.checkpoint_dir) << "\n[done] model gin file: "
+            << WithUrls(r.gin_file);
+  if (bucket) {  // gin files are read from local paths
+    std::cout << " (copy it here, then t5xx infer --gin_file=model.gin";
+  } else {
+    std::cout << " (t5xx infer --gin_file=" << r.gin_file;
+  }
+  std::cout << " --gin_file=runs/infer.gin --gin.CHECKPOINT_PATH=\"'" << WithUrls(r.checkpoint_dir)
             << "'\" ...)" << std::endl;
   return 0;
 }

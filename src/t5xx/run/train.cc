@@ -30,6 +30,7 @@
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
+#include "t5xx/storage/remote_copy.h"
 #include "t5xx/run/preflight.h"
 #include "t5xx/trainer/matmul_peak_cache.h"
 #include "t5xx/trainer/train_metrics.h"
@@ -172,7 +173,7 @@ std::optional<trainer::RestoreReport> RestoreIntoState(
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    log << "[restore] " << run.restore->description << ": step " << restored->step << ", "
+    log << "[restore] " << WithUrls(run.restore->description) << ": step " << restored->step << ", "
         << restored->bytes_read / (1024.0 * 1024.0) << " MiB read in " << seconds << " s"
         << std::endl;
     for (const std::string& note : restored->notes) log << "[restore]   " << note << std::endl;
@@ -251,7 +252,7 @@ std::shared_ptr<BatchStream> OpenTrainData(const TrainSetup& s, const ValidatedT
       const double replay_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       log << "[restore] the train data continues where step " << restored->step << " left it ("
-          << file << ", " << restored->dataset_state->size() << " bytes; " << replay_s
+          << WithUrls(file) << ", " << restored->dataset_state->size() << " bytes; " << replay_s
           << " s to restore and replay the pipeline's open units)" << std::endl;
     } else {
       T5XX_CHECK(!run.restore->require_dataset,

@@ -150,6 +150,17 @@ std::optional<std::string> CachedCopy(const std::string& path) {
   return cached;
 }
 
+std::string WithUrls(std::string text) {
+  const std::string root = ObjectCacheDir() + "/";
+  for (const char* scheme : {"gs", "s3"}) {
+    for (const std::string& local : {root + "staging/" + scheme + "/", root + scheme + "/"}) {
+      const std::string url = std::string(scheme) + "://";
+      for (size_t at; (at = text.find(local)) != std::string::npos;) text.replace(at, local.size(), url);
+    }
+  }
+  return text;
+}
+
 namespace {
 std::mutex& DataDirMutex() {
   static std::mutex mu;

@@ -40,6 +40,12 @@ std::optional<std::string> CachedCopy(const std::string& path);
 // The object cache's root: $T5XX_OBJECT_CACHE, else ~/.cache/t5xx/objects.
 std::string ObjectCacheDir();
 
+// `text` with every path into the object cache's copies
+// (<cache>/<gs|s3>/BUCKET/...) and staging directories
+// (<cache>/staging/<gs|s3>/BUCKET/...) written as the URL it stands for:
+// what messages, logs and records show a user.
+std::string WithUrls(std::string text);
+
 // The data directory of a run (--data_dir), for readers that are not given
 // one (a checkpoint path bound in gin); "" until set. Thread-safe.
 void SetRemoteCopyDataDir(const std::string& data_dir);

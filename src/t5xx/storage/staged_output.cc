@@ -1,7 +1,13 @@
 // Staging directories and tree uploads (see staged_output.h).
 #include "t5xx/storage/staged_output.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
@@ -39,17 +45,64 @@ TreeUploader::Stamp TreeUploader::StampOf(const std::string& file) {
           static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
-void TreeUploader::AdoptUploaded() {
+StagingLock::StagingLock(const std::string& dir)
+    : fd_(::open((dir + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+  T5XX_CHECK(fd_ >= 0, "cannot open the lock file " + dir + ".lock: " + std::strerror(errno));
+  while (::flock(fd_, LOCK_EX) != 0) {
+    T5XX_CHECK(errno == EINTR, "cannot lock " + dir + ".lock: " + std::strerror(errno));
+  }
+}
+
+StagingLock::~StagingLock() { ::close(fd_); }
+
+void TreeUploader::SyncDown(const std::function<bool(const std::string&)>& skip) {
   const Url u = ParseUrl(url_);
   const std::string prefix = u.object + "/";
-  for (const ObjectInfo& o : StoreFor(u.scheme_name(), u.bucket).List(prefix, false).objects) {
+  ObjectStore& store = StoreFor(u.scheme_name(), u.bucket);
+  std::map<std::string, ObjectInfo> remote;
+  for (const ObjectInfo& o : store.List(prefix, false).objects) {
     const std::string rel = o.name.substr(prefix.size());
+    // Folder markers and names that are no local path are not copied.
+    if (rel.empty() || rel.back() == '/' || rel.front() == '/' || rel.find("//") != std::string::npos ||
+        ("/" + rel + "/").find("/../") != std::string::npos || ("/" + rel + "/").find("/./") != std::string::npos ||
+        (skip && skip(rel))) {
+      continue;
+    }
+    remote[rel] = o;
+  }
+  std::vector<const ObjectInfo*> fetch;
+  for (const auto& [rel, o] : remote) {
     const Stamp s = StampOf(local_ + "/" + rel);
-    if (!rel.empty() && s.mtime_ns != 0 && s.size == o.size) {
-      std::lock_guard<std::mutex> lock(mu_);
-      uploaded_[rel] = s;
+    if (s.mtime_ns == 0 || s.size != o.size || o.size < (1u << 20)) fetch.push_back(&o);
+  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < fetch.size();) {
+      const std::string rel = fetch[i]->name.substr(prefix.size());
+      std::optional<std::string> data = store.Get(fetch[i]->name);
+      if (!data) continue;  // deleted meanwhile
+      WriteFile(local_ + "/" + rel, *data);
+    }
+  };
+  std::vector<std::future<void>> jobs;
+  for (size_t t = 0; t < std::min<size_t>(8, fetch.size()); ++t) jobs.push_back(std::async(std::launch::async, worker));
+  for (auto& j : jobs) j.get();
+  // The local files the bucket lacks go; the rest count as uploaded.
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = fs::recursive_directory_iterator(local_, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const std::string rel = fs::relative(it->path(), local_).generic_string();
+    if (skip && skip(rel)) continue;
+    if (remote.count(rel)) {
+      uploaded_[rel] = StampOf(it->path().string());
+    } else {
+      stale.push_back(it->path());
     }
   }
+  for (const fs::path& p : stale) fs::remove(p, ec);
 }
 
 bool TreeUploader::UploadOne(const std::string& rel) {
@@ -200,6 +253,13 @@ std::string StagedOutputPath(const std::string& path, const std::string& what) {
     if (t->url() == path) return local;
   }
   Staged().push_back(std::make_unique<TreeUploader>(local, path));
+  // What the bucket holds already (an earlier run's outputs, maybe from
+  // another machine) is what this run continues from.
+  std::error_code ec;
+  fs::create_directories(local, ec);
+  T5XX_CHECK(!ec, what + " '" + path + "': cannot create its staging directory " + local + ": " + ec.message());
+  StagingLock staging_lock(local);
+  Staged().back()->SyncDown();
   return local;
 }
 

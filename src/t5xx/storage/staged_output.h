@@ -28,6 +28,19 @@
 
 namespace t5xx::storage {
 
+// An exclusive lock on a staging directory (flock on `dir`.lock, released
+// when the process dies), for the processes of one host that share it.
+class StagingLock {
+ public:
+  explicit StagingLock(const std::string& dir);
+  ~StagingLock();
+  StagingLock(const StagingLock&) = delete;
+  StagingLock& operator=(const StagingLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 // The local staging directory of output URL `url` (gs:// or s3://); throws
 // t5xx::Error naming `url` for a URL without an object path.
 std::string StagingDir(const std::string& url);
@@ -42,10 +55,14 @@ class TreeUploader {
   const std::string& local_dir() const { return local_; }
   const std::string& url() const { return url_; }
 
-  // Counts the bucket's objects under url() that have the size of the
-  // local file of the same name as uploaded (a run restarted on the same
-  // machine does not upload its earlier files again).
-  void AdoptUploaded();
+  // Makes local_dir() a copy of the bucket's objects under url() -- the
+  // bucket is the truth: downloads those missing locally, of another size,
+  // or small (< 1 MiB, e.g. a metrics.jsonl another machine appended to),
+  // deletes the local files the bucket lacks, and counts every file as
+  // uploaded. Names `skip` refuses (relative to local_dir()) are left as
+  // they are on both sides. Call it under a StagingLock. Throws t5xx::Error
+  // naming the URL that failed.
+  void SyncDown(const std::function<bool(const std::string&)>& skip = nullptr);
 
   // Uploads the regular files under local_dir()/`sub` ("" = all) that
   // changed, `parallel` at a time, except those `skip` (given the name

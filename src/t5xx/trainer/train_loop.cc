@@ -13,6 +13,7 @@
 
 #include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/device/cpu_caching_allocator.h"
+#include "t5xx/storage/remote_copy.h"
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/trainer/metrics_writer.h"
 #include "t5xx/util/error.h"
@@ -235,7 +236,7 @@ void TrainLoop::ReportWrites(std::vector<checkpoints::WriteResult> done) {
   for (const checkpoints::WriteResult& w : done) {
     WriteScalars(w.step, {{"timing/checkpoint_write_seconds", w.seconds}});
     console_ << "[checkpoint] step " << w.step << " | "
-             << (w.committed ? "committed " : "wrote this process's part of ") << w.dir << " ("
+             << (w.committed ? "committed " : "wrote this process's part of ") << WithUrls(w.dir) << " ("
              << FormatMetric(static_cast<double>(w.bytes) / (1024.0 * 1024.0)) << " MiB, "
              << FormatMetric(w.seconds) << " s in the background)";
     if (!w.deleted.empty()) console_ << "; deleted " << w.deleted.size() << " old";
@@ -282,7 +283,7 @@ void TrainLoop::SaveCheckpoint() {
   result_.checkpoint_dir = checkpoints::CheckpointDir(config_.model_dir, step);
   last_saved_step_ = step;
   console_ << "[checkpoint] step " << step << " | training blocked " << FormatMetric(seconds)
-           << " s to copy the state; writing " << result_.checkpoint_dir
+           << " s to copy the state; writing " << WithUrls(result_.checkpoint_dir)
            << (config_.async_checkpoints ? " in the background" : "") << std::endl;
   if (!config_.async_checkpoints) WaitForSaves();
   ReportWrites(checkpointer_.Poll());

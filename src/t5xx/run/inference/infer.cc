@@ -17,6 +17,7 @@
 #include "t5xx/run/model.h"
 #include "t5xx/run/inference/output_records.h"
 #include "t5xx/run/validation.h"
+#include "t5xx/storage/remote_copy.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/hash.h"
@@ -90,7 +91,7 @@ std::map<std::string, std::string> InferSettings(const LoadedTrainConfig& loaded
   // samples, not greedy or beam outputs.
   if (!samples) skip.push_back("t5x.utils.DatasetConfig.batch_size");
   std::map<std::string, std::string> out = OutputSettings(loaded, skip);
-  out["checkpoint (restored)"] = "'" + checkpoint + "'";
+  out["checkpoint (restored)"] = "'" + WithUrls(checkpoint) + "'";
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "t5xx/device/device.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/restore.h"
+#include "t5xx/storage/remote_copy.h"
 #include "t5xx/trainer/batch_conversion.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/hash.h"
@@ -47,7 +48,7 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
       trainer::RestoreTrainState(checkpoint_dir, out.params, /*optimizer=*/nullptr, options);
   out.step = report.step;
   out.checkpoint_dir = checkpoint_dir;
-  log << "[restore] " << checkpoint_dir << ": step " << report.step << ", parameters only, "
+  log << "[restore] " << WithUrls(checkpoint_dir) << ": step " << report.step << ", parameters only, "
       << report.bytes_read / (1024.0 * 1024.0) << " MiB read" << std::endl;
   return out;
 }
