@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # MODEL_DIR in a bucket (gs:// and s3://, on moto's S3 server and
-# gcp-storage-emulator started here: tests/storage/stores_lib.sh), in both
-# checkpoint layouts: a run of 24 steps with a checkpoint every 4, killed
+# gcp-storage-emulator started here: tests/storage/stores_lib.sh), with the
+# train data (the task's seqio cache) and the vocabulary in the bucket too,
+# in both checkpoint layouts: a run of 24 steps with a checkpoint every 4, killed
 # with -9 once step 12 is committed in its staging directory and run again
 # (for gs://, on a "new machine": an empty object cache), ends with a
 # checkpoint_24 in the bucket equal, file for file and byte for byte, to an
@@ -24,12 +25,28 @@ trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 demo_corpus_or_exit
 export AWS_ENDPOINT_URL="http://127.0.0.1:$s3" STORAGE_EMULATOR_HOST="http://127.0.0.1:$gcs"
 export T5XX_OBJECT_CACHE="$work/cache"
+# The pretraining task read from its seqio cache (cache_tasks), and the
+# vocabulary: local for the reference runs, in the bucket for the others.
+t5xx() { timeout -k 5 180 "$T5XX" "$@"; }
+t5xx cache_tasks --data_dir="$work/data" --tasks=c4_demo_span_corruption_cached \
+  --output_cache_dir="$work/tcache" >"$work/tcache.log" 2>&1
+for scheme in s3 gs; do
+  t5xx cache_tasks --data_dir="$work/data" --tasks=c4_demo_span_corruption_cached \
+    --output_cache_dir=$scheme://t5xx-test/tcache >"$work/tcache.$scheme.log" 2>&1
+  mkdir -p "$work/vocab" && cp "$work/data/c4_demo/sentencepiece.model" "$work/vocab/"
+  upload $scheme "$work/vocab" vocab
+done
+localin=(--seqio_additional_cache_dirs="$work/tcache")
+s3in=(--seqio_additional_cache_dirs=s3://t5xx-test/tcache
+      "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='s3://t5xx-test/vocab/sentencepiece.model'")
+gsin=(--seqio_additional_cache_dirs=gs://t5xx-test/tcache
+      "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='gs://t5xx-test/vocab/sentencepiece.model'")
 tiny=(--gin_file=examples/t5_1_1_tiny_demo.gin --data_dir="$work/data" --gin.TRAIN_STEPS=24
+      --gin.MIXTURE_OR_TASK_NAME="'c4_demo_span_corruption_cached'" --gin.USE_CACHED_TASKS=True
       --gin.BATCH_SIZE=2 "--gin.TASK_FEATURE_LENGTHS={'inputs': 32, 'targets': 8}"
       --gin.network.T5Config.vocab_size=1152 --gin.RANDOM_SEED=7 --gin.DROPOUT_RATE=0.1
       --gin.utils.SaveCheckpointConfig.period=4 --gin.train.train_eval_dataset_cfg=None)
 orbax=(--gin.train.use_orbax=True)
-t5xx() { timeout -k 5 180 "$T5XX" "$@"; }
 
 # same_dir A B: the same files, byte for byte (Orbax's commit_success.txt,
 # which names where it was written, aside). For an Orbax checkpoint the
@@ -71,9 +88,10 @@ PY
 }
 
 # The uninterrupted local runs, one per layout.
-t5xx train "${tiny[@]}" --gin.MODEL_DIR="'$work/local'" >"$work/local.log" 2>&1
+t5xx train "${tiny[@]}" "${localin[@]}" --gin.MODEL_DIR="'$work/local'" >"$work/local.log" 2>&1
 show="$work/local.log" check "local run, legacy layout" test -f "$work/local/checkpoint_24/checkpoint"
-t5xx train "${tiny[@]}" "${orbax[@]}" --gin.MODEL_DIR="'$work/local_orbax'" >"$work/local_orbax.log" 2>&1
+t5xx train "${tiny[@]}" "${localin[@]}" "${orbax[@]}" --gin.MODEL_DIR="'$work/local_orbax'" \
+  >"$work/local_orbax.log" 2>&1
 show="$work/local_orbax.log" check "local run, Orbax layout" test -d "$work/local_orbax/checkpoint_24/state"
 
 # kill_and_rerun NAME URL LOCAL_REFERENCE [flags...]: the run killed with -9
@@ -106,10 +124,10 @@ kill_and_rerun() {
     same_dir "$ref/checkpoint_24" "$work/$name.ckpt"
   export T5XX_OBJECT_CACHE="$work/cache"
 }
-kill_and_rerun s3_legacy s3://t5xx-test/runs/legacy "$work/local"
-kill_and_rerun s3_orbax s3://t5xx-test/runs/orbax "$work/local_orbax" "${orbax[@]}"
-kill_and_rerun gs_legacy gs://t5xx-test/runs/legacy "$work/local"
-kill_and_rerun gs_orbax gs://t5xx-test/runs/orbax "$work/local_orbax" "${orbax[@]}"
+kill_and_rerun s3_legacy s3://t5xx-test/runs/legacy "$work/local" "${s3in[@]}"
+kill_and_rerun s3_orbax s3://t5xx-test/runs/orbax "$work/local_orbax" "${s3in[@]}" "${orbax[@]}"
+kill_and_rerun gs_legacy gs://t5xx-test/runs/legacy "$work/local" "${gsin[@]}"
+kill_and_rerun gs_orbax gs://t5xx-test/runs/orbax "$work/local_orbax" "${gsin[@]}" "${orbax[@]}"
 check "an Orbax checkpoint's commit marker is Orbax's" \
   grep -q "^Checkpoint commit was successful to gs://t5xx-test/runs/orbax/checkpoint_24" "$work/gs_orbax.ckpt/commit_success.txt"
 
@@ -123,7 +141,7 @@ upload s3 "$work/junk" runs/legacy/checkpoint_32
 import boto3, sys
 boto3.client('s3', endpoint_url='http://127.0.0.1:$s3').put_object(
     Bucket='t5xx-test', Key='runs/legacy/checkpoint_28.t5xx-incomplete', Body=b'x')"
-t5xx train "${tiny[@]}" --gin.MODEL_DIR="'s3://t5xx-test/runs/legacy'" >"$work/junk.log" 2>&1
+t5xx train "${tiny[@]}" "${s3in[@]}" --gin.MODEL_DIR="'s3://t5xx-test/runs/legacy'" >"$work/junk.log" 2>&1
 show="$work/junk.log" check "t5xx's unfinished upload is deleted, another program's prefix left alone, checkpoint_24 resumed" \
   bash -c 'grep -q "deleted s3://t5xx-test/runs/legacy/checkpoint_28: a checkpoint t5xx.s upload" "$0" &&
            grep -q "left s3://t5xx-test/runs/legacy/checkpoint_32 alone" "$0" &&
@@ -153,7 +171,8 @@ ps3=$(port)
   --drop 0.01 --burst-every 40 --burst-length 3 --seed 3 --stats "$work/proxy.json" &
 proxy=$!
 wait_port "$ps3"
-AWS_ENDPOINT_URL="http://127.0.0.1:$ps3" t5xx train "${tiny[@]}" --gin.MODEL_DIR="'s3://t5xx-test/runs/faults'" \
+AWS_ENDPOINT_URL="http://127.0.0.1:$ps3" T5XX_OBJECT_CACHE="$work/cache.faults" \
+  t5xx train "${tiny[@]}" "${s3in[@]}" --gin.MODEL_DIR="'s3://t5xx-test/runs/faults'" \
   >"$work/faults.log" 2>&1
 fetch s3://t5xx-test/runs/faults/checkpoint_24 "$work/faults.ckpt"
 show="$work/faults.log" check "through the fault proxy: checkpoint_24 equals the local run's" \
@@ -169,7 +188,7 @@ pdown=$(port)
 proxy=$!
 wait_port "$pdown"
 AWS_ENDPOINT_URL="http://127.0.0.1:$pdown" T5XX_STORAGE_RETRY_SECONDS=2 \
-  "$T5XX" train "${tiny[@]}" --gin.MODEL_DIR="'s3://t5xx-test/runs/down'" >"$work/down.log" 2>&1 &
+  "$T5XX" train "${tiny[@]}" "${localin[@]}" --gin.MODEL_DIR="'s3://t5xx-test/runs/down'" >"$work/down.log" 2>&1 &
 pid=$!
 for _ in $(seq 1200); do [ "$(committed_steps s3://t5xx-test/runs/down)" = "0 4 8" ] && break; sleep 0.05; done
 kill -9 "$proxy"; wait "$proxy" 2>/dev/null
@@ -182,6 +201,6 @@ fetch s3://t5xx-test/runs/down/checkpoint_8 "$work/down8.ckpt"
 check "its checkpoint_8 equals the local run's" same_dir "$work/local/checkpoint_8" "$work/down8.ckpt"
 
 expect_error "MODEL_DIR in a bucket that does not exist is named" "s3://no-such-bucket/run" -- \
-  "$T5XX" train "${tiny[@]}" --gin.MODEL_DIR="'s3://no-such-bucket/run'"
+  "$T5XX" train "${tiny[@]}" "${localin[@]}" --gin.MODEL_DIR="'s3://no-such-bucket/run'"
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

@@ -237,8 +237,10 @@ TEST(TransformersImportExportTest, ExportRefusesWhatTransformersCannotHold) {
   EXPECT_FALSE(fs::exists(tmp.path + "/o5"));
   ModelConfig remote = m;
   remote.output_vocabulary.sentencepiece_model_file = "gs://t5-data/vocabs/cc_all.32000/sentencepiece.model";
+  // Read from the bucket (here: offline, so named with what failed).
   EXPECT_ERROR_CONTAINS(ExportToTransformers(remote, r.checkpoint_dir, tmp.path + "/o4", ""),
-                        "t5xx reads local files; copy it here");
+                        "cannot read the model's vocabulary (seqio.SentencePieceVocabulary."
+                        "sentencepiece_model_file = 'gs://t5-data/vocabs/cc_all.32000/sentencepiece.model'): ");
   EXPECT_FALSE(fs::exists(tmp.path + "/o4"));
 }
 

@@ -14,6 +14,8 @@
 #include "t5xx/data/sources/tf_example.h"
 #include "t5xx/data/sources/tfrecord_file.h"
 #include "t5xx/data/sources/tfrecord_source.h"
+#include "t5xx/storage/remote_copy.h"
+#include "t5xx/storage/storage.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/file_utils.h"
 #include "t5xx/util/json_text.h"
@@ -273,6 +275,15 @@ std::optional<std::string> FindTaskCacheDir(const std::string& task_name,
                                             const std::vector<std::string>& dirs) {
   for (const std::string& d : dirs) {
     const std::string dir = JoinPath(d, TaskDirFromName(task_name));
+    if (IsRemotePath(dir)) {
+      // A cache in a bucket (cache_tasks --output_cache_dir=gs://...): the
+      // task's cache is copied whole (--data_dir's mirror or the object
+      // cache) and read there.
+      if (!storage::FileSize(dir + "/COMPLETED")) continue;
+      const std::optional<std::string> local = ReadableCopy(dir, RemoteCopyDataDir());
+      if (local) return *local;
+      continue;
+    }
     if (FileExists(JoinPath(dir, "COMPLETED"))) return dir;
   }
   return std::nullopt;

@@ -106,7 +106,13 @@ TokenizerFiles TokenizerFilesOf(const VocabularyConfig& v, const std::string& da
     cfg["legacy"] = true;
     std::string path = v.sentencepiece_model_file;
     if (IsRemotePath(path)) {  // t5x's gins: gs://t5-data/vocabs/...
-      const std::optional<std::string> local = ReadableCopy(path, data_dir);
+      std::optional<std::string> local;
+      try {
+        local = ReadableCopy(path, data_dir);
+      } catch (const Error& e) {
+        throw Error("cannot read the model's vocabulary (seqio.SentencePieceVocabulary."
+                    "sentencepiece_model_file = '" + path + "'): " + e.what());
+      }
       T5XX_CHECK(local.has_value(),
                  MissingRemoteCopyMessage(path, data_dir, "the model's vocabulary "
                                                           "(seqio.SentencePieceVocabulary.sentencepiece_model_file)"));
