@@ -60,5 +60,15 @@ env AWS_ENDPOINT_URL="http://127.0.0.1:$pdown" T5XX_STORAGE_RETRY_SECONDS=3 \
 check "a store that stays down is named after the retry budget ($((SECONDS - start)) s)" \
   grep -q "GET s3://t5xx-test/down/x failed at 127.0.0.1:$pdown after .* attempts in [0-9]* s: HTTP 503 (the store is down" "$work/down.log"
 
+# TLS spoken to the plain-HTTP server (an https:// endpoint for an http://
+# one) fails at once, not after the retry budget.
+start=$SECONDS
+env AWS_ENDPOINT_URL="https://127.0.0.1:$s3" T5XX_STORAGE_RETRY_SECONDS=60 \
+  T5XX_TEST_STORE_ROOT="s3://t5xx-test/down" "$bin" --gtest_filter='*StoreDown*' >"$work/tls.log" 2>&1
+elapsed=$((SECONDS - start))
+check "an https:// endpoint for an http:// server fails at once, named ($elapsed s)" \
+  bash -c '[ "$0" -lt 10 ] && grep -q "cannot reach 127.0.0.1:[0-9]* over TLS: .*wrong version number.*check the endpoint.s scheme" "$1"' \
+  "$elapsed" "$work/tls.log"
+
 echo "$failures failed"
 [ "$failures" = 0 ]

@@ -99,6 +99,8 @@ bool SendOnce(const HttpRequest& r, const RetryPolicy& policy, HttpResponse* out
   *out = HttpResponse();
   curl_easy_setopt(c, CURLOPT_URL, r.url.c_str());
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  char detail[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT,
                    static_cast<long>(std::min(15.0, std::max(1.0, policy.timeout_seconds))));
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
@@ -129,13 +131,26 @@ bool SendOnce(const HttpRequest& r, const RetryPolicy& policy, HttpResponse* out
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   const CURLcode code = curl_easy_perform(c);
   curl_slist_free_all(headers);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);
   if (code != CURLE_OK) {
     *failure = curl_easy_strerror(code);
+    if (detail[0] != '\0') *failure += std::string(" (") + detail + ")";
     // A name that does not resolve will not resolve on a retry (offline, or
     // a typo in an endpoint): fail at once.
     if (code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY) {
       throw Error("cannot reach " + HostOf(r.url) + ": " + *failure +
                   " (no network, or a wrong endpoint: AWS_ENDPOINT_URL, STORAGE_EMULATOR_HOST)");
+    }
+    // Nor will a certificate that does not verify, or TLS spoken to a
+    // server that answers in plain HTTP ("wrong version number": an
+    // https:// endpoint for an http:// server).
+    if (code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+        code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_ISSUER_ERROR ||
+        code == CURLE_SSL_PINNEDPUBKEYNOTMATCH || code == CURLE_UNSUPPORTED_PROTOCOL ||
+        (code == CURLE_SSL_CONNECT_ERROR && std::string(detail).find("wrong version number") != std::string::npos)) {
+      throw Error("cannot reach " + HostOf(r.url) + " over TLS: " + *failure +
+                  " (check the endpoint's scheme, http:// or https://, in AWS_ENDPOINT_URL or "
+                  "STORAGE_EMULATOR_HOST, and the CA certificates: SSL_CERT_FILE, CURL_CA_BUNDLE)");
     }
     return false;
   }
