@@ -126,6 +126,16 @@ fetch gs://t5xx-test/eval "$work/eval.gs"
 show="$work/eval.log $work/eval2.log" check "EVAL_OUTPUT_DIR on gs://, from two machines: the metrics of steps 4 and 2, appended as seqio appends" \
   bash -c 'test "$(grep -o "\"step\": *[0-9]*" "$0" | tr -d " " | tr "\n" " ")" = "\"step\":4 \"step\":2 "' \
   "$work/eval.gs/inference_eval/$TASK-metrics.jsonl"
+# mode 'latest' on a bucket directory: only its newest committed checkpoint
+# is fetched.
+T5XX_OBJECT_CACHE="$work/cache.latest" t5xx infer "${model[@]}" \
+  "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'" \
+  --gin_file=runs/infer.gin --gin.CHECKPOINT_PATH="'s3://t5xx-test/ft'" --gin.utils.RestoreCheckpointConfig.mode="'latest'" \
+  --gin.MIXTURE_OR_TASK_NAME="'$TASK'" "--gin.TASK_FEATURE_LENGTHS=$LENS" --gin.utils.DatasetConfig.split="'validation'" \
+  --gin.utils.DatasetConfig.batch_size=4 --gin.INFER_OUTPUT_DIR="'$work/latest'" >"$work/latest.log" 2>&1
+show="$work/latest.log" check "mode 'latest' on s3://: restores checkpoint_4, fetching only it" \
+  bash -c 'grep -q "^\[restore\] s3://t5xx-test/ft/checkpoint_4: step 4" "$0" &&
+           test "$(ls "$1/s3/t5xx-test/ft")" = checkpoint_4' "$work/latest.log" "$work/cache.latest"
 # A gin-defined cacheable task whose source files are in the bucket.
 mkdir -p "$work/src"
 for k in 0 1 2; do for l in $(seq 1 $((5 + 3 * k))); do echo "s$k line $l"; done >"$work/src/src-$k.txt"; done

@@ -96,6 +96,54 @@ void BucketModelDir::UnmarkIncomplete(int64_t step) {
   marked_incomplete_.erase(step);
 }
 
+BucketCheckpoints ListBucketCheckpoints(const std::string& url) {
+  BucketCheckpoints out;
+  const std::vector<std::string> names = storage::ListDirectory(url);
+  for (const std::string& name : names) {
+    const size_t dot = name.find('.');
+    if (dot != std::string::npos && name.substr(dot) == kIncompleteSuffix) {
+      if (const auto step = StepOfName(name.substr(0, dot))) out.incomplete_markers.insert(*step);
+    }
+  }
+  for (const std::string& name : names) {
+    const std::string remote = storage::JoinPath(url, name);
+    if (name.find(".tmp-") != std::string::npos && name.rfind("checkpoint_", 0) == 0) {
+      out.temporary.push_back(name);
+      continue;
+    }
+    const std::optional<int64_t> step = StepOfName(name);
+    if (!step) continue;
+    if (storage::FileSize(remote + "/" + kLegacyMarker) || storage::FileSize(remote + "/" + kOrbaxMarker)) {
+      out.committed.insert(*step);
+    } else if (out.incomplete_markers.count(*step)) {
+      out.t5xx_unfinished.insert(*step);
+    } else if (storage::FileSize(remote + "/_CHECKPOINT_METADATA")) {
+      out.committed.insert(*step);  // Orbax's, committed by a rename (Orbax writes commit_success.txt on GCS only)
+    } else {
+      out.foreign_unfinished.push_back(*step);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> LatestCheckpointCopy(const std::string& url) {
+  const BucketCheckpoints listed = ListBucketCheckpoints(url);
+  if (listed.committed.empty()) return std::nullopt;
+  const std::string remote = CheckpointDir(url, *listed.committed.rbegin());
+  const std::optional<std::string> local = CachedCopy(remote);
+  T5XX_CHECK(local.has_value(), "cannot download " + remote + ": it was deleted while being read");
+  // The cached copy's parent: it may hold other cached checkpoints of the
+  // same directory, but none newer than the bucket's newest committed one
+  // unless the bucket lost it since; keep only this one there.
+  const fs::path parent = fs::path(*local).parent_path();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
+    const std::optional<int64_t> step = StepOfName(e.path().filename().string());
+    if (step && *step > *listed.committed.rbegin()) fs::remove_all(e.path(), ec);
+  }
+  return parent.string();
+}
+
 std::string CommitMarkerOf(const std::string& checkpoint_dir) {
   return IsOrbaxCheckpoint(checkpoint_dir) ? kOrbaxMarker : kLegacyMarker;
 }
@@ -133,38 +181,24 @@ std::vector<std::string> BucketModelDir::Reconcile() {
                       ec.message() + "; set T5XX_OBJECT_CACHE to a writable directory");
   storage::StagingLock lock(local());
   // The bucket's checkpoints: committed (with their marker) or not.
-  const std::vector<std::string> names = storage::ListDirectory(url());
-  std::set<int64_t> incomplete;  // t5xx's own unfinished uploads and deletions
-  for (const std::string& name : names) {
-    const size_t dot = name.find('.');
-    if (dot != std::string::npos && name.substr(dot) == kIncompleteSuffix) {
-      if (const auto step = StepOfName(name.substr(0, dot))) incomplete.insert(*step);
-    }
-  }
-  std::set<int64_t> committed;
-  for (const std::string& name : names) {
+  const BucketCheckpoints listed = ListBucketCheckpoints(url());
+  for (const std::string& name : listed.temporary) {
     const std::string remote = storage::JoinPath(url(), name);
-    if (name.find(".tmp-") != std::string::npos && name.rfind("checkpoint_", 0) == 0) {
-      storage::DeleteTree(remote);
-      did.push_back("deleted " + remote + ": an unfinished checkpoint (never restored)");
-      continue;
-    }
-    const std::optional<int64_t> step = StepOfName(name);
-    if (!step) continue;
-    if (storage::FileSize(remote + "/" + kLegacyMarker) || storage::FileSize(remote + "/" + kOrbaxMarker)) {
-      committed.insert(*step);
-    } else if (incomplete.count(*step)) {
-      storage::DeleteTree(remote);
-      did.push_back("deleted " + remote + ": a checkpoint t5xx's upload (or deletion) left unfinished " +
-                    "(it has no commit marker; never restored)");
-    } else if (storage::FileSize(remote + "/_CHECKPOINT_METADATA")) {
-      committed.insert(*step);  // Orbax's, committed by a rename (Orbax writes commit_success.txt on GCS only)
-    } else {
-      did.push_back("left " + remote + " alone: it has no commit marker and t5xx did not write it (another " +
-                    "program's checkpoint being written?); it is not restored");
-    }
+    storage::DeleteTree(remote);
+    did.push_back("deleted " + remote + ": an unfinished checkpoint (never restored)");
   }
-  for (int64_t step : incomplete) storage::DeleteFile(IncompleteMarker(step));
+  for (int64_t step : listed.t5xx_unfinished) {
+    const std::string remote = CheckpointDir(url(), step);
+    storage::DeleteTree(remote);
+    did.push_back("deleted " + remote + ": a checkpoint t5xx's upload (or deletion) left unfinished " +
+                  "(it has no commit marker; never restored)");
+  }
+  for (int64_t step : listed.foreign_unfinished) {
+    did.push_back("left " + CheckpointDir(url(), step) + " alone: it has no commit marker and t5xx did " +
+                  "not write it (another program's checkpoint being written?); it is not restored");
+  }
+  for (int64_t step : listed.incomplete_markers) storage::DeleteFile(IncompleteMarker(step));
+  const std::set<int64_t>& committed = listed.committed;
   // Staged checkpoints the bucket lacks were never published.
   for (int64_t step : ListCheckpointSteps(local())) {
     if (committed.count(step)) continue;

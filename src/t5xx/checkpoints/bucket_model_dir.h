@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,6 +32,25 @@
 #include "t5xx/storage/staged_output.h"
 
 namespace t5xx::checkpoints {
+
+// The checkpoint_<N> prefixes under a bucket directory `url`, by the
+// rules above: committed (a marker, or Orbax's _CHECKPOINT_METADATA without
+// t5xx's .t5xx-incomplete), left unfinished by t5xx, another program's
+// unfinished ones, and temporary (.tmp-) names. Throws t5xx::Error naming
+// the URL when it cannot be listed.
+struct BucketCheckpoints {
+  std::set<int64_t> committed;
+  std::set<int64_t> t5xx_unfinished;
+  std::set<int64_t> incomplete_markers;  // checkpoint_<N>.t5xx-incomplete objects
+  std::vector<int64_t> foreign_unfinished;
+  std::vector<std::string> temporary;  // names
+};
+BucketCheckpoints ListBucketCheckpoints(const std::string& url);
+
+// For utils.RestoreCheckpointConfig mode 'latest' on a gs:// or s3://
+// directory: a local directory holding a copy of only its newest committed
+// checkpoint (through the object cache), or nullopt when it has none.
+std::optional<std::string> LatestCheckpointCopy(const std::string& url);
 
 // "checkpoint" for a legacy checkpoint directory, "commit_success.txt" for
 // an Orbax one (orbax_checkpoint.h's IsOrbaxCheckpoint).

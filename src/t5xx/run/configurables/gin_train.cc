@@ -7,6 +7,7 @@
 // which reads the whole run.
 #include <algorithm>
 
+#include "t5xx/checkpoints/bucket_model_dir.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
 #include "t5xx/run/configurables/gin_readers.h"
@@ -127,12 +128,25 @@ RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs,
   T5XX_CHECK(!r.paths.empty() || (allow_no_path && path.kind() != Value::Kind::kString),
              gin::Where(path) + " is empty; give a checkpoint path (an empty list means no "
                                 "restore only in train)");
-  for (std::string& p : r.paths) {
-    T5XX_CHECK(!p.empty(), gin::Where(path) + " holds an empty path; give a checkpoint path");
-    p = LocalCopyIfAny(p);  // gs://, s3://: the --data_dir copy or the bucket (storage/remote_copy.h)
-  }
   const Value mode = q("mode");
   r.mode = mode.AsString();
+  for (std::string& p : r.paths) {
+    T5XX_CHECK(!p.empty(), gin::Where(path) + " holds an empty path; give a checkpoint path");
+    std::error_code ec;
+    if (r.mode == "latest" && IsRemotePath(p) &&
+        !(!RemoteCopyDataDir().empty() && std::filesystem::exists(RemoteCopyPath(p, RemoteCopyDataDir()), ec))) {
+      // Only the newest committed checkpoint is fetched, not the directory.
+      const std::optional<std::string> latest = checkpoints::LatestCheckpointCopy(p);
+      if (latest) {
+        p = *latest;
+      } else {  // none: an empty local directory ("no checkpoints found")
+        p = RemoteCopyPath(p, ObjectCacheDir() + "/" + p.substr(0, 2));
+        std::filesystem::create_directories(p, ec);
+      }
+      continue;
+    }
+    p = LocalCopyIfAny(p);  // gs://, s3://: the --data_dir copy or the bucket (storage/remote_copy.h)
+  }
   T5XX_CHECK(r.mode == "specific" || r.mode == "latest" || r.mode == "all",
              gin::Where(mode) + " = " + mode.ToGinString() +
                  ": must be 'specific', 'latest' or 'all' (t5x raises ValueError)");
