@@ -253,10 +253,14 @@ std::string BucketModelDir::Publish(int64_t step, const std::vector<std::string>
   const std::string remote = storage::JoinPath(url(), name);
   uploader_.WaitForBackground();  // the files uploaded while they were written
   MarkIncomplete(step);
+  const std::string index = name + "/" + kLegacyMarker;
+  uploader_.Upload(name, {}, [&](const std::string& rel) { return rel == index; });
+  // The summaries written up to this step go up before the checkpoint is
+  // committed: a run resumed from it continues them without a gap.
+  SyncFiles();
   if (marker == kLegacyMarker) {
-    uploader_.Upload(name, {name + "/" + kLegacyMarker});
+    uploader_.Upload(name, {index});
   } else {
-    uploader_.Upload(name);
     storage::WriteFile(remote + "/" + kOrbaxMarker, "Checkpoint commit was successful to " + remote);
   }
   UnmarkIncomplete(step);
@@ -275,7 +279,6 @@ std::string BucketModelDir::Publish(int64_t step, const std::vector<std::string>
   }
   const double mib = static_cast<double>(uploader_.bytes_uploaded() - published_bytes_) / (1024.0 * 1024.0);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  SyncFiles();
   published_bytes_ = uploader_.bytes_uploaded();
   return "published to " + remote + " (" + FormatNumber(mib) + " MiB uploaded, " +
          (observer_ ? "most while it was written; " : "") + FormatNumber(seconds) +

@@ -5,7 +5,8 @@
 // (they have no rename):
 //   1. every file of checkpoint_<N>/ is uploaded (8 at a time; large ones
 //      as multipart uploads, each visible only whole),
-//   2. then its commit marker: the legacy layout's msgpack `checkpoint`
+//   2. the other files that changed (summaries written up to this step),
+//   3. then its commit marker: the legacy layout's msgpack `checkpoint`
 //      index (what t5x's restore opens), or for an Orbax checkpoint
 //      `commit_success.txt` (what Orbax writes last on GCS and what its
 //      readers take as "finalized").
