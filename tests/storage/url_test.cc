@@ -1,4 +1,5 @@
 // storage/url.h: which paths are local, gs:// or s3://, and the errors.
+#include "t5xx/storage/staged_output.h"
 #include "t5xx/storage/url.h"
 
 #include <gtest/gtest.h>
@@ -53,20 +54,19 @@ TEST(Url, JoinAndParent) {
   EXPECT_EQ(ParentPath("x"), ".");
 }
 
-TEST(Url, OutputsNotYetWrittenToBucketsAreRefusedByName) {
-  EXPECT_EQ(LocalOutputPath("/tmp/out", "INFER_OUTPUT_DIR"), "/tmp/out");
-  EXPECT_EQ(LocalOutputPath("file:///tmp/out", "INFER_OUTPUT_DIR"), "/tmp/out");
+TEST(Url, StagedOutputPaths) {
+  // Local outputs are written where they are; a bucket's root and unknown
+  // schemes are refused by name (never a local folder named "s3:").
+  EXPECT_EQ(StagedOutputPath("/tmp/out", "INFER_OUTPUT_DIR"), "/tmp/out");
+  EXPECT_EQ(StagedOutputPath("file:///tmp/out", "INFER_OUTPUT_DIR"), "/tmp/out");
   try {
-    LocalOutputPath("s3://b/out", "infer.output_dir (INFER_OUTPUT_DIR)");
+    StagedOutputPath("s3://b", "infer.output_dir (INFER_OUTPUT_DIR)");
     FAIL();
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "infer.output_dir (INFER_OUTPUT_DIR) 's3://b/out': t5xx does not write s3:// yet (it "
-                 "reads gs:// and s3:// inputs and checkpoints); write to a local directory and copy "
-                 "it there (aws s3 cp --recursive DIR s3://b/out)");
+    EXPECT_STREQ(e.what(), "infer.output_dir (INFER_OUTPUT_DIR) 's3://b' names a bucket, not a "
+                           "directory in it; give s3://BUCKET/DIR");
   }
-  EXPECT_THROW(LocalOutputPath("gs://b/out", "--output_cache_dir"), Error);
-  EXPECT_THROW(LocalOutputPath("hdfs://nn/out", "--output_cache_dir"), Error);
+  EXPECT_THROW(StagedOutputPath("hdfs://nn/out", "--output_cache_dir"), Error);
 }
 
 TEST(Url, IsObjectStoreUrl) {

@@ -28,7 +28,7 @@ void CheckModelDir(const std::string& model_dir) {
     storage::ListDirectory(model_dir);  // the bucket exists and answers
     return;
   }
-  T5XX_CHECK(storage::LocalOutputPath(model_dir, "MODEL_DIR") == model_dir,
+  T5XX_CHECK(storage::ParseUrl(model_dir).path == model_dir,
              "MODEL_DIR '" + model_dir + "': give the local path without file://");
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(model_dir, ec))) {

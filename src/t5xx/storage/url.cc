@@ -52,17 +52,6 @@ Url ParseUrl(const std::string& text) {
               scheme + "://; copy the data to one of those");
 }
 
-std::string LocalOutputPath(const std::string& path, const std::string& what) {
-  const Url u = ParseUrl(path);
-  T5XX_CHECK(!u.remote(),
-             what + " '" + path + "': t5xx does not write " + u.scheme_name() +
-                 ":// yet (it reads gs:// and s3:// inputs and checkpoints); write to a local "
-                 "directory and copy it there (" +
-                 (u.scheme == Url::Scheme::kGcs ? "gsutil -m cp -r DIR " : "aws s3 cp --recursive DIR ") +
-                 path + ")");
-  return u.path;
-}
-
 bool IsObjectStoreUrl(const std::string& text) {
   return text.rfind("gs://", 0) == 0 || text.rfind("s3://", 0) == 0;
 }

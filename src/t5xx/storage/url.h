@@ -33,14 +33,6 @@ Url ParseUrl(const std::string& text);
 // Whether `text` names object storage (gs:// or s3://), without throwing.
 bool IsObjectStoreUrl(const std::string& text);
 
-// For outputs t5xx does not yet write through the storage layer (MODEL_DIR,
-// INFER_OUTPUT_DIR, EVAL_OUTPUT_DIR, cache_tasks' --output_cache_dir):
-// returns the local path of `path` (file:// removed); throws t5xx::Error
-// naming `what` and `path` for gs:// and s3:// (with the copy command to
-// use instead) and for a scheme t5xx does not know -- never a local folder
-// named "s3:".
-std::string LocalOutputPath(const std::string& path, const std::string& what);
-
 // `base` + "/" + `name` (no doubled '/'), for local paths and URLs alike.
 std::string JoinPath(const std::string& base, const std::string& name);
 
