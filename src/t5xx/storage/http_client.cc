@@ -134,7 +134,6 @@ bool SendOnce(const HttpRequest& r, const RetryPolicy& policy, HttpResponse* out
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);
   if (code != CURLE_OK) {
     *failure = curl_easy_strerror(code);
-    if (detail[0] != '\0') *failure += std::string(" (") + detail + ")";
     // A name that does not resolve will not resolve on a retry (offline, or
     // a typo in an endpoint): fail at once.
     if (code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_RESOLVE_PROXY) {
@@ -148,7 +147,7 @@ bool SendOnce(const HttpRequest& r, const RetryPolicy& policy, HttpResponse* out
         code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_ISSUER_ERROR ||
         code == CURLE_SSL_PINNEDPUBKEYNOTMATCH || code == CURLE_UNSUPPORTED_PROTOCOL ||
         (code == CURLE_SSL_CONNECT_ERROR && std::string(detail).find("wrong version number") != std::string::npos)) {
-      throw Error("cannot reach " + HostOf(r.url) + " over TLS: " + *failure +
+      throw Error("cannot reach " + HostOf(r.url) + " over TLS: " + *failure + " (" + detail + ")" +
                   " (check the endpoint's scheme, http:// or https://, in AWS_ENDPOINT_URL or "
                   "STORAGE_EMULATOR_HOST, and the CA certificates: SSL_CERT_FILE, CURL_CA_BUNDLE)");
     }
