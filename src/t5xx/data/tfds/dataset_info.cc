@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -59,8 +58,6 @@ std::string BuildHint(const std::string& tfds_name, const std::string& data_dir)
          " --data_dir=" + data_dir + "`, or tfds.builder(...).download_and_prepare()), or "
          "point --tfds_data_dir (TFDS_DATA_DIR) at where it was prepared";
 }
-
-std::string ReadText(const std::string& path) { return storage::ReadFile(path, "the TFDS file"); }
 
 // "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}" for shard i of n.
 std::string ShardFile(std::string tmpl, const std::string& name, const std::string& split,
@@ -168,7 +165,7 @@ TfdsDataset LoadTfdsDataset(const std::string& tfds_name, const std::string& dat
   const std::string info_path = d.dir + "/dataset_info.json";
   json info;
   try {
-    info = json::parse(ReadText(info_path));
+    info = json::parse(storage::ReadFile(info_path, "the TFDS file"));
   } catch (const json::exception& e) {
     throw Error(info_path + ": not JSON: " + e.what());
   }

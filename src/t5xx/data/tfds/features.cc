@@ -4,9 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "t5xx/storage/storage.h"
 #include "t5xx/util/error.h"
