@@ -41,69 +41,68 @@ namespace metric_readers {
               DescribeValue(v) + " but the metric needs " + want);
 }
 
-std::vector<std::string> Strings(const std::string& metric, const char* role,
-                                 const std::vector<PostprocessedValue>& xs) {
-  std::vector<std::string> out;
+namespace {
+
+// Every value of `xs` converted by `convert` (nullopt: the wrong kind, an
+// error naming the metric, the value's role and index, and `want`).
+template <typename T, typename Convert>
+std::vector<T> Collect(const std::string& metric, const char* role,
+                       const std::vector<PostprocessedValue>& xs, const std::string& want,
+                       Convert convert) {
+  std::vector<T> out;
   out.reserve(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
-    const auto* s = std::get_if<std::string>(&xs[i]);
-    if (!s) WrongKind(metric, i, role, xs[i], "strings (no postprocess_fn, or lower_text)");
-    out.push_back(*s);
+    std::optional<T> x = convert(xs[i]);
+    if (!x) WrongKind(metric, i, role, xs[i], want);
+    out.push_back(std::move(*x));
   }
   return out;
 }
 
+template <typename T>
+std::optional<T> IfHolds(const PostprocessedValue& v) {
+  if (const auto* x = std::get_if<T>(&v)) return *x;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> Strings(const std::string& metric, const char* role,
+                                 const std::vector<PostprocessedValue>& xs) {
+  return Collect<std::string>(metric, role, xs, "strings (no postprocess_fn, or lower_text)",
+                              IfHolds<std::string>);
+}
+
 std::vector<int64_t> Ints(const std::string& metric, const char* role,
                           const std::vector<PostprocessedValue>& xs) {
-  std::vector<int64_t> out;
-  out.reserve(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (const auto* n = std::get_if<int64_t>(&xs[i])) {
-      out.push_back(*n);
-    } else if (const auto* d = std::get_if<double>(&xs[i]);
-               d && std::isfinite(*d) && std::floor(*d) == *d) {
-      out.push_back(static_cast<int64_t>(*d));
-    } else {
-      WrongKind(metric, i, role, xs[i],
-                "integer class ids (postprocess_fn=@t5.data.postprocessors."
-                "string_label_to_class_id)");
-    }
-  }
-  return out;
+  return Collect<int64_t>(
+      metric, role, xs,
+      "integer class ids (postprocess_fn=@t5.data.postprocessors.string_label_to_class_id)",
+      [](const PostprocessedValue& v) -> std::optional<int64_t> {
+        if (const auto* n = std::get_if<int64_t>(&v)) return *n;
+        const auto* d = std::get_if<double>(&v);
+        if (d && std::isfinite(*d) && std::floor(*d) == *d) return static_cast<int64_t>(*d);
+        return std::nullopt;
+      });
 }
 
 // Targets that are lists of reference strings (postprocessors.qa).
 std::vector<std::vector<std::string>> AnswerLists(const std::string& metric,
                                                   const std::vector<PostprocessedValue>& xs) {
-  std::vector<std::vector<std::string>> out;
-  out.reserve(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (const auto* l = std::get_if<std::vector<std::string>>(&xs[i])) {
-      out.push_back(*l);
-    } else {
-      WrongKind(metric, i, "target", xs[i],
-                "lists of reference answers (postprocess_fn=@t5.data.postprocessors.qa)");
-    }
-  }
-  return out;
+  return Collect<std::vector<std::string>>(
+      metric, "target", xs, "lists of reference answers (postprocess_fn=@t5.data.postprocessors.qa)",
+      IfHolds<std::vector<std::string>>);
 }
 
 // Numbers (integers or floats) as doubles.
 std::vector<double> Floats(const std::string& metric, const char* role,
                            const std::vector<PostprocessedValue>& xs) {
-  std::vector<double> out;
-  out.reserve(xs.size());
-  for (size_t i = 0; i < xs.size(); ++i) {
-    if (const auto* n = std::get_if<int64_t>(&xs[i])) {
-      out.push_back(static_cast<double>(*n));
-    } else if (const auto* d = std::get_if<double>(&xs[i])) {
-      out.push_back(*d);
-    } else {
-      WrongKind(metric, i, role, xs[i],
-                "numbers (postprocess_fn=@t5.data.postprocessors.string_to_float)");
-    }
-  }
-  return out;
+  return Collect<double>(metric, role, xs,
+                         "numbers (postprocess_fn=@t5.data.postprocessors.string_to_float)",
+                         [](const PostprocessedValue& v) -> std::optional<double> {
+                           if (const auto* n = std::get_if<int64_t>(&v)) return static_cast<double>(*n);
+                           return IfHolds<double>(v);
+                         });
 }
 
 }  // namespace metric_readers

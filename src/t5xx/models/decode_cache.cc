@@ -195,6 +195,21 @@ int64_t AttendLength(const at::Tensor& index, int64_t cache_length) {
   return std::min(index.max().item<int64_t>() + 1, cache_length);
 }
 
+at::Tensor StepOverHistory(const ParamStore& params, decoding::Cache& cache,
+                           const std::string& tokens_key, const at::Tensor& cur_token,
+                           const std::function<at::Tensor(const at::Tensor&)>& logits_of,
+                           const std::function<at::Tensor(const at::Tensor&)>& past_end_logits) {
+  at::Tensor& index = CacheEntry(cache, kCacheIndex);
+  at::Tensor& tokens = WritableCacheEntry(cache, tokens_key);
+  WriteCurrentToken(tokens, index, cur_token);
+  const int64_t n = AttendLength(index, tokens.size(1));
+  at::Tensor out = WholeVocabularyLogits(params, LogitsAt(logits_of(tokens.narrow(1, 0, n)), index));
+  const at::Tensor past = (index >= tokens.size(1)).nonzero().squeeze(1);
+  if (past.numel() > 0) out.index_put_({past}, past_end_logits(past));
+  index = index + 1;
+  return out;
+}
+
 at::Tensor LogitsAt(const at::Tensor& logits, const at::Tensor& index) {
   const int64_t n = logits.size(1);
   const at::Tensor pos = at::clamp_max(index.to(at::kLong), n - 1);

@@ -25,6 +25,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "t5xx/decoding/decoding.h"
@@ -142,6 +143,18 @@ void WriteCurrentToken(at::Tensor& tokens, const at::Tensor& index, const at::Te
 // The number of positions a decode step attends over: every row's
 // [0, index[b]], at most cache_length.
 int64_t AttendLength(const at::Tensor& index, int64_t cache_length);
+
+// One step of the no-cache path (t5x's decode over the whole history):
+// writes cur_token into the history cache[tokens_key] (int64 [B', L]) at
+// cache[kCacheIndex], runs `logits_of(prefix)` over the attended prefix
+// (int64 [B', n], n = AttendLength) for logits [B', n, V_local], takes each
+// row's at its index over the whole vocabulary, replaces the rows at or past
+// L with `past_end_logits(rows)` (rows: int64 [R]), and advances the index.
+// Returns float32 [B', vocab].
+at::Tensor StepOverHistory(const ParamStore& params, decoding::Cache& cache,
+                           const std::string& tokens_key, const at::Tensor& cur_token,
+                           const std::function<at::Tensor(const at::Tensor&)>& logits_of,
+                           const std::function<at::Tensor(const at::Tensor&)>& past_end_logits);
 
 // Logits over the whole vocabulary: `logits` [..., V_local] as they are
 // when the parameters' hooks do not split the vocabulary, else this

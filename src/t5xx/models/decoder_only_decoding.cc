@@ -103,22 +103,19 @@ at::Tensor PastEndLogits(const DecoderOnlyTransformer& net, const ParamStore& p,
 
 at::Tensor StepWithoutCache(const DecoderOnlyTransformer& net, const ParamStore& p,
                             const at::Tensor& cur_token, decoding::Cache& cache) {
-  at::Tensor& index = CacheEntry(cache, kCacheIndex);
-  at::Tensor& tokens = WritableCacheEntry(cache, kTokens);
-  WriteCurrentToken(tokens, index, cur_token);
-  const int64_t n = AttendLength(index, tokens.size(1));
-  FeatureBatch batch;
-  batch["decoder_input_tokens"] = tokens.narrow(1, 0, n);
-  // Every position counts as a target (no padding mask), as t5x's decode.
-  batch["decoder_target_tokens"] = at::ones_like(batch["decoder_input_tokens"]);
-  if (auto it = cache.find(kCausalAttention); it != cache.end()) {
-    batch["decoder_causal_attention"] = it->second.narrow(1, 0, n);
-  }
-  at::Tensor out = WholeVocabularyLogits(p, LogitsAt(net(p, batch, /*train=*/false), index));
-  const at::Tensor past = (index >= tokens.size(1)).nonzero().squeeze(1);
-  if (past.numel() > 0) out.index_put_({past}, PastEndLogits(net, p, past, cur_token, cache));
-  index = index + 1;
-  return out;
+  return StepOverHistory(
+      p, cache, kTokens, cur_token,
+      [&](const at::Tensor& prefix) {
+        FeatureBatch batch;
+        batch["decoder_input_tokens"] = prefix;
+        // Every position counts as a target (no padding mask), as t5x's decode.
+        batch["decoder_target_tokens"] = at::ones_like(prefix);
+        if (auto it = cache.find(kCausalAttention); it != cache.end()) {
+          batch["decoder_causal_attention"] = it->second.narrow(1, 0, prefix.size(1));
+        }
+        return net(p, batch, /*train=*/false);
+      },
+      [&](const at::Tensor& rows) { return PastEndLogits(net, p, rows, cur_token, cache); });
 }
 
 }  // namespace

@@ -106,21 +106,15 @@ at::Tensor PastEndLogits(const Transformer& net, const ParamStore& p, const at::
 
 at::Tensor StepWithoutCache(const Transformer& net, const ParamStore& p,
                             const at::Tensor& cur_token, decoding::Cache& cache) {
-  at::Tensor& index = CacheEntry(cache, kCacheIndex);
-  at::Tensor& tokens = WritableCacheEntry(cache, kDecoderInputTokens);
-  WriteCurrentToken(tokens, index, cur_token);
-  const int64_t n = AttendLength(index, tokens.size(1));
-  const at::Tensor prefix = tokens.narrow(1, 0, n);
-  // t5x's decode=True masks: no padding mask on the decoder side (all
-  // targets count as present), the encoder's padding on the cross side.
-  const at::Tensor logits =
-      net.Decode(p, CacheEntry(cache, kEncoded), CacheEntry(cache, kEncoderTokens), prefix,
-                 at::ones_like(prefix), at::Tensor(), at::Tensor(), /*train=*/false);
-  at::Tensor out = WholeVocabularyLogits(p, LogitsAt(logits, index));
-  const at::Tensor past = (index >= tokens.size(1)).nonzero().squeeze(1);
-  if (past.numel() > 0) out.index_put_({past}, PastEndLogits(net, p, past, cur_token, cache));
-  index = index + 1;
-  return out;
+  return StepOverHistory(
+      p, cache, kDecoderInputTokens, cur_token,
+      [&](const at::Tensor& prefix) {
+        // t5x's decode=True masks: no padding mask on the decoder side (all
+        // targets count as present), the encoder's padding on the cross side.
+        return net.Decode(p, CacheEntry(cache, kEncoded), CacheEntry(cache, kEncoderTokens), prefix,
+                          at::ones_like(prefix), at::Tensor(), at::Tensor(), /*train=*/false);
+      },
+      [&](const at::Tensor& rows) { return PastEndLogits(net, p, rows, cur_token, cache); });
 }
 
 }  // namespace

@@ -43,7 +43,9 @@ HttpResponse GcsStore::Send(const std::string& method, const std::string& url, s
       what);
 }
 
-void GcsStore::Fail(const HttpResponse& r, const std::string& what, const std::string& object) {
+std::string GcsStore::UrlFor(const std::string& object) const { return "gs://" + bucket_ + "/" + object; }
+
+void GcsStore::Fail(const HttpResponse& r, const std::string& what, const std::string& object) const {
   std::string message;
   try {
     const nlohmann::json j = nlohmann::json::parse(r.body);
@@ -76,44 +78,17 @@ void GcsStore::CheckBucket(const std::string& what, const std::string& object) {
   bucket_seen_ = true;
 }
 
-std::optional<std::string> GcsStore::GetRange(const std::string& object, uint64_t offset,
-                                              uint64_t length) {
-  if (length == 0) {
-    if (!Size(object)) return std::nullopt;
-    return std::string();
-  }
+std::optional<HttpResponse> GcsStore::GetBytes(const std::string& object, uint64_t first,
+                                                         uint64_t last) {
   HttpResponse r = Send("GET", ObjectUrl(object) + "?alt=media", {},
-                        {{"Range", "bytes=" + std::to_string(offset) + "-" +
-                                       std::to_string(offset + length - 1)}},
-                        "GET gs://" + bucket_ + "/" + object);
+                        {{"Range", RangeHeader(first, last)}}, "GET " + UrlFor(object));
   if (r.status == 404) {
     CheckBucket("cannot read", object);
     return std::nullopt;
   }
-  if (r.status == 416) return std::string();
-  if (r.status != 200 && r.status != 206) Fail(r, "cannot read", object);
-  if (r.status == 200 && (offset > 0 || r.body.size() > length)) {
-    r.body = offset >= r.body.size() ? std::string() : r.body.substr(offset, length);
-  }
-  return std::move(r.body);
+  return r;
 }
 
-std::optional<std::string> GcsStore::Get(const std::string& object) {
-  HttpResponse r = Send("GET", ObjectUrl(object) + "?alt=media", {},
-                        {{"Range", "bytes=0-" + std::to_string(kPartBytes - 1)}},
-                        "GET gs://" + bucket_ + "/" + object);
-  if (r.status == 404) {
-    CheckBucket("cannot read", object);
-    return std::nullopt;
-  }
-  if (r.status == 416) return std::string();
-  if (r.status != 200 && r.status != 206) Fail(r, "cannot read", object);
-  if (r.status == 200) return std::move(r.body);
-  const std::optional<uint64_t> total = ContentRangeTotal(r.header("content-range"));
-  if (!total) return std::move(r.body);
-  return ReadRestInParallel(*this, "gs://" + bucket_ + "/" + object, object, std::move(r.body), *total,
-                            kPartBytes, kParallelParts);
-}
 
 void GcsStore::Put(const std::string& object, std::string_view data) {
   T5XX_CHECK(!object.empty(), "cannot write gs://" + bucket_ + ": the URL names no object");

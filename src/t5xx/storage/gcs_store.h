@@ -16,26 +16,23 @@ namespace t5xx::storage {
 
 class GcsStore : public ObjectStore {
  public:
-  static constexpr uint64_t kPartBytes = uint64_t{16} << 20;
-  static constexpr int kParallelParts = 8;
-
   // `endpoint`: "https://storage.googleapis.com" or the emulator's.
   GcsStore(std::string bucket, std::string endpoint, std::shared_ptr<GcsAuth> auth);
-  std::optional<std::string> Get(const std::string& object) override;
-  std::optional<std::string> GetRange(const std::string& object, uint64_t offset,
-                                      uint64_t length) override;
   void Put(const std::string& object, std::string_view data) override;
   std::optional<uint64_t> Size(const std::string& object) override;
   Listing List(const std::string& prefix, bool one_level) override;
   void Delete(const std::string& object) override;
+  std::string UrlFor(const std::string& object) const override;
 
   // The endpoint of the environment: STORAGE_EMULATOR_HOST or Google's.
   static std::string EndpointFromEnvironment();
 
  private:
+  std::optional<HttpResponse> GetBytes(const std::string& object, uint64_t first, uint64_t last) override;
   HttpResponse Send(const std::string& method, const std::string& url, std::string_view body,
                     std::vector<std::pair<std::string, std::string>> headers, const std::string& what);
-  [[noreturn]] void Fail(const HttpResponse& r, const std::string& what, const std::string& object);
+  [[noreturn]] void Fail(const HttpResponse& r, const std::string& what,
+                         const std::string& object) const override;
   // 404 for an object: nullopt when the bucket exists, else the error.
   void CheckBucket(const std::string& what, const std::string& object);
   std::string ObjectUrl(const std::string& object) const;

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "t5xx/storage/http_client.h"
+
 namespace t5xx::storage {
 
 struct ObjectInfo {
@@ -35,13 +37,18 @@ struct Listing {
 
 class ObjectStore {
  public:
+  // Large objects move in parts of kPartBytes, kParallelParts at a time:
+  // a Get of a larger object fetches the rest of its ranges in parallel
+  // after the first (what boto3's and gcloud's transfer managers do).
+  static constexpr uint64_t kPartBytes = uint64_t{16} << 20;
+  static constexpr int kParallelParts = 8;
+
   virtual ~ObjectStore() = default;
   // The object's bytes; nullopt when it does not exist.
-  virtual std::optional<std::string> Get(const std::string& object) = 0;
+  std::optional<std::string> Get(const std::string& object);
   // Bytes [offset, offset + length) (fewer at its end); nullopt when the
   // object does not exist.
-  virtual std::optional<std::string> GetRange(const std::string& object, uint64_t offset,
-                                              uint64_t length) = 0;
+  std::optional<std::string> GetRange(const std::string& object, uint64_t offset, uint64_t length);
   // Creates or replaces the object; visible to readers only complete.
   virtual void Put(const std::string& object, std::string_view data) = 0;
   // The object's size; nullopt when it does not exist.
@@ -51,15 +58,29 @@ class ObjectStore {
   virtual Listing List(const std::string& prefix, bool one_level) = 0;
   // Deletes the object (no error when it does not exist).
   virtual void Delete(const std::string& object) = 0;
-};
+  // "gs://bucket/object" or "s3://bucket/object", for messages.
+  virtual std::string UrlFor(const std::string& object) const = 0;
 
-// A large object whose first `first.size()` bytes (of `total`) came with its
-// first answer: the rest fetched with GetRange in `part_bytes` parts by
-// `parallel` threads (what boto3's and gcloud's transfer managers do);
-// returns the whole object. Throws t5xx::Error naming `url` when a part
-// comes back short (the object changed while being read).
-std::string ReadRestInParallel(ObjectStore& store, const std::string& url, const std::string& object,
-                               std::string first, uint64_t total, uint64_t part_bytes, int parallel);
+ protected:
+  // One GET with "Range: bytes=first-last" (RangeHeader): nullopt when the
+  // object does not exist, else the answer as it came (200, 206 and 416
+  // are read; any other status goes to Fail).
+  virtual std::optional<HttpResponse> GetBytes(const std::string& object, uint64_t first,
+                                               uint64_t last) = 0;
+  // Throws t5xx::Error for the failed answer `r` to `what` ("cannot read")
+  // on `object`: the URL, the store's status and code, the usual fix.
+  [[noreturn]] virtual void Fail(const HttpResponse& r, const std::string& what,
+                                 const std::string& object) const = 0;
+  // "bytes=first-last", the Range header's value.
+  static std::string RangeHeader(uint64_t first, uint64_t last);
+
+ private:
+  // The rest of a large object whose first `first.size()` bytes (of
+  // `total`) came with its first answer, fetched with GetRange; returns the
+  // whole object. Throws t5xx::Error naming the URL when a part comes back
+  // short (the object changed while being read).
+  std::string ReadRestInParallel(const std::string& object, std::string first, uint64_t total);
+};
 
 // The driver for gs:// or s3:// `bucket` (`scheme` "gs" or "s3"), shared by
 // every caller in the process (credentials and connections are reused).

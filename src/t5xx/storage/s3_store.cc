@@ -93,6 +93,8 @@ HttpResponse S3Store::Send(const std::string& method, const std::string& object,
       what);
 }
 
+std::string S3Store::UrlFor(const std::string& object) const { return "s3://" + bucket_ + "/" + object; }
+
 void S3Store::Fail(const HttpResponse& r, const std::string& what, const std::string& object) const {
   const std::vector<std::string> codes = XmlValues(r.body, "Code");
   const std::string code = codes.empty() ? "" : codes.front();
@@ -120,43 +122,15 @@ void S3Store::Fail(const HttpResponse& r, const std::string& what, const std::st
   throw Error(what + " " + url + ": " + hint);
 }
 
-std::optional<std::string> S3Store::GetRange(const std::string& object, uint64_t offset,
-                                             uint64_t length) {
-  if (length == 0) {
-    if (!Size(object)) return std::nullopt;
-    return std::string();
-  }
-  HttpResponse r = Send("GET", object, "", {},
-                        {{"Range", "bytes=" + std::to_string(offset) + "-" +
-                                       std::to_string(offset + length - 1)}},
-                        "GET s3://" + bucket_ + "/" + object);
+std::optional<HttpResponse> S3Store::GetBytes(const std::string& object, uint64_t first,
+                                                        uint64_t last) {
+  HttpResponse r = Send("GET", object, "", {}, {{"Range", RangeHeader(first, last)}}, "GET " + UrlFor(object));
   if (r.status == 404 && XmlValues(r.body, "Code") == std::vector<std::string>{"NoSuchKey"}) {
     return std::nullopt;
   }
-  if (r.status == 416) return std::string();  // the range starts past the end
-  if (r.status != 200 && r.status != 206) Fail(r, "cannot read", object);
-  if (r.status == 200 && (offset > 0 || r.body.size() > length)) {
-    // A store that ignores Range: cut the range out.
-    r.body = offset >= r.body.size() ? std::string() : r.body.substr(offset, length);
-  }
-  return std::move(r.body);
+  return r;
 }
 
-std::optional<std::string> S3Store::Get(const std::string& object) {
-  HttpResponse r = Send("GET", object, "", {},
-                        {{"Range", "bytes=0-" + std::to_string(kPartBytes - 1)}},
-                        "GET s3://" + bucket_ + "/" + object);
-  if (r.status == 404 && XmlValues(r.body, "Code") == std::vector<std::string>{"NoSuchKey"}) {
-    return std::nullopt;
-  }
-  if (r.status == 416) return std::string();  // an empty object
-  if (r.status != 200 && r.status != 206) Fail(r, "cannot read", object);
-  if (r.status == 200) return std::move(r.body);
-  const std::optional<uint64_t> total = ContentRangeTotal(r.header("content-range"));
-  if (!total) return std::move(r.body);
-  return ReadRestInParallel(*this, "s3://" + bucket_ + "/" + object, object, std::move(r.body), *total,
-                            kPartBytes, kParallelParts);
-}
 
 void S3Store::Put(const std::string& object, std::string_view data) {
   T5XX_CHECK(!object.empty(), "cannot write s3://" + bucket_ + ": the URL names no object");

@@ -18,19 +18,15 @@ namespace t5xx::storage {
 
 class S3Store : public ObjectStore {
  public:
-  static constexpr uint64_t kPartBytes = uint64_t{16} << 20;
-  static constexpr int kParallelParts = 8;
-
   S3Store(std::string bucket, AwsSettings settings);
-  std::optional<std::string> Get(const std::string& object) override;
-  std::optional<std::string> GetRange(const std::string& object, uint64_t offset,
-                                      uint64_t length) override;
   void Put(const std::string& object, std::string_view data) override;
   std::optional<uint64_t> Size(const std::string& object) override;
   Listing List(const std::string& prefix, bool one_level) override;
   void Delete(const std::string& object) override;
+  std::string UrlFor(const std::string& object) const override;
 
  private:
+  std::optional<HttpResponse> GetBytes(const std::string& object, uint64_t first, uint64_t last) override;
   // The request URL for `object` ("" for the bucket) with `query` (encoded).
   std::string UrlOf(const std::string& object, const std::string& query) const;
   HttpResponse Send(const std::string& method, const std::string& object, const std::string& query,
@@ -39,7 +35,7 @@ class S3Store : public ObjectStore {
   // Throws the error of a failed response (status and S3's <Code>, named
   // for `what` and the URL, with the fix for the usual causes).
   [[noreturn]] void Fail(const HttpResponse& r, const std::string& what,
-                         const std::string& object) const;
+                         const std::string& object) const override;
   void PutMultipart(const std::string& object, std::string_view data);
 
   std::string bucket_;
