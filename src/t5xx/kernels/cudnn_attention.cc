@@ -2,9 +2,8 @@
 // dispatch to kernels/cuda/cudnn_sdpa.cc (in a build that has it).
 #include "t5xx/kernels/cudnn_attention.h"
 
+#include <c10/util/StringUtil.h>
 #include <torch/csrc/autograd/custom_function.h>
-
-#include <sstream>
 
 #include "t5xx/util/error.h"
 
@@ -15,20 +14,14 @@
 namespace t5xx::kernels {
 namespace {
 
-std::string Shape(const at::Tensor& t) {
-  std::ostringstream s;
-  s << t.sizes();
-  return s.str();
-}
-
 // The argument rules of CudnnAttention (see the header).
 void CheckArguments(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                     const at::Tensor& bias, const at::Tensor& q_lengths,
                     const at::Tensor& kv_lengths) {
   const std::string what = "CudnnAttention: ";
   T5XX_CHECK(q.dim() == 4 && k.dim() == 4 && v.dim() == 4,
-             what + "q, k, v must be [B, H, L, D]; got " + Shape(q) + ", " + Shape(k) + ", " +
-                 Shape(v));
+             what + "q, k, v must be [B, H, L, D]; got " + c10::str(q.sizes()) + ", " +
+                 c10::str(k.sizes()) + ", " + c10::str(v.sizes()));
   T5XX_CHECK(q.is_cuda() && k.device() == q.device() && v.device() == q.device(),
              what + "q, k and v must be on one CUDA device");
   T5XX_CHECK((q.scalar_type() == at::kBFloat16 || q.scalar_type() == at::kHalf) &&
@@ -36,7 +29,8 @@ void CheckArguments(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
              what + "q, k and v must all be bfloat16 or all float16");
   T5XX_CHECK(k.size(0) == q.size(0) && v.size(0) == q.size(0) && k.size(1) == q.size(1) &&
                  v.size(1) == q.size(1) && k.size(3) == q.size(3) && v.size(2) == k.size(2),
-             what + "shapes disagree: q " + Shape(q) + ", k " + Shape(k) + ", v " + Shape(v));
+             what + "shapes disagree: q " + c10::str(q.sizes()) + ", k " + c10::str(k.sizes()) +
+                 ", v " + c10::str(v.sizes()));
   T5XX_CHECK(q.stride(3) == 1 && k.stride(3) == 1 && v.stride(3) == 1,
              what + "the head dim must be contiguous");
   if (bias.defined()) {
@@ -45,7 +39,7 @@ void CheckArguments(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
                    bias.scalar_type() == q.scalar_type() && bias.device() == q.device() &&
                    bias.stride(3) == 1,
                what + "bias must be [1, H, Lq, Lk] in q's dtype on q's device, last dim "
-                      "contiguous; got " + Shape(bias));
+                      "contiguous; got " + c10::str(bias.sizes()));
   }
   T5XX_CHECK(q_lengths.defined() == kv_lengths.defined(),
              what + "give both q_lengths and kv_lengths, or neither");
@@ -53,7 +47,7 @@ void CheckArguments(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
     for (const at::Tensor* t : {&q_lengths, &kv_lengths}) {
       T5XX_CHECK(t->dim() == 1 && t->size(0) == q.size(0) && t->scalar_type() == at::kInt &&
                      t->device() == q.device() && t->is_contiguous(),
-                 what + "lengths must be int32 [B] on q's device; got " + Shape(*t));
+                 what + "lengths must be int32 [B] on q's device; got " + c10::str(t->sizes()));
     }
   }
 }

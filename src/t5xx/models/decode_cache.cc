@@ -195,6 +195,12 @@ int64_t AttendLength(const at::Tensor& index, int64_t cache_length) {
   return std::min(index.max().item<int64_t>() + 1, cache_length);
 }
 
+at::Tensor SelectStepRows(decoding::Cache& history, const at::Tensor& rows,
+                          const at::Tensor& cur_token, decoding::Cache& cache) {
+  cache[kCacheIndex] = CacheEntry(history, kCacheIndex).index_select(0, rows);
+  return cur_token.reshape({-1}).index_select(0, rows);
+}
+
 at::Tensor StepOverHistory(const ParamStore& params, decoding::Cache& cache,
                            const std::string& tokens_key, const at::Tensor& cur_token,
                            const std::function<at::Tensor(const at::Tensor&)>& logits_of,

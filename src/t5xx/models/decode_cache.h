@@ -144,6 +144,12 @@ void WriteCurrentToken(at::Tensor& tokens, const at::Tensor& index, const at::Te
 // [0, index[b]], at most cache_length.
 int64_t AttendLength(const at::Tensor& index, int64_t cache_length);
 
+// The cached step's inputs for `rows` (int64 [R]) of a batch whose rows ran
+// past the cache's end (PastEndLogits): sets cache[kCacheIndex] to
+// history's index at `rows`; returns cur_token's values there ([R]).
+at::Tensor SelectStepRows(decoding::Cache& history, const at::Tensor& rows,
+                          const at::Tensor& cur_token, decoding::Cache& cache);
+
 // One step of the no-cache path (t5x's decode over the whole history):
 // writes cur_token into the history cache[tokens_key] (int64 [B', L]) at
 // cache[kCacheIndex], runs `logits_of(prefix)` over the attended prefix

@@ -97,8 +97,7 @@ at::Tensor PastEndLogits(const DecoderOnlyTransformer& net, const ParamStore& p,
       ActivationDtype(c.dtype));
   decoding::Cache cache;
   FillCache(net, p, tokens, length, bias, cache);
-  cache[kCacheIndex] = CacheEntry(history, kCacheIndex).index_select(0, rows);
-  return StepWithCache(net, p, cur_token.reshape({-1}).index_select(0, rows), cache);
+  return StepWithCache(net, p, SelectStepRows(history, rows, cur_token, cache), cache);
 }
 
 at::Tensor StepWithoutCache(const DecoderOnlyTransformer& net, const ParamStore& p,

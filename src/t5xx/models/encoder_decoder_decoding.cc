@@ -100,8 +100,7 @@ at::Tensor PastEndLogits(const Transformer& net, const ParamStore& p, const at::
   const at::Tensor positions =
       at::arange(length, tokens.options()).unsqueeze(0).expand(tokens.sizes());
   CachedDecoder(net, p, tokens, positions, length, bias, cache);
-  cache[kCacheIndex] = CacheEntry(history, kCacheIndex).index_select(0, rows);
-  return StepWithCache(net, p, cur_token.reshape({-1}).index_select(0, rows), cache);
+  return StepWithCache(net, p, SelectStepRows(history, rows, cur_token, cache), cache);
 }
 
 at::Tensor StepWithoutCache(const Transformer& net, const ParamStore& p,

@@ -81,12 +81,9 @@ GcsAuth::GcsAuth() {
   quick.budget_seconds = 1;
   try {
     const HttpResponse r = SendWithRetries(
-        [&] {
-          HttpRequest q;
-          q.url = "http://" + metadata_host_ + "/computeMetadata/v1/instance/service-accounts/default/email";
-          q.headers = {{"Metadata-Flavor", "Google"}};
-          return q;
-        },
+        HttpRequest("GET", "http://" + metadata_host_ +
+                               "/computeMetadata/v1/instance/service-accounts/default/email",
+                    {{"Metadata-Flavor", "Google"}}),
         "metadata probe", quick);
     if (r.status == 200 && r.header("metadata-flavor") == "Google") {
       kind_ = Kind::kMetadata;
@@ -128,7 +125,7 @@ void GcsAuth::Refresh() {
   }
   q.body = reinterpret_cast<const uint8_t*>(body.data());
   q.body_size = body.size();
-  const HttpResponse r = SendWithRetries([&] { return q; }, "token request to " + q.url);
+  const HttpResponse r = SendWithRetries(q, "token request to " + q.url);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(r.body);

@@ -28,19 +28,11 @@ std::string GcsStore::ObjectUrl(const std::string& object) const {
 HttpResponse GcsStore::Send(const std::string& method, const std::string& url, std::string_view body,
                             std::vector<std::pair<std::string, std::string>> headers,
                             const std::string& what) {
-  return SendWithRetries(
-      [&] {
-        HttpRequest r;
-        r.method = method;
-        r.url = url;
-        r.headers = headers;
-        const std::string auth = auth_->AuthorizationHeader();
-        if (!auth.empty()) r.headers.emplace_back("Authorization", auth);
-        r.body = reinterpret_cast<const uint8_t*>(body.data());
-        r.body_size = body.size();
-        return r;
-      },
-      what);
+  return SendWithRetries(HttpRequest(method, url, std::move(headers), body), what,
+                         RetryPolicy::Default(), [&](HttpRequest& r) {
+                           const std::string auth = auth_->AuthorizationHeader();
+                           if (!auth.empty()) r.headers.emplace_back("Authorization", auth);
+                         });
 }
 
 std::string GcsStore::UrlFor(const std::string& object) const { return "gs://" + bucket_ + "/" + object; }

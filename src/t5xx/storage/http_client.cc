@@ -174,8 +174,9 @@ bool RetryableStatus(long status) {
   return status == 408 || status == 429 || (status >= 500 && status <= 599);
 }
 
-HttpResponse SendWithRetries(const std::function<HttpRequest()>& make, const std::string& what,
-                             const RetryPolicy& policy) {
+HttpResponse SendWithRetries(const HttpRequest& request, const std::string& what,
+                             const RetryPolicy& policy,
+                             const std::function<void(HttpRequest&)>& authorize) {
   const auto start = std::chrono::steady_clock::now();
   thread_local std::mt19937_64 rng(std::random_device{}());
   double backoff = 0.1;
@@ -184,7 +185,8 @@ HttpResponse SendWithRetries(const std::function<HttpRequest()>& make, const std
   int attempt = 0;
   for (;;) {
     ++attempt;
-    const HttpRequest r = make();
+    HttpRequest r = request;
+    if (authorize) authorize(r);
     host = HostOf(r.url);
     HttpResponse resp;
     std::string failure;

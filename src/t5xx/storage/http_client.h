@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,12 @@ struct HttpRequest {
   // The body to send (PUT, POST); not owned, must outlive the call.
   const uint8_t* body = nullptr;
   size_t body_size = 0;
+
+  HttpRequest() = default;
+  HttpRequest(std::string method_, std::string url_,
+              std::vector<std::pair<std::string, std::string>> headers_ = {}, std::string_view body_ = {})
+      : method(std::move(method_)), url(std::move(url_)), headers(std::move(headers_)),
+        body(reinterpret_cast<const uint8_t*>(body_.data())), body_size(body_.size()) {}
 };
 
 struct HttpResponse {
@@ -56,15 +63,17 @@ struct RetryPolicy {
 // Whether a status is worth retrying (408, 429, 5xx).
 bool RetryableStatus(long status);
 
-// Sends the request built by `make` (called again for every attempt, so
-// signatures and tokens stay fresh), retrying transport failures and
-// retryable statuses under `policy`. Returns the first non-retryable
+// Sends `request` -- a fresh copy each attempt, passed first through
+// `authorize` when given (so signatures and tokens stay fresh) -- retrying
+// transport failures and retryable statuses under `policy`. Returns the
+// first non-retryable
 // response (2xx, 3xx, 4xx but 408/429), which the caller interprets.
 // Throws t5xx::Error naming `what` (e.g. "GET s3://bucket/key"), the
 // endpoint's host, the last failure and the attempts made when the budget
 // runs out.
-HttpResponse SendWithRetries(const std::function<HttpRequest()>& make, const std::string& what,
-                             const RetryPolicy& policy = RetryPolicy::Default());
+HttpResponse SendWithRetries(const HttpRequest& request, const std::string& what,
+                             const RetryPolicy& policy = RetryPolicy::Default(),
+                             const std::function<void(HttpRequest&)>& authorize = nullptr);
 
 // The total size in a Content-Range answer ("bytes 0-99/1234" -> 1234);
 // nullopt when it is missing or "*".

@@ -80,17 +80,10 @@ HttpResponse S3Store::Send(const std::string& method, const std::string& object,
                            std::vector<std::pair<std::string, std::string>> headers,
                            const std::string& what) {
   return SendWithRetries(
-      [&] {
-        HttpRequest r;
-        r.method = method;
-        r.url = UrlOf(object, query);
-        r.headers = headers;
-        r.body = reinterpret_cast<const uint8_t*>(body.data());
-        r.body_size = body.size();
+      HttpRequest(method, UrlOf(object, query), std::move(headers), body), what, RetryPolicy::Default(),
+      [&](HttpRequest& r) {
         SignV4(r, settings_.credentials, settings_.region, "s3", AmzDateNow(), "UNSIGNED-PAYLOAD");
-        return r;
-      },
-      what);
+      });
 }
 
 std::string S3Store::UrlFor(const std::string& object) const { return "s3://" + bucket_ + "/" + object; }

@@ -38,28 +38,20 @@ bool Array::operator==(const Array& o) const {
          floats == o.floats && strings == o.strings;
 }
 
-Array Array::Int64(int64_t v) {
+namespace {
+Array Scalar(Array::DType dtype, std::vector<int64_t> ints, std::vector<float> floats) {
   Array a;
-  a.dtype = DType::kInt64;
-  a.ints = {v};
+  a.dtype = dtype;
+  a.ints = std::move(ints);
+  a.floats = std::move(floats);
   return a;
 }
-Array Array::Int32(int32_t v) {
-  Array a = Int64(v);
-  a.dtype = DType::kInt32;
-  return a;
-}
-Array Array::Float32(float v) {
-  Array a;
-  a.dtype = DType::kFloat32;
-  a.floats = {v};
-  return a;
-}
-Array Array::Bool(bool v) {
-  Array a = Int64(v ? 1 : 0);
-  a.dtype = DType::kBool;
-  return a;
-}
+}  // namespace
+
+Array Array::Int64(int64_t v) { return Scalar(DType::kInt64, {v}, {}); }
+Array Array::Int32(int32_t v) { return Scalar(DType::kInt32, {v}, {}); }
+Array Array::Float32(float v) { return Scalar(DType::kFloat32, {}, {v}); }
+Array Array::Bool(bool v) { return Scalar(DType::kBool, {v ? 1 : 0}, {}); }
 Array Array::Strings(std::vector<std::string> v) {
   Array a;
   a.dtype = DType::kString;

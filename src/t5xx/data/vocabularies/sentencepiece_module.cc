@@ -17,19 +17,15 @@
 namespace t5xx::seqio::spm {
 namespace {
 
+// The shim's functions (shim_api.h): t5xx_spm_<name> bound to Api::<name>.
+#define T5XX_SPM_FUNCTIONS(X)                                                                  \
+  X(abi_version) X(free_buffer) X(load) X(load_serialized) X(free) X(score) X(piece_size) \
+  X(special_id) X(id_to_piece) X(encode) X(decode) X(train)
+
 struct Api {
-  decltype(&t5xx_spm_abi_version) abi_version;
-  decltype(&t5xx_spm_free_buffer) free_buffer;
-  decltype(&t5xx_spm_load) load;
-  decltype(&t5xx_spm_load_serialized) load_serialized;
-  decltype(&t5xx_spm_free) free_model;
-  decltype(&t5xx_spm_score) score;
-  decltype(&t5xx_spm_piece_size) piece_size;
-  decltype(&t5xx_spm_special_id) special_id;
-  decltype(&t5xx_spm_id_to_piece) id_to_piece;
-  decltype(&t5xx_spm_encode) encode;
-  decltype(&t5xx_spm_decode) decode;
-  decltype(&t5xx_spm_train) train;
+#define T5XX_SPM_MEMBER(name) decltype(&t5xx_spm_##name) name;
+  T5XX_SPM_FUNCTIONS(T5XX_SPM_MEMBER)
+#undef T5XX_SPM_MEMBER
 };
 
 std::vector<std::string> CandidatePaths() {
@@ -95,18 +91,9 @@ const Api& GetApi() {
         return;
       }
       try {
-        Bind(h, "t5xx_spm_abi_version", &api.abi_version, path);
-        Bind(h, "t5xx_spm_free_buffer", &api.free_buffer, path);
-        Bind(h, "t5xx_spm_load", &api.load, path);
-        Bind(h, "t5xx_spm_load_serialized", &api.load_serialized, path);
-        Bind(h, "t5xx_spm_free", &api.free_model, path);
-        Bind(h, "t5xx_spm_score", &api.score, path);
-        Bind(h, "t5xx_spm_piece_size", &api.piece_size, path);
-        Bind(h, "t5xx_spm_special_id", &api.special_id, path);
-        Bind(h, "t5xx_spm_id_to_piece", &api.id_to_piece, path);
-        Bind(h, "t5xx_spm_encode", &api.encode, path);
-        Bind(h, "t5xx_spm_decode", &api.decode, path);
-        Bind(h, "t5xx_spm_train", &api.train, path);
+#define T5XX_SPM_BIND(name) Bind(h, "t5xx_spm_" #name, &api.name, path);
+        T5XX_SPM_FUNCTIONS(T5XX_SPM_BIND)
+#undef T5XX_SPM_BIND
       } catch (const Error& e) {
         failure = e.what();
         return;
@@ -159,7 +146,7 @@ std::unique_ptr<Model> Model::FromSerialized(const std::string& bytes,
 }
 
 Model::~Model() {
-  if (model_) GetApi().free_model(model_);
+  if (model_) GetApi().free(model_);
 }
 
 int Model::piece_size() const { return GetApi().piece_size(model_); }

@@ -3,10 +3,10 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/util/StringUtil.h>
 
 #include <algorithm>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,12 +21,6 @@
 
 namespace t5xx::device {
 namespace {
-
-std::string ShapeString(const at::Tensor& t) {
-  std::ostringstream out;
-  out << t.sizes();
-  return out.str();
-}
 
 #if T5XX_WITH_ONEDNN_GEMM
 // How sgemm reads one operand's matrices (row-major): 'N' with leading
@@ -130,8 +124,9 @@ void CpuBatchedMatmulInto(const at::Tensor& a, const at::Tensor& b, const at::Te
   for (int64_t d = 0; d + 2 < dims; ++d) {
     same = same && a.size(d) == out.size(d) && b.size(d) == out.size(d);
   }
-  T5XX_CHECK(same, "CpuBatchedMatmulInto: shapes " + ShapeString(a) + " @ " + ShapeString(b) +
-                       " do not give " + ShapeString(out) + " (batch dimensions must be equal)");
+  T5XX_CHECK(same, "CpuBatchedMatmulInto: shapes " + c10::str(a.sizes()) + " @ " +
+                       c10::str(b.sizes()) + " do not give " + c10::str(out.sizes()) +
+                       " (batch dimensions must be equal)");
   if (out.numel() == 0) return;
   if (a.size(-1) == 0) {
     out.zero_();

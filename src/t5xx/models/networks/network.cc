@@ -13,6 +13,48 @@
 namespace t5xx::models {
 namespace {
 constexpr double kEps = 1e-6;  // t5x LayerNorm's default epsilon
+
+SublayerSettings SettingsOf(const T5Config& c, bool train, at::Generator* rng) {
+  return {c.num_heads, &c.mlp_activations, c.dropout_rate, c.float32_attention_logits,
+          ActivationDtype(c.dtype), train, rng};
+}
+
+// The self-attention bias of layer `i` of `stack` ("encoder" or "decoder"):
+// mask_bias + the relative position bias over [len, len] of the layer's own
+// table (relpos_per_layer) or the stack's shared one (computed once into
+// `shared`). t5x adds the two in dtype (combine_biases); attention casts the
+// sum to its logits' dtype.
+at::Tensor LayerSelfBias(const ParamStore& p, const T5Config& c, const at::Tensor& mask_bias,
+                         const std::string& stack, int64_t i, int64_t len, bool bidirectional,
+                         at::Tensor& shared) {
+  if (!c.relpos_per_layer && shared.defined()) return shared;
+  const std::string table = c.relpos_per_layer
+                                ? stack + ".layers_" + std::to_string(i) + ".relpos_bias.rel_embedding"
+                                : stack + ".relpos_bias.rel_embedding";
+  at::Tensor bias = mask_bias + RelativePositionBias(p.hooks().Weight(p.GetParam(table)), len, len,
+                                                     bidirectional, c.relative_attention_num_buckets,
+                                                     c.relative_attention_max_distance,
+                                                     ActivationDtype(c.dtype));
+  if (!c.relpos_per_layer) shared = bias;
+  return bias;
+}
+
+// One layer over `inputs`, through Remat unless remat_policy is 'none'.
+at::Tensor ApplyLayer(const T5Config& c, const std::function<at::Tensor(const std::vector<at::Tensor>&)>& layer,
+                      const std::vector<at::Tensor>& inputs, at::Generator* rng) {
+  return c.remat_policy == "none" ? layer(inputs)
+                                  : Remat(layer, inputs, rng, c.remat_policy == "minimal");
+}
+
+// Embed(dtype): jnp.asarray(embedding, dtype)[tokens] (one-hot matmul in
+// t5x), the same values as casting the looked-up rows; then the embedding
+// dropout.
+at::Tensor EmbedTokens(const ParamStore& p, const T5Config& c, const at::Tensor& tokens, bool train,
+                       at::Generator* rng) {
+  const at::Tensor x =
+      p.hooks().Embed(p.GetParam("token_embedder.embedding"), tokens).to(ActivationDtype(c.dtype));
+  return p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng);
+}
 }  // namespace
 
 Transformer::Transformer(T5Config config) : config_(std::move(config)) {
@@ -59,29 +101,16 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
                                bool train, at::Generator* rng) const {
   const T5Config& c = config_;
   const at::ScalarType dt = ActivationDtype(c.dtype);
-  const SublayerSettings s{c.num_heads, &c.mlp_activations, c.dropout_rate,
-                           c.float32_attention_logits, dt, train, rng};
+  const SublayerSettings s = SettingsOf(c, train, rng);
   const int64_t len = tokens.size(1);
   at::Tensor valid = tokens > 0;
   at::Tensor mask = MakeAttentionMask(valid, valid);
   if (segment_ids.defined()) {
     mask = at::logical_and(mask, MakeSegmentMask(segment_ids, segment_ids));
   }
-  // t5x adds the mask bias and the relative position bias in dtype
-  // (combine_biases); attention casts the sum to its logits' dtype.
   const at::Tensor mask_bias = MaskToBias(mask, dt);
-  auto bias_of = [&](const std::string& table) {
-    return mask_bias + RelativePositionBias(p.hooks().Weight(p.GetParam(table)), len, len,
-                                            /*bidirectional=*/true,
-                                            c.relative_attention_num_buckets,
-                                            c.relative_attention_max_distance, dt);
-  };
-  at::Tensor bias;
-  if (!c.relpos_per_layer) bias = bias_of("encoder.relpos_bias.rel_embedding");
-  // Embed(dtype): jnp.asarray(embedding, dtype)[tokens] (one-hot matmul in
-  // t5x), the same values as casting the looked-up rows.
-  at::Tensor x = p.hooks().Embed(p.GetParam("token_embedder.embedding"), tokens).to(dt);
-  x = p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng);
+  at::Tensor shared_bias;
+  at::Tensor x = EmbedTokens(p, c, tokens, train, rng);
   for (int64_t i = 0; i < c.num_encoder_layers; ++i) {
     const std::string pre = "encoder.layers_" + std::to_string(i);
     // inputs: {x, bias}
@@ -91,9 +120,9 @@ at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
                                        pre + ".attention", in[0], at::Tensor(), in[1], s);
       return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
-    if (c.relpos_per_layer) bias = bias_of(pre + ".relpos_bias.rel_embedding");
-    x = c.remat_policy == "none" ? layer({x, bias})
-                                 : Remat(layer, {x, bias}, rng, c.remat_policy == "minimal");
+    const at::Tensor bias =
+        LayerSelfBias(p, c, mask_bias, "encoder", i, len, /*bidirectional=*/true, shared_bias);
+    x = ApplyLayer(c, layer, {x, bias}, rng);
   }
   x = p.hooks().RmsNorm(x, p.GetParam("encoder.encoder_norm.scale"), kEps, dt);
   return p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng,
@@ -109,8 +138,7 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
                                bool train, at::Generator* rng) const {
   const T5Config& c = config_;
   const at::ScalarType dt = ActivationDtype(c.dtype);
-  const SublayerSettings s{c.num_heads, &c.mlp_activations, c.dropout_rate,
-                           c.float32_attention_logits, dt, train, rng};
+  const SublayerSettings s = SettingsOf(c, train, rng);
   const int64_t len = decoder_input_tokens.size(1);
   at::Tensor dec_valid = decoder_target_tokens > 0;
   at::Tensor self_mask = at::logical_and(
@@ -125,18 +153,9 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
         cross_mask, MakeSegmentMask(decoder_segment_ids, encoder_segment_ids));
   }
   const at::Tensor self_mask_bias = MaskToBias(self_mask, dt);
-  auto self_bias_of = [&](const std::string& table) {
-    return self_mask_bias + RelativePositionBias(p.hooks().Weight(p.GetParam(table)), len, len,
-                                                 /*bidirectional=*/false,
-                                                 c.relative_attention_num_buckets,
-                                                 c.relative_attention_max_distance, dt);
-  };
-  at::Tensor self_bias;
-  if (!c.relpos_per_layer) self_bias = self_bias_of("decoder.relpos_bias.rel_embedding");
+  at::Tensor shared_bias;
   at::Tensor cross_bias = MaskToBias(cross_mask, dt);
-  at::Tensor x =
-      p.hooks().Embed(p.GetParam("token_embedder.embedding"), decoder_input_tokens).to(dt);
-  x = p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng);
+  at::Tensor x = EmbedTokens(p, c, decoder_input_tokens, train, rng);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
     const std::string pre = "decoder.layers_" + std::to_string(i);
     // inputs: {x, encoded, self_bias, cross_bias}
@@ -148,10 +167,9 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
                             pre + ".encoder_decoder_attention", h, in[1], in[3], s);
       return MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", h, s);
     };
-    if (c.relpos_per_layer) self_bias = self_bias_of(pre + ".relpos_bias.rel_embedding");
-    const std::vector<at::Tensor> inputs = {x, encoded, self_bias, cross_bias};
-    x = c.remat_policy == "none" ? layer(inputs)
-                                 : Remat(layer, inputs, rng, c.remat_policy == "minimal");
+    const at::Tensor self_bias = LayerSelfBias(p, c, self_mask_bias, "decoder", i, len,
+                                               /*bidirectional=*/false, shared_bias);
+    x = ApplyLayer(c, layer, {x, encoded, self_bias, cross_bias}, rng);
   }
   x = p.hooks().RmsNorm(x, p.GetParam("decoder.decoder_norm.scale"), kEps, dt);
   x = p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng);
