@@ -75,11 +75,11 @@ if [ "${1:-}" = "--test" ]; then
   # gin-config: the oracle of t5xx's gin engine (tests/config/gin_oracle_test.py).
   # moto's S3 server, gcp-storage-emulator and boto3: the object stores the
   # gs:// and s3:// drivers are tested against (tests/storage/).
-  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard, sacrebleu, rouge_score, nltk, scipy, editdistance, gin, moto.server, gcp_storage_emulator, boto3' 2>/dev/null; then
+  if ! "$venv/bin/python3" -c 'import zarr, msgpack, numpy, tensorstore, tensorboard, sacrebleu, rouge_score, nltk, scipy, editdistance, gin, moto.server, gcp_storage_emulator, boto3, gcsfs' 2>/dev/null; then
     echo "[setup] installing test-only Python packages into $venv"
     "$venv/bin/python3" -m pip install -q 'zarr<3' msgpack numpy tensorstore tensorboard \
       sacrebleu rouge-score nltk scipy editdistance gin-config==0.5.0 \
-      'moto[server]==5.2.6' gcp-storage-emulator==2026.7.19 boto3==1.44.18
+      'moto[server]==5.2.6' gcp-storage-emulator==2026.7.19 boto3==1.44.18 gcsfs==2026.10.1
   fi
 fi
 

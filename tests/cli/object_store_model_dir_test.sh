@@ -12,8 +12,9 @@
 # connections dropped mid-body, 503 bursts) the same bytes; a store that
 # goes down for good stops the run with the URL named and the committed
 # checkpoints intact. TensorBoard's own reader (tensorboard, test venv)
-# reads the run's event files from the S3 server. Skips (77) without the
-# venv's servers.
+# reads the run's event files from both servers (s3:// through its boto3
+# file system, gs:// through fsspec's gcsfs). Skips (77) without the venv's
+# servers.
 # Usage: object_store_model_dir_test.sh T5XX
 set -u
 T5XX="$(realpath "$1")"
@@ -150,8 +151,9 @@ rm -rf "$work/left"; fetch s3://t5xx-test/runs/legacy "$work/left"
 check "the bucket: no checkpoint_28 nor its .t5xx-incomplete; checkpoint_32 as it was" \
   bash -c 'test ! -e "$0/checkpoint_28" -a ! -e "$0/checkpoint_28.t5xx-incomplete" -a -f "$0/checkpoint_32/x/0.0"' "$work/left"
 
-# TensorBoard's reader over the S3 server (its boto3 file system).
-S3_ENDPOINT="http://127.0.0.1:$s3" "$py" - s3://t5xx-test/runs/legacy/train 24 >"$work/tb.log" 2>&1 <<'PY'
+# TensorBoard's reader over each server: s3:// through its boto3 file
+# system, gs:// through fsspec (gcsfs, which honours STORAGE_EMULATOR_HOST).
+cat >"$work/tb.py" <<'PY'
 import sys
 from tensorboard.backend.event_processing import event_accumulator
 acc = event_accumulator.EventAccumulator(sys.argv[1], size_guidance={'tensors': 0, 'scalars': 0})
@@ -162,8 +164,11 @@ steps = sorted({e.step for e in acc.Tensors('loss')} if 'loss' in tags['tensors'
 print('loss steps', steps)
 assert steps and steps[-1] == int(sys.argv[2]), steps
 PY
-tb_rc=$?
-show="$work/tb.log" check "TensorBoard reads the run's train summaries from s3:// (to step 24)" test "$tb_rc" = 0
+for url in s3://t5xx-test/runs/legacy/train gs://t5xx-test/runs/legacy/train; do
+  S3_ENDPOINT="http://127.0.0.1:$s3" "$py" "$work/tb.py" "$url" 24 >"$work/tb.log" 2>&1
+  tb_rc=$?
+  show="$work/tb.log" check "TensorBoard reads the run's train summaries from $url (to step 24)" test "$tb_rc" = 0
+done
 
 # Through the fault proxy: the same bytes.
 ps3=$(port)
