@@ -387,6 +387,28 @@ TEST_F(RunLayerTest, PrepareBuildsTheRunAndWritesModelDirLast) {
       << log.str();
 }
 
+TEST_F(RunLayerTest, ReadsSaveBestCheckpointerAndRefusesWhatT5xRefuses) {
+  const std::string cls =
+      "utils.SaveCheckpointConfig.checkpointer_cls = @checkpoints.SaveBestCheckpointer\n";
+  const TrainSetup s = Load("four.txt", cls +
+      "checkpoints.SaveBestCheckpointer.metric_name_to_monitor = "
+      "'inference_eval/wmt_t2t_ende_v003/eval/bleu'\n"
+      "checkpoints.SaveBestCheckpointer.keep_checkpoints_without_metrics = False\n"
+      "checkpoints.SaveBestCheckpointer.force_keep_period = 8\n").setup;
+  ASSERT_TRUE(s.save_best.has_value());
+  EXPECT_EQ(s.save_best->metric_name_to_monitor, "inference_eval/wmt_t2t_ende_v003/eval/bleu");
+  EXPECT_EQ(s.save_best->metric_mode, "max");  // t5x's default
+  EXPECT_FALSE(s.save_best->keep_checkpoints_without_metrics);
+  EXPECT_EQ(s.save_best->force_keep_period, 8);
+  EXPECT_EQ(s.force_keep_period, 8);
+  EXPECT_FALSE(Load("four.txt", "").setup.save_best.has_value());
+  EXPECT_ERROR_CONTAINS(Load("four.txt", cls + "checkpoints.SaveBestCheckpointer.metric_mode = 'avg'\n"),
+                        "metric_mode) = 'avg': must be 'max' or 'min'");
+  EXPECT_ERROR_CONTAINS(
+      Load("four.txt", cls + "checkpoints.SaveBestCheckpointer.metric_name_to_monitor = 'bleu'\n"),
+      "= 'bleu': must be '{run}/{tag}'");
+}
+
 TEST_F(RunLayerTest, ReadsTheCheckpointConfigsAsT5xNamesThem) {
   const LoadedTrainConfig loaded = Load(
       "four.txt",

@@ -144,6 +144,8 @@ struct TrainSetup {
   std::optional<int64_t> keep_dataset_checkpoints;
   std::vector<int64_t> checkpoint_steps;
   std::optional<int64_t> force_keep_period;  // checkpoints.Checkpointer
+  // utils.SaveCheckpointConfig.checkpointer_cls = @checkpoints.SaveBestCheckpointer
+  std::optional<checkpoints::SaveBestConfig> save_best;
   trainer::SaveDType save_dtype = trainer::SaveDType::kFloat32;
   // train.use_orbax: write Orbax's layout (OCDBT + zarr) instead of t5x's
   // legacy one. Reading takes either, whatever this says.

@@ -141,6 +141,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   loop.keep = s.checkpoint_keep;
   loop.keep_dataset_checkpoints = s.keep_dataset_checkpoints;
   loop.force_keep_period = s.force_keep_period;
+  loop.save_best = s.save_best;
   loop.checkpoint_steps = s.checkpoint_steps;
   loop.save_dtype = s.save_dtype;
   loop.scan_layout = s.model.scan_layout();

@@ -6,13 +6,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <optional>
 #include <system_error>
 
+#include "t5xx/util/crc32c.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/files/protobuf_wire.h"
 #include "t5xx/util/system/host_name.h"
@@ -200,6 +204,181 @@ void SummaryWriter::FlushLocked() {
   }
   pending_ = 0;
   last_flush_ = std::chrono::steady_clock::now();
+}
+
+namespace {
+
+// The scalar in a TensorProto: dtype 1, tensor_content 4, float_val 5,
+// double_val 6 (packed or not).
+std::optional<double> TensorScalar(const char* data, size_t size) {
+  WireReader r(data, size);
+  uint64_t dtype = 0;
+  std::vector<double> values;
+  std::string content;
+  while (!r.done()) {
+    int wire = 0;
+    const uint32_t field = r.Tag(&wire);
+    if (field == 1 && wire == 0) {
+      dtype = r.Varint();
+    } else if (field == 4 && wire == 2) {
+      const auto [p, n] = r.Bytes();
+      content.assign(p, n);
+    } else if ((field == 5 && (wire == 2 || wire == 5)) || (field == 6 && wire == 2)) {
+      // float_val (packed, or one unpacked fixed32) / double_val (packed).
+      const int width = field == 5 ? 4 : 8;
+      const auto [p, n] = wire == 2 ? r.Bytes() : r.Fixed32Bytes();
+      for (size_t o = 0; o + width <= n; o += width) {
+        const uint64_t bits = LoadLE(p + o, width);
+        if (width == 4) {
+          float f;
+          const uint32_t b = static_cast<uint32_t>(bits);
+          std::memcpy(&f, &b, 4);
+          values.push_back(f);
+        } else {
+          double d;
+          std::memcpy(&d, &bits, 8);
+          values.push_back(d);
+        }
+      }
+    } else {
+      r.SkipField(wire);
+    }
+  }
+  const int width = dtype == 1 ? 4 : dtype == 2 ? 8 : 0;  // DT_FLOAT, DT_DOUBLE
+  if (width == 0) return std::nullopt;
+  if (values.size() == 1) return values[0];
+  if (values.empty() && content.size() == static_cast<size_t>(width)) {
+    const uint64_t bits = LoadLE(content.data(), width);
+    if (width == 4) {
+      float f;
+      const uint32_t b = static_cast<uint32_t>(bits);
+      std::memcpy(&f, &b, 4);
+      return f;
+    }
+    double d;
+    std::memcpy(&d, &bits, 8);
+    return d;
+  }
+  return std::nullopt;
+}
+
+// Event {step 2, summary 5 {value 1 {tag 1, simple_value 2, tensor 8}}}:
+// the first value when it is a scalar.
+std::optional<FirstScalar> ParseFirstScalar(const std::string& event) {
+  WireReader r(event.data(), event.size());
+  FirstScalar out;
+  std::optional<std::pair<const char*, size_t>> first;
+  while (!r.done()) {
+    int wire = 0;
+    const uint32_t field = r.Tag(&wire);
+    if (field == 2 && wire == 0) {
+      out.step = static_cast<int64_t>(r.Varint());
+    } else if (field == 5 && wire == 2) {
+      const auto [p, n] = r.Bytes();
+      WireReader summary(p, n);
+      while (!summary.done() && !first) {
+        int w = 0;
+        if (summary.Tag(&w) == 1 && w == 2) {
+          first = summary.Bytes();
+        } else {
+          summary.SkipField(w);
+        }
+      }
+    } else {
+      r.SkipField(wire);
+    }
+  }
+  if (!first) return std::nullopt;
+  WireReader v(first->first, first->second);
+  std::optional<double> value;
+  while (!v.done()) {
+    int wire = 0;
+    const uint32_t field = v.Tag(&wire);
+    if (field == 1 && wire == 2) {
+      const auto [p, n] = v.Bytes();
+      out.tag.assign(p, n);
+    } else if (field == 2 && wire == 5) {
+      const auto [p, n] = v.Fixed32Bytes();
+      float f;
+      const uint32_t b = static_cast<uint32_t>(LoadLE(p, 4));
+      std::memcpy(&f, &b, 4);
+      value = f;
+    } else if (field == 8 && wire == 2) {
+      const auto [p, n] = v.Bytes();
+      if (!value) value = TensorScalar(p, n);
+    } else {
+      v.SkipField(wire);
+    }
+  }
+  if (!value) return std::nullopt;
+  out.value = *value;
+  return out;
+}
+
+}  // namespace
+
+std::vector<FirstScalar> ReadFirstScalars(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  T5XX_CHECK(in.good(), "cannot open the event file " + path);
+  std::vector<FirstScalar> out;
+  char header[kTFRecordHeaderSize];
+  while (in.read(header, sizeof header)) {
+    const uint64_t length = LoadLE(header, 8);
+    if (MaskedCrc32c(header, 8) != static_cast<uint32_t>(LoadLE(header + 8, 4)) ||
+        length > (uint64_t{1} << 31)) {
+      break;
+    }
+    std::string data(length, '\0');
+    char footer[kTFRecordFooterSize];
+    if (!in.read(data.data(), static_cast<std::streamsize>(length)) || !in.read(footer, sizeof footer) ||
+        MaskedCrc32c(data.data(), data.size()) != static_cast<uint32_t>(LoadLE(footer, 4))) {
+      break;
+    }
+    try {
+      if (std::optional<FirstScalar> e = ParseFirstScalar(data)) out.push_back(std::move(*e));
+    } catch (const WireFormatError&) {
+      break;  // not an Event: as corrupt
+    }
+  }
+  return out;
+}
+
+std::map<int64_t, double> MetricsForSteps(const std::string& model_dir,
+                                          const std::string& metric_name,
+                                          const std::set<int64_t>& steps) {
+  namespace fs = std::filesystem;
+  std::map<int64_t, double> out;
+  std::error_code ec;
+  if (!fs::is_directory(model_dir, ec)) return out;
+  // Directories top-down in name order (t5x: io_wrapper.GetLogdirSubdirectories).
+  std::vector<fs::path> queue = {fs::path(model_dir)};
+  for (size_t i = 0; i < queue.size(); ++i) {
+    std::vector<fs::path> subdirs, events;
+    for (fs::directory_iterator it(queue[i], ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_directory(ec)) {
+        subdirs.push_back(it->path());
+      } else if (it->path().filename().string().find("tfevents") != std::string::npos) {
+        events.push_back(it->path());
+      }
+    }
+    std::sort(subdirs.begin(), subdirs.end());
+    queue.insert(queue.begin() + static_cast<std::ptrdiff_t>(i) + 1, subdirs.begin(), subdirs.end());
+    if (events.empty() || i == 0) continue;
+    const std::string run = fs::relative(queue[i], model_dir, ec).generic_string();
+    if (metric_name.size() <= run.size() + 1 || metric_name.compare(0, run.size(), run) != 0 ||
+        metric_name[run.size()] != '/') {
+      continue;
+    }
+    const std::string tag = metric_name.substr(run.size() + 1);
+    std::sort(events.begin(), events.end());
+    for (const fs::path& f : events) {
+      for (const FirstScalar& e : ReadFirstScalars(f.string())) {
+        if (steps.count(e.step) != 0 && e.tag == tag) out[e.step] = e.value;
+      }
+    }
+    return out;
+  }
+  return out;
 }
 
 }  // namespace t5xx::trainer

@@ -68,12 +68,15 @@
 // Framework-free: no libtorch.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <chrono>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "t5xx/util/files/record_frame.h"  // TFRecordFrame, the frame of each event
 
@@ -147,5 +150,34 @@ class SummaryWriter {
   int pending_ = 0;
   std::chrono::steady_clock::time_point last_flush_;
 };
+
+// Reading back (t5x's SaveBestCheckpointer reads the run's summaries).
+
+// One event's first summary value when it is a scalar.
+struct FirstScalar {
+  int64_t step = 0;
+  std::string tag;
+  double value = 0;
+};
+
+// The events of the event file `path`, in file order, whose summary's first
+// value is a scalar: a simple_value, or a DT_FLOAT / DT_DOUBLE tensor of one
+// element (what tf.summary.scalar and clu write). Reading stops at a
+// truncated or corrupt record, as TensorBoard's reader does (a file still
+// being written ends in a partial record). Throws t5xx::Error naming the
+// path when it cannot be opened.
+std::vector<FirstScalar> ReadFirstScalars(const std::string& path);
+
+// t5x's checkpoints.populate_metrics_for_steps: the values of metric
+// `metric_name` ('{run}/{tag}') at `steps`, read from the event files under
+// `model_dir`. The run is the first directory holding event files (names
+// containing "tfevents"), walking top-down in name order, whose path
+// relative to model_dir is a leading part of metric_name split at '/'; the
+// tag is the rest. Its event files are read in name order; an event counts
+// when its step is in `steps` and its first value has the tag (a later one
+// overwrites an earlier). Empty when no run or value matches.
+std::map<int64_t, double> MetricsForSteps(const std::string& model_dir,
+                                          const std::string& metric_name,
+                                          const std::set<int64_t>& steps);
 
 }  // namespace t5xx::trainer

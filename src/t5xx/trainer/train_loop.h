@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "t5xx/checkpoints/save_best.h"
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/trainer/gin_markdown.h"
 #include "t5xx/trainer/train_actions.h"
@@ -76,6 +77,10 @@ struct TrainLoopConfig {
   // checkpoints.Checkpointer.force_keep_period: `keep` never deletes a
   // checkpoint whose step is a multiple of it.
   std::optional<int64_t> force_keep_period;
+  // checkpoints.SaveBestCheckpointer (utils.SaveCheckpointConfig.
+  // checkpointer_cls): `keep` keeps the best by a metric of the run's
+  // summaries in model_dir, and the newest (save_best.h).
+  std::optional<checkpoints::SaveBestConfig> save_best;
   // utils.SaveCheckpointConfig.checkpoint_steps: also save after these steps.
   std::vector<int64_t> checkpoint_steps;
   // utils.SaveCheckpointConfig.dtype: the dtype parameters are saved in.

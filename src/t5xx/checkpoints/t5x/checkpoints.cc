@@ -452,12 +452,18 @@ std::vector<std::string> ApplyRetention(const std::string& model_dir,
                                         const RetentionPolicy& policy) {
   std::vector<std::string> deleted;
   std::vector<int64_t> steps = ListCheckpointSteps(model_dir);
-  if (policy.keep && static_cast<int64_t>(steps.size()) > *policy.keep) {
+  std::vector<int64_t> candidates;
+  if (policy.choose_removals) {
+    candidates = policy.choose_removals(steps);
+  } else if (policy.keep && static_cast<int64_t>(steps.size()) > *policy.keep) {
     // Candidates: all but the newest `keep`, minus those force_keep_period
     // protects (t5x's _filter_out_force_keep_period_steps).
-    std::vector<int64_t> candidates(steps.begin(), steps.end() - *policy.keep);
+    for (auto it = steps.begin(); it != steps.end() - *policy.keep; ++it) {
+      if (!policy.force_keep_period || *it % *policy.force_keep_period != 0) candidates.push_back(*it);
+    }
+  }
+  if (!candidates.empty()) {
     for (int64_t s : candidates) {
-      if (policy.force_keep_period && s % *policy.force_keep_period == 0) continue;
       const fs::path dir = CheckpointDir(model_dir, s);
       const fs::path doomed = dir.string() + ".tmp-delete";
       std::error_code ec;
@@ -466,7 +472,8 @@ std::vector<std::string> ApplyRetention(const std::string& model_dir,
       if (!ec) fs::remove_all(doomed, ec);
       if (ec) {
         throw Error("cannot delete the old checkpoint " + dir.string() +
-                    " (utils.SaveCheckpointConfig.keep = " + std::to_string(*policy.keep) +
+                    " (utils.SaveCheckpointConfig.keep = " +
+                    (policy.keep ? std::to_string(*policy.keep) : std::string("None")) +
                     "): " + ec.message());
       }
       deleted.push_back(dir.string());

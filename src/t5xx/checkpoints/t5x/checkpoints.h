@@ -44,6 +44,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -214,6 +215,10 @@ struct RetentionPolicy {
   std::optional<int64_t> keep;                      // newest N; None = all
   std::optional<int64_t> keep_dataset_checkpoints;  // newest N dataset states
   std::optional<int64_t> force_keep_period;         // never delete step % k == 0
+  // When set (t5x's SaveBestCheckpointer, save_best.h), the steps to
+  // delete of the checkpoints' steps (ascending), instead of the oldest
+  // beyond `keep`.
+  std::function<std::vector<int64_t>(const std::vector<int64_t>& steps)> choose_removals;
 };
 
 // Applies `policy` to model_dir: deletes the oldest checkpoints beyond

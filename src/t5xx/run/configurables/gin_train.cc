@@ -29,6 +29,7 @@ constexpr char kAxisRules[] = "t5x.partitioning.standard_logical_axis_rules";
 constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
 constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
 constexpr char kCheckpointer[] = "t5x.checkpoints.Checkpointer";
+constexpr char kSaveBest[] = "t5x.checkpoints.SaveBestCheckpointer";
 constexpr char kOrbaxManager[] = "t5x.checkpoints.OrbaxCheckpointManagerInterface";
 constexpr char kEarlyStopping[] = "t5x.trainer.EarlyStoppingAction";
 constexpr char kTerminateOnNan[] = "t5x.trainer.TerminateOnNanAction";
@@ -103,6 +104,36 @@ std::string ReadCheckpointerCls(gin::Config& c, const char* configurable,
   const Value cls = c.Query(configurable, "checkpointer_cls", scope);
   if (cls.is_none()) return scope;
   return gin::ExpectReference(cls, kCheckpointer, /*evaluated=*/false, scope);
+}
+
+// utils.SaveCheckpointConfig.checkpointer_cls: Checkpointer, or
+// SaveBestCheckpointer with its metric settings (into s.save_best).
+void ReadSaveCheckpointerCls(gin::Config& c, const std::string& ss, TrainSetup& s) {
+  const Value cls = c.Query(kSaveConfig, "checkpointer_cls", ss);
+  if (!cls.is_none() && cls.kind() == Value::Kind::kReference && cls.reference_name() == kSaveBest) {
+    const std::string scope = gin::ExpectReference(cls, kSaveBest, /*evaluated=*/false, ss);
+    auto q = [&](const char* p) { return c.Query(kSaveBest, p, scope); };
+    checkpoints::SaveBestConfig b;
+    b.metric_name_to_monitor = q("metric_name_to_monitor").AsString();
+    const Value mode = q("metric_mode");
+    b.metric_mode = mode.AsString();
+    T5XX_CHECK(b.metric_mode == "max" || b.metric_mode == "min",
+               gin::Where(mode) + " = " + mode.ToGinString() +
+                   ": must be 'max' or 'min' (t5x raises ValueError: Unsupported `metric_mode`)");
+    const Value name = q("metric_name_to_monitor");
+    T5XX_CHECK(b.metric_name_to_monitor.find('/') != std::string::npos,
+               gin::Where(name) + " = " + name.ToGinString() +
+                   ": must be '{run}/{tag}', e.g. 'train/loss' or "
+                   "'inference_eval/<task>/eval/<metric>' (t5x reads the run's TensorBoard summaries)");
+    b.keep_checkpoints_without_metrics = q("keep_checkpoints_without_metrics").AsBool();
+    b.force_keep_period = gin::NoneOrAtLeast(q("force_keep_period"), 1);
+    s.force_keep_period = b.force_keep_period;
+    s.save_best = b;
+    return;
+  }
+  const std::string cls_scope = ReadCheckpointerCls(c, kSaveConfig, ss);
+  s.force_keep_period =
+      gin::NoneOrAtLeast(c.Query(kCheckpointer, "force_keep_period", cls_scope), 1);
 }
 
 }  // namespace
@@ -233,9 +264,7 @@ void ReadCheckpointConfig(gin::Config& c, TrainSetup& s) {
   c.Query(kSaveConfig, "save_dataset", ss).AsBool();
   const Value fns = c.Query(kSaveConfig, "state_transformation_fns", ss);
   gin::Refuse(!fns.is_none() && !fns.AsList().empty(), fns, "remove it");
-  const std::string cls_scope = ReadCheckpointerCls(c, kSaveConfig, ss);
-  s.force_keep_period =
-      gin::NoneOrAtLeast(c.Query(kCheckpointer, "force_keep_period", cls_scope), 1);
+  ReadSaveCheckpointerCls(c, ss, s);
 }
 
 // One of train.actions' @trainer.EarlyStoppingAction() /
@@ -390,6 +419,18 @@ void RegisterTrainConfigurables(gin::Registry& r) {
               {Optional("force_keep_period", T::kOptionalInt, None(),
                         "`keep` never deletes a checkpoint whose step is a multiple of this.")},
               "t5x's legacy checkpointer (the format t5xx writes)."});
+  r.Register({kSaveBest,
+              {Optional("metric_name_to_monitor", T::kString, Value::String("train/accuracy"),
+                        "'{run}/{tag}' of the run's summaries, e.g. "
+                        "'inference_eval/<task>/eval/accuracy'."),
+               Optional("metric_mode", T::kString, Value::String("max"), "'max' or 'min'."),
+               Optional("keep_checkpoints_without_metrics", T::kBool, Value::Bool(true),
+                        "Never delete a checkpoint that has no value of the metric (False: "
+                        "delete those first)."),
+               Optional("force_keep_period", T::kOptionalInt, None(),
+                        "Never delete a checkpoint whose step is a multiple of this.")},
+              "t5x's checkpointer that keeps the `keep` best checkpoints by a metric, and the "
+              "newest."});
   r.Register({kTrainer,
               {Optional("num_microbatches", T::kOptionalInt, None()),
                Required("learning_rate_fn", T::kReference)},
