@@ -337,8 +337,14 @@ void ConfigureLoop(const TrainSetup& s, const ValidatedTrainRun& run,
     out.loop.infer_eval = [infer_evaluator, model = out.model.get(), trainer = out.trainer.get(),
                            model_config = s.model, console = &log,
                            replicas = ReplicasOf(*out.partitioner)](int64_t step) {
-      infer_evaluator->Evaluate(step, *model, trainer->params(), model_config, *console, replicas);
+      return infer_evaluator->Evaluate(step, *model, trainer->params(), model_config, *console,
+                                       replicas);
     };
+  }
+  for (const trainer::ActionConfig& a : out.loop.infer_eval_actions) {
+    trainer::ValidateAction(a, "INFER_EVAL",
+                            infer_evaluator ? infer_evaluator->task_names()
+                                            : std::vector<std::string>());
   }
   out.loop.num_devices = out.partitioner->mesh().size();
   // Each data shard's position is saved with every checkpoint as

@@ -162,6 +162,7 @@ struct TrainSetup {
   // train.actions['TRAIN'] and ['TRAIN_EVAL'].
   std::vector<trainer::ActionConfig> train_actions;
   std::vector<trainer::ActionConfig> train_eval_actions;
+  std::vector<trainer::ActionConfig> infer_eval_actions;
   int64_t random_seed = 0;
 };
 

@@ -151,6 +151,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   loop.use_orbax = s.use_orbax;
   loop.train_actions = s.train_actions;
   loop.train_eval_actions = s.train_eval_actions;
+  loop.infer_eval_actions = s.infer_eval_actions;
   loop.stop_on_nan = !(s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor &&
                        s.optimizer.adafactor.skip_nan_updates);
   loop.num_devices = s.num_partitions;

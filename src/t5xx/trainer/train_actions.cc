@@ -45,12 +45,18 @@ void ValidateAction(const ActionConfig& a, const std::string& mode,
     std::string known;
     for (const auto& t : tasks) known += (known.empty() ? "'" : ", '") + t + "'";
     throw Error(key + " names task '" + a.task + "', but the " + mode + " summaries are " +
-                (tasks.empty() ? std::string("none (train.train_eval_dataset_cfg is None)")
+                (tasks.empty() ? std::string(mode == "INFER_EVAL"
+                                                 ? "none (no inference evaluation)"
+                                                 : "none (train.train_eval_dataset_cfg is None)")
                                : "for " + known) +
                 "; name one of those" +
-                (mode == "TRAIN" ? "" : " or set train.train_eval_dataset_cfg"));
+                (mode == "TRAIN"        ? ""
+                 : mode == "INFER_EVAL" ? " or set train.infer_eval_dataset_cfg"
+                                        : " or set train.train_eval_dataset_cfg"));
   }
-  T5XX_CHECK(IsKnownMetric(a.metric, mode == "TRAIN"),
+  // INFER_EVAL metrics are what the task's metric_fns return: named at the
+  // first evaluation when missing (Action::Run).
+  T5XX_CHECK(mode == "INFER_EVAL" || IsKnownMetric(a.metric, mode == "TRAIN"),
         a.gin_name + ".metric names metric '" + a.metric + "', which the " + mode +
             " summaries do not have; use a t5x metric name such as 'loss', 'accuracy' or "
             "'loss_per_nonpadding_target_token'");

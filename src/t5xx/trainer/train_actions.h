@@ -12,8 +12,9 @@
 namespace t5xx::trainer {
 
 // One of t5x's trainer actions (t5x/trainer.py), run after a train summary
-// (mode TRAIN; metrics keyed by task "train") or after a train-eval
-// (TRAIN_EVAL; keyed by eval task name). Returns true to stop training.
+// (mode TRAIN; metrics keyed by task "train"), after a train-eval
+// (TRAIN_EVAL; keyed by eval task name) or after an inference evaluation
+// (INFER_EVAL; keyed by task, the metric_fns' names: ('task', 'bleu')). Returns true to stop training.
 struct ActionConfig {
   enum class Kind { kEarlyStopping, kTerminateOnNan };
   Kind kind = Kind::kEarlyStopping;
@@ -27,8 +28,9 @@ struct ActionConfig {
 };
 
 // Checks an action's settings against what the run will summarize: its task
-// among `tasks` (the summaries of `mode`, "TRAIN" or "TRAIN_EVAL"), its metric
-// a t5x metric name, mode/patience/atol/rtol valid. Throws t5xx::Error naming
+// among `tasks` (the summaries of `mode`, "TRAIN", "TRAIN_EVAL" or
+// "INFER_EVAL"), its metric a t5x metric name (not for INFER_EVAL, whose
+// metrics are the task's metric_fns'), mode/patience/atol/rtol valid. Throws t5xx::Error naming
 // the gin key.
 void ValidateAction(const ActionConfig& a, const std::string& mode,
                     const std::vector<std::string>& tasks);

@@ -187,7 +187,7 @@ class TrainLoop {
   bool eval_enabled_ = false;
   int64_t eval_period_ = 0, checkpoint_period_ = 0, steps_per_epoch_ = 0, stats_period_ = 0;
   std::vector<std::string> eval_names_;
-  std::vector<Action> train_actions_, eval_actions_;
+  std::vector<Action> train_actions_, eval_actions_, infer_actions_;
   // t5x's MetricsManager("train") and ("training_eval/<task>"): only the
   // chief process writes MODEL_DIR (summaries, checkpoints); the others
   // compute the same global metrics and keep them to themselves.
@@ -225,6 +225,7 @@ void TrainLoop::Plan() {
   stats_period_ = config_.stats_period.value_or(steps_per_epoch_);
   for (const auto& a : config_.train_actions) train_actions_.push_back({a, {}});
   for (const auto& a : config_.train_eval_actions) eval_actions_.push_back({a, {}});
+  for (const auto& a : config_.infer_eval_actions) infer_actions_.push_back({a, {}});
   sharded_saves_ = config_.communicator && config_.communicator->size() > 1;
   several_processes_ = sharded_saves_;
 }
@@ -387,10 +388,15 @@ void TrainLoop::RunTrainEval() {
     stop_training_ = true;
   }
   if (config_.infer_eval) {
+    std::map<std::string, Summary> metrics;
     try {
-      config_.infer_eval(step);
+      metrics = config_.infer_eval(step);
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + SaveAfterError());
+    }
+    // t5x runs INFER_EVAL actions on the evaluator's metrics by task.
+    if (!metrics.empty() && RunActions(infer_actions_, metrics, step, console_, &nan_stop_)) {
+      stop_training_ = true;
     }
   }
 }

@@ -135,11 +135,15 @@ struct TrainLoopConfig {
   bool run_eval_before_training = false;
   // t5x's inference evaluation (train.infer_eval_dataset_cfg): called with
   // the step whenever the train-eval runs (every eval_period, at the end,
-  // and before training with run_eval_before_training), after it; unset =
-  // none. Its errors end the run like a train-eval error.
-  std::function<void(int64_t step)> infer_eval;
+  // and before training with run_eval_before_training), after it; returns
+  // task -> metric -> value for the INFER_EVAL actions; unset = none. Its
+  // errors end the run like a train-eval error.
+  std::function<std::map<std::string, std::map<std::string, double>>(int64_t step)> infer_eval;
   std::vector<ActionConfig> train_actions;       // actions['TRAIN']
   std::vector<ActionConfig> train_eval_actions;  // actions['TRAIN_EVAL']
+  // actions['INFER_EVAL'], run on infer_eval's metrics (their tasks are
+  // checked against the evaluator's before the loop: ValidateAction).
+  std::vector<ActionConfig> infer_eval_actions;
   // Throw t5xx::Error when a train step's loss is NaN or infinite (false
   // when the optimizer skips such updates, Adafactor.skip_nan_updates).
   bool stop_on_nan = true;

@@ -311,11 +311,8 @@ void ReadActions(gin::Config& c, TrainSetup& s) {
     for (const auto& [key, list] : actions.AsDict()) {
       const std::string mode = key.AsString();
       T5XX_CHECK(mode == "TRAIN" || mode == "TRAIN_EVAL" || mode == "INFER_EVAL",
-                 gin::Where(actions) + ": actions keys must be one of 'TRAIN', 'TRAIN_EVAL' "
-                                       "(t5x's ActionMode), got '" + mode + "'");
-      gin::Refuse(mode == "INFER_EVAL", actions,
-                  "t5xx runs actions on train and train-eval summaries; use 'TRAIN' or "
-                  "'TRAIN_EVAL'");
+                 gin::Where(actions) + ": actions keys must be one of 'TRAIN', 'TRAIN_EVAL', "
+                                       "'INFER_EVAL' (t5x's ActionMode), got '" + mode + "'");
       for (const Value& a : list.AsList()) {
         T5XX_CHECK(a.kind() == Value::Kind::kReference && a.reference_evaluated() &&
                        (a.reference_name() == kEarlyStopping ||
@@ -323,16 +320,21 @@ void ReadActions(gin::Config& c, TrainSetup& s) {
                    gin::Where(actions) + ": expected lists of @trainer.EarlyStoppingAction() or "
                                          "@trainer.TerminateOnNanAction(), got " +
                        a.ToGinString());
-        (mode == "TRAIN" ? s.train_actions : s.train_eval_actions).push_back(ReadAction(c, a));
+        (mode == "TRAIN"        ? s.train_actions
+         : mode == "TRAIN_EVAL" ? s.train_eval_actions
+                                : s.infer_eval_actions)
+            .push_back(ReadAction(c, a));
       }
     }
   }
   const Value concurrent = c.Query(kTrain, "concurrent_metrics");
-  T5XX_CHECK(s.train_actions.empty() || !concurrent.AsBool(),
-             gin::Where(concurrent) +
-                 " = True, but actions['TRAIN'] is set: t5x runs TRAIN actions only with "
-                 "concurrent_metrics = False (and otherwise ignores them with a warning); set "
-                 "train.concurrent_metrics = False");
+  for (const auto& [mode, list] : {std::pair{"TRAIN", &s.train_actions},
+                                   std::pair{"INFER_EVAL", &s.infer_eval_actions}}) {
+    T5XX_CHECK(list->empty() || !concurrent.AsBool(),
+               gin::Where(concurrent) + " = True, but actions['" + mode + "'] is set: t5x runs " +
+                   mode + " actions only with concurrent_metrics = False (and otherwise ignores "
+                   "them with a warning); set train.concurrent_metrics = False");
+  }
 }
 
 // The loop's steps and periods, read into `s`.

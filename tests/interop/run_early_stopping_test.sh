@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# train.actions = {'INFER_EVAL': [@trainer.EarlyStoppingAction()]} against
+# t5x's own EarlyStoppingAction: `t5xx train` (T5.1.1 tiny from scratch on
+# the demo translation task, inference evaluation every 2 steps) stops
+# after the evaluation at which t5x's action, fed the run's inference
+# metrics in order (early_stopping_oracle.py), asks to stop, and its last
+# checkpoint is that step's. Usage: run_early_stopping_test.sh T5XX WORK_DIR
+# Skips (77) without t5x's venv or the demo translation data.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/t5x_venv.sh"
+T5XX="$(realpath "$1")"
+work="$2"; rm -rf "$work"; mkdir -p "$work"
+. "$here/../cli/cli_lib.sh"
+demo_corpus_or_exit
+compgen -G "$work/data/freedict_en_de/*validation*" >/dev/null ||
+  { echo "SKIP: the demo translation data was not built (dict-freedict-eng-deu missing?)"; exit 77; }
+task=freedict_en_de_translate
+run="$work/run"
+"$T5XX" train --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/finetune.gin --data_dir="$work/data" \
+  --gin.network.T5Config.vocab_size=1152 --gin.seqio.SentencePieceVocabulary.extra_ids=100 \
+  "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'" \
+  --gin.MODEL_DIR="'$run'" --gin.MIXTURE_OR_TASK_NAME="'$task'" \
+  "--gin.TASK_FEATURE_LENGTHS={'inputs': 24, 'targets': 12}" --gin.TRAIN_STEPS=40 --gin.BATCH_SIZE=8 \
+  --gin.EVAL_PERIOD=2 --gin.EVAL_STEPS=1 --gin.USE_CACHED_TASKS=False --gin.INITIAL_CHECKPOINT_PATH=None \
+  --gin.utils.CheckpointConfig.restore=None --gin.utils.SaveCheckpointConfig.period=2 \
+  --gin.EVALUATOR_NUM_EXAMPLES=16 --gin.RANDOM_SEED=1 --gin.DROPOUT_RATE=0.0 \
+  --gin.utils.create_learning_rate_scheduler.base_learning_rate=0.5 \
+  --gin.train.concurrent_metrics=False "--gin.train.actions={'INFER_EVAL': [@trainer.EarlyStoppingAction()]}" \
+  "--gin.trainer.EarlyStoppingAction.metric=('$task', 'bleu')" \
+  "--gin.trainer.EarlyStoppingAction.mode='max'" --gin.trainer.EarlyStoppingAction.patience=3 \
+  >"$work/train.log" 2>&1
+check "t5xx train with an INFER_EVAL action exits 0" test $? = 0
+"$venv/bin/python3" "$here/early_stopping_oracle.py" "$run/inference_eval/$task-metrics.jsonl" \
+  "$task" bleu max 3 >"$work/oracle.log" 2>"$work/oracle.err"
+rc=$?
+[ "$rc" = 77 ] && { cat "$work/oracle.log"; exit 77; }
+t5x=$(sed -n 's/^stop //p' "$work/oracle.log")
+last=$(ls "$run" | sed -n 's/^checkpoint_\([0-9]*\)$/\1/p' | sort -n | tail -1)
+show="$work/oracle.log $work/oracle.err $work/train.log" \
+  check "t5x's EarlyStoppingAction stops at step [$t5x]; t5xx stopped after step [$last]" \
+  test "$rc" = 0 -a -n "$t5x" -a "$t5x" != none -a "$t5x" = "$last"
+show="$work/train.log" check "the stop is said, naming the action and the metric's history" \
+  grep -q "^\[action\] trainer.EarlyStoppingAction: bleu of task '$task' has not improved for 3 evaluations .* at step $t5x; stopping training" "$work/train.log"
+cat "$work/oracle.log"
+echo "$pass passed, $failures failed"
+[ "$failures" = 0 ]
