@@ -43,6 +43,11 @@ expect_error train_actions_need_sync_metrics "set train.concurrent_metrics = Fal
   "$T5XX" train "${demo[@]}" --data_dir="$work/nodata" \
   "--gin_bindings=__main__.train.actions = {'TRAIN': [@trainer.TerminateOnNanAction()]}" \
   --gin.trainer.TerminateOnNanAction.task=train
+expect_error infer_eval_actions_need_sync_metrics "actions['INFER_EVAL'] is set" -- \
+  "$T5XX" train "${demo[@]}" --data_dir="$work/nodata" \
+  "--gin_bindings=__main__.train.actions = {'INFER_EVAL': [@trainer.EarlyStoppingAction()]}" \
+  "--gin_bindings=trainer.EarlyStoppingAction.metric = ('c4_demo_span_corruption', 'bleu')" \
+  --gin.trainer.EarlyStoppingAction.mode="'max'"
 expect_error bad_early_stopping_mode "use 'min' or 'max'" -- \
   "$T5XX" train "${demo[@]}" --data_dir="$work/nodata" \
   "--gin_bindings=__main__.train.actions = {'TRAIN_EVAL': [@trainer.EarlyStoppingAction()]}" \

@@ -42,6 +42,17 @@ show="$work/oracle.log $work/oracle.err $work/train.log" \
   test "$rc" = 0 -a -n "$t5x" -a "$t5x" != none -a "$t5x" = "$last"
 show="$work/train.log" check "the stop is said, naming the action and the metric's history" \
   grep -q "^\[action\] trainer.EarlyStoppingAction: bleu of task '$task' has not improved for 3 evaluations .* at step $t5x; stopping training" "$work/train.log"
+# An action on a task the inference evaluation does not run: named before step 1.
+expect_error infer_eval_action_unknown_task "names task 'no_such_task', but the INFER_EVAL summaries are for '$task'" -- \
+  "$T5XX" train --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/finetune.gin --data_dir="$work/data" \
+  --gin.network.T5Config.vocab_size=1152 --gin.seqio.SentencePieceVocabulary.extra_ids=100 \
+  "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'" \
+  --gin.MODEL_DIR="'$work/bad'" --gin.MIXTURE_OR_TASK_NAME="'$task'" --gin.USE_CACHED_TASKS=False --gin.TRAIN_STEPS=2 \
+  "--gin.TASK_FEATURE_LENGTHS={'inputs': 24, 'targets': 12}" --gin.INITIAL_CHECKPOINT_PATH=None \
+  --gin.utils.CheckpointConfig.restore=None --gin.EVALUATOR_NUM_EXAMPLES=4 \
+  --gin.train.concurrent_metrics=False "--gin.train.actions={'INFER_EVAL': [@trainer.EarlyStoppingAction()]}" \
+  "--gin.trainer.EarlyStoppingAction.metric=('no_such_task', 'bleu')" "--gin.trainer.EarlyStoppingAction.mode='max'"
+check "nothing trained for the refused action" test ! -e "$work/bad/checkpoint_0"
 cat "$work/oracle.log"
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]
