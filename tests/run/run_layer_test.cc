@@ -407,6 +407,8 @@ TEST_F(RunLayerTest, ReadsSaveBestCheckpointerAndRefusesWhatT5xRefuses) {
   EXPECT_ERROR_CONTAINS(
       Load("four.txt", cls + "checkpoints.SaveBestCheckpointer.metric_name_to_monitor = 'bleu'\n"),
       "= 'bleu': must be '{run}/{tag}'");
+  EXPECT_ERROR_CONTAINS(Load("four.txt", cls + "train.use_orbax = True\n"),
+                        "Orbax's CheckpointManager rules, which t5xx does not implement yet");
 }
 
 TEST_F(RunLayerTest, ReadsTheCheckpointConfigsAsT5xNamesThem) {

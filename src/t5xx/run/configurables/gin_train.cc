@@ -112,6 +112,13 @@ void ReadSaveCheckpointerCls(gin::Config& c, const std::string& ss, TrainSetup& 
   const Value cls = c.Query(kSaveConfig, "checkpointer_cls", ss);
   if (!cls.is_none() && cls.kind() == Value::Kind::kReference && cls.reference_name() == kSaveBest) {
     const std::string scope = gin::ExpectReference(cls, kSaveBest, /*evaluated=*/false, ss);
+    // t5x with use_orbax hands these settings to Orbax's CheckpointManager
+    // (utils._get_extra_kwargs), whose rules differ (the newest is not kept
+    // regardless): not implemented, so not silently replaced.
+    gin::Refuse(c.Query(kTrain, "use_orbax").AsBool(), cls,
+                "with train.use_orbax = True t5x keeps the best checkpoints by Orbax's "
+                "CheckpointManager rules, which t5xx does not implement yet; use the legacy "
+                "layout (train.use_orbax = False) or drop checkpointer_cls");
     auto q = [&](const char* p) { return c.Query(kSaveBest, p, scope); };
     checkpoints::SaveBestConfig b;
     b.metric_name_to_monitor = q("metric_name_to_monitor").AsString();
