@@ -6,13 +6,7 @@
 # metrics in order (early_stopping_oracle.py), asks to stop, and its last
 # checkpoint is that step's. Usage: run_early_stopping_test.sh T5XX WORK_DIR
 # Skips (77) without t5x's venv or the demo translation data.
-set -uo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-. "$here/t5x_venv.sh"
-T5XX="$(realpath "$1")"
-work="$2"; rm -rf "$work"; mkdir -p "$work"
-. "$here/../cli/cli_lib.sh"
-demo_corpus_or_exit
+. "$(dirname "$0")/t5x_train_lib.sh"
 compgen -G "$work/data/freedict_en_de/*validation*" >/dev/null ||
   { echo "SKIP: the demo translation data was not built (dict-freedict-eng-deu missing?)"; exit 77; }
 task=freedict_en_de_translate

@@ -8,13 +8,7 @@
 # stays), train/loss 'max' without it and with force_keep_period, and a
 # restart between saves. Usage: run_save_best_test.sh T5XX WORK_DIR
 # Skips (77) without t5x's venv (scripts/setup_t5x_interop.sh).
-set -uo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-. "$here/t5x_venv.sh"
-T5XX="$(realpath "$1")"
-work="$2"; rm -rf "$work"; mkdir -p "$work"
-. "$here/../cli/cli_lib.sh"
-demo_corpus_or_exit
+. "$(dirname "$0")/t5x_train_lib.sh"
 base=(--gin_file=examples/t5_1_1_tiny_demo.gin --data_dir="$work/data" --gin.BATCH_SIZE=2
       "--gin.TASK_FEATURE_LENGTHS={'inputs': 32, 'targets': 8}" --gin.network.T5Config.vocab_size=1152
       --gin.train.train_eval_dataset_cfg=None --gin.train.infer_eval_dataset_cfg=None
