@@ -305,5 +305,36 @@ expect_config_error chain_not_reference "expected a list of optax transformation
 expect_config_error chain_unsupported "t5xx supports @optax.adam(), @optax.adamw(), @optax.lion(), @optax.sgd(), @optax.rmsprop(), @optax.adagrad(), @optax.lamb(), @optax.clip(), @optax.clip_by_global_norm(), @optax.add_decayed_weights(), @optax.scale_by_schedule(), @optax.scale() in optimizers.chain, got @t5x.optimizers.adamw" -- \
   "${chain[@]}" "--gin.optimizers.chain.transformations=[@optimizers.adamw()]"
 
+# --- MultiOptimizer (t5x's, with prompt-tuning's match_any filter, as its
+# gins bind it): only the decoder trains; the rest stays bitwise as
+# initialised and has no optimizer state.
+cat >"$work/multi.gin" <<'GIN'
+from flax import traverse_util
+from t5x import optimizers as optim
+from t5x import adafactor
+from prompt_tuning.train import utils as prompt_utils
+OPTIMIZER = @optim.MultiOptimizer()
+optim.MultiOptimizer:
+  traversals_and_optimizers = ((@traverse_util.ModelParamTraversal(), @adafactor.Adafactor()),)
+traverse_util.ModelParamTraversal:
+  filter_fn = @prompt_utils.match_any()
+prompt_utils.match_any.regexes = [".*/decoder/.*"]
+GIN
+multi=("${stock[@]}" --gin_file="$work/multi.gin" --gin.MODEL_DIR="'$work/multi'" --gin.TRAIN_STEPS=3
+       --gin.BATCH_SIZE=2 --gin.utils.SaveCheckpointConfig.period=3 --gin.train.eval_period=3
+       --gin.train.infer_eval_dataset_cfg=None --gin.train.train_eval_dataset_cfg=None)
+"$T5XX" train "${multi[@]}" >"$work/multi.log" 2>&1
+show="$work/multi.log" check "train with optimizers.MultiOptimizer exits 0" test $? = 0
+c0="$work/multi/checkpoint_0" c3="$work/multi/checkpoint_3"
+check "MultiOptimizer: the encoder and embedding stay bitwise, the decoder trains" bash -c '
+  for a in "$0"/target.encoder.* "$0"/target.token_embedder.*; do
+    diff -rq "$a" "$1/$(basename "$a")" >/dev/null || { echo "changed: $a"; exit 1; }; done
+  for a in "$0"/target.decoder.layers_0.mlp.wi_0.kernel; do
+    ! diff -rq "$a" "$1/$(basename "$a")" >/dev/null || { echo "frozen: $a"; exit 1; }; done' "$c0" "$c3"
+check "MultiOptimizer: optimizer state only for the decoder" bash -c '
+  ls "$0" | grep -q "^state.param_states.decoder\." && ! ls "$0" | grep -q "^state.param_states.\(encoder\|token_embedder\)"' "$c3"
+expect_error multi_selects_nothing "the regexes ['.*/promt/.*'] select no parameter" -- \
+  "$T5XX" train "${multi[@]}" --gin.MODEL_DIR="'$work/multi_bad'" "--gin.prompt_utils.match_any.regexes=['.*/promt/.*']"
+
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

@@ -82,6 +82,8 @@ class ParamStore {
   // (its tensors are then this process's pieces).
   const ShardingHooks& hooks() const { return hooks_ ? *hooks_ : SingleDeviceHooks(); }
   void set_hooks(std::shared_ptr<const ShardingHooks> hooks) { hooks_ = std::move(hooks); }
+  // The installed hooks (null: single-device), to share with another store.
+  const std::shared_ptr<const ShardingHooks>& hooks_ptr() const { return hooks_; }
 
  private:
   std::vector<Param> params_;

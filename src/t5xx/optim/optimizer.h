@@ -101,6 +101,10 @@ class Optimizer {
   void set_scanned_layers(ScannedLayers layers) { scanned_ = std::move(layers); }
 
  protected:
+  // Sets another optimizer's step (a MultiOptimizer's sub-optimizers share
+  // its step).
+  static void SetStep(Optimizer& o, int64_t step) { o.step_ = step; }
+
   std::optional<ScannedLayers> scanned_;
   int64_t step_ = 0;
   bool initialized_ = false;

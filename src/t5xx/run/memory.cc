@@ -16,12 +16,17 @@
 namespace t5xx::run {
 namespace {
 
-models::OptimizerSlots SlotsOf(const TrainSetup& s) {
+models::OptimizerSlots SlotsOf(const optim::OptimizerConfig& o) {
   models::OptimizerSlots slots;
-  if (s.optimizer.kind == optim::OptimizerConfig::Kind::kAdafactor) {
-    slots.factored = s.optimizer.adafactor.factored;
-    slots.min_dim_size_to_factor = s.optimizer.adafactor.min_dim_size_to_factor;
-    slots.momentum = s.optimizer.adafactor.beta1.has_value();
+  // MultiOptimizer: planned as its first optimizer over every parameter (an
+  // upper bound: frozen parameters have no state).
+  if (o.kind == optim::OptimizerConfig::Kind::kMulti && !o.multi.empty()) {
+    return SlotsOf(o.multi.front().optimizer);
+  }
+  if (o.kind == optim::OptimizerConfig::Kind::kAdafactor) {
+    slots.factored = o.adafactor.factored;
+    slots.min_dim_size_to_factor = o.adafactor.min_dim_size_to_factor;
+    slots.momentum = o.adafactor.beta1.has_value();
   } else {
     slots.kind = models::OptimizerSlots::Kind::kAdamW;
   }
@@ -118,7 +123,7 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
       replicated_over_data += piece;
     }
   }
-  models::SetStateBytes(shapes, SlotsOf(s), s.save_checkpoints, plan, boxes);
+  models::SetStateBytes(shapes, SlotsOf(s.optimizer), s.save_checkpoints, plan, boxes);
   plan.runtime = models::kRuntimeBytes;
   plan.startup_transient = models::SaturatingBytes(
       std::max(largest_split, static_cast<double>(models::kPeakMeasurementBytes)));
@@ -278,7 +283,7 @@ std::optional<std::string> MemoryProblemBeforeAllocation(
              ? models::EncoderDecoderForwardFlops(s.model.t5_config, 1, 1)
              : models::DecoderOnlyForwardFlops(s.model.decoder_only_config, 1)) /
         2;
-    models::SetStateBytes({{models::SaturatingBytes(param_elements)}}, SlotsOf(s),
+    models::SetStateBytes({{models::SaturatingBytes(param_elements)}}, SlotsOf(s.optimizer),
                           s.save_checkpoints, plan);
     plan.runtime = models::kRuntimeBytes;
     plan.activations = ActivationBytes(s, model, s.train_dataset.batch_size / mesh.data, {});

@@ -20,6 +20,9 @@ namespace {
 using gin::Value;
 
 constexpr char kAdafactor[] = "t5x.adafactor.Adafactor";
+constexpr char kMultiOptimizer[] = "t5x.optimizers.MultiOptimizer";
+constexpr char kParamTraversal[] = "flax.traverse_util.ModelParamTraversal";
+constexpr char kMatchAny[] = "prompt_tuning.train.utils.match_any";
 constexpr char kFactorRules[] = "t5x.adafactor.standard_logical_factor_rules";
 
 std::optional<double> OptionalFloat(const Value& v) {
@@ -106,6 +109,21 @@ void RegisterOptimizerConfigurables(gin::Registry& r) {
                Optional("skip_nan_updates", T::kOptionalBool, B(false))},
               "The Adafactor optimizer (t5x's own implementation)."});
   r.Register({kFactorRules, {}, "Factorization rules by logical axis name."});
+  r.Register({kMultiOptimizer,
+              {Required("traversals_and_optimizers", T::kAny,
+                        "((@traverse_util.ModelParamTraversal(), @adafactor.Adafactor()), ...): "
+                        "each optimizer updates the parameters its traversal selects; the "
+                        "others are frozen.")},
+              "t5x's MultiOptimizer: optimizers for subsets of the parameters."});
+  r.Register({kParamTraversal,
+              {Required("filter_fn", T::kReference,
+                        "@prompt_utils.match_any() (prompt_tuning.train.utils): the parameters "
+                        "whose flax path ('/encoder/layers_0/mlp/wi/kernel') fully matches one "
+                        "of its regexes.")},
+              "flax's traversal of the model's parameters."});
+  r.Register({kMatchAny,
+              {Required("regexes", T::kList, "e.g. ['.*/prompt/.*']")},
+              "prompt-tuning's filter: a parameter path fully matching any of the regexes."});
   RegisterOptaxConfigurables(r);
   r.Register({kLearningRateScheduler,
               {Optional("factors", T::kString, S("constant * linear_warmup * rsqrt_decay")),
@@ -139,27 +157,64 @@ optim::LearningRateSchedulerConfig ReadLearningRateScheduler(gin::Config& c,
   return lr;
 }
 
-optim::OptimizerConfig ReadOptimizer(gin::Config& c, const std::string& model_name,
-                                     const std::string& model_scope) {
+namespace {
+
+// One optimizer reference (`ref`, called in `outer`): Adafactor, an optax
+// optimizer or chain, or (when `multi_ok`) MultiOptimizer of those.
+optim::OptimizerConfig ReadOptimizerRef(gin::Config& c, const Value& ref, const std::string& outer,
+                                        bool multi_ok) {
   optim::OptimizerConfig o;
-  const Value opt_def = c.Query(model_name, "optimizer_def", model_scope);
-  T5XX_CHECK(opt_def.kind() == Value::Kind::kReference && opt_def.reference_evaluated(),
-             gin::Where(opt_def) + ": expected @adafactor.Adafactor(), @optimizers.chain() or "
-                                   "@optimizers.<name>() (" + optim::optax::SupportedOptaxNames(true) +
-                                   "), got " + opt_def.ToGinString());
-  const std::string scope = gin::CallScope(model_scope, opt_def);
-  const std::string& name = opt_def.reference_name();
+  T5XX_CHECK(ref.kind() == Value::Kind::kReference && ref.reference_evaluated(),
+             gin::Where(ref) + ": expected @adafactor.Adafactor(), @optimizers.chain(), "
+                               "@optimizers.MultiOptimizer() or @optimizers.<name>() (" +
+                 optim::optax::SupportedOptaxNames(true) + "), got " + ref.ToGinString());
+  const std::string scope = gin::CallScope(outer, ref);
+  const std::string& name = ref.reference_name();
   if (name == kAdafactor) {
     o.kind = optim::OptimizerConfig::Kind::kAdafactor;
     o.adafactor = ReadAdafactor(c, scope);
+  } else if (name == kMultiOptimizer && multi_ok) {
+    o.kind = optim::OptimizerConfig::Kind::kMulti;
+    const Value pairs = c.Query(kMultiOptimizer, "traversals_and_optimizers", scope);
+    T5XX_CHECK((pairs.kind() == Value::Kind::kList || pairs.kind() == Value::Kind::kTuple) &&
+                   !pairs.AsList().empty(),
+               gin::Where(pairs) + " = " + pairs.ToGinString() +
+                   ": expected ((@traverse_util.ModelParamTraversal(), @adafactor.Adafactor()), ...)");
+    for (const Value& pair : pairs.AsList()) {
+      T5XX_CHECK((pair.kind() == Value::Kind::kList || pair.kind() == Value::Kind::kTuple) &&
+                     pair.AsList().size() == 2,
+                 gin::Where(pairs) + ": each entry must be a (traversal, optimizer) pair, got " +
+                     pair.ToGinString());
+      const Value& traversal = pair.AsList()[0];
+      const std::string ts = gin::ExpectReference(traversal, kParamTraversal, true, scope);
+      const Value filter = c.Query(kParamTraversal, "filter_fn", ts);
+      const std::string fs = gin::ExpectReference(filter, kMatchAny, true, ts);
+      const Value regexes = c.Query(kMatchAny, "regexes", fs);
+      optim::MultiOptimizerPart part;
+      part.traversal.regexes = gin::StringList(regexes);
+      part.traversal.where = gin::Where(regexes);
+      T5XX_CHECK(!part.traversal.regexes.empty(),
+                 gin::Where(regexes) + " is empty: it would select no parameter");
+      part.optimizer = ReadOptimizerRef(c, pair.AsList()[1], scope, /*multi_ok=*/false);
+      o.multi.push_back(std::move(part));
+    }
   } else if (std::optional<optim::OptaxConfig> optax = ReadOptaxOptimizer(c, name, scope)) {
     o.kind = optim::OptimizerConfig::Kind::kOptax;
     o.optax = std::move(*optax);
   } else {
-    throw Error(gin::Where(opt_def) + ": t5xx supports optimizer_def = @adafactor.Adafactor(), "
-                                      "@optimizers.chain() or @optimizers.<name>() for " +
+    throw Error(gin::Where(ref) + ": t5xx supports @adafactor.Adafactor(), @optimizers.chain(), " +
+                (multi_ok ? "@optimizers.MultiOptimizer() " : "") + "or @optimizers.<name>() for " +
                 optim::optax::SupportedOptaxNames(true) + "; got @" + name);
   }
+  return o;
+}
+
+}  // namespace
+
+optim::OptimizerConfig ReadOptimizer(gin::Config& c, const std::string& model_name,
+                                     const std::string& model_scope) {
+  const Value opt_def = c.Query(model_name, "optimizer_def", model_scope);
+  optim::OptimizerConfig o = ReadOptimizerRef(c, opt_def, model_scope, /*multi_ok=*/true);
   optim::MakeOptimizer(o);  // option checks; errors name the gin keys
   return o;
 }
