@@ -58,6 +58,17 @@ TEST(MemoryPlanTest, DecoderOnlyByHand) {
   // No dim reaches 128: every slot is unfactored -> 3640 elements.
   EXPECT_EQ(plan.optimizer_state, 4 * 3640);
   EXPECT_EQ(plan.checkpoint_copy, 4 * (3640 + 3640));
+  // A MultiOptimizer training only the embedding (800): state for it alone.
+  std::vector<bool> has_state;
+  for (const auto& p : store.params()) {
+    has_state.push_back(p.name.find("embedding") != std::string::npos &&
+                        p.name.find("rel") == std::string::npos);  // not the relpos table
+  }
+  MemoryPlan frozen;
+  SetStateBytes(shapes, OptimizerSlots{}, /*checkpoints=*/true, frozen, {}, has_state);
+  EXPECT_EQ(frozen.parameters, 4 * 3640);
+  EXPECT_EQ(frozen.optimizer_state, 4 * 800);
+  EXPECT_EQ(frozen.checkpoint_copy, 4 * (3640 + 800));
   // Per layer, a=4, L=K=10, E=8, HD=8, H=2, F=16, A=2:
   //   4*10*(32 + 32 + 3*16) + 4*2*10*10 = 4480 + 800 = 5280
   // logits 4*10*100*2 = 8000; backward workspace 5280; per sequence

@@ -106,14 +106,17 @@ int64_t OptimizerSlotElements(const std::vector<int64_t>& shape, const Optimizer
 
 void SetStateBytes(const std::vector<std::vector<int64_t>>& shapes, const OptimizerSlots& slots,
                    bool checkpoints, MemoryPlan& plan,
-                   const std::vector<std::vector<int64_t>>& box_shapes) {
+                   const std::vector<std::vector<int64_t>>& box_shapes,
+                   const std::vector<bool>& has_state) {
   double n = 0, slot = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const std::vector<int64_t>& box = box_shapes.empty() ? shapes[i] : box_shapes.at(i);
     double numel = 1;
     for (int64_t d : box) numel *= static_cast<double>(d);
     n += numel;
-    slot += static_cast<double>(OptimizerSlotElements(shapes[i], slots, box));
+    if (has_state.empty() || has_state.at(i)) {
+      slot += static_cast<double>(OptimizerSlotElements(shapes[i], slots, box));
+    }
   }
   plan.parameters = SaturatingBytes(4 * n);
   plan.gradients = SaturatingBytes(4 * n);

@@ -144,10 +144,12 @@ int64_t DecoderOnlyActivationBytes(const DecoderOnlyConfig& config, int64_t batc
 // Fills parameters, gradients and optimizer_state from the parameters'
 // global `shapes` and this process's `box_shapes` of them (empty: whole),
 // and checkpoint_copy (parameters + optimizer state) when `checkpoints` (the
-// run saves checkpoints).
+// run saves checkpoints). `has_state` (empty: all) says which parameters
+// have optimizer state (a MultiOptimizer's frozen ones have none).
 void SetStateBytes(const std::vector<std::vector<int64_t>>& shapes, const OptimizerSlots& slots,
                    bool checkpoints, MemoryPlan& plan,
-                   const std::vector<std::vector<int64_t>>& box_shapes = {});
+                   const std::vector<std::vector<int64_t>>& box_shapes = {},
+                   const std::vector<bool>& has_state = {});
 
 // Bytes of memory this process may still use: MemAvailable from
 // /proc/meminfo (Linux), or less when a memory cgroup of this process or of

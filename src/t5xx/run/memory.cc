@@ -18,8 +18,8 @@ namespace {
 
 models::OptimizerSlots SlotsOf(const optim::OptimizerConfig& o) {
   models::OptimizerSlots slots;
-  // MultiOptimizer: planned as its first optimizer over every parameter (an
-  // upper bound: frozen parameters have no state).
+  // MultiOptimizer: its parameters planned as its first optimizer's (frozen
+  // ones have none: HasState).
   if (o.kind == optim::OptimizerConfig::Kind::kMulti && !o.multi.empty()) {
     return SlotsOf(o.multi.front().optimizer);
   }
@@ -31,6 +31,16 @@ models::OptimizerSlots SlotsOf(const optim::OptimizerConfig& o) {
     slots.kind = models::OptimizerSlots::Kind::kAdamW;
   }
   return slots;
+}
+
+// Whether parameter `name` has optimizer state: not when a MultiOptimizer's
+// traversals leave it frozen.
+bool HasState(const optim::OptimizerConfig& o, const std::string& name) {
+  if (o.kind != optim::OptimizerConfig::Kind::kMulti) return true;
+  for (const optim::MultiOptimizerPart& part : o.multi) {
+    if (part.traversal.Matches(name)) return true;
+  }
+  return false;
 }
 
 // How the activations are split over 'model' (models::ActivationSplit): an
@@ -98,6 +108,7 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
                               const partitioning::LogicalAxisRules& rules) {
   models::MemoryPlan plan;
   std::vector<std::vector<int64_t>> shapes, boxes;
+  std::vector<bool> has_state;
   std::vector<partitioning::PartitionSpec> mesh_specs;
   double largest_split = 0, roots_gathered = 0, all_gathered = 0, replicated_over_data = 0;
   std::map<std::string, double> gathered_by_layer;  // "decoder.layers_3" -> whole bytes
@@ -107,6 +118,7 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
         partitioning::LocalShardBox(p.shape, spec, mesh, partitioning::MeshCoordinates{}, p.name);
     shapes.push_back(p.shape);
     boxes.push_back(box.shape);
+    has_state.push_back(HasState(s.optimizer, p.name));
     mesh_specs.push_back(spec);
     const double whole = 4 * Numel(p.shape), piece = 4 * Numel(box.shape);
     if (piece < whole) largest_split = std::max(largest_split, whole);
@@ -123,7 +135,7 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
       replicated_over_data += piece;
     }
   }
-  models::SetStateBytes(shapes, SlotsOf(s.optimizer), s.save_checkpoints, plan, boxes);
+  models::SetStateBytes(shapes, SlotsOf(s.optimizer), s.save_checkpoints, plan, boxes, has_state);
   plan.runtime = models::kRuntimeBytes;
   plan.startup_transient = models::SaturatingBytes(
       std::max(largest_split, static_cast<double>(models::kPeakMeasurementBytes)));
