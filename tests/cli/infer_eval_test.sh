@@ -30,6 +30,14 @@ model=(--gin_file=models/t5_1_1/tiny.gin --gin.network.T5Config.vocab_size=1152
        "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'"
        --gin.seqio.SentencePieceVocabulary.extra_ids=100)
 
+# runs/finetune.gin without its inference evaluation: its binding of
+# train.inference_evaluator_cls is a train parameter, used either way.
+t5xx config "${model[@]}" --gin_file=runs/finetune.gin "${D[@]}" --gin.MODEL_DIR="'$work/noie'" \
+  --gin.MIXTURE_OR_TASK_NAME="'$TASK'" "--gin.TASK_FEATURE_LENGTHS=$LENS" --gin.TRAIN_STEPS=2 \
+  --gin.INITIAL_CHECKPOINT_PATH=None --gin.utils.CheckpointConfig.restore=None \
+  --gin.train.infer_eval_dataset_cfg=None >"$work/noie.log" 2>&1
+show="$work/noie.log" check "finetune.gin with train.infer_eval_dataset_cfg=None configures" test $? = 0
+
 # --- train 6 steps (checkpoints at 0, 3, 6), with inference evaluation
 # every 3 steps on 8 validation examples (runs/finetune.gin from scratch:
 # no INITIAL_CHECKPOINT_PATH restore).

@@ -547,6 +547,10 @@ TrainSetup ReadTrainSetup(gin::Config& c) {
     s.train_eval_dataset = ReadDatasetConfig(c, gin::ExpectReference(ev, kDatasetConfig));
   }
   const Value ie = c.Query(kTrain, "infer_eval_dataset_cfg");
+  // A parameter of t5x's train, read (and its binding used) whether or not
+  // there is an inference evaluation.
+  const Value evaluator_cls = c.Query(kTrain, "inference_evaluator_cls");
+  if (ie.is_none()) gin::ExpectReference(evaluator_cls, "seqio.Evaluator", /*evaluated=*/false);
   if (!ie.is_none()) {
     s.infer_eval_dataset =
         ReadDatasetConfig(c, gin::ExpectReference(ie, kDatasetConfig), /*allow_none_lengths=*/true);
