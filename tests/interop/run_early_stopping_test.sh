@@ -47,6 +47,22 @@ expect_error infer_eval_action_unknown_task "names task 'no_such_task', but the 
   --gin.train.concurrent_metrics=False "--gin.train.actions={'INFER_EVAL': [@trainer.EarlyStoppingAction()]}" \
   "--gin.trainer.EarlyStoppingAction.metric=('no_such_task', 'bleu')" "--gin.trainer.EarlyStoppingAction.mode='max'"
 check "nothing trained for the refused action" test ! -e "$work/bad/checkpoint_0"
+bad=("$T5XX" train --gin_file=models/t5_1_1/tiny.gin --gin_file=runs/finetune.gin --data_dir="$work/data"
+     --gin.network.T5Config.vocab_size=1152 --gin.seqio.SentencePieceVocabulary.extra_ids=100
+     "--gin.seqio.SentencePieceVocabulary.sentencepiece_model_file='c4_demo/sentencepiece.model'"
+     --gin.MODEL_DIR="'$work/bad'" --gin.MIXTURE_OR_TASK_NAME="'$task'" --gin.USE_CACHED_TASKS=False
+     --gin.TRAIN_STEPS=2 "--gin.TASK_FEATURE_LENGTHS={'inputs': 24, 'targets': 12}"
+     --gin.INITIAL_CHECKPOINT_PATH=None --gin.utils.CheckpointConfig.restore=None
+     --gin.EVALUATOR_NUM_EXAMPLES=4 --gin.train.concurrent_metrics=False)
+# A metric the task's metric_fns do not give, for an action and for
+# SaveBestCheckpointer: named before step 1 with the names there are.
+expect_error infer_eval_action_unknown_metric "metric 'rouge' of task '$task', whose metric_fns give 'bleu', 'sequence_accuracy'" -- \
+  "${bad[@]}" "--gin.train.actions={'INFER_EVAL': [@trainer.EarlyStoppingAction()]}" \
+  "--gin.trainer.EarlyStoppingAction.metric=('$task', 'rouge')" "--gin.trainer.EarlyStoppingAction.mode='max'"
+expect_error save_best_unknown_metric "task '$task' logs 'bleu', 'sequence_accuracy' under 'eval/'" -- \
+  "${bad[@]}" --gin.utils.SaveCheckpointConfig.checkpointer_cls=@checkpoints.SaveBestCheckpointer \
+  "--gin.checkpoints.SaveBestCheckpointer.metric_name_to_monitor='inference_eval/$task/eval/rouge'"
+check "nothing written for the refused metrics" test ! -e "$work/bad"
 cat "$work/oracle.log"
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

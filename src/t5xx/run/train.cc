@@ -341,10 +341,35 @@ void ConfigureLoop(const TrainSetup& s, const ValidatedTrainRun& run,
                                        replicas);
     };
   }
+  // Monitored metrics that the run will never write are named now.
+  std::map<std::string, std::vector<std::string>> infer_metrics;
+  auto metric_names = [&](const std::string& task) -> const std::vector<std::string>& {
+    auto it = infer_metrics.find(task);
+    if (it == infer_metrics.end()) {
+      it = infer_metrics.emplace(task, infer_evaluator->MetricNames(task)).first;
+    }
+    return it->second;
+  };
   for (const trainer::ActionConfig& a : out.loop.infer_eval_actions) {
     trainer::ValidateAction(a, "INFER_EVAL",
                             infer_evaluator ? infer_evaluator->task_names()
                                             : std::vector<std::string>());
+    if (a.kind == trainer::ActionConfig::Kind::kEarlyStopping) {
+      trainer::ValidateInferEvalMetric(a, metric_names(a.task));
+    }
+  }
+  if (out.loop.save_best) {
+    // Metric names only for the task monitored (finding them scores it).
+    std::map<std::string, std::vector<std::string>> by_task;
+    const std::string& monitored = out.loop.save_best->metric_name_to_monitor;
+    for (const std::string& t :
+         infer_evaluator ? infer_evaluator->task_names() : std::vector<std::string>()) {
+      by_task[t] = monitored.rfind("inference_eval/" + t + "/", 0) == 0 ? metric_names(t)
+                                                                         : std::vector<std::string>();
+    }
+    std::vector<std::string> eval_tasks;
+    for (const auto& [name, make] : out.eval_datasets) eval_tasks.push_back(name);
+    trainer::ValidateMonitoredMetric(monitored, eval_tasks, by_task);
   }
   out.loop.num_devices = out.partitioner->mesh().size();
   // Each data shard's position is saved with every checkpoint as

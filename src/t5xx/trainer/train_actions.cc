@@ -71,6 +71,63 @@ void ValidateAction(const ActionConfig& a, const std::string& mode,
   }
 }
 
+namespace {
+
+std::string Quoted(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+void ValidateMonitoredMetric(const std::string& metric, const std::vector<std::string>& eval_tasks,
+                             const std::map<std::string, std::vector<std::string>>& infer_metrics) {
+  const std::string key = "checkpoints.SaveBestCheckpointer.metric_name_to_monitor = '" + metric + "'";
+  auto under = [&](const std::string& prefix) { return metric.rfind(prefix, 0) == 0; };
+  if (under("train/")) {
+    const std::string tag = metric.substr(6);
+    T5XX_CHECK(IsKnownMetric(tag, /*train=*/true),
+               key + ": the train summaries have no '" + tag +
+                   "'; use a t5x metric name such as 'train/loss' or 'train/accuracy'");
+    return;
+  }
+  if (under("training_eval/")) {
+    for (const std::string& t : eval_tasks) {
+      if (!under("training_eval/" + t + "/")) continue;
+      const std::string tag = metric.substr(14 + t.size() + 1);
+      T5XX_CHECK(IsKnownMetric(tag, /*train=*/false),
+                 key + ": the train-eval summaries have no '" + tag + "'; use e.g. 'loss' or 'accuracy'");
+      return;
+    }
+    throw Error(key + ": no train-eval task of this run is named there; the train-eval tasks are " +
+                Quoted(eval_tasks));
+  }
+  if (under("inference_eval/")) {
+    std::vector<std::string> tasks;
+    for (const auto& [t, names] : infer_metrics) {
+      tasks.push_back(t);
+      if (!under("inference_eval/" + t + "/")) continue;
+      const std::string tag = metric.substr(15 + t.size() + 1);
+      T5XX_CHECK(tag.rfind("eval/", 0) == 0 &&
+                     std::find(names.begin(), names.end(), tag.substr(5)) != names.end(),
+                 key + ": task '" + t + "' logs " + Quoted(names) + " under 'eval/' (e.g. '" +
+                     "inference_eval/" + t + "/eval/" + (names.empty() ? "bleu" : names.front()) + "')");
+      return;
+    }
+    throw Error(key + ": no task of the inference evaluation is named there; its tasks are " +
+                Quoted(tasks));
+  }
+  throw Error(key + ": t5xx writes no summaries under that run; monitor 'train/<metric>', "
+                    "'training_eval/<task>/<metric>' or 'inference_eval/<task>/eval/<metric>'");
+}
+
+void ValidateInferEvalMetric(const ActionConfig& a, const std::vector<std::string>& names) {
+  T5XX_CHECK(std::find(names.begin(), names.end(), a.metric) != names.end(),
+             a.gin_name + ".metric names metric '" + a.metric + "' of task '" + a.task +
+                 "', whose metric_fns give " + Quoted(names) + "; name one of those");
+}
+
 // t5x's EarlyStoppingAction.run / TerminateOnNanAction.run.
 bool Action::Run(const std::map<std::string, Summary>& by_task, int64_t step,
                  std::ostream& console) {

@@ -35,6 +35,19 @@ struct ActionConfig {
 void ValidateAction(const ActionConfig& a, const std::string& mode,
                     const std::vector<std::string>& tasks);
 
+// Checks utils.SaveCheckpointConfig's SaveBestCheckpointer metric
+// ('{run}/{tag}') against the summaries the run writes: 'train/<metric>',
+// 'training_eval/<task>/<metric>' (a task of `eval_tasks`) or
+// 'inference_eval/<task>/eval/<metric>' (a task of `infer_metrics`, one of
+// its metric names). Throws t5xx::Error naming
+// checkpoints.SaveBestCheckpointer.metric_name_to_monitor and what exists.
+void ValidateMonitoredMetric(const std::string& metric, const std::vector<std::string>& eval_tasks,
+                             const std::map<std::string, std::vector<std::string>>& infer_metrics);
+
+// An INFER_EVAL action's metric among its task's metric names (the
+// evaluator's): throws t5xx::Error naming the gin key and the names.
+void ValidateInferEvalMetric(const ActionConfig& a, const std::vector<std::string>& names);
+
 // An action with its state (EarlyStoppingAction's metric history).
 struct Action {
   ActionConfig config;

@@ -163,6 +163,19 @@ std::map<std::string, seqio::metrics::Metrics> InferenceEvaluator::Evaluate(
   return all;
 }
 
+std::vector<std::string> InferenceEvaluator::MetricNames(const std::string& task) const {
+  std::vector<std::string> names;
+  for (const TaskData& t : tasks_) {
+    if (t.task->name() != task) continue;
+    std::vector<std::string> targets;
+    for (const seqio::Example& ex : t.examples) targets.push_back(seqio::DecodedTarget(*t.task, ex));
+    for (const auto& [k, v] : seqio::EvaluatePredictions(*t.task, t.examples, targets)) {
+      names.push_back(k);
+    }
+  }
+  return names;
+}
+
 void InferenceEvaluator::Log(int64_t step, const TaskData& t,
                              const seqio::metrics::Metrics& metrics,
                              const std::vector<std::string>& outputs) {

@@ -58,6 +58,10 @@ class InferenceEvaluator {
   std::vector<std::string> task_names() const;
   // Examples of `task` kept for evaluation.
   size_t num_examples(const std::string& task) const;
+  // The names of the metrics Evaluate returns for `task` (its metric_fns'
+  // keys), found by scoring its targets as predictions; empty for a task
+  // it does not evaluate.
+  std::vector<std::string> MetricNames(const std::string& task) const;
 
   // Decodes every task's examples with `model` and `params` (decode settings
   // from `model_config`), computes and logs the metrics at `step`, and
