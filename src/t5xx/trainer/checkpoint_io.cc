@@ -6,10 +6,13 @@
 #include <ctime>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "t5xx/checkpoints/t5x/checkpoints.h"
+#include "t5xx/trainer/summary_writer.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::trainer {
@@ -221,6 +224,23 @@ std::string SaveTrainState(const std::string& model_dir, const models::ParamStor
       SnapshotTrainState(params, optimizer, SaveDType::kFloat32, {}, scan);
   return checkpoints::SaveCheckpoint(model_dir, c.step, checkpoints::ArrayRefs(c.arrays), {},
                                      c.extra_files);
+}
+
+checkpoints::RetentionPolicy RetentionPolicyOf(std::optional<int64_t> keep,
+                                               std::optional<int64_t> keep_dataset_checkpoints,
+                                               std::optional<int64_t> force_keep_period,
+                                               const std::optional<checkpoints::SaveBestConfig>& save_best,
+                                               const std::string& model_dir) {
+  checkpoints::RetentionPolicy p{keep, keep_dataset_checkpoints, force_keep_period, nullptr};
+  if (save_best && keep) {
+    p.choose_removals = [best = *save_best, n = *keep, model_dir](const std::vector<int64_t>& steps) {
+      return checkpoints::SaveBestStepsToRemove(steps, n, best, [&] {
+        return MetricsForSteps(model_dir, best.metric_name_to_monitor,
+                               std::set<int64_t>(steps.begin(), steps.end()));
+      });
+    };
+  }
+  return p;
 }
 
 }  // namespace t5xx::trainer

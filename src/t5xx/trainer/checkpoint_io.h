@@ -16,6 +16,8 @@
 
 #include "t5xx/checkpoints/t5x/scanned_layers.h"
 #include "t5xx/checkpoints/async_checkpointer.h"
+#include "t5xx/checkpoints/save_best.h"
+#include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/models/param_store.h"
 #include "t5xx/optim/optimizer.h"
 #include "t5xx/partitioning/base_partitioner.h"
@@ -67,5 +69,16 @@ checkpoints::PendingCheckpoint SnapshotShardedTrainState(
 std::string SaveTrainState(const std::string& model_dir, const models::ParamStore& params,
                            const optim::Optimizer& optimizer,
                            const std::optional<checkpoints::ScanLayout>& scan = std::nullopt);
+
+// utils.SaveCheckpointConfig's retention: the newest `keep`, or with
+// SaveBestCheckpointer (`save_best`) the best `keep` by the monitored
+// metric in model_dir's summaries (read, as t5x's
+// populate_metrics_for_steps reads them, only when there are more
+// checkpoints than that) plus the newest.
+checkpoints::RetentionPolicy RetentionPolicyOf(std::optional<int64_t> keep,
+                                               std::optional<int64_t> keep_dataset_checkpoints,
+                                               std::optional<int64_t> force_keep_period,
+                                               const std::optional<checkpoints::SaveBestConfig>& save_best,
+                                               const std::string& model_dir);
 
 }  // namespace t5xx::trainer

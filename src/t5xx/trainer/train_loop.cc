@@ -9,7 +9,6 @@
 #include <iomanip>
 #include <limits>
 #include <memory>
-#include <set>
 #include <sstream>
 
 #include "t5xx/checkpoints/t5x/checkpoints.h"
@@ -17,7 +16,6 @@
 #include "t5xx/storage/remote_copy.h"
 #include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/trainer/metrics_writer.h"
-#include "t5xx/trainer/summary_writer.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/system/stop_signals.h"
 
@@ -120,24 +118,6 @@ checkpoints::SaveOptions SaveOptionsOf(const TrainLoopConfig& config) {
   return o;
 }
 
-// utils.SaveCheckpointConfig's retention; with SaveBestCheckpointer the
-// steps to delete are ranked by the monitored metric in model_dir's
-// summaries (t5x's populate_metrics_for_steps), read only when needed.
-checkpoints::RetentionPolicy RetentionOf(const TrainLoopConfig& config) {
-  checkpoints::RetentionPolicy p{config.keep, config.keep_dataset_checkpoints,
-                                 config.force_keep_period, nullptr};
-  if (config.save_best && config.keep) {
-    p.choose_removals = [best = *config.save_best, keep = *config.keep,
-                         dir = config.model_dir](const std::vector<int64_t>& steps) {
-      return checkpoints::SaveBestStepsToRemove(steps, keep, best, [&] {
-        return MetricsForSteps(dir, best.metric_name_to_monitor,
-                               std::set<int64_t>(steps.begin(), steps.end()));
-      });
-    };
-  }
-  return p;
-}
-
 // One run of the loop: t5x's train() from the first step to the last, its
 // writers, checkpointer and stop state. RunTrainLoop's steps are its methods.
 
@@ -152,7 +132,9 @@ class TrainLoop {
         console_(console),
         loop_start_(Clock::now()),
         start_(trainer.step()),
-        checkpointer_(config.model_dir, SaveOptionsOf(config), RetentionOf(config),
+        checkpointer_(config.model_dir, SaveOptionsOf(config),
+                      RetentionPolicyOf(config.keep, config.keep_dataset_checkpoints,
+                                        config.force_keep_period, config.save_best, config.model_dir),
                       config.after_commit) {}
 
   TrainResult Run();
