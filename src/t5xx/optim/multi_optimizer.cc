@@ -13,13 +13,19 @@ std::string FlaxParamPath(const std::string& name) {
   return path;
 }
 
-bool ParamTraversal::Matches(const std::string& name) const {
+std::vector<std::regex> ParamTraversal::Compiled() const {
+  return std::vector<std::regex>(regexes.begin(), regexes.end());
+}
+
+bool ParamTraversal::MatchesAny(const std::vector<std::regex>& compiled, const std::string& name) {
   const std::string path = FlaxParamPath(name);
-  for (const std::string& r : regexes) {
-    if (std::regex_match(path, std::regex(r))) return true;
+  for (const std::regex& r : compiled) {
+    if (std::regex_match(path, r)) return true;
   }
   return false;
 }
+
+bool ParamTraversal::Matches(const std::string& name) const { return MatchesAny(Compiled(), name); }
 
 MultiOptimizer::MultiOptimizer(
     std::vector<std::pair<ParamTraversal, std::unique_ptr<Optimizer>>> traversals_and_optimizers) {
@@ -42,12 +48,14 @@ MultiOptimizer::MultiOptimizer(
 void MultiOptimizer::Init(const models::ParamStore& params) {
   selected_.assign(traversals_.size(), {});
   names_.clear();
+  std::vector<std::vector<std::regex>> compiled;
+  for (const ParamTraversal& t : traversals_) compiled.push_back(t.Compiled());
   const std::vector<models::Param>& ps = params.params();
   for (size_t p = 0; p < ps.size(); ++p) {
     names_.push_back(ps[p].name);
     int owner = -1;
     for (size_t t = 0; t < traversals_.size(); ++t) {
-      if (!traversals_[t].Matches(ps[p].name)) continue;
+      if (!ParamTraversal::MatchesAny(compiled[t], ps[p].name)) continue;
       T5XX_CHECK(owner < 0, "optimizers.MultiOptimizer: parameter " + FlaxParamPath(ps[p].name) +
                                 " is selected by traversals " + std::to_string(owner) + " (" +
                                 traversals_[owner].where + ") and " + std::to_string(t) + " (" +

@@ -29,8 +29,11 @@ namespace t5xx::optim {
 struct ParamTraversal {
   std::vector<std::string> regexes;
   std::string where;
-  // Whether the parameter of dotted name `name` is selected.
+  // Whether the parameter of dotted name `name` is selected (compiles the
+  // regexes; Compiled + MatchesAny to test many names).
   bool Matches(const std::string& name) const;
+  std::vector<std::regex> Compiled() const;
+  static bool MatchesAny(const std::vector<std::regex>& compiled, const std::string& name);
 };
 
 // The flax path of a dotted t5x parameter name: "a.b.c" -> "/a/b/c".

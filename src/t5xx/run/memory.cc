@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <regex>
 #include <stdexcept>
+#include <vector>
 
 #include "t5xx/models/flops.h"
 #include "t5xx/partitioning/communication_plan.h"
@@ -34,11 +36,12 @@ models::OptimizerSlots SlotsOf(const optim::OptimizerConfig& o) {
 }
 
 // Whether parameter `name` has optimizer state: not when a MultiOptimizer's
-// traversals leave it frozen.
-bool HasState(const optim::OptimizerConfig& o, const std::string& name) {
-  if (o.kind != optim::OptimizerConfig::Kind::kMulti) return true;
-  for (const optim::MultiOptimizerPart& part : o.multi) {
-    if (part.traversal.Matches(name)) return true;
+// traversals (empty for other optimizers) leave it frozen.
+// (Compiled once per traversal, reused over the parameters.)
+bool HasState(const std::vector<std::vector<std::regex>>& traversals, const std::string& name) {
+  if (traversals.empty()) return true;  // not a MultiOptimizer
+  for (const auto& t : traversals) {
+    if (optim::ParamTraversal::MatchesAny(t, name)) return true;
   }
   return false;
 }
@@ -109,6 +112,10 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
   models::MemoryPlan plan;
   std::vector<std::vector<int64_t>> shapes, boxes;
   std::vector<bool> has_state;
+  std::vector<std::vector<std::regex>> traversals;
+  for (const optim::MultiOptimizerPart& part : s.optimizer.multi) {
+    traversals.push_back(part.traversal.Compiled());
+  }
   std::vector<partitioning::PartitionSpec> mesh_specs;
   double largest_split = 0, roots_gathered = 0, all_gathered = 0, replicated_over_data = 0;
   std::map<std::string, double> gathered_by_layer;  // "decoder.layers_3" -> whole bytes
@@ -118,7 +125,7 @@ models::MemoryPlan PlanMemory(const TrainSetup& s, const models::BaseTransformer
         partitioning::LocalShardBox(p.shape, spec, mesh, partitioning::MeshCoordinates{}, p.name);
     shapes.push_back(p.shape);
     boxes.push_back(box.shape);
-    has_state.push_back(HasState(s.optimizer, p.name));
+    has_state.push_back(HasState(traversals, p.name));
     mesh_specs.push_back(spec);
     const double whole = 4 * Numel(p.shape), piece = 4 * Numel(box.shape);
     if (piece < whole) largest_split = std::max(largest_split, whole);

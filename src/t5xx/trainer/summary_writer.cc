@@ -208,6 +208,20 @@ void SummaryWriter::FlushLocked() {
 
 namespace {
 
+// The IEEE float (width 4) or double (width 8) stored little-endian at p.
+double LoadLEFloat(const char* p, int width) {
+  const uint64_t bits = LoadLE(p, width);
+  if (width == 4) {
+    float f;
+    const uint32_t b = static_cast<uint32_t>(bits);
+    std::memcpy(&f, &b, 4);
+    return f;
+  }
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+
 // The scalar in a TensorProto: dtype 1, tensor_content 4, float_val 5,
 // double_val 6 (packed or not).
 std::optional<double> TensorScalar(const char* data, size_t size) {
@@ -227,19 +241,7 @@ std::optional<double> TensorScalar(const char* data, size_t size) {
       // float_val (packed, or one unpacked fixed32) / double_val (packed).
       const int width = field == 5 ? 4 : 8;
       const auto [p, n] = wire == 2 ? r.Bytes() : r.Fixed32Bytes();
-      for (size_t o = 0; o + width <= n; o += width) {
-        const uint64_t bits = LoadLE(p + o, width);
-        if (width == 4) {
-          float f;
-          const uint32_t b = static_cast<uint32_t>(bits);
-          std::memcpy(&f, &b, 4);
-          values.push_back(f);
-        } else {
-          double d;
-          std::memcpy(&d, &bits, 8);
-          values.push_back(d);
-        }
-      }
+      for (size_t o = 0; o + width <= n; o += width) values.push_back(LoadLEFloat(p + o, width));
     } else {
       r.SkipField(wire);
     }
@@ -248,16 +250,7 @@ std::optional<double> TensorScalar(const char* data, size_t size) {
   if (width == 0) return std::nullopt;
   if (values.size() == 1) return values[0];
   if (values.empty() && content.size() == static_cast<size_t>(width)) {
-    const uint64_t bits = LoadLE(content.data(), width);
-    if (width == 4) {
-      float f;
-      const uint32_t b = static_cast<uint32_t>(bits);
-      std::memcpy(&f, &b, 4);
-      return f;
-    }
-    double d;
-    std::memcpy(&d, &bits, 8);
-    return d;
+    return LoadLEFloat(content.data(), width);
   }
   return std::nullopt;
 }
@@ -298,11 +291,7 @@ std::optional<FirstScalar> ParseFirstScalar(const std::string& event) {
       const auto [p, n] = v.Bytes();
       out.tag.assign(p, n);
     } else if (field == 2 && wire == 5) {
-      const auto [p, n] = v.Fixed32Bytes();
-      float f;
-      const uint32_t b = static_cast<uint32_t>(LoadLE(p, 4));
-      std::memcpy(&f, &b, 4);
-      value = f;
+      value = LoadLEFloat(v.Fixed32Bytes().first, 4);
     } else if (field == 8 && wire == 2) {
       const auto [p, n] = v.Bytes();
       if (!value) value = TensorScalar(p, n);
