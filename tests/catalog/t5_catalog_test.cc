@@ -113,7 +113,7 @@ TEST(T5Catalog, OutputFeaturesAreT5s) {
       got[k] = {{"add_eos", f.add_eos}, {"required", f.required}};
     }
     EXPECT_EQ(got, want["output_features"]) << name;
-    EXPECT_EQ(task->metric_fns().size(), want["metric_fns"].size()) << name;
+    EXPECT_EQ(task->predict_metric_fns().size(), want["metric_fns"].size()) << name;
     EXPECT_EQ(static_cast<bool>(task->postprocess_fn()), !want["postprocess_fn"].is_null())
         << name;
   }

@@ -292,8 +292,15 @@ int Score(std::map<std::string, std::string>& f, const std::optional<std::string
         "t5xx data score: '" + f["predictions"] + "' has " + std::to_string(predictions.size()) +
             " lines but split '" + split + "' of task '" + r.name + "' has " +
             std::to_string(examples.size()) + " examples; give one prediction per example");
-  const auto metrics = seqio::EvaluatePredictions(*seqio::TaskRegistry::Global().Get(r.name),
-                                                  examples, predictions);
+  const seqio::TaskPtr task = seqio::TaskRegistry::Global().Get(r.name);
+  const auto metrics = seqio::EvaluatePredictions(*task, examples, predictions);
+  if (!task->score_metric_fns().empty()) {
+    std::cerr << "t5xx data score: task '" << r.name << "' also has "
+              << task->score_metric_fns().size()
+              << " score metric_fn(s), which need the model's log-likelihoods, not "
+                 "predictions; `t5xx eval` computes them"
+              << std::endl;
+  }
   nlohmann::json j;
   j["task"] = r.name;
   j["examples"] = examples.size();

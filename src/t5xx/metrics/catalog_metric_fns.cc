@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -301,6 +302,27 @@ std::vector<MetricFn> super_glue_metric(const std::string& name) {
   throw Error("metrics.super_glue_metric: no SuperGLUE task '" + name +
               "' in t5's SUPERGLUE_METRICS (boolq, cb, copa, multirc, record, rte, wic, axb, "
               "axg; t5 scores WSC with the wsc_simple tasks)");
+}
+
+ScoreMetricFn rank_classification(std::optional<int64_t> num_classes,
+                                  bool normalize_by_target_length) {
+  T5XX_CHECK(!num_classes || *num_classes >= 1,
+             "metrics.rank_classification: num_classes is " + std::to_string(*num_classes) +
+                 "; it must be at least 1 (or None for a varying number of choices)");
+  return [num_classes, normalize_by_target_length](const std::vector<PostprocessedValue>& targets,
+                                                   const std::vector<double>& scores) {
+    std::vector<metrics::RankClassificationTarget> rows;
+    rows.reserve(targets.size());
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const auto* t = std::get_if<metrics::RankClassificationTarget>(&targets[i]);
+      if (!t) {
+        WrongKind("rank_classification", i, "target", targets[i],
+                  "the tuples of postprocess_fn=@t5.data.postprocessors.rank_classification");
+      }
+      rows.push_back(*t);
+    }
+    return metrics::rank_classification(rows, scores, num_classes, normalize_by_target_length);
+  };
 }
 
 }  // namespace t5xx::seqio::metric_fns

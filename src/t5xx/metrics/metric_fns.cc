@@ -27,6 +27,9 @@ std::string DescribeValue(const PostprocessedValue& v) {
   if (const auto* t = std::get_if<std::vector<int64_t>>(&v)) {
     return "tuple of " + std::to_string(t->size()) + " ints";
   }
+  if (std::holds_alternative<metrics::RankClassificationTarget>(v)) {
+    return std::string("rank_classification tuple (idx, is_correct, weight, targets length)");
+  }
   const auto& d = std::get<ValueDict>(v);
   std::string keys;
   for (const auto& [k, e] : d.items) keys += (keys.empty() ? "'" : ", '") + k + "'";

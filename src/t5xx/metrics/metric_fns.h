@@ -12,11 +12,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "t5xx/metrics/metrics.h"
+#include "t5xx/metrics/rank_classification.h"
 
 namespace t5xx::seqio {
 
@@ -41,9 +43,11 @@ struct ValueDict {
 // What a postprocess_fn returns (postprocessors.h): Python lets it return
 // anything; t5xx covers what t5's postprocessors and metrics use: a string,
 // an integer class id, a float, a list of reference strings, a list (tuple)
-// of integers, or a dict (ValueDict).
-using PostprocessedValue = std::variant<std::string, int64_t, double, std::vector<std::string>,
-                                        std::vector<int64_t>, ValueDict>;
+// of integers, a dict (ValueDict), or the tuple t5's rank_classification
+// postprocessor makes of a target (metrics::RankClassificationTarget).
+using PostprocessedValue =
+    std::variant<std::string, int64_t, double, std::vector<std::string>, std::vector<int64_t>,
+                 ValueDict, metrics::RankClassificationTarget>;
 
 // A dict entry as a PostprocessedValue (the same alternative).
 PostprocessedValue ToValue(const DictEntry& e);
@@ -58,6 +62,27 @@ std::string DescribeValue(const PostprocessedValue& v);
 using MetricFn = std::function<metrics::Metrics(
     const std::vector<PostprocessedValue>& targets,
     const std::vector<PostprocessedValue>& predictions)>;
+
+// seqio score metric_fn(targets, scores) -> {name: value}: a metric whose
+// Python signature is (targets, scores) gets the postprocessed targets and
+// the model's score of each example (the log-likelihood of its targets,
+// t5x's score_batch), in example order (seqio/metrics.py
+// PassthroughLegacyMetric, ModelOutputType.SCORE). Throws t5xx::Error as
+// MetricFn does.
+using ScoreMetricFn = std::function<metrics::Metrics(
+    const std::vector<PostprocessedValue>& targets, const std::vector<double>& scores)>;
+
+// A task's metric_fns, split as seqio splits them by signature:
+// predict_metric_fns (targets, predictions) and score_metric_fns (targets,
+// scores). Built implicitly from a list of predict metric_fns.
+struct TaskMetricFns {
+  std::vector<MetricFn> predict;
+  std::vector<ScoreMetricFn> score;
+  TaskMetricFns() = default;
+  TaskMetricFns(std::vector<MetricFn> predict_fns)  // NOLINT: implicit on purpose
+      : predict(std::move(predict_fns)) {}
+  bool empty() const { return predict.empty() && score.empty(); }
+};
 
 // t5's metrics (metrics.h) as MetricFns over postprocessed values:
 //  accuracy              strings (exact match) or numbers (equal as doubles)
@@ -165,7 +190,17 @@ MetricFn span_squad();
 // Throws t5xx::Error for another name (Python: KeyError), e.g. "wsc.fixed"
 // (t5's catalog uses wsc_simple tasks instead).
 std::vector<MetricFn> glue_metric(const std::string& name);
+
 std::vector<MetricFn> super_glue_metric(const std::string& name);
+
+// t5 metrics.rank_classification(targets, scores, num_classes=None,
+// normalize_by_target_length=False) as a score metric_fn: targets are the
+// tuples of postprocess_fn=@t5.data.postprocessors.rank_classification
+// (RankClassificationTarget); metrics::rank_classification computes it.
+// Throws t5xx::Error for num_classes < 1 (when made) and a target of
+// another kind (naming the postprocess_fn).
+ScoreMetricFn rank_classification(std::optional<int64_t> num_classes = std::nullopt,
+                                  bool normalize_by_target_length = false);
 }  // namespace metric_fns
 
 }  // namespace t5xx::seqio

@@ -17,8 +17,9 @@
 // matthews_corrcoef, span_squad (catalog_metrics.cc); over dicts and groups
 // (multirc_f1_over_all_answers, all_match, mean_group_metric,
 // deduplicate_metric): metric_fns.h.
-// Not implemented: auc, rank_classification, coqa_f1 (no task of t5's
-// catalog uses them).
+// rank_classification (with sklearn's weighted roc_auc_score and
+// average_precision_score): rank_classification.h.
+// Not implemented: auc, coqa_f1 (no task of t5's catalog uses them).
 #pragma once
 
 #include <cstdint>

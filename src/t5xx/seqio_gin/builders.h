@@ -67,7 +67,14 @@ void RegisterEvaluationConfigurables(gin::Registry& registry);
 // None gives nullptr (the decoded text).
 seqio::PostprocessFn BuildPostprocessor(BuildContext& ctx, const gin::Value& v,
                                         const std::string& outer);
+// A predict metric_fn (targets, predictions); a score metric_fn here is an
+// error naming v's file:line.
 seqio::MetricFn BuildMetric(BuildContext& ctx, const gin::Value& v, const std::string& outer);
+// Whether v names a score metric_fn (targets, scores):
+// t5.evaluation.metrics.rank_classification.
+bool IsScoreMetric(const gin::Value& v);
+seqio::ScoreMetricFn BuildScoreMetric(BuildContext& ctx, const gin::Value& v,
+                                      const std::string& outer);
 
 // Runs `build`, prefixing a t5xx::Error with WhereShort(v) (v's gin
 // file:line), so a builder's error names the binding that caused it.

@@ -23,6 +23,8 @@ constexpr char kSpanQa[] = "t5.data.postprocessors.span_qa";
 constexpr char kMultirc[] = "t5.data.postprocessors.multirc";
 constexpr char kRecord[] = "t5.data.postprocessors.record";
 constexpr char kWscSimple[] = "t5.data.postprocessors.wsc_simple";
+constexpr char kRankPost[] = "t5.data.postprocessors.rank_classification";
+constexpr char kRankMetric[] = "t5.evaluation.metrics.rank_classification";
 constexpr char kMetrics[] = "t5.evaluation.metrics.";
 constexpr char kAccuracy[] = "t5.evaluation.metrics.accuracy";
 constexpr char kSequenceAccuracy[] = "t5.evaluation.metrics.sequence_accuracy";
@@ -54,7 +56,7 @@ seqio::PostprocessFn BuildPostprocessor(BuildContext& ctx, const Value& v,
   const std::string& kind =
       gin::ExpectOneOf(v,
                        {kStringToFloat, kLowerText, kLabelToId, kQa, kSpanQa, kMultirc, kRecord,
-                        kWscSimple},
+                        kWscSimple, kRankPost},
                        "a postprocess_fn");
   const std::string s = gin::CallScope(outer, v);
   gin::Config& c = ctx.config;
@@ -68,12 +70,43 @@ seqio::PostprocessFn BuildPostprocessor(BuildContext& ctx, const Value& v,
     if (kind == kMultirc) return seqio::postprocessors::multirc();
     if (kind == kRecord) return seqio::postprocessors::record();
     if (kind == kWscSimple) return seqio::postprocessors::wsc_simple();
+    if (kind == kRankPost) {
+      const Value keys = c.Query(kind, "passthrough_feature_keys", s);
+      gin::Refuse(!keys.is_none() && !keys.AsList().empty(), keys,
+                  "t5xx's rank_classification targets are the 4-tuples t5's metric reads; "
+                  "remove passthrough_feature_keys");
+      return seqio::postprocessors::rank_classification();
+    }
     return seqio::postprocessors::string_label_to_class_id(
         gin::StringList(c.Query(kind, "label_classes", s)), c.Query(kind, "default", s).AsInt());
   });
 }
 
+bool IsScoreMetric(const Value& v) {
+  return v.kind() == Value::Kind::kReference && v.reference_name() == kRankMetric;
+}
+
+seqio::ScoreMetricFn BuildScoreMetric(BuildContext& ctx, const Value& v,
+                                      const std::string& outer) {
+  gin::ExpectOneOf(v, {kRankMetric}, "a score metric_fn");
+  const std::string s = gin::CallScope(outer, v);
+  gin::Config& c = ctx.config;
+  const Value& n = c.Query(kRankMetric, "num_classes", s);
+  const bool normalize = c.Query(kRankMetric, "normalize_by_target_length", s).AsBool();
+  const Value& idx_len = c.Query(kRankMetric, "idx_len", s);
+  gin::Refuse(idx_len.AsInt() != 2, idx_len,
+              "the rank_classification postprocessor's idx is (input index, choice index); "
+              "remove idx_len or bind 2");
+  return At(n.location().ToString().empty() ? v : n, [&] {
+    return seqio::metric_fns::rank_classification(
+        n.is_none() ? std::nullopt : std::optional<int64_t>(n.AsInt()), normalize);
+  });
+}
+
 seqio::MetricFn BuildMetric(BuildContext& ctx, const Value& v, const std::string& outer) {
+  T5XX_CHECK(!IsScoreMetric(v), gin::WhereShort(v) + ": @" + std::string(kRankMetric) +
+                                    " takes (targets, scores); use it directly in "
+                                    "seqio.Task.metric_fns, not inside another metric");
   const std::string& kind = gin::ExpectOneOf(
       v,
       {kAccuracy, kSequenceAccuracy, kF1Invalid, kMeanF1, kSquad, kTriviaQa, kBleu, kRouge,
@@ -173,6 +206,19 @@ void RegisterEvaluationConfigurables(gin::Registry& r) {
                         "multirc_f1_over_all_answers", "all_match", "span_squad"}) {
     r.Register({std::string(kMetrics) + m, {}, "A t5 evaluation metric."});
   }
+  r.Register({kRankPost,
+              {Optional("passthrough_feature_keys", T::kOptionalList, None(),
+                        "None only: t5xx's targets are t5's 4-tuples.")},
+              "Targets become (idx, is_correct, weight, len(targets)) for the "
+              "rank_classification metric; predictions (scores) pass unchanged."});
+  r.Register({kRankMetric,
+              {Optional("num_classes", T::kOptionalInt, None(),
+                        "Choices per input; None: varying (accuracy only)."),
+               Optional("normalize_by_target_length", T::kBool, B(false),
+                        "Divide each score by its number of target tokens."),
+               Optional("idx_len", T::kInt, I(2), "2 only: (input index, choice index).")},
+              "A score metric_fn: each input's best-scored choice is its prediction; accuracy, "
+              "and f1/auc-roc/auc-pr (2 classes) or mean_<N>class_f1 (more)."});
   r.Register({kSklearn,
               {Required("metric_str", T::kString,
                         "The sklearn.metrics function; t5xx implements 'matthews_corrcoef'."),

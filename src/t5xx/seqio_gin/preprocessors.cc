@@ -59,6 +59,7 @@ gin::ParamType ToParamType(const seqio::ArgSpec& a) {
     case seqio::ArgType::kString: return opt ? P::kOptionalString : P::kString;
     case seqio::ArgType::kStringList: return opt ? P::kOptionalList : P::kList;
     case seqio::ArgType::kStringMap: return opt ? P::kOptionalDict : P::kDict;
+    case seqio::ArgType::kStringOrStringList: return P::kAny;
   }
   return P::kAny;
 }

@@ -115,9 +115,17 @@ seqio::TaskPtr BuildTask(BuildContext& ctx, const Value& v) {
   }
   const Value sbs = c.Query(kTask, "shuffle_buffer_size", s);
   seqio::PostprocessFn post = BuildPostprocessor(ctx, c.Query(kTask, "postprocess_fn", s), s);
-  std::vector<seqio::MetricFn> metric_fns;
+  // seqio splits metric_fns by signature: (targets, scores) are score
+  // metric_fns, the rest predict metric_fns.
+  seqio::TaskMetricFns metric_fns;
   const Value mfs = c.Query(kTask, "metric_fns", s);
-  for (const auto& m : mfs.AsList()) metric_fns.push_back(BuildMetric(ctx, m, s));
+  for (const auto& m : mfs.AsList()) {
+    if (IsScoreMetric(m)) {
+      metric_fns.score.push_back(BuildScoreMetric(ctx, m, s));
+    } else {
+      metric_fns.predict.push_back(BuildMetric(ctx, m, s));
+    }
+  }
   return At(v, [&] {
     return std::make_shared<seqio::Task>(name, std::move(source), std::move(steps),
                                          std::move(features), sbs.is_none() ? 0 : sbs.AsInt(),

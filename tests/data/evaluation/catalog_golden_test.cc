@@ -79,6 +79,9 @@ json ToJson(const PostprocessedValue& v) {
       [](const auto& x) -> json {
         if constexpr (std::is_same_v<std::decay_t<decltype(x)>, ValueDict>) {
           return nullptr;  // handled above
+        } else if constexpr (std::is_same_v<std::decay_t<decltype(x)>,
+                                            metrics::RankClassificationTarget>) {
+          return json::array({x.idx, x.is_correct, x.weight, x.target_length});
         } else {
           return json(x);
         }

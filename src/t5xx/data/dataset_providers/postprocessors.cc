@@ -211,6 +211,44 @@ PostprocessFn multirc() {
   };
 }
 
+PostprocessFn rank_classification() {
+  return [](const std::string& text, const Example& example,
+            bool is_target) -> PostprocessedValue {
+    if (!is_target) return text;
+    const char* who = "t5.data.postprocessors.rank_classification";
+    const std::string why = "the rank_classification preprocessor makes it";
+    metrics::RankClassificationTarget t;
+    auto idx = example.find("idx");
+    const auto* a = idx == example.end() ? nullptr : std::get_if<Array>(&idx->second);
+    if (!a || a->shape.size() != 1 || a->dtype == Array::DType::kFloat32 ||
+        a->dtype == Array::DType::kString) {
+      throw Error(std::string(who) + ": the example has no rank-1 integer feature 'idx'" +
+                  (idx == example.end() ? std::string() : " (it is " + DescribeValue(idx->second) + ")") +
+                  " (" + why + ": [input index, choice index]); keep it in the task's examples");
+    }
+    t.idx = a->ints;
+    t.is_correct = IntFeature(example, "is_correct", who, why) != 0;
+    if (auto w = example.find("weight"); w != example.end()) {
+      const auto* f = std::get_if<Array>(&w->second);
+      if (!f || !f->shape.empty() || f->dtype != Array::DType::kFloat32) {
+        throw Error(std::string(who) + ": the example's 'weight' is " + DescribeValue(w->second) +
+                    "; it must be a float32 scalar (the preprocessor's weight_key feature)");
+      }
+      t.weight = f->floats[0];
+    }
+    auto targets = example.find("targets");
+    if (targets != example.end() && std::holds_alternative<Tokens>(targets->second)) {
+      t.target_length = static_cast<int64_t>(std::get<Tokens>(targets->second).size());
+    } else {
+      throw Error(std::string(who) + ": the example's 'targets' " +
+                  (targets == example.end() ? std::string("is missing")
+                                            : "is " + DescribeValue(targets->second)) +
+                  "; the task must tokenize them (its length is part of the tuple)");
+    }
+    return t;
+  };
+}
+
 PostprocessFn record() {
   return [](const std::string& text, const Example& example,
             bool is_target) -> PostprocessedValue {

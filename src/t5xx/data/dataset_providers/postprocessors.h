@@ -89,6 +89,17 @@ PostprocessFn record();
 // otherwise 0. Throws t5xx::Error when the example lacks the feature used.
 PostprocessFn wsc_simple();
 
+// t5 postprocessors.rank_classification: a target becomes the tuple
+// (example["idx"], example["is_correct"], example.get("weight", 1.0),
+// len(example["targets"])) (metrics::RankClassificationTarget) for the
+// rank_classification score metric; a prediction is returned as it is
+// (t5 returns the score unchanged). In: "idx" a rank-1 integer array,
+// "is_correct" a bool (or integer) scalar, "weight" a float32 scalar when
+// present, "targets" the tokenized targets -- what the
+// rank_classification preprocessor and the task's tokenize step give.
+// Throws t5xx::Error naming the feature when one is missing or another kind.
+PostprocessFn rank_classification();
+
 // glue_utils.get_glue_postprocess_fn(builder_config): what t5's catalog
 // gives the GLUE/SuperGLUE task of TFDS builder config `name`: "stsb" ->
 // string_to_float(); "multirc" -> multirc(); "record" -> record(); any other

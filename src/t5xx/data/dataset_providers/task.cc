@@ -159,7 +159,7 @@ DataSourcePtr CachedSource(const std::string& task, const std::string& dir,
 Task::Task(std::string name, DataSourcePtr source,
            std::vector<Preprocessor> preprocessors,
            OutputFeatures output_features, int64_t shuffle_buffer_size,
-           PostprocessFn postprocess_fn, std::vector<MetricFn> metric_fns,
+           PostprocessFn postprocess_fn, TaskMetricFns metric_fns,
            std::vector<std::string> preprocessor_names,
            std::optional<CacheStep> cache_step)
     : name_(std::move(name)), source_(std::move(source)),

@@ -49,8 +49,10 @@ class Task : public DatasetProvider, public std::enable_shared_from_this<Task> {
   // Throws t5xx::Error if `name` does not match ^[\w.:#]+$ (seqio's rule),
   // `source` is null, or shuffle_buffer_size < 0. shuffle_buffer_size == 0
   // forbids shuffling (seqio's shuffle_buffer_size=None). postprocess_fn
-  // (may be empty: the identity) and metric_fns are seqio's: they score
-  // predictions in EvaluatePredictions (evaluation.h).
+  // (may be empty: the identity) and metric_fns are seqio's: predict
+  // metric_fns score decoded predictions (EvaluatePredictions, evaluation.h),
+  // score metric_fns the model's log-likelihoods of the targets
+  // (EvaluateScores).
   // preprocessor_names: how errors name each step, e.g.
   // "t5.data.preprocessors.span_corruption, bound at tasks.gin:7:5" (empty:
   // "preprocessor <i>"); else as many as preprocessors (t5xx::Error).
@@ -64,7 +66,7 @@ class Task : public DatasetProvider, public std::enable_shared_from_this<Task> {
   Task(std::string name, DataSourcePtr source,
        std::vector<Preprocessor> preprocessors, OutputFeatures output_features,
        int64_t shuffle_buffer_size = 1000, PostprocessFn postprocess_fn = nullptr,
-       std::vector<MetricFn> metric_fns = {},
+       TaskMetricFns metric_fns = {},
        std::vector<std::string> preprocessor_names = {},
        std::optional<CacheStep> cache_step = std::nullopt);
 
@@ -78,7 +80,12 @@ class Task : public DatasetProvider, public std::enable_shared_from_this<Task> {
   std::vector<std::string> splits() const { return source_->splits(); }
   int64_t shuffle_buffer_size() const { return shuffle_buffer_size_; }
   const PostprocessFn& postprocess_fn() const { return postprocess_fn_; }
-  const std::vector<MetricFn>& metric_fns() const { return metric_fns_; }
+  // seqio Task.predict_metric_fns: metrics of (targets, predictions).
+  const std::vector<MetricFn>& predict_metric_fns() const { return metric_fns_.predict; }
+  // seqio Task.score_metric_fns: metrics of (targets, scores).
+  const std::vector<ScoreMetricFn>& score_metric_fns() const { return metric_fns_.score; }
+  // Whether the task has any metric_fn (seqio's Evaluator skips it if not).
+  bool has_metric_fns() const { return !metric_fns_.empty(); }
 
   // seqio Task.supports_caching: the task has a CacheDatasetPlaceholder.
   bool supports_caching() const { return cache_step_.has_value(); }
@@ -178,7 +185,7 @@ class Task : public DatasetProvider, public std::enable_shared_from_this<Task> {
   OutputFeatures output_features_;
   int64_t shuffle_buffer_size_;
   PostprocessFn postprocess_fn_;
-  std::vector<MetricFn> metric_fns_;
+  TaskMetricFns metric_fns_;
   std::vector<std::string> preprocessor_names_;
   std::optional<CacheStep> cache_step_;
 

@@ -28,13 +28,25 @@ std::string DecodedTarget(const Task& task, const Example& example);
 // identity, returning the string, when unset),
 //   targets[i]     = postprocess(DecodedTarget(task, examples[i]), examples[i], true)
 //   predictions[i] = postprocess(predictions[i], examples[i], false)
-// then every metric_fn of the task on (targets, predictions); the results are
-// merged. Throws t5xx::Error naming the task when the task has no metric_fns,
-// the counts differ or are 0, two metric_fns return the same key, or a metric
-// fails (its message is kept).
+// then every predict metric_fn of the task on (targets, predictions); the
+// results are merged. Throws t5xx::Error naming the task when the task has
+// no predict metric_fns, the counts differ or are 0, two metric_fns return
+// the same key, or a metric fails (its message is kept).
 metrics::Metrics EvaluatePredictions(const Task& task,
                                      const std::vector<Example>& examples,
                                      const std::vector<std::string>& predictions);
+
+// seqio Evaluator's score metrics, one task: targets as EvaluatePredictions
+// makes them, then every score metric_fn on (targets, scores) -- scores[i]
+// the model's log-likelihood of examples[i]'s targets (t5x score_batch);
+// merged. Throws t5xx::Error as EvaluatePredictions (no score metric_fns,
+// counts).
+metrics::Metrics EvaluateScores(const Task& task, const std::vector<Example>& examples,
+                                const std::vector<double>& scores);
+
+// Adds `from` to `into`; t5xx::Error naming the task when a key is in both
+// (seqio: "Duplicate metric key").
+void MergeMetrics(const Task& task, const metrics::Metrics& from, metrics::Metrics& into);
 
 // The predictions file of `t5xx data score`: one prediction per line, in
 // example order, plain or gzip (LineReader, file_utils.h: "\n" and "\r\n"

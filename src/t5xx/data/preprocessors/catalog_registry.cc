@@ -11,6 +11,7 @@
 #include "t5xx/data/preprocessors/prefix_lm_objective.h"
 #include "t5xx/data/preprocessors/preprocessor_registry.h"
 #include "t5xx/data/preprocessors/qa_preprocessors.h"
+#include "t5xx/data/preprocessors/rank_classification.h"
 #include "t5xx/data/preprocessors/wsc_preprocessors.h"
 #include "t5xx/util/error.h"
 
@@ -43,6 +44,31 @@ void RegisterT5CatalogPreprocessors(PreprocessorRegistry& r) {
   // GLUE / SuperGLUE (glue itself: preprocessor_registry.cc).
   r.Register(t5 + "stsb", {}, [](const json&) { return StsbPreprocessor(); }, kCatalogPlain);
   r.Register(t5 + "record", {}, [](const json&) { return RecordPreprocessor(); }, kCatalogPlain);
+  // Multiple choice by log-likelihood ranking.
+  r.Register(t5 + "rank_classification_formatter",
+             {{"inputs_formats", ArgType::kStringOrStringList, true},
+              {"targets_formats", ArgType::kStringOrStringList, true},
+              {"mode", ArgType::kString},
+              {"label_key", ArgType::kString},
+              {"weight_key", ArgType::kString, false, true}},
+             [](const json& kw) {
+               auto formats = [](const json& v) {
+                 return v.is_string() ? std::vector<std::string>{v.get<std::string>()}
+                                      : v.get<std::vector<std::string>>();
+               };
+               RankClassificationFormat f;
+               f.inputs_formats = formats(kw.at("inputs_formats"));
+               f.targets_formats = formats(kw.at("targets_formats"));
+               f.mode = CatalogArg<std::string>(kw, "mode", "eval");
+               f.label_key = CatalogArg<std::string>(kw, "label_key", "label");
+               if (kw.contains("weight_key") && !kw["weight_key"].is_null()) {
+                 f.weight_key = kw["weight_key"].get<std::string>();
+               }
+               return RankClassificationFormatterPreprocessor(
+                   std::move(f), kw.at("inputs_formats").is_array(),
+                   kw.at("targets_formats").is_array());
+             },
+             kCatalogPlain);
   // Question answering.
   r.Register(t5 + "squad", {{"include_context", ArgType::kBool}}, [](const json& kw) {
     return SquadPreprocessor(CatalogArg(kw, "include_context", true));

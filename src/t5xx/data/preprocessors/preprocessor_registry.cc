@@ -25,6 +25,7 @@ const char* TypeName(ArgType t) {
     case ArgType::kNumber: return "a number";
     case ArgType::kString: return "a string";
     case ArgType::kStringList: return "a list of strings";
+    case ArgType::kStringOrStringList: return "a string or a list of strings";
     case ArgType::kStringMap: return "an object of strings (or null values)";
   }
   return "?";
@@ -36,6 +37,9 @@ bool HasType(const json& v, ArgType t) {
     case ArgType::kInt: return v.is_number_integer();
     case ArgType::kNumber: return v.is_number();
     case ArgType::kString: return v.is_string();
+    case ArgType::kStringOrStringList:
+      if (v.is_string()) return true;
+      [[fallthrough]];
     case ArgType::kStringList:
       return v.is_array() && std::all_of(v.begin(), v.end(),
                                          [](const json& e) { return e.is_string(); });

@@ -31,6 +31,7 @@ enum class ArgType {
   kNumber,      // JSON integer or float
   kString,
   kStringList,  // array of strings
+  kStringOrStringList,  // a string or an array of strings (Python: str or list)
   kStringMap,   // object of string -> string or null
 };
 
@@ -127,6 +128,9 @@ void RegisterSeqioPreprocessors(PreprocessorRegistry& registry);
 //       correct_referent_only: bool false)
 //   t5.data.preprocessors.wnli_simple (label: str "wsc:")
 //   t5.data.preprocessors.definite_pronoun_resolution_simple (label: str "wsc:")
+//   t5.data.preprocessors.rank_classification_formatter (inputs_formats*:
+//       str|[str], targets_formats*: str|[str], mode: str "eval", label_key:
+//       str "label", weight_key: str|null)
 //   t5.data.preprocessors.targets_for_prefix_lm_objective () [L]
 //   t5.data.preprocessors.pack_prefix_lm_encoder_decoder (pad_id: int 0) [L]
 //   t5.data.preprocessors.pack_prefix_lm_decoder_only (loss_on_targets_only:

@@ -37,6 +37,10 @@ json ValueJson(const seqio::PostprocessedValue& v) {
             out[k] = std::visit([](const auto& y) { return json(y); }, e);
           }
           return out;
+        } else if constexpr (std::is_same_v<std::decay_t<decltype(x)>,
+                                            seqio::metrics::RankClassificationTarget>) {
+          // t5's tuple (idx, is_correct, weight, len(targets)).
+          return json::array({x.idx, x.is_correct, x.weight, x.target_length});
         } else {
           return json(x);
         }
@@ -91,7 +95,7 @@ InferenceEvaluator::InferenceEvaluator(const DatasetConfig& d, const std::string
   for (const seqio::TaskPtr& task : seqio::GetMixtureOrTask(d.mixture_or_task_name)->tasks()) {
     const std::vector<std::string> splits = task->splits();
     if (std::find(splits.begin(), splits.end(), d.split) == splits.end()) continue;
-    if (task->metric_fns().empty()) continue;
+    if (!task->has_metric_fns()) continue;
     TaskData t;
     t.task = task;
     try {
@@ -138,26 +142,41 @@ std::map<std::string, seqio::metrics::Metrics> InferenceEvaluator::Evaluate(
   std::map<std::string, seqio::metrics::Metrics> all;
   for (const TaskData& t : tasks_) {
     const auto t0 = std::chrono::steady_clock::now();
-    // t5x passes PRNGKey(0) to the evaluator's predict_fn.
-    const std::vector<ExampleInference> inferences =
-        InferExamples(model, params, model_config, t.examples, t.lengths, batch_size_,
-                      InferMode::kPredict, /*seed=*/0, replicas);
-    const seqio::VocabularyPtr& vocab = t.task->output_features().at("targets").vocabulary;
-    std::vector<std::string> outputs;
-    outputs.reserve(inferences.size());
-    for (const ExampleInference& e : inferences) outputs.push_back(vocab->Decode(e.tokens));
-    const seqio::metrics::Metrics metrics =
-        seqio::EvaluatePredictions(*t.task, t.examples, outputs);
+    seqio::metrics::Metrics metrics;
+    TaskOutputs out;
+    // seqio's Evaluator: predict metric_fns get the decodes, score
+    // metric_fns the log-likelihoods of the targets (t5x's score_batch).
+    if (!t.task->predict_metric_fns().empty()) {
+      // t5x passes PRNGKey(0) to the evaluator's predict_fn.
+      const std::vector<ExampleInference> inferences =
+          InferExamples(model, params, model_config, t.examples, t.lengths, batch_size_,
+                        InferMode::kPredict, /*seed=*/0, replicas);
+      const seqio::VocabularyPtr& vocab = t.task->output_features().at("targets").vocabulary;
+      out.outputs.reserve(inferences.size());
+      for (const ExampleInference& e : inferences) out.outputs.push_back(vocab->Decode(e.tokens));
+      metrics = seqio::EvaluatePredictions(*t.task, t.examples, out.outputs);
+    }
+    if (!t.task->score_metric_fns().empty()) {
+      const std::vector<ExampleInference> inferences =
+          InferExamples(model, params, model_config, t.examples, t.lengths, batch_size_,
+                        InferMode::kScore, /*seed=*/0, replicas);
+      out.scores.reserve(inferences.size());
+      for (const ExampleInference& e : inferences) out.scores.push_back(e.scores.at(0));
+      seqio::MergeMetrics(*t.task, seqio::EvaluateScores(*t.task, t.examples, out.scores),
+                          metrics);
+    }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (config_.console_logger) {
       console << "[" << scope_ << " " << t.task->name() << "] step " << step;
       for (const auto& [k, v] : metrics) console << " | " << k << " " << v;
-      console << " | " << t.examples.size() << " examples decoded in " << std::fixed
-              << std::setprecision(1) << seconds << " s" << std::defaultfloat
-              << std::setprecision(6) << std::endl;
+      console << " | " << t.examples.size() << " examples "
+              << (out.outputs.empty() ? "scored" : out.scores.empty() ? "decoded"
+                                                                      : "decoded and scored")
+              << " in " << std::fixed << std::setprecision(1) << seconds << " s"
+              << std::defaultfloat << std::setprecision(6) << std::endl;
     }
-    if (write_logs_) Log(step, t, metrics, outputs);
+    if (write_logs_) Log(step, t, metrics, out);
     all[t.task->name()] = metrics;
   }
   return all;
@@ -167,18 +186,28 @@ std::vector<std::string> InferenceEvaluator::MetricNames(const std::string& task
   std::vector<std::string> names;
   for (const TaskData& t : tasks_) {
     if (t.task->name() != task) continue;
-    std::vector<std::string> targets;
-    for (const seqio::Example& ex : t.examples) targets.push_back(seqio::DecodedTarget(*t.task, ex));
-    for (const auto& [k, v] : seqio::EvaluatePredictions(*t.task, t.examples, targets)) {
-      names.push_back(k);
+    seqio::metrics::Metrics m;
+    if (!t.task->predict_metric_fns().empty()) {
+      std::vector<std::string> targets;
+      for (const seqio::Example& ex : t.examples) {
+        targets.push_back(seqio::DecodedTarget(*t.task, ex));
+      }
+      m = seqio::EvaluatePredictions(*t.task, t.examples, targets);
     }
+    if (!t.task->score_metric_fns().empty()) {
+      // Every target scored 0: the keys do not depend on the scores.
+      seqio::MergeMetrics(*t.task,
+                          seqio::EvaluateScores(*t.task, t.examples,
+                                                std::vector<double>(t.examples.size(), 0.0)),
+                          m);
+    }
+    for (const auto& [k, v] : m) names.push_back(k);
   }
   return names;
 }
 
 void InferenceEvaluator::Log(int64_t step, const TaskData& t,
-                             const seqio::metrics::Metrics& metrics,
-                             const std::vector<std::string>& outputs) {
+                             const seqio::metrics::Metrics& metrics, const TaskOutputs& out) {
   const std::string& name = t.task->name();
   std::filesystem::create_directories(log_dir_);
   if (config_.tensorboard_logger) {
@@ -196,9 +225,10 @@ void InferenceEvaluator::Log(int64_t step, const TaskData& t,
       std::filesystem::exists(metrics_path) ? seqio::ReadFileToString(metrics_path) : "";
   seqio::WriteStringToFileAtomic(metrics_path, before + DumpJson(line) + "\n");
   if (config_.json_write_n_results && *config_.json_write_n_results == 0) return;
+  const size_t count = t.examples.size();
   const size_t n = config_.json_write_n_results
-                       ? std::min(outputs.size(), static_cast<size_t>(*config_.json_write_n_results))
-                       : outputs.size();
+                       ? std::min(count, static_cast<size_t>(*config_.json_write_n_results))
+                       : count;
   const seqio::PostprocessFn& post = t.task->postprocess_fn();
   std::string text;
   for (size_t i = 0; i < n; ++i) {
@@ -207,8 +237,11 @@ void InferenceEvaluator::Log(int64_t step, const TaskData& t,
     json j = json::object();
     j["input"] = ExampleJson(ex);
     j["target"] = post ? ValueJson(post(target, ex, true)) : json(target);
-    j["output"] = outputs[i];
-    j["prediction"] = post ? ValueJson(post(outputs[i], ex, false)) : json(outputs[i]);
+    if (!out.outputs.empty()) {
+      j["output"] = out.outputs[i];
+      j["prediction"] = post ? ValueJson(post(out.outputs[i], ex, false)) : json(out.outputs[i]);
+    }
+    if (!out.scores.empty()) j["score"] = out.scores[i];
     text += DumpJson(j) + "\n";
   }
   char step_name[32];

@@ -3,8 +3,10 @@
 // task or mixture that has the split and metric_fns is read once and kept in
 // memory (num_examples first examples; task_feature_lengths None = each
 // feature's longest example), decoded with the model's predict_batch_with_aux
-// (decode_fn, no packing), postprocessed and scored by the task's
-// metric_fns (data/evaluation/evaluation.h), and logged:
+// (decode_fn, no packing) for its predict metric_fns and scored with
+// score_batch for its score metric_fns (the log-likelihood of each
+// example's targets), postprocessed and measured by the task's metric_fns
+// (data/evaluation/evaluation.h), and logged:
 //   console       "[<scope> <task>] step N | <metric> <value> | ..."
 //                 (PyLoggingLogger)
 //   TensorBoard   <log_dir>/<task>/ events, tags eval/<metric> (TensorBoardLogger)
@@ -14,7 +16,9 @@
 //                 <log_dir>/<task>-<step:06>.jsonl, one line per example:
 //                 {"input": the task example, "target": the postprocessed
 //                 target, "output": the decoded prediction, "prediction": the
-//                 postprocessed prediction} (JSONLogger; token lists over 32
+//                 postprocessed prediction, "score": the score -- each
+//                 of the last three only for the kind of metric_fn the
+//                 task has} (JSONLogger; token lists over 32
 //                 ids summarised as seqio's TensorAndNumpyEncoder does).
 #pragma once
 
@@ -80,8 +84,14 @@ class InferenceEvaluator {
     std::vector<seqio::Example> examples;
     seqio::FeatureLengths lengths;
   };
+  // What the model gave for a task's examples: the decoded predictions
+  // (with predict metric_fns) and the scores (with score metric_fns).
+  struct TaskOutputs {
+    std::vector<std::string> outputs;
+    std::vector<double> scores;
+  };
   void Log(int64_t step, const TaskData& t, const seqio::metrics::Metrics& metrics,
-           const std::vector<std::string>& outputs);
+           const TaskOutputs& out);
 
   std::string scope_;  // "infer_eval", "eval": messages and console lines
   std::string no_tasks_reason_;
