@@ -6,14 +6,19 @@
 //               --batch=BATCH.json
 //
 // BATCH.json: {"encoder_input_tokens": [[ids]], "decoder_input_tokens":
-// [[ids]]} (rows of equal length; 0 is padding in the encoder's). Prints
-// {"logits": [B][L][vocab]} (float32 as decimal, 9 significant digits).
-// Exit 2 with the message for bad input.
+// [[ids]]} (rows of equal length; 0 is padding in the encoder's), and
+// optionally "decoder_target_tokens" (the decoder's mask, else all ones).
+// Prints {"logits": [B][L][vocab]} (float32 as decimal, 9 significant
+// digits). With --grad=PARAM (e.g. encoder.prompt.prompt.prompt) also
+// "loss": the summed cross-entropy of decoder_target_tokens, and "grad":
+// its gradient with respect to that parameter, flattened (tests/interop/
+// prompt_tuning_oracle.py). Exit 2 with the message for bad input.
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <torch/csrc/autograd/autograd.h>
 
 #include "t5xx/config/flags.h"
 #include "t5xx/run/inference/inference.h"
@@ -47,7 +52,7 @@ int Run(const std::vector<std::string>& args) {
     flags[a.substr(2, eq - 2)] = a.substr(eq + 1);
   }
   T5XX_CHECK(flags.count("checkpoint_path") && flags.count("batch"),
-             "usage: t5xx_logits --gin_file=F --checkpoint_path=D --batch=B.json");
+             "usage: t5xx_logits --gin_file=F --checkpoint_path=D --batch=B.json [--grad=P]");
   const t5xx::run::ModelConfig config = t5xx::run::ReadModelMacro(*loaded.config);
   std::ostringstream log;
   const t5xx::run::InferenceModel m =
@@ -59,10 +64,33 @@ int Run(const std::vector<std::string>& args) {
   // t5x masks the decoder's attention where decoder_target_tokens is 0;
   // all ones: causal attention over every position, as Transformers'
   // decoder without a decoder_attention_mask.
-  batch["decoder_target_tokens"] = at::ones_like(batch["decoder_input_tokens"]);
+  batch["decoder_target_tokens"] = j.contains("decoder_target_tokens")
+                                      ? Rows(j, "decoder_target_tokens")
+                                      : at::ones_like(batch["decoder_input_tokens"]);
   batch["decoder_loss_weights"] = at::ones_like(batch["decoder_input_tokens"]);
-  const at::Tensor logits =
-      m.model->ComputeLogits(m.params, batch, /*train=*/false, nullptr).contiguous();
+  at::Tensor param;
+  if (flags.count("grad")) {
+    param = m.params.Get(flags["grad"]);
+    param.requires_grad_(true);
+  }
+  const at::Tensor logits_graph = m.model->ComputeLogits(m.params, batch, /*train=*/false, nullptr);
+  std::string extra;
+  if (param.defined()) {
+    const at::Tensor targets = batch["decoder_target_tokens"].to(at::kLong);
+    const at::Tensor loss =
+        -at::log_softmax(logits_graph, -1).gather(-1, targets.unsqueeze(-1)).sum();
+    const at::Tensor grad = torch::autograd::grad({loss}, {param})[0].contiguous();
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.9g", loss.item<double>());
+    extra = std::string(", \"loss\": ") + buf + ", \"grad\": [";
+    const float* g = grad.data_ptr<float>();
+    for (int64_t i = 0; i < grad.numel(); ++i) {
+      std::snprintf(buf, sizeof(buf), i ? ", %.9g" : "%.9g", g[i]);
+      extra += buf;
+    }
+    extra += "]";
+  }
+  const at::Tensor logits = logits_graph.detach().contiguous();
   const float* p = logits.data_ptr<float>();
   const int64_t b = logits.size(0), l = logits.size(1), v = logits.size(2);
   std::string out = "{\"logits\": [";
@@ -79,7 +107,7 @@ int Run(const std::vector<std::string>& args) {
     }
     out += "]";
   }
-  std::cout << out << "]}\n";
+  std::cout << out << "]" << extra << "}\n";
   return 0;
 }
 

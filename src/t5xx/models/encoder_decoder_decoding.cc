@@ -127,9 +127,9 @@ decoding::Cache InitEncoderDecoderCache(const Transformer& net, const ParamStore
                                          std::to_string(max_decode_length) + " columns)");
   T5XX_CHECK(encoded.dim() == 3 && encoder_input_tokens.dim() == 2 &&
                  encoded.size(0) == encoder_input_tokens.size(0) &&
-                 encoded.size(1) == encoder_input_tokens.size(1),
-             "the encoder output and encoder_input_tokens must be [B, Le, E] and [B, Le] "
-             "of the same batch");
+                 encoded.size(1) == encoder_input_tokens.size(1) + net.config().prompt_length,
+             "the encoder output and encoder_input_tokens must be [B, P + Le, E] and [B, Le] "
+             "of the same batch (P: the prompt's length)");
   const int64_t batch = encoder_input_tokens.size(0);
   decoding::Cache cache;
   cache[kCacheIndex] = at::zeros({batch}, encoder_input_tokens.options().dtype(at::kLong));
@@ -141,7 +141,7 @@ decoding::Cache InitEncoderDecoderCache(const Transformer& net, const ParamStore
   }
   const T5Config& c = net.config();
   const at::ScalarType dt = ActivationDtype(c.dtype);
-  cache[kEncoderDecoderMask] = encoder_input_tokens > 0;
+  cache[kEncoderDecoderMask] = net.EncoderValid(encoder_input_tokens);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
     const std::string cross = DecoderLayerPrefix(i) + ".encoder_decoder_attention";
     auto [key, value] = CrossAttentionKeysValues(p, cross, encoded, dt);

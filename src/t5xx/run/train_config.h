@@ -146,6 +146,10 @@ struct TrainSetup {
   std::optional<int64_t> force_keep_period;  // checkpoints.Checkpointer
   // utils.SaveCheckpointConfig.checkpointer_cls = @checkpoints.SaveBestCheckpointer
   std::optional<checkpoints::SaveBestConfig> save_best;
+  // checkpointer_cls = @prompt_utils.Checkpointer: the save_paths regexes of
+  // the parameters also saved as numpy files with each checkpoint
+  // (checkpoints/npy.h SaveNumpyCheckpoint); empty: none.
+  std::vector<std::string> numpy_save_paths;
   trainer::SaveDType save_dtype = trainer::SaveDType::kFloat32;
   // train.use_orbax: write Orbax's layout (OCDBT + zarr) instead of t5x's
   // legacy one. Reading takes either, whatever this says.
@@ -169,6 +173,9 @@ struct TrainSetup {
 // What `t5xx infer` runs (t5x/infer.py's infer()).
 struct InferSetup {
   std::string mode;  // 'predict', 'score' or 'predict_with_aux'
+  // infer.fallback_init_rng: the seed of the parameters the checkpoint
+  // lacks (then restore.options.fallback_to_scratch); unset: 0, all needed.
+  std::optional<int64_t> fallback_init_rng;
   ModelConfig model;
   std::string output_dir;
   DatasetConfig dataset;
@@ -189,6 +196,7 @@ struct InferSetup {
 // What `t5xx eval` runs (t5x/eval.py's evaluate()).
 struct EvalSetup {
   ModelConfig model;
+  std::optional<int64_t> fallback_init_rng;  // as InferSetup's
   DatasetConfig dataset;
   RestoreCheckpointConfig restore;  // mode 'specific', 'latest' or 'all'
   int64_t num_partitions = 1;  // and the rules, as InferSetup's

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
+
+#include "t5xx/checkpoints/npy.h"
 
 #include "t5xx/data/dataset_providers/mixture.h"
 #include "t5xx/data/vocabularies/byte_vocabulary.h"
@@ -21,6 +24,41 @@
 namespace t5xx::run {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// prompt-tuning's Checkpointer.save_numpy: the parameters whose 'a/b/c' path
+// fully matches one of `regexes`, as float32 .npy files named by their
+// dotted path, under MODEL_DIR/numpy_checkpoints/checkpoint_<step>/. A
+// parameter split across processes cannot be written from one: refused.
+std::function<void(int64_t, const models::ParamStore&)> NumpyCheckpointHook(
+    const std::string& model_dir, const std::vector<std::string>& regexes) {
+  std::vector<std::regex> compiled;
+  for (const std::string& r : regexes) compiled.emplace_back(r, std::regex::ECMAScript);
+  return [model_dir, compiled](int64_t step, const models::ParamStore& params) {
+    std::vector<checkpoints::NpyEntry> arrays;
+    const std::vector<models::ParamSpec> specs = params.Specs();
+    for (size_t i = 0; i < params.params().size(); ++i) {
+      const models::Param& p = params.params()[i];
+      std::string path = p.name;
+      std::replace(path.begin(), path.end(), '.', '/');
+      if (std::none_of(compiled.begin(), compiled.end(),
+                       [&](const std::regex& r) { return std::regex_match(path, r); })) {
+        continue;
+      }
+      const at::Tensor v = p.value.detach().to(at::kCPU, at::kFloat).contiguous();
+      T5XX_CHECK(v.sizes().vec() == specs[i].shape,
+                 "prompt_utils.Checkpointer: parameter " + p.name +
+                     " is split across processes; the numpy checkpoint needs it whole (keep "
+                     "its axes replicated)");
+      arrays.push_back({p.name, specs[i].shape,
+                        std::vector<float>(v.data_ptr<float>(), v.data_ptr<float>() + v.numel())});
+    }
+    checkpoints::SaveNumpyCheckpoint(model_dir, step, arrays);
+  };
+}
+
+}  // namespace
 
 void CheckVocabularies(const ModelConfig& model, const std::string& task_name,
                        const seqio::OutputFeatures& output_features, const std::string& data_dir) {
@@ -142,6 +180,16 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
   loop.keep_dataset_checkpoints = s.keep_dataset_checkpoints;
   loop.force_keep_period = s.force_keep_period;
   loop.save_best = s.save_best;
+  // prompt-tuning refuses packed inputs (PromptEncoderDecoder.encode): say
+  // so before step 1, naming the dataset.
+  T5XX_CHECK(s.model.t5_config.prompt_length == 0 ||
+                 (!s.train_dataset.pack && !(s.train_eval_dataset && s.train_eval_dataset->pack)),
+             "prompt tuning (network.Transformer.prompt) does not support packed inputs, as "
+             "prompt-tuning's PromptEncoderDecoder; set train/utils.DatasetConfig.pack = False "
+             "(and train_eval/'s)");
+  if (!s.numpy_save_paths.empty()) {
+    loop.before_save = NumpyCheckpointHook(s.model_dir, s.numpy_save_paths);
+  }
   loop.checkpoint_steps = s.checkpoint_steps;
   loop.save_dtype = s.save_dtype;
   loop.scan_layout = s.model.scan_layout();

@@ -270,6 +270,7 @@ void TrainLoop::SaveCheckpoint() {
   // reuses their pages instead of adding to them (models/memory_plan.h).
   device::EmptyCpuCache();
   if (!config_.chief) extra.clear();  // the chief writes the dataset states
+  if (config_.chief && config_.before_save) config_.before_save(step, trainer_.params());
   checkpoints::PendingCheckpoint snapshot =
       sharded_saves_
           ? SnapshotShardedTrainState(config_.model_dir, trainer_.params(), trainer_.optimizer(),

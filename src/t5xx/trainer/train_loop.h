@@ -107,6 +107,9 @@ struct TrainLoopConfig {
   // process's shard, no collective). The chief writes what it returns.
   // Empty = none saved.
   std::function<std::vector<checkpoints::ExtraFile>(bool all_processes)> data_state_files;
+  // Called by the chief before each save with the step and the parameters
+  // (e.g. prompt-tuning's numpy checkpoint of the prompt). Unset: nothing.
+  std::function<void(int64_t step, const models::ParamStore& params)> before_save;
   // This process's data shard (names its dataset state file).
   int process_index = 0;
   int process_count = 1;

@@ -142,6 +142,46 @@ TEST(TransformerTest, PackedSegmentsCannotSeeEachOther) {
   EXPECT_FALSE(at::allclose(before.narrow(1, 2, 3), after.narrow(1, 2, 3), 0, 1e-4));
 }
 
+// A prompt whose rows are the embeddings of tokens a, b, c is the same to the
+// network as those tokens written before the inputs (prompt-tuning's
+// prefix_prompt, its masks and relative positions): equal logits, and equal
+// beam-search decodes through the cached decoder (cross-attention mask).
+TEST(TransformerTest, PromptEqualsItsTokensPrepended) {
+  const T5Config plain_config = TestConfig();
+  EncoderDecoderModel plain(Transformer(plain_config), 0, 0, {});
+  const ParamStore plain_params = plain.InitParams(5);
+  const at::Tensor rows =
+      plain_params.Get("token_embedder.embedding").index_select(0, at::tensor({11, 12, 13}, at::kLong));
+  T5Config prompted_config = plain_config;
+  prompted_config.prompt_length = 3;
+  prompted_config.prompt_init_values.assign(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
+  EncoderDecoderModel prompted(Transformer(prompted_config), 0, 0, {});
+  const ParamStore prompted_params = prompted.InitParams(5);
+  EXPECT_EQ(prompted_params.GetParam(Transformer::kPromptParam).axes,
+            (std::vector<std::string>{"prompt", "prompt_embed"}));
+  FeatureBatch with_tokens, with_prompt;
+  with_tokens["encoder_input_tokens"] = at::cat({Row({11, 12, 13, 5, 6, 7, 1, 0}),
+                                                 Row({11, 12, 13, 8, 9, 1, 0, 0})});
+  with_prompt["encoder_input_tokens"] = at::cat({Row({5, 6, 7, 1, 0}), Row({8, 9, 1, 0, 0})});
+  for (FeatureBatch* b : {&with_tokens, &with_prompt}) {
+    (*b)["decoder_input_tokens"] = at::cat({Row({0, 21, 22, 23}), Row({0, 31, 0, 0})});
+    (*b)["decoder_target_tokens"] = at::cat({Row({21, 22, 23, 1}), Row({31, 1, 0, 0})});
+  }
+  const at::NoGradGuard no_grad;
+  const at::Tensor want = plain.ComputeLogits(plain_params, with_tokens, false, nullptr);
+  const at::Tensor got = prompted.ComputeLogits(prompted_params, with_prompt, false, nullptr);
+  EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-5)) << (got - want).abs().max();
+  EXPECT_EQ(prompted.module().Encode(prompted_params, with_prompt["encoder_input_tokens"],
+                                     at::Tensor(), false).sizes(),
+            (std::vector<int64_t>{2, 8, 16}));
+  with_tokens["decoder_input_tokens"] = with_prompt["decoder_input_tokens"] = at::zeros({2, 6}, at::kLong);
+  EXPECT_TRUE(at::equal(prompted.PredictBatch(prompted_params, with_prompt),
+                        plain.PredictBatch(plain_params, with_tokens)));
+  // Packed inputs are refused, as prompt-tuning refuses them.
+  EXPECT_THROW(prompted.module().Encode(prompted_params, Row({5, 6, 1}), Row({1, 1, 1}), false),
+               std::exception);
+}
+
 TEST(EncoderDecoderModelTest, PackedLossesEqualUnpacked) {
   EncoderDecoderModel model(Transformer(TestConfig()), 1e-4, 0.0, {});
   ParamStore p = model.module().InitParams(4);

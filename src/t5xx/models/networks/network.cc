@@ -9,6 +9,7 @@
 #include "t5xx/models/networks/layers.h"
 #include "t5xx/models/networks/param_blocks.h"
 #include "t5xx/models/networks/remat.h"
+#include "t5xx/util/error.h"
 
 namespace t5xx::models {
 namespace {
@@ -47,12 +48,18 @@ at::Tensor ApplyLayer(const T5Config& c, const std::function<at::Tensor(const st
 }
 
 // Embed(dtype): jnp.asarray(embedding, dtype)[tokens] (one-hot matmul in
-// t5x), the same values as casting the looked-up rows; then the embedding
-// dropout.
+// t5x), the same values as casting the looked-up rows; with a prompt
+// (encoder only) the prompt, cast to dtype and repeated over the batch, in
+// front (prompt-tuning's prefix_prompt); then the embedding dropout.
 at::Tensor EmbedTokens(const ParamStore& p, const T5Config& c, const at::Tensor& tokens, bool train,
-                       at::Generator* rng) {
-  const at::Tensor x =
+                       at::Generator* rng, bool with_prompt = false) {
+  at::Tensor x =
       p.hooks().Embed(p.GetParam("token_embedder.embedding"), tokens).to(ActivationDtype(c.dtype));
+  if (with_prompt && c.prompt_length > 0) {
+    const at::Tensor prompt =
+        p.hooks().Weight(p.GetParam(Transformer::kPromptParam)).to(x.scalar_type());
+    x = at::cat({prompt.unsqueeze(0).expand({x.size(0), prompt.size(0), prompt.size(1)}), x}, 1);
+  }
   return p.hooks().Dropout(x, "embed", c.dropout_rate, train, rng);
 }
 }  // namespace
@@ -68,6 +75,9 @@ ParamStore Transformer::InitParams(uint64_t seed, const ParamPlacement* placemen
   const int64_t e = c.emb_dim;
   const size_t n_act = c.mlp_activations.size();
   init.Embedding("token_embedder.embedding", c.vocab_size, e);
+  if (c.prompt_length > 0) {
+    init.Prompt(Transformer::kPromptParam, c.prompt_length, e, c.prompt_init_values, c.prompt_init_scale);
+  }
   const int64_t buckets = c.relative_attention_num_buckets;
   if (!c.relpos_per_layer) init.RelPos("encoder.relpos_bias.rel_embedding", c.num_heads, buckets);
   for (int64_t i = 0; i < c.num_encoder_layers; ++i) {
@@ -96,21 +106,31 @@ ParamStore Transformer::InitParams(uint64_t seed, const ParamPlacement* placemen
 }
 
 
+at::Tensor Transformer::EncoderValid(const at::Tensor& tokens) const {
+  const at::Tensor valid = tokens > 0;
+  if (config_.prompt_length == 0) return valid;
+  // prompt-tuning's add_fake_prompt: the prompt's positions count as tokens.
+  return at::cat({at::ones({tokens.size(0), config_.prompt_length}, valid.options()), valid}, 1);
+}
+
 at::Tensor Transformer::Encode(const ParamStore& p, const at::Tensor& tokens,
                                const at::Tensor& segment_ids,
                                bool train, at::Generator* rng) const {
   const T5Config& c = config_;
   const at::ScalarType dt = ActivationDtype(c.dtype);
   const SublayerSettings s = SettingsOf(c, train, rng);
-  const int64_t len = tokens.size(1);
-  at::Tensor valid = tokens > 0;
+  T5XX_CHECK(c.prompt_length == 0 || !segment_ids.defined(),
+             "prompt tuning does not support packed inputs (as prompt-tuning's "
+             "PromptEncoderDecoder); set the dataset's pack = False");
+  at::Tensor valid = EncoderValid(tokens);
+  const int64_t len = valid.size(1);
   at::Tensor mask = MakeAttentionMask(valid, valid);
   if (segment_ids.defined()) {
     mask = at::logical_and(mask, MakeSegmentMask(segment_ids, segment_ids));
   }
   const at::Tensor mask_bias = MaskToBias(mask, dt);
   at::Tensor shared_bias;
-  at::Tensor x = EmbedTokens(p, c, tokens, train, rng);
+  at::Tensor x = EmbedTokens(p, c, tokens, train, rng, /*with_prompt=*/true);
   for (int64_t i = 0; i < c.num_encoder_layers; ++i) {
     const std::string pre = "encoder.layers_" + std::to_string(i);
     // inputs: {x, bias}
@@ -144,8 +164,7 @@ at::Tensor Transformer::Decode(const ParamStore& p, const at::Tensor& encoded,
   at::Tensor self_mask = at::logical_and(
       MakeAttentionMask(dec_valid, dec_valid),
       MakeCausalMask(len, decoder_target_tokens.device()));
-  at::Tensor cross_mask =
-      MakeAttentionMask(dec_valid, encoder_input_tokens > 0);
+  at::Tensor cross_mask = MakeAttentionMask(dec_valid, EncoderValid(encoder_input_tokens));
   if (decoder_segment_ids.defined()) {
     self_mask = at::logical_and(
         self_mask, MakeSegmentMask(decoder_segment_ids, decoder_segment_ids));

@@ -42,9 +42,19 @@ class Transformer {
   // variance_scaling(1, fan_avg, uniform); norm scales 1. Each kept as `placement` decides (null: whole).
   ParamStore InitParams(uint64_t seed, const ParamPlacement* placement = nullptr) const;
 
-  // Encoder output [B, Le, E] in config().dtype (t5x's encoder_norm output)
-  // for int64 tokens [B, Le]; segment_ids may be
-  // undefined (unpacked). Dropout (train) draws from rng (layers.h Dropout).
+  // The prompt's parameter (T5Config::prompt_length > 0), at the flax path
+  // prompt-tuning's PromptEncoder gives it (encoder/prompt/prompt/prompt).
+  static constexpr char kPromptParam[] = "encoder.prompt.prompt.prompt";
+
+  // Which encoder positions hold a token, bool [B, P + Le] for int64 tokens
+  // [B, Le]: P = config().prompt_length leading trues (the prompt), then
+  // tokens > 0. The encoder's and the cross-attention's masks.
+  at::Tensor EncoderValid(const at::Tensor& tokens) const;
+
+  // Encoder output [B, P + Le, E] in config().dtype (t5x's encoder_norm
+  // output; P = config().prompt_length, 0 without a prompt) for int64 tokens
+  // [B, Le]; segment_ids may be undefined (unpacked; with a prompt they must
+  // be: t5xx::Error). Dropout (train) draws from rng (layers.h Dropout).
   at::Tensor Encode(const ParamStore& params, const at::Tensor& tokens,
                     const at::Tensor& segment_ids, bool train,
                     at::Generator* rng = nullptr) const;

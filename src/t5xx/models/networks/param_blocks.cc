@@ -55,6 +55,18 @@ void ParamInitializer::Embedding(const std::string& name, int64_t vocab_size, in
   });
 }
 
+void ParamInitializer::Prompt(const std::string& name, int64_t length, int64_t emb_dim,
+                              const std::vector<float>& values, double scale) {
+  const uint64_t seed = seed_ ^ HashName(name);
+  Keep(name, {length, emb_dim}, {"prompt", "prompt_embed"}, [&] {
+    if (!values.empty()) {
+      return at::from_blob(const_cast<float*>(values.data()), {length, emb_dim}, at::kFloat).clone();
+    }
+    at::Generator g = compat::MakeCpuGenerator(seed);
+    return at::empty({length, emb_dim}, at::kFloat).uniform_(0.0, scale, g);
+  });
+}
+
 void ParamInitializer::Dense(const std::string& name, int64_t in, int64_t out,
                              std::vector<std::string> axes, double extra_scale) {
   const uint64_t seed = seed_ ^ HashName(name);

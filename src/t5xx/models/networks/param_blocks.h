@@ -31,6 +31,10 @@ class ParamInitializer {
   // 'truncated_normal') times extra_scale.
   void Dense(const std::string& name, int64_t in, int64_t out,
              std::vector<std::string> axes, double extra_scale = 1.0);
+  // prompt-tuning's prompts.Prompt: [length, emb] (prompt, prompt_embed),
+  // `values` (row-major) when given, else flax's uniform(scale): U[0, scale).
+  void Prompt(const std::string& name, int64_t length, int64_t emb_dim,
+              const std::vector<float>& values, double scale);
   // LayerNorm scale: ones [dim] (embed).
   void Ones(const std::string& name, int64_t dim);
   // RelativePositionBiases.rel_embedding [heads, buckets], variance_scaling(1,

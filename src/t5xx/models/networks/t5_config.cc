@@ -53,6 +53,15 @@ void T5Config::Validate(const FieldLocator& where) const {
                          {"head_dim", head_dim},
                          {"mlp_dim", mlp_dim}},
                         dtype, dropout_rate, mlp_activations, remat_policy, where);
+  // (No gin field of T5Config: network.Transformer.prompt sets these.)
+  const std::string at = "the prompt (network.Transformer.prompt): ";
+  T5XX_CHECK(prompt_length >= 0, at + "the prompt length is " + std::to_string(prompt_length) +
+                                     "; it must be at least 1 (or 0: no prompt)");
+  T5XX_CHECK(prompt_init_values.empty() ||
+                 static_cast<int64_t>(prompt_init_values.size()) == prompt_length * emb_dim,
+             at + "the prompt's initial value has " + std::to_string(prompt_init_values.size()) +
+                 " numbers, not prompt_length x emb_dim = " + std::to_string(prompt_length) +
+                 " x " + std::to_string(emb_dim));
 }
 
 T5Config T5_1_1Config(const std::string& size) {

@@ -63,6 +63,23 @@ struct T5Config {
   // backward pass (remat.h).
   std::string remat_policy = "none";
 
+  // Prompt tuning (google-research/prompt-tuning's prompts.Prompt with
+  // train_prompts.Prompt's prefix_prompt, which its PromptEncoder adds to
+  // flaxformer's encoder; t5x's own network has none): prompt_length > 0
+  // adds the parameter "encoder.prompt.prompt.prompt" [prompt_length,
+  // emb_dim] (axes prompt, prompt_embed), prepended to the embedded inputs
+  // before the embedding dropout; the prompt's positions are valid in the
+  // encoder's and the cross-attention's masks, and the relative positions
+  // count them (the encoder's output is [B, prompt_length + Le, E]).
+  // Packed inputs are refused, as prompt-tuning refuses them.
+  int64_t prompt_length = 0;
+  // Its initial value: prompt_init_values (prompt_length * emb_dim floats,
+  // row-major) when given -- a prompt file (prompts.from_array) or rows of a
+  // checkpoint's embedding (prompts.from_sample_of_embeddings) -- else flax's
+  // initializers.uniform(prompt_init_scale): U[0, scale).
+  std::vector<float> prompt_init_values;
+  double prompt_init_scale = 0.01;
+
   // Throws t5xx::Error naming the field when a value is out of range or a
   // feature is not implemented (e.g. a dtype other than float32/bfloat16).
   // Throws as ValidateNetworkFields (which see for `where`).

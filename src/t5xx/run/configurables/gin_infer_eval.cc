@@ -113,6 +113,23 @@ EvaluatorConfig ReadEvaluatorConfig(gin::Config& c, const Value& evaluator_cls) 
   return e;
 }
 
+namespace {
+
+// infer's / evaluate's fallback_init_rng: parameters the checkpoint lacks
+// (e.g. a prompt, prompt-tuning's prompt_eval.gin) keep their
+// initialisation, made with t5xx's generator seeded with it (JAX's PRNG
+// makes other values; a prompt from prompts.from_array is the file's either
+// way). Sets the restore's fallback_to_scratch.
+std::optional<int64_t> FallbackInitRng(gin::Config& c, const char* fn,
+                                       RestoreCheckpointConfig& restore) {
+  const Value rng = c.Query(fn, "fallback_init_rng");
+  if (rng.is_none()) return std::nullopt;
+  restore.options.fallback_to_scratch = true;
+  return gin::AtLeast(rng, 0);
+}
+
+}  // namespace
+
 InferSetup ReadInferSetup(gin::Config& c) {
   InferSetup s;
   s.mode = c.Query(kInfer, "mode").AsString();
@@ -147,8 +164,7 @@ InferSetup ReadInferSetup(gin::Config& c) {
               "t5xx writes the *_pretokenized inputs; set include_all_inputs = False");
   c.Query(kInfer, "checkpoint_ds_iter").AsBool();
   c.Query(kInfer, "use_orbax").AsBool();  // either layout is read
-  const Value rng = c.Query(kInfer, "fallback_init_rng");
-  gin::Refuse(!rng.is_none(), rng, "infer needs a checkpoint; remove fallback_init_rng");
+  s.fallback_init_rng = FallbackInitRng(c, kInfer, s.restore);
   const Value ext = c.Query(kInfer, "file_extension");
   T5XX_CHECK(!ext.AsString().empty() && ext.AsString().find('/') == std::string::npos,
              gin::Where(ext) + " = " + ext.ToGinString() + " must be a plain file extension");
@@ -181,8 +197,7 @@ EvalSetup ReadEvalSetup(gin::Config& c) {
               "t5xx eval runs the inference evaluation; teacher-forced metrics come from "
               "train's train_eval_dataset_cfg");
   c.Query(kEvaluate, "use_orbax").AsBool();  // either layout is read
-  const Value rng = c.Query(kEvaluate, "fallback_init_rng");
-  gin::Refuse(!rng.is_none(), rng, "eval needs a checkpoint; remove fallback_init_rng");
+  s.fallback_init_rng = FallbackInitRng(c, kEvaluate, s.restore);
   return s;
 }
 

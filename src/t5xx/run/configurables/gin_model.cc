@@ -4,6 +4,7 @@
 // with t5x's defaults, and how MODEL is read from them.
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
+#include "t5xx/run/configurables/gin_prompt.h"
 #include "t5xx/run/configurables/gin_readers.h"
 #include "t5xx/util/error.h"
 
@@ -76,8 +77,13 @@ void RegisterModelConfigurables(gin::Registry& r) {
                z_loss, label_smoothing, lnf},
               "Decoder-only (GPT-style or prefix-LM) model: loss, scoring and decoding around "
               "a network."});
-  r.Register({kTransformer, {Required("config", T::kReference, "A network.T5Config.")},
+  r.Register({kTransformer,
+              {Required("config", T::kReference, "A network.T5Config."),
+               Optional("prompt", T::kOptionalReference, None(),
+                        "t5xx only: @train_prompts.Prompt() (prompt-tuning's prompt, prepended "
+                        "to the encoder's embedded inputs); None: no prompt.")},
               "The T5.1.1 encoder-decoder network."});
+  RegisterPromptConfigurables(r);
   r.Register({kDecoderWrapper, {Required("config", T::kReference, "A network.TransformerConfig.")},
               "The decoder-only network."});
   // The two network configs share every field but their layer counts (and
@@ -174,6 +180,7 @@ ModelConfig ReadModelValue(gin::Config& c, const Value& model_ref, std::string* 
     t.num_decoder_layers = tq("num_decoder_layers").AsInt();
     read_tail(t, tq);
     t.float32_attention_logits = !scalable && tq("float32_attention_logits").AsBool();
+    if (!scalable) ReadPrompt(c, transformer, module_scope, t);
     t.remat_policy = tq("remat_policy").AsString();
     if (scalable) {
       t.relpos_per_layer = true;

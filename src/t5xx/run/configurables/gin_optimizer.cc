@@ -24,6 +24,9 @@ constexpr char kMultiOptimizer[] = "t5x.optimizers.MultiOptimizer";
 constexpr char kParamTraversal[] = "flax.traverse_util.ModelParamTraversal";
 constexpr char kMatchAny[] = "prompt_tuning.train.utils.match_any";
 constexpr char kFactorRules[] = "t5x.adafactor.standard_logical_factor_rules";
+// prompt-tuning's rules: t5x's plus prompt, tasks, prompt+embed and
+// prompt_embed unfactored and batch as a batch axis.
+constexpr char kPromptFactorRules[] = "prompt_tuning.train.optim.standard_logical_factor_rules";
 
 std::optional<double> OptionalFloat(const Value& v) {
   return v.is_none() ? std::nullopt : std::optional<double>(v.AsFloat());
@@ -70,8 +73,16 @@ optim::AdafactorConfig ReadAdafactor(gin::Config& c, const std::string& scope) {
     }
     a.logical_factor_rules = std::move(r);
   } else if (!rules.is_none()) {
-    gin::ExpectReference(rules, kFactorRules, true, scope);
+    const std::string& kind =
+        gin::ExpectOneOf(rules, {kFactorRules, kPromptFactorRules}, "logical_factor_rules");
+    gin::ExpectReference(rules, kind, true, scope);
     a.logical_factor_rules = optim::StandardLogicalFactorRules();
+    if (kind == kPromptFactorRules) {
+      for (const char* axis : {"prompt", "tasks", "prompt+embed", "prompt_embed"}) {
+        (*a.logical_factor_rules)[axis] = optim::FactorDim::kNone;
+      }
+      (*a.logical_factor_rules)["batch"] = optim::FactorDim::kBatch;
+    }
   }
   a.weight_decay_rate_lr_exponent = OptionalFloat(aq("weight_decay_rate_lr_exponent"));
   a.global_norm_clip_threshold = OptionalFloat(aq("global_norm_clip_threshold"));
@@ -109,6 +120,8 @@ void RegisterOptimizerConfigurables(gin::Registry& r) {
                Optional("skip_nan_updates", T::kOptionalBool, B(false))},
               "The Adafactor optimizer (t5x's own implementation)."});
   r.Register({kFactorRules, {}, "Factorization rules by logical axis name."});
+  r.Register({kPromptFactorRules, {},
+              "t5x's factorization rules with prompt-tuning's prompt axes unfactored."});
   r.Register({kMultiOptimizer,
               {Required("traversals_and_optimizers", T::kAny,
                         "((@traverse_util.ModelParamTraversal(), @adafactor.Adafactor()), ...): "

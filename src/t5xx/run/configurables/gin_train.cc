@@ -10,6 +10,7 @@
 #include "t5xx/checkpoints/bucket_model_dir.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
+#include "t5xx/run/configurables/gin_prompt.h"
 #include "t5xx/run/configurables/gin_readers.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
 #include "t5xx/run/train_setup.h"
@@ -26,6 +27,7 @@ constexpr char kTrain[] = "__main__.train";
 constexpr char kTrainer[] = "t5x.trainer.Trainer";
 constexpr char kPartitioner[] = "t5x.partitioning.PjitPartitioner";
 constexpr char kAxisRules[] = "t5x.partitioning.standard_logical_axis_rules";
+constexpr char kPromptAxisRules[] = "prompt_tuning.train.partitioning.standard_logical_axis_rules";
 constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
 constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
 constexpr char kCheckpointer[] = "t5x.checkpoints.Checkpointer";
@@ -61,13 +63,9 @@ void ReadPartitioner(gin::Config& c, const std::string& root, int64_t* num_parti
     for (const Value& d : sub.AsList()) size *= gin::AtLeast(d, 1);
     *num_partitions = size;
   }
-  const Value rules = c.Query(kPartitioner, "logical_axis_rules", scope);
-  if (rules.is_none()) {
-    rules_out = partitioning::StandardLogicalAxisRules();
-  } else if (rules.kind() == Value::Kind::kList || rules.kind() == Value::Kind::kTuple) {
-    // A literal rule list, as t5x's docs write them:
-    // [('batch', 'data'), ('embed', None), ...].
-    rules_out.clear();
+  // A literal rule list, as t5x's docs write them: [('batch', 'data'),
+  // ('embed', None), ...], appended to rules_out.
+  auto append_rules = [&rules_out](const Value& rules) {
     for (const Value& rule : rules.AsList()) {
       const std::vector<Value>& pair = rule.AsList();
       T5XX_CHECK(pair.size() == 2,
@@ -82,11 +80,26 @@ void ReadPartitioner(gin::Config& c, const std::string& root, int64_t* num_parti
       }
       rules_out.emplace_back(pair[0].AsString(), mesh);
     }
+  };
+  const Value rules = c.Query(kPartitioner, "logical_axis_rules", scope);
+  if (rules.is_none()) {
+    rules_out = partitioning::StandardLogicalAxisRules();
+  } else if (rules.kind() == Value::Kind::kList || rules.kind() == Value::Kind::kTuple) {
+    rules_out.clear();
+    append_rules(rules);
   } else {
     const std::string rs = gin::ExpectReference(rules, kAxisRules, true, scope);
     rules_out = partitioning::StandardLogicalAxisRules(
         static_cast<int>(c.Query(kAxisRules, "activation_partitioning_dims", rs).AsInt()),
         static_cast<int>(c.Query(kAxisRules, "parameter_partitioning_dims", rs).AsInt()));
+    // t5x appends additional_rules; prompt-tuning's are its replicated axes.
+    const Value more = c.Query(kAxisRules, "additional_rules", rs);
+    if (more.kind() == Value::Kind::kReference) {
+      gin::ExpectReference(more, kPromptAxisRules, true, rs);
+      for (const char* axis : {"prompt", "prompt_embed"}) rules_out.emplace_back(axis, std::nullopt);
+    } else if (!more.is_none()) {
+      append_rules(more);
+    }
   }
 }
 
@@ -138,6 +151,7 @@ void ReadSaveCheckpointerCls(gin::Config& c, const std::string& ss, TrainSetup& 
     s.save_best = b;
     return;
   }
+  if (ReadPromptCheckpointer(c, cls, ss, &s.numpy_save_paths)) return;
   const std::string cls_scope = ReadCheckpointerCls(c, kSaveConfig, ss);
   s.force_keep_period =
       gin::NoneOrAtLeast(c.Query(kCheckpointer, "force_keep_period", cls_scope), 1);
@@ -381,8 +395,12 @@ void RegisterTrainConfigurables(gin::Registry& r) {
               "Partitions the model and data over the device mesh."});
   r.Register({kAxisRules,
               {Optional("activation_partitioning_dims", T::kInt, I(1)),
-               Optional("parameter_partitioning_dims", T::kInt, I(1))},
+               Optional("parameter_partitioning_dims", T::kInt, I(1)),
+               Optional("additional_rules", T::kAny, None(),
+                        "Rules appended: a list of (axis, mesh axis) pairs or "
+                        "@prompt_partitioning.standard_logical_axis_rules().")},
               "Default mapping of logical axes to mesh axes."});
+  r.Register({kPromptAxisRules, {}, "prompt-tuning's rules: 'prompt', 'prompt_embed' replicated."});
   r.Register({kCheckpointConfig,
               {Optional("save", T::kOptionalReference, None()),
                Optional("restore", T::kOptionalReference, None())},

@@ -110,7 +110,8 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
   const seqio::VocabularyPtr vocab = TargetsVocabulary(s.dataset.mixture_or_task_name);
   for (const std::string& dir : dirs) {
     InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dir, s.restore.options, log,
-                                          device, partitioner.get());
+                                          device, partitioner.get(),
+                                          static_cast<uint64_t>(s.fallback_init_rng.value_or(0)));
     result.evaluated.emplace_back(m.step, evaluator.Evaluate(m.step, *m.model, m.params, s.model,
                                                              log, ReplicasOf(*partitioner)));
     if (chief && s.restore.mode == "all") {

@@ -299,7 +299,8 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   CheckInferenceLayout(*partitioner, *CreateModel(s.model));
   CreateOutputDir(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
   InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options,
-                                        log, device, partitioner.get());
+                                        log, device, partitioner.get(),
+                                        static_cast<uint64_t>(s.fallback_init_rng.value_or(0)));
   const InferContext c{loaded,      mode, vocab, m, dirs.back(), log, partitioner->communicator(),
                        ReplicasOf(*partitioner)};
   InferResult result;

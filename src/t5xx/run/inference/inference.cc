@@ -30,12 +30,12 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   const std::string& checkpoint_dir,
                                   trainer::RestoreOptions options, std::ostream& log,
                                   at::Device device,
-                                  partitioning::PjitPartitioner* partitioner) {
+                                  partitioning::PjitPartitioner* partitioner, uint64_t init_seed) {
   InferenceModel out;
   out.model = CreateModel(config);
   out.model->set_eos_id(eos_id);
   const bool sharded = partitioner && partitioner->mesh().size() > 1;
-  out.params = InitParams(*out.model, 0, sharded ? partitioner : nullptr);
+  out.params = InitParams(*out.model, init_seed, sharded ? partitioner : nullptr);
   out.params.To(device);
   // t5x's eval and infer restore the parameters only (strict=False): the
   // optimizer state in the checkpoint is not read.

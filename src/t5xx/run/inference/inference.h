@@ -62,7 +62,8 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   const std::string& checkpoint_dir,
                                   trainer::RestoreOptions options, std::ostream& log,
                                   at::Device device = at::kCPU,
-                                  partitioning::PjitPartitioner* partitioner = nullptr);
+                                  partitioning::PjitPartitioner* partitioner = nullptr,
+                                  uint64_t init_seed = 0);
 
 // Runs `mode` on `examples` (task examples holding the features `lengths`
 // names; lengths as the feature converter takes them) in batches of
