@@ -2,7 +2,7 @@
 # Prompt tuning (google-research/prompt-tuning) of the demo model, against
 # prompt-tuning's and t5x's own code:
 #   1. a T5.1.1 tiny base checkpoint (2 steps of the demo's span corruption);
-#   2. prompt tuning from it (configs/models/t5_1_1/prompt.gin with
+#   2. prompt tuning from it (configs/prompt_tuning/t5_1_1_prompt.gin with
 #      runs/finetune.gin on the demo translation task, a prompt of 4): only
 #      the prompt changes -- every other parameter bitwise the base's --, and
 #      each checkpoint also saves the prompt alone as a numpy file
@@ -11,7 +11,7 @@
 #      tuned checkpoint equal prompt-tuning's JAX prompt module on t5x's
 #      network within 1e-5 (prompt_tuning_oracle.py);
 #   4. `t5xx eval` of the base checkpoint with the saved prompt
-#      (prompt_from_file.gin, evaluate.fallback_init_rng = 0) reproduces the
+#      (prompt_tuning/from_file.gin, evaluate.fallback_init_rng = 0) reproduces the
 #      training run's last inference evaluation, prediction for prediction;
 #   5. bad input: a prompt file of another shape, packed inputs, and
 #      prompt-tuning's flaxformer architecture, each refused by name.
@@ -34,7 +34,7 @@ model=(--gin_file=models/t5_1_1/tiny.gin --gin.network.T5Config.vocab_size=1152
   "--gin.TASK_FEATURE_LENGTHS={'inputs': 32, 'targets': 8}" --gin.TRAIN_STEPS=2 --gin.BATCH_SIZE=4 \
   --gin.USE_CACHED_TASKS=False --gin.DROPOUT_RATE=0.0 >"$work/base.log" 2>&1
 show="$work/base.log" check "the base checkpoint (2 steps, no prompt)" test $? = 0
-tune=("${model[@]}" --gin_file=models/t5_1_1/prompt.gin --gin_file=runs/finetune.gin --data_dir="$work/data"
+tune=("${model[@]}" --gin_file=prompt_tuning/t5_1_1_prompt.gin --gin_file=runs/finetune.gin --data_dir="$work/data"
       --gin.MIXTURE_OR_TASK_NAME="'$task'" "--gin.TASK_FEATURE_LENGTHS={'inputs': 24, 'targets': 12}"
       --gin.TRAIN_STEPS=6 --gin.BATCH_SIZE=8 --gin.EVAL_PERIOD=2 --gin.EVAL_STEPS=1
       --gin.USE_CACHED_TASKS=False --gin.INITIAL_CHECKPOINT_PATH="'$work/base/checkpoint_2'"
@@ -54,7 +54,7 @@ show="$work/check.log $work/check.err" \
 # The golden: t5xx's logits and prompt gradient against prompt-tuning's JAX module.
 cat >"$work/model.gin" <<GIN
 include 'models/t5_1_1/tiny.gin'
-include 'models/t5_1_1/prompt.gin'
+include 'prompt_tuning/t5_1_1_prompt.gin'
 network.T5Config.vocab_size = 1152
 network.T5Config.dropout_rate = 0.0
 PROMPT_LENGTH = 4
@@ -73,7 +73,7 @@ show="$work/oracle.log $work/oracle.err" \
   check "logits and prompt gradient equal prompt-tuning's JAX prompt on t5x's network (1e-5)" \
   grep -q '^ok$' "$work/oracle.log"
 # Inference with the saved prompt and the base checkpoint.
-ev=("${model[@]}" --gin_file=models/t5_1_1/prompt.gin --gin_file=models/t5_1_1/prompt_from_file.gin
+ev=("${model[@]}" --gin_file=prompt_tuning/t5_1_1_prompt.gin --gin_file=prompt_tuning/from_file.gin
     --gin_file=runs/eval.gin --data_dir="$work/data" --gin.PROMPT_LENGTH=4
     --gin.evaluate.fallback_init_rng=0 --gin.CHECKPOINT_PATH="'$work/base/checkpoint_2'"
     --gin.MIXTURE_OR_TASK_NAME="'$task'" --gin.utils.DatasetConfig.batch_size=8

@@ -40,23 +40,8 @@ show="$work/oracle.log $work/oracle.err" \
   check "seqio's Evaluator on t5xx's scores gives t5xx's metrics, examples and targets (3 tasks)" \
   test "$(grep -c '^ok ' "$work/oracle.log")" = 3
 # train's inference evaluation runs score metric_fns too.
-cat >"$work/ie.gin" <<GIN
-import __main__ as train_script
-import seqio
-from t5x import utils
-train_script.train.infer_eval_dataset_cfg = @infer_eval/utils.DatasetConfig()
-train_script.train.inference_evaluator_cls = @seqio.Evaluator
-infer_eval/utils.DatasetConfig:
-  mixture_or_task_name = 'rank_cb'
-  task_feature_lengths = None
-  split = 'train'
-  batch_size = 8
-  shuffle = False
-  seed = 42
-  use_cached = False
-  pack = False
-GIN
-"$T5XX" train "${model[@]}" --gin_file=runs/pretrain.gin "${flags[@]}" --gin_file="$work/ie.gin" \
+"$T5XX" train "${model[@]}" --gin_file=runs/pretrain.gin "${flags[@]}" --gin_file="$here/rank_infer_eval.gin" \
+  "--gin.infer_eval/utils.DatasetConfig.mixture_or_task_name='rank_cb'" \
   --gin.MODEL_DIR="'$work/run'" --gin.MIXTURE_OR_TASK_NAME="'c4_demo_span_corruption'" \
   "--gin.TASK_FEATURE_LENGTHS={'inputs': 32, 'targets': 8}" --gin.TRAIN_STEPS=3 --gin.BATCH_SIZE=4 \
   --gin.USE_CACHED_TASKS=False --gin.DROPOUT_RATE=0.0 --gin.RANDOM_SEED=3 --gin.EVAL_PERIOD=1 \

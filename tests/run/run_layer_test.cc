@@ -408,7 +408,24 @@ TEST_F(RunLayerTest, ReadsSaveBestCheckpointerAndRefusesWhatT5xRefuses) {
       Load("four.txt", cls + "checkpoints.SaveBestCheckpointer.metric_name_to_monitor = 'bleu'\n"),
       "= 'bleu': must be '{run}/{tag}'");
   EXPECT_ERROR_CONTAINS(Load("four.txt", cls + "train.use_orbax = True\n"),
-                        "Orbax's CheckpointManager rules, which t5xx does not implement yet");
+                        "bind them on checkpoints.OrbaxCheckpointManagerInterface");
+  // With Orbax, the manager's own metric arguments (Orbax's rules).
+  const TrainSetup o = Load("four.txt",
+      "train.use_orbax = True\n"
+      "checkpoints.OrbaxCheckpointManagerInterface.metric_name_to_monitor = 'train/loss'\n"
+      "checkpoints.OrbaxCheckpointManagerInterface.metric_mode = 'min'\n"
+      "checkpoints.OrbaxCheckpointManagerInterface.force_keep_period = 6\n").setup;
+  ASSERT_TRUE(o.save_best.has_value());
+  EXPECT_TRUE(o.save_best->orbax);
+  EXPECT_EQ(o.save_best->metric_name_to_monitor, "train/loss");
+  EXPECT_EQ(o.save_best->metric_mode, "min");
+  EXPECT_TRUE(o.save_best->keep_checkpoints_without_metrics);
+  EXPECT_EQ(o.force_keep_period, 6);
+  EXPECT_ERROR_CONTAINS(
+      Load("four.txt", "train.use_orbax = True\n"
+                       "checkpoints.OrbaxCheckpointManagerInterface.metric_name_to_monitor = "
+                       "'loss'\n"),
+      "= 'loss': must be '{run}/{tag}'");
 }
 
 TEST_F(RunLayerTest, ReadsTheCheckpointConfigsAsT5xNamesThem) {

@@ -108,6 +108,28 @@ TEST(StockConfigs, EveryRunFileFinalizesWithSmall) {
   }
 }
 
+TEST(StockConfigs, PromptTuningFilesFinalizeWithFinetune) {
+  // configs/prompt_tuning/ are add-ons to a T5.1.1 size file: with
+  // runs/finetune.gin every binding is read (by train, or by eval with the
+  // prompt file).
+  Registry registry;
+  run::RegisterConfigurables(registry);
+  Config config(&registry);
+  config.AddSearchPath(kConfigs);
+  config.ParseFile(kConfigs + "/models/t5_1_1/small.gin");
+  config.ParseFile(kConfigs + "/prompt_tuning/t5_1_1_prompt.gin");
+  config.ParseFile(kConfigs + "/prompt_tuning/from_file.gin");
+  config.ParseFile(kConfigs + "/runs/finetune.gin");
+  AddRunBindings(config);
+  config.AddFlagBinding("INITIAL_CHECKPOINT_PATH", "'/tmp/base/checkpoint_1000'",
+                        "--gin.INITIAL_CHECKPOINT_PATH flag");
+  config.AddFlagBinding("PROMPT_FILE", "'/tmp/prompt.npy'", "--gin.PROMPT_FILE flag");
+  EXPECT_NO_THROW(config.Finalize());
+  std::set<std::string> seen;
+  Walk(config, registry, "__main__.train", "", seen);
+  EXPECT_EQ(config.UnusedBindings(), std::vector<std::string>{});
+}
+
 TEST(StockConfigs, EveryExampleFileFinalizes) {
   // Examples are complete runs: they include a model and a run file through
   // the configs/ search path and set everything but MODEL_DIR.

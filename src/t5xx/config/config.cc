@@ -170,7 +170,7 @@ void Config::ParseStatements(const std::vector<Statement>& statements, const std
           Fail(st.loc, "'" + st.module + "' is flaxformer's (or prompt-tuning's layers over it): "
                        "t5xx runs t5x's own networks (t5x.examples.t5.network, "
                        "scalable_t5, decoder_only), not flaxformer's architectures; use a t5x "
-                       "model gin (prompt tuning: configs/models/t5_1_1/prompt.gin; "
+                       "model gin (prompt tuning: configs/prompt_tuning/t5_1_1_prompt.gin; "
                        "docs/capabilities.md)");
         }
         AliasTable& t = alias_tables_[table];

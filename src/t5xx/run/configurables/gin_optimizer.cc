@@ -215,9 +215,17 @@ optim::OptimizerConfig ReadOptimizerRef(gin::Config& c, const Value& ref, const 
     o.kind = optim::OptimizerConfig::Kind::kOptax;
     o.optax = std::move(*optax);
   } else {
-    throw Error(gin::Where(ref) + ": t5xx supports @adafactor.Adafactor(), @optimizers.chain(), " +
+    // An optax transformation where t5x needs an optimizer: t5x wraps it
+    // (OptaxWrapper) as optimizers.<name>.
+    const std::string optax_prefix = "optax.";
+    const std::string hint =
+        name.rfind(optax_prefix, 0) == 0
+            ? " (@" + name + "() is optax's GradientTransformation; t5x's optimizer_def wraps "
+              "it: write @optimizers." + name.substr(optax_prefix.size()) + "())"
+            : "";
+    throw Error(gin::WhereShort(ref) + ": t5xx supports @adafactor.Adafactor(), @optimizers.chain(), " +
                 (multi_ok ? "@optimizers.MultiOptimizer() " : "") + "or @optimizers.<name>() for " +
-                optim::optax::SupportedOptaxNames(true) + "; got @" + name);
+                optim::optax::SupportedOptaxNames(true) + "; got @" + name + hint);
   }
   return o;
 }

@@ -10,7 +10,7 @@
 #include "t5xx/checkpoints/bucket_model_dir.h"
 #include "t5xx/config/reading.h"
 #include "t5xx/config/spec_builders.h"
-#include "t5xx/run/configurables/gin_prompt.h"
+#include "t5xx/run/configurables/gin_checkpointer.h"
 #include "t5xx/run/configurables/gin_readers.h"
 #include "t5xx/seqio_gin/seqio_gin.h"
 #include "t5xx/run/train_setup.h"
@@ -30,9 +30,6 @@ constexpr char kAxisRules[] = "t5x.partitioning.standard_logical_axis_rules";
 constexpr char kPromptAxisRules[] = "prompt_tuning.train.partitioning.standard_logical_axis_rules";
 constexpr char kCheckpointConfig[] = "t5x.utils.CheckpointConfig";
 constexpr char kSaveConfig[] = "t5x.utils.SaveCheckpointConfig";
-constexpr char kCheckpointer[] = "t5x.checkpoints.Checkpointer";
-constexpr char kSaveBest[] = "t5x.checkpoints.SaveBestCheckpointer";
-constexpr char kOrbaxManager[] = "t5x.checkpoints.OrbaxCheckpointManagerInterface";
 constexpr char kEarlyStopping[] = "t5x.trainer.EarlyStoppingAction";
 constexpr char kTerminateOnNan[] = "t5x.trainer.TerminateOnNanAction";
 
@@ -102,62 +99,6 @@ void ReadPartitioner(gin::Config& c, const std::string& root, int64_t* num_parti
     }
   }
 }
-
-namespace {
-
-// The checkpointer class of a Save/RestoreCheckpointConfig: only t5x's
-// legacy checkpoints.Checkpointer (the format t5xx writes); returns its
-// scope.
-std::string ReadCheckpointerCls(gin::Config& c, const char* configurable,
-                                const std::string& scope) {
-  // t5x's checkpoint manager (train.use_orbax = True): only its own,
-  // OrbaxCheckpointManagerInterface, whose layout t5xx writes then.
-  const Value manager = c.Query(configurable, "checkpoint_manager_cls", scope);
-  if (!manager.is_none()) gin::ExpectReference(manager, kOrbaxManager, /*evaluated=*/false, scope);
-  const Value cls = c.Query(configurable, "checkpointer_cls", scope);
-  if (cls.is_none()) return scope;
-  return gin::ExpectReference(cls, kCheckpointer, /*evaluated=*/false, scope);
-}
-
-// utils.SaveCheckpointConfig.checkpointer_cls: Checkpointer, or
-// SaveBestCheckpointer with its metric settings (into s.save_best).
-void ReadSaveCheckpointerCls(gin::Config& c, const std::string& ss, TrainSetup& s) {
-  const Value cls = c.Query(kSaveConfig, "checkpointer_cls", ss);
-  if (!cls.is_none() && cls.kind() == Value::Kind::kReference && cls.reference_name() == kSaveBest) {
-    const std::string scope = gin::ExpectReference(cls, kSaveBest, /*evaluated=*/false, ss);
-    // t5x with use_orbax hands these settings to Orbax's CheckpointManager
-    // (utils._get_extra_kwargs), whose rules differ (the newest is not kept
-    // regardless): not implemented, so not silently replaced.
-    gin::Refuse(c.Query(kTrain, "use_orbax").AsBool(), cls,
-                "with train.use_orbax = True t5x keeps the best checkpoints by Orbax's "
-                "CheckpointManager rules, which t5xx does not implement yet; use the legacy "
-                "layout (train.use_orbax = False) or drop checkpointer_cls");
-    auto q = [&](const char* p) { return c.Query(kSaveBest, p, scope); };
-    checkpoints::SaveBestConfig b;
-    b.metric_name_to_monitor = q("metric_name_to_monitor").AsString();
-    const Value mode = q("metric_mode");
-    b.metric_mode = mode.AsString();
-    T5XX_CHECK(b.metric_mode == "max" || b.metric_mode == "min",
-               gin::Where(mode) + " = " + mode.ToGinString() +
-                   ": must be 'max' or 'min' (t5x raises ValueError: Unsupported `metric_mode`)");
-    const Value name = q("metric_name_to_monitor");
-    T5XX_CHECK(b.metric_name_to_monitor.find('/') != std::string::npos,
-               gin::Where(name) + " = " + name.ToGinString() +
-                   ": must be '{run}/{tag}', e.g. 'train/loss' or "
-                   "'inference_eval/<task>/eval/<metric>' (t5x reads the run's TensorBoard summaries)");
-    b.keep_checkpoints_without_metrics = q("keep_checkpoints_without_metrics").AsBool();
-    b.force_keep_period = gin::NoneOrAtLeast(q("force_keep_period"), 1);
-    s.force_keep_period = b.force_keep_period;
-    s.save_best = b;
-    return;
-  }
-  if (ReadPromptCheckpointer(c, cls, ss, &s.numpy_save_paths)) return;
-  const std::string cls_scope = ReadCheckpointerCls(c, kSaveConfig, ss);
-  s.force_keep_period =
-      gin::NoneOrAtLeast(c.Query(kCheckpointer, "force_keep_period", cls_scope), 1);
-}
-
-}  // namespace
 
 RestoreCheckpointConfig ReadRestoreConfig(gin::Config& c, const std::string& rs,
                                           bool allow_all, bool allow_no_path) {
@@ -285,7 +226,7 @@ void ReadCheckpointConfig(gin::Config& c, TrainSetup& s) {
   c.Query(kSaveConfig, "save_dataset", ss).AsBool();
   const Value fns = c.Query(kSaveConfig, "state_transformation_fns", ss);
   gin::Refuse(!fns.is_none() && !fns.AsList().empty(), fns, "remove it");
-  ReadSaveCheckpointerCls(c, ss, s);
+  ReadSaveCheckpointerCls(c, ss, c.Query(kTrain, "use_orbax").AsBool(), s);
 }
 
 // One of train.actions' @trainer.EarlyStoppingAction() /
@@ -439,25 +380,7 @@ void RegisterTrainConfigurables(gin::Registry& r) {
                         "either layout."),
                Optional("state_transformation_fns", T::kOptionalList, None())},
               "Which checkpoint to start from, and how."});
-  r.Register({kOrbaxManager, {},
-              "t5x's Orbax checkpoint manager: checkpoints in Orbax's layout (OCDBT + zarr) "
-              "when train.use_orbax = True."});
-  r.Register({kCheckpointer,
-              {Optional("force_keep_period", T::kOptionalInt, None(),
-                        "`keep` never deletes a checkpoint whose step is a multiple of this.")},
-              "t5x's legacy checkpointer (the format t5xx writes)."});
-  r.Register({kSaveBest,
-              {Optional("metric_name_to_monitor", T::kString, Value::String("train/accuracy"),
-                        "'{run}/{tag}' of the run's summaries, e.g. "
-                        "'inference_eval/<task>/eval/accuracy'."),
-               Optional("metric_mode", T::kString, Value::String("max"), "'max' or 'min'."),
-               Optional("keep_checkpoints_without_metrics", T::kBool, Value::Bool(true),
-                        "Never delete a checkpoint that has no value of the metric (False: "
-                        "delete those first)."),
-               Optional("force_keep_period", T::kOptionalInt, None(),
-                        "Never delete a checkpoint whose step is a multiple of this.")},
-              "t5x's checkpointer that keeps the `keep` best checkpoints by a metric, and the "
-              "newest."});
+  RegisterCheckpointerConfigurables(r);
   r.Register({kTrainer,
               {Optional("num_microbatches", T::kOptionalInt, None()),
                Required("learning_rate_fn", T::kReference)},
