@@ -97,6 +97,12 @@ show="$work/eval_first.log" check "the untrained prompt (numpy checkpoint 2) dec
 "$venv/bin/python3" -c "import numpy as np; np.save('$work/wrong.npy', np.zeros((3, 128), np.float32))"
 expect_error prompt_file_shape "the prompt loaded from disk has shape [3, 128] while the config says it should be [4, 128]" -- \
   "$T5XX" eval "${ev[@]}" --gin.PROMPT_FILE="'$work/wrong.npy'" --gin.EVAL_OUTPUT_DIR="'$work/bad'"
+noinit=()  # the eval command without fallback_init_rng
+for a in "${ev[@]}"; do [ "$a" = --gin.evaluate.fallback_init_rng=0 ] || noinit+=("$a"); done
+expect_error eval_without_init_rng "fallback_to_scratch = True needs evaluate.fallback_init_rng" -- \
+  "$T5XX" eval "${noinit[@]}" --gin.PROMPT_FILE="'$npy'" --gin.EVAL_OUTPUT_DIR="'$work/bad'"
+expect_error prompt_checkpointer_orbax "prompt_utils.Checkpointer's numpy saves are made by t5x's legacy checkpointer" -- \
+  "$T5XX" train "${tune[@]}" --gin.MODEL_DIR="'$work/bad'" --gin.train.use_orbax=True
 expect_error prompt_packed "prompt tuning (network.Transformer.prompt) does not support packed inputs" -- \
   "$T5XX" train "${tune[@]}" --gin.MODEL_DIR="'$work/bad'" --gin.train/utils.DatasetConfig.pack=True
 expect_error flaxformer_gin "'flaxformer.components.embedding' is flaxformer's (or prompt-tuning's layers over it)" -- \

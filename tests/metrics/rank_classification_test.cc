@@ -75,6 +75,19 @@ TEST(RankClassification, NamesWhatIsWrong) {
         << e.what();
   }
   EXPECT_THROW(rank_classification(targets, {-1.0}), Error);
+  // num_classes other than the choices per input (t5 would rank rows of two
+  // inputs together).
+  const std::vector<RankClassificationTarget> two_inputs = {
+      {{0, 0}, true, 1.0, 1}, {{0, 1}, false, 1.0, 1}, {{1, 0}, false, 1.0, 1},
+      {{1, 1}, true, 1.0, 1}};
+  try {
+    rank_classification(two_inputs, {-1, -2, -3, -4}, 4);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input 0 has 2 choices but num_classes is 4"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -66,6 +66,9 @@ void WriteNpy(const std::string& path, const std::vector<int64_t>& shape,
 }
 
 NpyArray ReadNpy(const std::string& path) {
+  T5XX_CHECK(!std::filesystem::is_directory(path),
+             path + " is a directory, not a .npy file; give the file (e.g. "
+                    "numpy_checkpoints/checkpoint_<step>/encoder.prompt.prompt.prompt)");
   std::ifstream f(path, std::ios::binary);
   T5XX_CHECK(f.good(), "cannot read the .npy file " + path + " (no such file?)");
   std::stringstream ss;
@@ -90,11 +93,14 @@ NpyArray ReadNpy(const std::string& path) {
   if (bytes.size() < offset + header_len) throw bad("its header is cut short");
   const std::string header = bytes.substr(offset, header_len);
   std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([<|=>]?)([a-z])(\\d+)'"))) {
+  if (std::regex_search(header, m, std::regex("'descr':\\s*\\["))) {
+    throw bad("its dtype is structured (a list of fields); t5xx reads float arrays");
+  }
+  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([<|=>]?)([A-Za-z])(\\d*)'"))) {
     throw bad("its header has no 'descr'");
   }
   const std::string order = m[1], kind = m[2];
-  const int size = std::stoi(m[3]);
+  const int size = m.str(3).empty() ? 0 : std::stoi(m[3]);
   if (order == ">" || kind != "f" || (size != 2 && size != 4 && size != 8)) {
     throw bad("dtype '" + m.str(1) + m.str(2) + m.str(3) +
               "' is not a little-endian float16, float32 or float64");

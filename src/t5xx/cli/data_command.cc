@@ -279,6 +279,10 @@ int Score(std::map<std::string, std::string>& f, const std::optional<std::string
         "t5xx data score: '" + r.name + "' is a mixture; score each of its tasks "
         "(seqio evaluates tasks, not mixtures)");
   const std::string split = f.count("split") ? f["split"] : "validation";
+  const seqio::TaskPtr task = seqio::TaskRegistry::Global().Get(r.name);
+  T5XX_CHECK(!task->predict_metric_fns().empty() || task->score_metric_fns().empty(),
+             "t5xx data score: task '" + r.name + "' has only score metric_fns, which need the "
+             "model's log-likelihoods, not predictions; `t5xx eval` computes them");
   std::vector<seqio::Example> examples;
   while (auto ex = r.dataset->Next()) {
     examples.push_back(std::move(*ex));
@@ -292,7 +296,6 @@ int Score(std::map<std::string, std::string>& f, const std::optional<std::string
         "t5xx data score: '" + f["predictions"] + "' has " + std::to_string(predictions.size()) +
             " lines but split '" + split + "' of task '" + r.name + "' has " +
             std::to_string(examples.size()) + " examples; give one prediction per example");
-  const seqio::TaskPtr task = seqio::TaskRegistry::Global().Get(r.name);
   const auto metrics = seqio::EvaluatePredictions(*task, examples, predictions);
   if (!task->score_metric_fns().empty()) {
     std::cerr << "t5xx data score: task '" << r.name << "' also has "

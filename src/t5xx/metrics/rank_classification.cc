@@ -145,6 +145,17 @@ Metrics rank_classification(const std::vector<RankClassificationTarget>& targets
   T5XX_CHECK(n % k == 0, std::string(kWho) + std::to_string(n) + " targets are not a multiple of "
                              "num_classes " + std::to_string(k) +
                              "; every input must have num_classes choices");
+  // t5 would rank rows of different inputs together: refused, naming one.
+  for (size_t begin = 0; begin < n;) {
+    size_t end = begin;
+    while (end < n && targets[end].idx[0] == targets[begin].idx[0]) ++end;
+    T5XX_CHECK(end - begin == k,
+               std::string(kWho) + "input " + std::to_string(targets[begin].idx[0]) + " has " +
+                   std::to_string(end - begin) + " choices but num_classes is " +
+                   std::to_string(k) + "; set num_classes to the number of choices per input " +
+                   "(or None when it varies)");
+    begin = end;
+  }
   const size_t rows = n / k;
   std::vector<double> weights(rows);
   std::vector<size_t> predictions(rows);

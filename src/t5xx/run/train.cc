@@ -369,7 +369,10 @@ void ConfigureLoop(const TrainSetup& s, const ValidatedTrainRun& run,
     }
     std::vector<std::string> eval_tasks;
     for (const auto& [name, make] : out.eval_datasets) eval_tasks.push_back(name);
-    trainer::ValidateMonitoredMetric(monitored, eval_tasks, by_task);
+    trainer::ValidateMonitoredMetric(monitored, eval_tasks, by_task,
+                                     out.loop.save_best->orbax
+                                         ? "checkpoints.OrbaxCheckpointManagerInterface"
+                                         : "checkpoints.SaveBestCheckpointer");
   }
   out.loop.num_devices = out.partitioner->mesh().size();
   // Each data shard's position is saved with every checkpoint as

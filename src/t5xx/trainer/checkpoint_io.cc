@@ -235,8 +235,16 @@ checkpoints::RetentionPolicy RetentionPolicyOf(std::optional<int64_t> keep,
   if (save_best && keep) {
     p.choose_removals = [best = *save_best, n = *keep, model_dir](const std::vector<int64_t>& steps) {
       return checkpoints::SaveBestStepsToRemove(steps, n, best, [&] {
-        return MetricsForSteps(model_dir, best.metric_name_to_monitor,
-                               std::set<int64_t>(steps.begin(), steps.end()));
+        std::map<int64_t, double> m = MetricsForSteps(
+            model_dir, best.metric_name_to_monitor, std::set<int64_t>(steps.begin(), steps.end()));
+        // The newest step's evaluations are written after its save, while
+        // the save commits in the background: whether they are on disk yet
+        // is a race. They count from the next save on, as with a save that
+        // blocks; train/ summaries are written before the save and count.
+        if (!steps.empty() && best.metric_name_to_monitor.rfind("train/", 0) != 0) {
+          m.erase(steps.back());
+        }
+        return m;
       });
     };
   }

@@ -384,6 +384,7 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
   for (Want& w : wants) {
     MatchWant(w, reader, ckpt_path_of, rules, options, used_ckpt, report, bad);
   }
+  std::vector<std::string> ignored;
   for (const auto& [key, path] : ckpt_path_of) {
     if (used_ckpt.count(key)) continue;
     const bool state = key.rfind("state/", 0) == 0;
@@ -392,9 +393,20 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
     if (options.strict) {
       bad.extra.push_back("  not in the model: " + key + " " + shape);
     } else {
-      report.notes.push_back(key + " " + shape + ": in the checkpoint but not in the model; "
-                             "ignored (strict = False)");
+      ignored.push_back(key + " " + shape);
     }
+  }
+  // Named one by one when few; else the first few and the count (e.g. the
+  // optimizer slots of parameters a MultiOptimizer freezes).
+  constexpr size_t kNamed = 4;
+  for (size_t i = 0; i < ignored.size() && (ignored.size() <= kNamed + 1 || i < kNamed); ++i) {
+    report.notes.push_back(ignored[i] + ": in the checkpoint but not in the model; ignored "
+                           "(strict = False)");
+  }
+  if (ignored.size() > kNamed + 1) {
+    report.notes.push_back("... and " + std::to_string(ignored.size() - kNamed) +
+                           " more arrays in the checkpoint but not in the model; ignored "
+                           "(strict = False)");
   }
   if (!optimizer) {
     report.notes.push_back("optimizer state: not restored (parameters only)");

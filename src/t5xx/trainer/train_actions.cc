@@ -82,8 +82,9 @@ std::string Quoted(const std::vector<std::string>& names) {
 }  // namespace
 
 void ValidateMonitoredMetric(const std::string& metric, const std::vector<std::string>& eval_tasks,
-                             const std::map<std::string, std::vector<std::string>>& infer_metrics) {
-  const std::string key = "checkpoints.SaveBestCheckpointer.metric_name_to_monitor = '" + metric + "'";
+                             const std::map<std::string, std::vector<std::string>>& infer_metrics,
+                             const std::string& configurable) {
+  const std::string key = configurable + ".metric_name_to_monitor = '" + metric + "'";
   auto under = [&](const std::string& prefix) { return metric.rfind(prefix, 0) == 0; };
   if (under("train/")) {
     const std::string tag = metric.substr(6);

@@ -40,9 +40,10 @@ void ValidateAction(const ActionConfig& a, const std::string& mode,
 // 'training_eval/<task>/<metric>' (a task of `eval_tasks`) or
 // 'inference_eval/<task>/eval/<metric>' (a task of `infer_metrics`, one of
 // its metric names). Throws t5xx::Error naming
-// checkpoints.SaveBestCheckpointer.metric_name_to_monitor and what exists.
+// <configurable>.metric_name_to_monitor and what exists.
 void ValidateMonitoredMetric(const std::string& metric, const std::vector<std::string>& eval_tasks,
-                             const std::map<std::string, std::vector<std::string>>& infer_metrics);
+                             const std::map<std::string, std::vector<std::string>>& infer_metrics,
+                             const std::string& configurable = "checkpoints.SaveBestCheckpointer");
 
 // An INFER_EVAL action's metric among its task's metric names (the
 // evaluator's): throws t5xx::Error naming the gin key and the names.

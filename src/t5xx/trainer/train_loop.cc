@@ -240,7 +240,14 @@ void TrainLoop::ReportWrites(std::vector<checkpoints::WriteResult> done) {
              << (w.committed ? "committed " : "wrote this process's part of ") << WithUrls(w.dir) << " ("
              << FormatMetric(static_cast<double>(w.bytes) / (1024.0 * 1024.0)) << " MiB, "
              << FormatMetric(w.seconds) << " s in the background)";
-    if (!w.deleted.empty()) console_ << "; deleted " << w.deleted.size() << " old";
+    for (size_t i = 0; i < w.deleted.size(); ++i) {
+      console_ << (i ? ", " : "; retention deleted ")
+               << std::filesystem::path(w.deleted[i]).filename().string();
+      if (w.deleted[i] != result_.checkpoint_dir) continue;
+      // The newest may go (Orbax's rules): name the newest that stays.
+      const std::vector<int64_t> kept = checkpoints::ListCheckpointSteps(config_.model_dir);
+      result_.checkpoint_dir = kept.empty() ? "" : checkpoints::CheckpointDir(config_.model_dir, kept.back());
+    }
     if (!w.note.empty()) console_ << "; " << w.note;
     console_ << std::endl;
   }

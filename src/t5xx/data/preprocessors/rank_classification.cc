@@ -122,6 +122,7 @@ Preprocessor RankClassificationFormatterPreprocessor(RankClassificationFormat f,
     });
     return FlatMap(std::move(ds), [format](Example ex) {
       const uint64_t index = static_cast<uint64_t>(std::get<Array>(ex.at(kIndexKey)).ints[0]);
+      ex.erase(kIndexKey);  // not a feature of the example (messages list those)
       const size_t n = format->inputs_formats.size();
       const std::vector<bool> correct = CorrectChoices(ex, format->label_key, n, index);
       std::optional<float> weight;

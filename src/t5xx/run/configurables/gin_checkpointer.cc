@@ -74,7 +74,13 @@ void ReadSaveCheckpointerCls(gin::Config& c, const std::string& ss, bool use_orb
     s.force_keep_period = s.save_best->force_keep_period;
     return;
   }
-  if (ReadPromptCheckpointer(c, cls, ss, &s.numpy_save_paths)) return;
+  if (ReadPromptCheckpointer(c, cls, ss, &s.numpy_save_paths)) {
+    // t5x's Orbax manager does not call checkpointer_cls.
+    gin::Refuse(use_orbax, cls,
+                "prompt_utils.Checkpointer's numpy saves are made by t5x's legacy checkpointer; "
+                "with train.use_orbax = True t5x would not make them: set use_orbax = False");
+    return;
+  }
   const std::string cls_scope = ReadCheckpointerCls(c, kSaveConfig, ss);
   const Value period = c.Query(kCheckpointer, "force_keep_period", cls_scope);
   if (!use_orbax) {

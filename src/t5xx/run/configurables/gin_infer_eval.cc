@@ -123,6 +123,14 @@ namespace {
 std::optional<int64_t> FallbackInitRng(gin::Config& c, const char* fn,
                                        RestoreCheckpointConfig& restore) {
   const Value rng = c.Query(fn, "fallback_init_rng");
+  const std::string short_fn = std::string(fn).substr(std::string(fn).rfind('.') + 1);
+  T5XX_CHECK(!rng.is_none() || !restore.options.fallback_to_scratch,
+             "utils.RestoreCheckpointConfig.fallback_to_scratch = True needs " + short_fn +
+                 ".fallback_init_rng to initialise what the checkpoint lacks (t5x raises "
+                 "\"An `init_rng` must be provided with `fallback_to_scratch`\"); bind "
+                 "--gin." + short_fn + ".fallback_init_rng=0 (prompt-tuning's prompt_" +
+                 (short_fn == "evaluate" ? "eval" : "infer") +
+                 ".gin does), or fallback_to_scratch = False");
   if (rng.is_none()) return std::nullopt;
   restore.options.fallback_to_scratch = true;
   return gin::AtLeast(rng, 0);

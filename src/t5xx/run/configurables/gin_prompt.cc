@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iostream>
+#include <memory>
 #include <numeric>
 #include <random>
 
@@ -44,10 +46,16 @@ std::vector<float> SampleEmbeddings(gin::Config& c, const std::string& scope, in
   if (dotted.rfind("target/", 0) == 0) dotted = dotted.substr(7);
   if (!dotted.empty() && dotted[0] == '/') dotted = dotted.substr(1);
   std::replace(dotted.begin(), dotted.end(), '/', '.');
+  std::unique_ptr<checkpoints::CheckpointReader> reader;
+  try {
+    reader = std::make_unique<checkpoints::CheckpointReader>(path.AsString());
+  } catch (const Error& e) {
+    throw Error(gin::Where(path) + ": cannot open the checkpoint " + path.AsString() + ": " +
+                e.what());
+  }
   checkpoints::LoadedArray a;
   try {
-    checkpoints::CheckpointReader reader(path.AsString());
-    a = reader.Read("target." + dotted);
+    a = reader->Read("target." + dotted);
   } catch (const Error& e) {
     throw Error(gin::Where(var) + ": cannot read '" + var.AsString() + "' from the checkpoint " +
                 path.AsString() + ": " + e.what());
@@ -64,7 +72,12 @@ std::vector<float> SampleEmbeddings(gin::Config& c, const std::string& scope, in
   int64_t population = pop.is_none() ? a.shape[0] : pop.AsInt();
   T5XX_CHECK(population > 0, gin::Where(pop) + ": cannot sample from a population less than "
                                                "one, got " + std::to_string(population));
-  population = std::min(population, a.shape[0]);  // prompt-tuning: a warning, then clipped
+  if (population > a.shape[0]) {  // prompt-tuning: a warning, then clipped
+    std::cerr << "t5xx: warning: " << gin::Where(pop) << ": population_size " << population
+              << " is larger than the " << a.shape[0] << " embeddings; drawing from all of them"
+              << std::endl;
+    population = a.shape[0];
+  }
   std::vector<int64_t> rows(static_cast<size_t>(population));
   std::iota(rows.begin(), rows.end(), 0);
   std::mt19937_64 gen(0);
