@@ -27,7 +27,15 @@ void FinishPart(const fs::path& tmp_dir, int index, int count, const ChunkChecks
   // The marker last: once process 0 sees it, everything above is durable.
   const std::string done = "done";
   WriteFile(tmp_dir / PartFileName("done", index, count), done.data(), done.size());
-  SyncDir(tmp_dir);
+  try {
+    SyncDir(tmp_dir);
+  } catch (const Error&) {
+    // Process 0 may already have seen every marker and committed (renamed)
+    // the directory, syncing its parent: nothing of this part is left to
+    // make durable. A directory still there failed for another reason.
+    std::error_code ec;
+    if (fs::exists(tmp_dir, ec)) throw;
+  }
 }
 
 void ReportFailedPart(const fs::path& tmp_dir, int index, int count,
