@@ -98,6 +98,17 @@ TEST(GinRegistry, Resolve) {
   EXPECT_EQ(r.Resolve("zzzzzz").error, "unknown configurable 'zzzzzz'");
 }
 
+TEST(GinRegistry, RefusedModulesAreNamedAtTheirImport) {
+  Registry r = TestRegistry();
+  r.RefuseModule("vendor", "is not supported; use pkg");
+  EXPECT_EQ(r.ModuleRefusal("vendor.sub.mod"), "is not supported; use pkg");
+  EXPECT_EQ(r.ModuleRefusal("vendor"), "is not supported; use pkg");
+  EXPECT_EQ(r.ModuleRefusal("vendorx"), "");
+  Config c(&r);
+  EXPECT_ERROR_CONTAINS(c.ParseString("import pkg.mod\nfrom vendor.sub import mod2\n", "t.gin"),
+                        "t.gin:2:1: 'vendor.sub.mod2' is not supported; use pkg");
+}
+
 TEST(GinRegistry, EditDistanceAndTypes) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
   EXPECT_EQ(EditDistance("", "abc"), 3u);

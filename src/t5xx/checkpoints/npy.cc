@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "t5xx/checkpoints/file_io.h"
 #include "t5xx/util/error.h"
 
 namespace t5xx::checkpoints {
@@ -54,15 +55,7 @@ void WriteNpy(const std::string& path, const std::vector<int64_t>& shape,
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
   out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    T5XX_CHECK(f.good(), "cannot write " + tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  T5XX_CHECK(!ec, "cannot rename " + tmp + " to " + path + ": " + ec.message());
+  WriteFile(path, out.data(), out.size());
 }
 
 NpyArray ReadNpy(const std::string& path) {
@@ -145,15 +138,16 @@ NpyArray ReadNpy(const std::string& path) {
 std::string SaveNumpyCheckpoint(const std::string& model_dir, int64_t step,
                                 const std::vector<NpyEntry>& arrays) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::path(model_dir) / "numpy_checkpoints" / ("checkpoint_" + std::to_string(step));
+  const fs::path parent = fs::path(model_dir) / "numpy_checkpoints";
+  const fs::path dir = parent / ("checkpoint_" + std::to_string(step));
   const auto now = std::chrono::duration_cast<std::chrono::seconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
   const fs::path tmp = dir.string() + ".tmp-" + std::to_string(now);
-  std::error_code ec;
-  fs::create_directories(tmp, ec);
-  T5XX_CHECK(!ec, "cannot make " + tmp.string() + ": " + ec.message());
+  MakeDir(tmp);
   for (const NpyEntry& e : arrays) WriteNpy((tmp / e.name).string(), e.shape, e.values);
+  SyncDir(tmp);
+  std::error_code ec;
   if (fs::exists(dir)) {
     const fs::path backup = dir.string() + ".backup-" + std::to_string(now);
     fs::rename(dir, backup, ec);
@@ -161,6 +155,7 @@ std::string SaveNumpyCheckpoint(const std::string& model_dir, int64_t step,
   }
   fs::rename(tmp, dir, ec);
   T5XX_CHECK(!ec, "cannot rename " + tmp.string() + " to " + dir.string() + ": " + ec.message());
+  SyncDir(parent);
   return dir.string();
 }
 

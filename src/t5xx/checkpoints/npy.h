@@ -23,9 +23,9 @@ struct NpyArray {
   std::vector<float> values;  // C order
 };
 
-// Writes float32 `values` of `shape` to `path` (the whole file, then
-// renamed into place). Throws t5xx::Error naming the path when the sizes
-// disagree or the write fails.
+// Writes float32 `values` of `shape` to `path`, durably (file_io.h
+// WriteFile: written, fsync'ed, closed). Throws t5xx::Error naming the path
+// when the sizes disagree or the write fails.
 void WriteNpy(const std::string& path, const std::vector<int64_t>& shape,
               const std::vector<float>& values);
 
@@ -35,17 +35,19 @@ void WriteNpy(const std::string& path, const std::vector<int64_t>& shape,
 // shape needs.
 NpyArray ReadNpy(const std::string& path);
 
-// prompt-tuning's numpy checkpoint of `step`: each (dotted name, shape,
-// values) to <model_dir>/numpy_checkpoints/checkpoint_<step>/<name>,
-// written into a temporary directory first and renamed (an older directory
-// of that step is moved aside to <dir>.backup-<seconds>, as prompt-tuning
-// does). Returns the directory. Throws t5xx::Error naming the path that
-// failed.
+// One array of a numpy checkpoint: its dotted parameter name (the file
+// name), shape and float32 values (C order).
 struct NpyEntry {
   std::string name;
   std::vector<int64_t> shape;
   std::vector<float> values;
 };
+
+// prompt-tuning's numpy checkpoint of `step`: each entry to
+// <model_dir>/numpy_checkpoints/checkpoint_<step>/<name>, written into a
+// temporary directory first, synced and renamed (an older directory of that
+// step is moved aside to <dir>.backup-<seconds>, as prompt-tuning does).
+// Returns the directory. Throws t5xx::Error naming the path that failed.
 std::string SaveNumpyCheckpoint(const std::string& model_dir, int64_t step,
                                 const std::vector<NpyEntry>& arrays);
 

@@ -163,16 +163,9 @@ void Config::ParseStatements(const std::vector<Statement>& statements, const std
       case Statement::Kind::kDynamicRegistration:
         break;  // every registered name is reachable through its aliases anyway
       case Statement::Kind::kImport: {
-        // flaxformer's architectures (and prompt-tuning's layers over them)
-        // are not t5x's networks: refused at the import, by name, rather
-        // than as one unknown configurable per binding.
-        if (st.module.rfind("flaxformer", 0) == 0 || st.module == "prompt_tuning.train.layers") {
-          Fail(st.loc, "'" + st.module + "' is flaxformer's (or prompt-tuning's layers over it): "
-                       "t5xx runs t5x's own networks (t5x.examples.t5.network, "
-                       "scalable_t5, decoder_only), not flaxformer's architectures; use a t5x "
-                       "model gin (prompt tuning: configs/prompt_tuning/t5_1_1_prompt.gin; "
-                       "docs/capabilities.md)");
-        }
+        // A module the registry refuses (Registry::RefuseModule), at its import.
+        const std::string refusal = registry_->ModuleRefusal(st.module);
+        if (!refusal.empty()) Fail(st.loc, "'" + st.module + "' " + refusal);
         AliasTable& t = alias_tables_[table];
         auto it = t.modules.find(st.alias);
         if (it != t.modules.end() && it->second != st.module) {

@@ -239,4 +239,15 @@ std::string Registry::SuggestName(const std::string& name,
   return best;
 }
 
+void Registry::RefuseModule(const std::string& module, std::string reason) {
+  refused_modules_[module] = std::move(reason);
+}
+
+std::string Registry::ModuleRefusal(const std::string& module) const {
+  for (const auto& [prefix, reason] : refused_modules_) {
+    if (module == prefix || module.rfind(prefix + ".", 0) == 0) return reason;
+  }
+  return "";
+}
+
 }  // namespace t5xx::gin

@@ -110,8 +110,18 @@ class Registry {
   std::string SuggestName(const std::string& name,
                           const std::map<std::string, std::string>& aliases = {}) const;
 
+  // Modules whose import is refused, with why and what to use instead:
+  // `module` and every module under it ("flaxformer" covers
+  // "flaxformer.components.embedding"). Config refuses the import statement
+  // at its line with "'<imported module>' <reason>", rather than one unknown
+  // configurable per binding.
+  void RefuseModule(const std::string& module, std::string reason);
+  // The reason `module` is refused, or "" when it is not.
+  std::string ModuleRefusal(const std::string& module) const;
+
  private:
   std::map<std::string, ConfigurableSpec> specs_;
+  std::map<std::string, std::string> refused_modules_;
 };
 
 }  // namespace t5xx::gin

@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <regex>
 
-#include "t5xx/checkpoints/npy.h"
 
 #include "t5xx/data/dataset_providers/mixture.h"
 #include "t5xx/data/vocabularies/byte_vocabulary.h"
@@ -17,6 +15,7 @@
 #include "t5xx/run/memory.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/model_dir.h"
+#include "t5xx/trainer/checkpoint_io.h"
 #include "t5xx/util/error.h"
 #include "t5xx/util/error_list.h"
 #include "t5xx/storage/remote_copy.h"
@@ -25,40 +24,6 @@ namespace t5xx::run {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// prompt-tuning's Checkpointer.save_numpy: the parameters whose 'a/b/c' path
-// fully matches one of `regexes`, as float32 .npy files named by their
-// dotted path, under MODEL_DIR/numpy_checkpoints/checkpoint_<step>/. A
-// parameter split across processes cannot be written from one: refused.
-std::function<void(int64_t, const models::ParamStore&)> NumpyCheckpointHook(
-    const std::string& model_dir, const std::vector<std::string>& regexes) {
-  std::vector<std::regex> compiled;
-  for (const std::string& r : regexes) compiled.emplace_back(r, std::regex::ECMAScript);
-  return [model_dir, compiled](int64_t step, const models::ParamStore& params) {
-    std::vector<checkpoints::NpyEntry> arrays;
-    const std::vector<models::ParamSpec> specs = params.Specs();
-    for (size_t i = 0; i < params.params().size(); ++i) {
-      const models::Param& p = params.params()[i];
-      std::string path = p.name;
-      std::replace(path.begin(), path.end(), '.', '/');
-      if (std::none_of(compiled.begin(), compiled.end(),
-                       [&](const std::regex& r) { return std::regex_match(path, r); })) {
-        continue;
-      }
-      const at::Tensor v = p.value.detach().to(at::kCPU, at::kFloat).contiguous();
-      T5XX_CHECK(v.sizes().vec() == specs[i].shape,
-                 "prompt_utils.Checkpointer: parameter " + p.name +
-                     " is split across processes; the numpy checkpoint needs it whole (keep "
-                     "its axes replicated)");
-      arrays.push_back({p.name, specs[i].shape,
-                        std::vector<float>(v.data_ptr<float>(), v.data_ptr<float>() + v.numel())});
-    }
-    checkpoints::SaveNumpyCheckpoint(model_dir, step, arrays);
-  };
-}
-
-}  // namespace
 
 void CheckVocabularies(const ModelConfig& model, const std::string& task_name,
                        const seqio::OutputFeatures& output_features, const std::string& data_dir) {
@@ -188,7 +153,7 @@ ValidatedTrainRun ValidateTrainRun(const LoadedTrainConfig& loaded) {
              "prompt-tuning's PromptEncoderDecoder; set train/utils.DatasetConfig.pack = False "
              "(and train_eval/'s)");
   if (!s.numpy_save_paths.empty()) {
-    loop.before_save = NumpyCheckpointHook(s.model_dir, s.numpy_save_paths);
+    loop.before_save = trainer::NumpyCheckpointHook(s.model_dir, s.numpy_save_paths);
   }
   loop.checkpoint_steps = s.checkpoint_steps;
   loop.save_dtype = s.save_dtype;

@@ -3,15 +3,19 @@
 // implementation of checkpoint_io.h.
 #include "t5xx/trainer/checkpoint_io.h"
 
+#include <algorithm>
 #include <ctime>
 #include <cstring>
 #include <map>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "t5xx/checkpoints/npy.h"
 #include "t5xx/checkpoints/t5x/checkpoints.h"
+#include "t5xx/optim/multi_optimizer.h"
 #include "t5xx/trainer/summary_writer.h"
 #include "t5xx/util/error.h"
 
@@ -249,6 +253,31 @@ checkpoints::RetentionPolicy RetentionPolicyOf(std::optional<int64_t> keep,
     };
   }
   return p;
+}
+
+std::function<void(int64_t, const models::ParamStore&)> NumpyCheckpointHook(
+    const std::string& model_dir, const std::vector<std::string>& regexes) {
+  std::vector<std::regex> compiled(regexes.begin(), regexes.end());
+  return [model_dir, compiled](int64_t step, const models::ParamStore& params) {
+    std::vector<checkpoints::NpyEntry> arrays;
+    const std::vector<models::ParamSpec> specs = params.Specs();
+    for (size_t i = 0; i < params.params().size(); ++i) {
+      const models::Param& p = params.params()[i];
+      const std::string path = optim::FlaxParamPath(p.name).substr(1);
+      if (std::none_of(compiled.begin(), compiled.end(),
+                       [&](const std::regex& r) { return std::regex_match(path, r); })) {
+        continue;
+      }
+      const at::Tensor v = p.value.detach().to(at::kCPU, at::kFloat).contiguous();
+      T5XX_CHECK(v.sizes().vec() == specs[i].shape,
+                 "prompt_utils.Checkpointer: parameter " + p.name +
+                     " is split across processes; the numpy checkpoint needs it whole (keep "
+                     "its axes replicated)");
+      arrays.push_back({p.name, specs[i].shape,
+                        std::vector<float>(v.data_ptr<float>(), v.data_ptr<float>() + v.numel())});
+    }
+    checkpoints::SaveNumpyCheckpoint(model_dir, step, arrays);
+  };
 }
 
 }  // namespace t5xx::trainer

@@ -10,6 +10,7 @@
 // of (t5x: "each host writes its own slices").
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,5 +81,16 @@ checkpoints::RetentionPolicy RetentionPolicyOf(std::optional<int64_t> keep,
                                                std::optional<int64_t> force_keep_period,
                                                const std::optional<checkpoints::SaveBestConfig>& save_best,
                                                const std::string& model_dir);
+
+// prompt-tuning's Checkpointer.save_numpy, for TrainLoopConfig::before_save:
+// the parameters whose path 'a/b/c' (the flax path without its leading '/',
+// as prompt-tuning matches it) fully matches one of `regexes` (ECMAScript),
+// each as a float32 .npy file named by its dotted name, via
+// checkpoints::SaveNumpyCheckpoint (npy.h) under
+// MODEL_DIR/numpy_checkpoints/checkpoint_<step>/. Throws t5xx::Error when a
+// matched parameter is split across processes (the file needs it whole) or
+// a write fails; std::regex_error for an invalid regex (when made).
+std::function<void(int64_t step, const models::ParamStore& params)> NumpyCheckpointHook(
+    const std::string& model_dir, const std::vector<std::string>& regexes);
 
 }  // namespace t5xx::trainer

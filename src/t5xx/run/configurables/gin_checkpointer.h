@@ -14,6 +14,9 @@
 
 namespace t5xx::run {
 
+// Registers t5x.checkpoints.{Checkpointer, SaveBestCheckpointer,
+// OrbaxCheckpointManagerInterface} with t5x's parameters and defaults
+// (called by RegisterTrainConfigurables).
 void RegisterCheckpointerConfigurables(gin::Registry& registry);
 
 // The checkpointer_cls / checkpoint_manager_cls of `configurable` (a

@@ -101,6 +101,14 @@ std::vector<float> SampleEmbeddings(gin::Config& c, const std::string& scope, in
 
 void RegisterPromptConfigurables(gin::Registry& r) {
   using namespace gin::spec;
+  // prompt-tuning's own gin files build on flaxformer's architectures.
+  const std::string flaxformer =
+      "is flaxformer's (or prompt-tuning's layers over it): t5xx runs t5x's own networks "
+      "(t5x.examples.t5.network, scalable_t5, decoder_only), not flaxformer's architectures; "
+      "use a t5x model gin (prompt tuning: configs/prompt_tuning/t5_1_1_prompt.gin; "
+      "docs/capabilities.md)";
+  r.RefuseModule("flaxformer", flaxformer);
+  r.RefuseModule("prompt_tuning.train.layers", flaxformer);
   r.Register({kTrainPrompt,
               {Required("prompt", T::kReference, "@prompts.Prompt(): the prompt's variable."),
                Optional("combine", T::kOptionalReference, None(),

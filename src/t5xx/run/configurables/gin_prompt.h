@@ -19,6 +19,9 @@
 
 namespace t5xx::run {
 
+// Registers the configurables above (called by RegisterModelConfigurables)
+// and refuses imports of flaxformer and prompt_tuning.train.layers by name
+// (Registry::RefuseModule).
 void RegisterPromptConfigurables(gin::Registry& registry);
 
 // network.Transformer.prompt (called in `module_scope`) into t.prompt_length
