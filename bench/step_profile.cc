@@ -4,7 +4,8 @@
 //
 //   build/bin/t5xx_step_profile [--config=tiny|small|base] [--dtype=float32|bfloat16]
 //       [--batch=N] [--lengths=INPUTS,TARGETS | --lengths=TARGETS]
-//       [--warmup=N] [--steps=N] [--top=N] [--json_out=FILE] [--intra_op_threads=N]
+//       [--warmup=N] [--steps=N] [--top=N] [--decode=greedy|beam4] [--json_out=FILE]
+//       [--intra_op_threads=N]
 //
 // Defaults: --config=tiny, --dtype=float32, the config's BenchConfigs shape
 // (tiny 32 x (128 + 32), small 8 x (128 + 32), base 2 x 512; --lengths takes
@@ -31,6 +32,10 @@
 // The CPU is set up as the t5xx binary sets it (device/openmp_wait.h,
 // device/cpu_runtime.h; the first output line says how). Times are wall
 // clock; on a shared machine they move from run to run.
+// --decode=greedy|beam4 profiles decoding instead (T5.1.1 only): a "step"
+// is one predict_batch_with_aux of the batch (the encoder, then TARGETS
+// cached decoder steps, greedy temperature_sample or beam_search with 4
+// beams), with the same report.
 // --json_out=FILE writes the same figures (all rows, not only --top) as JSON.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -42,8 +47,10 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -54,6 +61,7 @@
 #include "bench_schedule.h"
 #include "op_profiler.h"
 #include "t5xx/device/cpu_runtime.h"
+#include "t5xx/decoding/decoding.h"
 #include "t5xx/device/openmp_wait.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
@@ -145,9 +153,9 @@ void ParseLengths(const std::string& v, bool decoder_only, int64_t* in_len, int6
   }
 }
 
-double StepSeconds(t5xx::trainer::Trainer& trainer, const t5xx::models::FeatureBatch& b) {
+double StepSeconds(const std::function<void()>& step) {
   const auto t0 = std::chrono::steady_clock::now();
-  trainer.TrainStep(b);
+  step();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -161,7 +169,7 @@ int Run(std::vector<std::string> args) {
   t5xx::device::CpuRuntimeOptions cpu;
   cpu.intra_op_threads = t5xx::device::TakeIntraOpThreadsFlag(args);
   const std::string cpu_line = t5xx::device::ConfigureCpuRuntime(cpu);
-  std::string config = "tiny", dtype = "float32", lengths, json_out;
+  std::string config = "tiny", dtype = "float32", lengths, json_out, decode;
   int batch = 0, warmup = 1, steps = 3, top = 30;
   for (const std::string& a : args) {
     if (a.rfind("--config=", 0) == 0) {
@@ -178,13 +186,16 @@ int Run(std::vector<std::string> args) {
       steps = t5xx::bench::IntFlag(a, "--steps", steps);
     } else if (a.rfind("--top=", 0) == 0) {
       top = t5xx::bench::IntFlag(a, "--top", top);
+    } else if (a.rfind("--decode=", 0) == 0) {
+      decode = a.substr(9);
+      if (decode != "greedy" && decode != "beam4") Fail("--decode='" + decode + "' is not greedy or beam4");
     } else if (a.rfind("--json_out=", 0) == 0) {
       json_out = a.substr(11);
       if (json_out.empty()) Fail("--json_out= needs a file name");
     } else {
       Fail("unknown argument '" + a + "' (flags: --config=tiny|small|base "
            "--dtype=float32|bfloat16 --batch=N --lengths=INPUTS,TARGETS --warmup=N --steps=N "
-           "--top=N --json_out=FILE --intra_op_threads=N)");
+           "--top=N --decode=greedy|beam4 --json_out=FILE --intra_op_threads=N)");
     }
   }
   const t5xx::bench::BenchConfig* found = t5xx::bench::FindBenchConfig(config);
@@ -201,25 +212,46 @@ int Run(std::vector<std::string> args) {
   t5xx::bench::BenchModel bm = t5xx::bench::MakeBenchModel(c.which, dtype);
   t5xx::partitioning::PjitPartitioner partitioner(1,
                                                   t5xx::partitioning::StandardLogicalAxisRules());
-  t5xx::trainer::Trainer trainer(*bm.model, bm.model->InitParams(0), t5xx::optim::Adafactor({}),
-                                 t5xx::bench::PretrainSchedule(), partitioner);
-  const t5xx::models::FeatureBatch b = t5xx::bench::RandomBenchBatch(c.batch, c.in_len, c.tg_len);
+  t5xx::models::FeatureBatch b = t5xx::bench::RandomBenchBatch(c.batch, c.in_len, c.tg_len);
+  std::function<void()> step;
+  std::unique_ptr<t5xx::trainer::Trainer> trainer;
+  t5xx::models::ParamStore decode_params;
+  if (decode.empty()) {
+    trainer = std::make_unique<t5xx::trainer::Trainer>(
+        *bm.model, bm.model->InitParams(0), t5xx::optim::Adafactor({}),
+        t5xx::bench::PretrainSchedule(), partitioner);
+    step = [&] { trainer->TrainStep(b); };
+  } else {
+    // One "step": a whole decode of the batch (t5x's predict_batch_with_aux:
+    // the encoder, then tg_len cached decoder steps; random weights rarely
+    // reach EOS, so every row decodes them all).
+    t5xx::decoding::DecodeFnConfig fn;
+    fn.kind = decode == "beam4" ? t5xx::decoding::DecodeFnConfig::Kind::kBeamSearch
+                                : t5xx::decoding::DecodeFnConfig::Kind::kTemperatureSample;
+    bm.model->set_decode_fn(fn);
+    decode_params = bm.model->InitParams(0);
+    decode_params.SetRequiresGrad(false);
+    b["decoder_input_tokens"] = at::zeros_like(b["decoder_input_tokens"]);
+    step = [&] {
+      bm.model->PredictBatchWithAux(decode_params, b, nullptr, false, decode == "beam4" ? 4 : 1);
+    };
+  }
   const std::string shape = "batch " + std::to_string(c.batch) +
                             (c.in_len > 0 ? " inputs " + std::to_string(c.in_len) : "") +
                             " targets " + std::to_string(c.tg_len);
-  std::printf("%s %s %s; CPU: %s\n", bm.name.c_str(), dtype.c_str(), shape.c_str(),
-              cpu_line.c_str());
+  std::printf("%s %s %s%s; CPU: %s\n", bm.name.c_str(), dtype.c_str(), shape.c_str(),
+              decode.empty() ? "" : (" decode " + decode).c_str(), cpu_line.c_str());
   std::fflush(stdout);
 
-  for (int i = 0; i < warmup; ++i) trainer.TrainStep(b);
+  for (int i = 0; i < warmup; ++i) step();
   // Unrecorded and recorded steps alternate, so that a change in the
   // machine's load falls on both alike.
   t5xx::bench::OpProfiler profiler;
   std::vector<double> plain, recorded;  // seconds per step
   for (int i = 0; i < steps; ++i) {
-    plain.push_back(StepSeconds(trainer, b));
+    plain.push_back(StepSeconds(step));
     profiler.Start();
-    recorded.push_back(StepSeconds(trainer, b));
+    recorded.push_back(StepSeconds(step));
     profiler.Stop();
   }
   double plain_s = 0, step_s = 0;  // means

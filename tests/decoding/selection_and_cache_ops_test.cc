@@ -73,5 +73,24 @@ TEST(CacheOps, ExpandAndGatherRows) {
   EXPECT_THROW(ExpandCache(bad, 2, 2), std::invalid_argument);
 }
 
+// An entry named with kPerExampleSuffix keeps one row per example: neither
+// expanded nor reordered (the rows reordering picks are an example's own
+// beams).
+TEST(CacheOps, PerExampleEntriesAreNeitherExpandedNorGathered) {
+  const std::string per_example = std::string("cross") + kPerExampleSuffix;
+  EXPECT_TRUE(IsPerExampleEntry(per_example));
+  EXPECT_FALSE(IsPerExampleEntry("cross"));
+  EXPECT_FALSE(IsPerExampleEntry(kPerExampleSuffix + std::string("x")));
+  Cache cache{{"k", at::tensor({0.f, 1.f})}, {per_example, at::tensor({5.f, 7.f})}};
+  ExpandCache(cache, 2, 2);
+  EXPECT_TRUE(cache["k"].equal(at::tensor({0.f, 0.f, 1.f, 1.f})));
+  EXPECT_TRUE(cache[per_example].equal(at::tensor({5.f, 7.f})));
+  GatherCache(cache, at::tensor({1, 0, 3, 3}, at::kLong));
+  EXPECT_TRUE(cache["k"].equal(at::tensor({0.f, 0.f, 1.f, 1.f})));
+  EXPECT_TRUE(cache[per_example].equal(at::tensor({5.f, 7.f})));
+  Cache bad{{per_example, at::zeros({3})}};
+  EXPECT_THROW(ExpandCache(bad, 2, 2), std::invalid_argument);  // still one row per example
+}
+
 }  // namespace
 }  // namespace t5xx::decoding

@@ -180,7 +180,7 @@ TEST(DecodeCacheTest, EncoderDecoderCacheLayoutAndBytes) {
   decoding::Cache cache = InitEncoderDecoderCache(net, p, encoded, enc, 10, true);
   const auto& self_key = cache.at("decoder.layers_2.self_attention.cached_key");
   EXPECT_EQ(self_key.sizes(), (std::vector<int64_t>{3, 10, 32}));
-  EXPECT_EQ(cache.at("decoder.layers_0.encoder_decoder_attention.cached_value").sizes(),
+  EXPECT_EQ(cache.at("decoder.layers_0.encoder_decoder_attention.cached_value:per_example").sizes(),
             (std::vector<int64_t>{3, 8, 32}));
   EXPECT_TRUE(at::equal(cache.at(kEncoderDecoderMask), enc > 0));
   // 3 layers x (self k, v: 3*10*32 + cross k, v: 3*8*32) float32, the index

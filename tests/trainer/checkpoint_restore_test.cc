@@ -227,10 +227,10 @@ TEST(CheckpointRestoreTest, FallbackToScratchInitialisesMissingParameters) {
   RestoreOptions o;
   o.fallback_to_scratch = true;
   const RestoreReport r = RestoreTrainState(ck, params, nullptr, o);
-  int from_scratch = 0;
+  std::vector<std::string> from_scratch;
   for (const auto& p : params.params()) {
     if (p.name.find("decoder.layers_1.") == 0) {
-      ++from_scratch;
+      from_scratch.push_back(p.name);
       EXPECT_TRUE(at::equal(p.value, fresh.Get(p.name))) << p.name;
     } else {
       EXPECT_FALSE(at::equal(p.value, fresh.Get(p.name))) << p.name;
@@ -238,7 +238,12 @@ TEST(CheckpointRestoreTest, FallbackToScratchInitialisesMissingParameters) {
   }
   int notes = 0;
   for (const std::string& n : r.notes) notes += n.find("initialised from scratch") != std::string::npos;
-  EXPECT_EQ(notes, from_scratch);
+  EXPECT_EQ(notes, static_cast<int>(from_scratch.size()));
+  // The same parameters by name, in the store's order (what inference
+  // initialises after restoring into uninitialised parameters).
+  ASSERT_TRUE(r.unrestored_params.has_value());
+  EXPECT_EQ(*r.unrestored_params, from_scratch);
+  EXPECT_GT(from_scratch.size(), 5u);
 }
 
 TEST(CheckpointRestoreTest, Bfloat16SavesAndRestores) {

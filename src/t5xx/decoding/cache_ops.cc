@@ -20,13 +20,18 @@ void ExpandCache(Cache& cache, int64_t n, int64_t batch) {
                                   std::to_string(batch) +
                                   " (every cache tensor with dims is per example)");
     }
-    t = FlatBatchBeamExpand(t, n);
+    if (!IsPerExampleEntry(name)) t = FlatBatchBeamExpand(t, n);
   }
+}
+
+bool IsPerExampleEntry(const std::string& name) {
+  const size_t n = sizeof(kPerExampleSuffix) - 1;
+  return name.size() >= n && name.compare(name.size() - n, n, kPerExampleSuffix) == 0;
 }
 
 void GatherCache(Cache& cache, const at::Tensor& rows) {
   for (auto& [name, t] : cache) {
-    if (!t.defined() || t.dim() == 0) continue;
+    if (!t.defined() || t.dim() == 0 || IsPerExampleEntry(name)) continue;
     t = t.index_select(0, rows.device() == t.device() ? rows : rows.to(t.device()));
   }
 }

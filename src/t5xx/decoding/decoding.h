@@ -38,10 +38,16 @@ namespace t5xx::decoding {
 // b0, b1, b1, ...) and, in beam search, reordered on dim 0 after every step
 // by the surviving beams (index_select; t5x's cache_gather_beams). Tensors of
 // 0 dims (a shared scalar index) are left as they are. A tensor with dims
-// whose dim 0 is not B is a programming error (std::invalid_argument): keep
-// per-example constants that never need reordering (encoder outputs, their
-// mask) outside the cache, expanded with FlatBatchBeamExpand.
+// whose dim 0 is not B is a programming error (std::invalid_argument). A
+// tensor whose name ends with kPerExampleSuffix holds what every beam or
+// decode of an example shares (the encoder output's cross-attention keys
+// and values, its mask): it keeps one row per example, neither expanded nor
+// reordered (reordering only permutes an example's own beams), and the
+// model reads row r / (B' / B) of it for row r.
 using Cache = std::map<std::string, at::Tensor>;
+inline constexpr char kPerExampleSuffix[] = ":per_example";
+// Whether `name` ends with kPerExampleSuffix.
+bool IsPerExampleEntry(const std::string& name);
 
 // t5x's DecodingState, given to TokensToLogits once per step for all B' =
 // B * num_decodes rows (beam search: B * beams) together. The tensors are

@@ -16,7 +16,6 @@
 namespace t5xx::models {
 namespace {
 
-constexpr int kLanes = device::kSumLanes;
 
 // p = softmax(l + b) over one row of n (b may be null).
 T5XX_CPU_CLONES
@@ -27,24 +26,8 @@ void ForwardRow(const float* l, const float* b, float* p, int64_t n) {
   } else {
     for (int64_t i = 0; i < n; ++i) p[i] = l[i];
   }
-  const float m = device::RowMax(p, n);
-  // e = exp(v - max), summed in kLanes partial sums.
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) {
-      const float e = device::ExpApprox(p[i + j] - m);
-      p[i + j] = e;
-      acc[j] += e;
-    }
-  }
-  for (int j = 0; i < n; ++i, ++j) {
-    const float e = device::ExpApprox(p[i] - m);
-    p[i] = e;
-    acc[j] += e;
-  }
-  float sum = 0.0f;
-  for (int j = 0; j < kLanes; ++j) sum += acc[j];
+  // e = exp(v - max), summed in kSumLanes partial sums.
+  const float sum = device::ExpShiftedSum(p, n, device::RowMax(p, n));
   const float inv = 1.0f / sum;
   for (int64_t k = 0; k < n; ++k) p[k] *= inv;
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "t5xx/kernels/decode_attention.h"
 #include "t5xx/models/networks/layers.h"
 
 namespace t5xx::models {
@@ -148,9 +149,31 @@ at::Tensor CachedCrossAttentionSublayer(const ParamStore& p, const std::string& 
   const Param& query = p.GetParam(prefix + ".query.kernel");
   const int64_t head_dim = hooks.GlobalShape(query)[1] / s.num_heads;
   const at::Tensor q = hooks.Dense(y, query, s.dtype);
-  const at::Tensor out = AttentionHeads(q, key, value, q.size(-1) / head_dim, bias,
-                                        /*dropout_rate=*/0.0, /*train=*/false, nullptr,
-                                        s.dtype, s.float32_attention_logits);
+  const int64_t heads = q.size(-1) / head_dim;
+  // key, value and bias may hold one row per example for the rows' beams
+  // (decoding's per-example entries): the fused decode attention reads
+  // them in place, other paths get them repeated per row.
+  const int64_t group = q.size(0) / key.size(0);
+  at::Tensor out;
+  if (group > 1 && q.size(1) == 1 && s.dtype == at::kFloat) {
+    const auto heads_of = [&](const at::Tensor& t) {
+      return t.view({t.size(0), t.size(1), heads, head_dim}).transpose(1, 2);
+    };
+    const at::Tensor bias32 = bias.defined() ? bias.to(at::kFloat) : bias;
+    if (DecodeAttentionFused(heads_of(q), heads_of(key), heads_of(value), bias32)) {
+      out = DecodeAttention(heads_of(q), heads_of(key), heads_of(value), bias32)
+                .view({q.size(0), 1, q.size(-1)});
+    }
+  }
+  if (!out.defined()) {
+    const auto rows = [&](const at::Tensor& t) {
+      return group > 1 && t.defined() && t.size(0) == key.size(0)
+                 ? t.repeat_interleave(group, 0)
+                 : t;
+    };
+    out = AttentionHeads(q, rows(key), rows(value), heads, rows(bias), /*dropout_rate=*/0.0,
+                         /*train=*/false, nullptr, s.dtype, s.float32_attention_logits);
+  }
   return h + hooks.Dense(out, p.GetParam(prefix + ".out.kernel"), s.dtype);
 }
 

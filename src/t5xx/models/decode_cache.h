@@ -13,10 +13,13 @@
 //   <layer>.self_attention.cached_value  (L = max decode length; position j
 //                                        holds token j's projected key/value;
 //                                        not yet written positions are 0)
-//   <layer>.encoder_decoder_attention.cached_key / cached_value
-//                                        [B', Le, H*D]: the encoder output's
+//   <layer>.encoder_decoder_attention.cached_key:per_example /
+//   <layer>.encoder_decoder_attention.cached_value:per_example
+//                                        [B, Le, H*D]: the encoder output's
 //                                        projections, computed once
-//   encoder_decoder_mask                 bool [B', Le]: encoder input > 0
+//   encoder_decoder_mask:per_example     bool [B, Le]: encoder input > 0
+// (":per_example", decoding.h's kPerExampleSuffix: one row per example,
+// shared by its beams or decodes, never expanded or reordered.)
 // H*D is this process's heads (the key kernel's output through the
 // parameters' ShardingHooks). t5x stores [B', H, D, L] (a TPU layout); the
 // values are the same.
@@ -36,7 +39,7 @@ namespace t5xx::models {
 
 // Cache entry names (t5x's cache collection paths joined with '.').
 inline const char kCacheIndex[] = "cache_index";
-inline const char kEncoderDecoderMask[] = "encoder_decoder_mask";
+inline const char kEncoderDecoderMask[] = "encoder_decoder_mask:per_example";
 std::string CachedKeyName(const std::string& attention_prefix);    // <prefix>.cached_key
 std::string CachedValueName(const std::string& attention_prefix);  // <prefix>.cached_value
 
@@ -119,7 +122,10 @@ std::pair<at::Tensor, at::Tensor> CrossAttentionKeysValues(const ParamStore& par
 // A pre-LayerNorm cross-attention sublayer with precomputed keys and values
 // (t5x's DecoderLayer encoder_decoder_attention): h + attention of
 // RmsNorm(h) @ query kernel over key / value [B', Le, H*D] with `bias`, then
-// the output kernel. h: [B', Lq, E]; returns [B', Lq, E] in s.dtype.
+// the output kernel. h: [B', Lq, E]; returns [B', Lq, E] in s.dtype. key,
+// value and bias may instead have one row per example (B rows, B' a
+// multiple: decoding's per-example cache entries): row r reads example
+// r / (B' / B).
 at::Tensor CachedCrossAttentionSublayer(const ParamStore& params, const std::string& norm_scale,
                                         const std::string& prefix, const at::Tensor& h,
                                         const at::Tensor& key, const at::Tensor& value,

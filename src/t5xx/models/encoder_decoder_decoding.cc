@@ -29,6 +29,16 @@ std::vector<std::string> DecoderRelEmbeddings(const T5Config& c) {
   return out;
 }
 
+// The cache's names of the encoder output's cross-attention keys and values
+// of the attention `cross`: the same for an example's beams, never reordered
+// (decoding.h's kPerExampleSuffix).
+std::string CrossKeyName(const std::string& cross) {
+  return CachedKeyName(cross) + decoding::kPerExampleSuffix;
+}
+std::string CrossValueName(const std::string& cross) {
+  return CachedValueName(cross) + decoding::kPerExampleSuffix;
+}
+
 // The decoder over the key/value cache: tokens int64 [R, Lq] enter at
 // `positions` [R, Lq] (their keys and values are written there), attending
 // over cached positions [0, n) with self_bias (one, or one per layer);
@@ -52,8 +62,8 @@ at::Tensor CachedDecoder(const Transformer& net, const ParamStore& p, const at::
                                     WritableCacheEntry(cache, CachedValueName(self)), length, n,
                                     self_bias[self_bias.size() == 1 ? 0 : i], s);
     x = CachedCrossAttentionSublayer(p, pre + ".pre_cross_attention_layer_norm.scale", cross, x,
-                                     CacheEntry(cache, CachedKeyName(cross)),
-                                     CacheEntry(cache, CachedValueName(cross)), cross_bias, s);
+                                     CacheEntry(cache, CrossKeyName(cross)),
+                                     CacheEntry(cache, CrossValueName(cross)), cross_bias, s);
     x = MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", x, s);
   }
   return DecoderLogits(p, x, "decoder.decoder_norm.scale",
@@ -150,8 +160,8 @@ decoding::Cache InitEncoderDecoderCache(const Transformer& net, const ParamStore
     cache[CachedKeyName(self)] = at::zeros({batch, max_decode_length, key.size(-1)}, key.options());
     cache[CachedValueName(self)] =
         at::zeros({batch, max_decode_length, value.size(-1)}, value.options());
-    cache[CachedKeyName(cross)] = key;
-    cache[CachedValueName(cross)] = value;
+    cache[CrossKeyName(cross)] = key;
+    cache[CrossValueName(cross)] = value;
   }
   return cache;
 }

@@ -41,6 +41,12 @@ at::Tensor SpecsOnlyPlacement::Place(const ParamSpec& spec,
   return at::empty(spec.shape, at::TensorOptions().dtype(at::kFloat).device(at::kMeta));
 }
 
+at::Tensor UninitializedPlacement::Place(const ParamSpec& spec,
+                                         const std::function<at::Tensor()>&) const {
+  const auto empty = [&] { return at::empty(spec.shape, at::TensorOptions().dtype(at::kFloat)); };
+  return inner_ ? inner_->Place(spec, empty) : empty();
+}
+
 std::vector<ParamSpec> ParamStore::Specs() const {
   std::vector<ParamSpec> out;
   out.reserve(params_.size());

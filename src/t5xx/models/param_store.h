@@ -54,6 +54,20 @@ class SpecsOnlyPlacement final : public ParamPlacement {
   at::Tensor Place(const ParamSpec& spec, const std::function<at::Tensor()>& make) const override;
 };
 
+// Allocates each parameter without computing its initial value (at::empty,
+// float32): for a store a checkpoint fills, where t5x's initialisers (a
+// truncated normal through erfinv) would be most of the start-up. `inner`
+// (a partitioner's placement, or null for whole values) decides what is
+// kept of the uninitialised value.
+class UninitializedPlacement final : public ParamPlacement {
+ public:
+  explicit UninitializedPlacement(const ParamPlacement* inner = nullptr) : inner_(inner) {}
+  at::Tensor Place(const ParamSpec& spec, const std::function<at::Tensor()>& make) const override;
+
+ private:
+  const ParamPlacement* inner_;
+};
+
 class ParamStore {
  public:
   // Adds a parameter; throws std::logic_error on a duplicate name or when

@@ -19,10 +19,13 @@ std::shared_ptr<const models::ParamPlacement> BasePartitioner::Placement(
 }
 
 models::ParamStore InitPlacedParams(BasePartitioner& partitioner,
-                                   const models::BaseTransformerModel& model, uint64_t seed) {
+                                   const models::BaseTransformerModel& model, uint64_t seed,
+                                   bool uninitialized) {
   const std::shared_ptr<const models::ParamPlacement> placement =
       partitioner.Placement(model.ParamSpecs());
-  models::ParamStore local = model.InitParams(seed, placement.get());
+  const models::UninitializedPlacement unset(placement.get());
+  models::ParamStore local =
+      model.InitParams(seed, uninitialized ? &unset : placement.get());
   partitioner.InstallHooks(local);
   return local;
 }

@@ -114,9 +114,12 @@ class BasePartitioner {
 // A network's parameters as `partitioner` places them: every spec checked
 // first (BasePartitioner::Placement), then each parameter made whole and
 // only this process's piece kept before the next is made; the hooks
-// installed. Values equal a one-process InitParams(seed) sliced.
+// installed. Values equal a one-process InitParams(seed) sliced;
+// uninitialized: the pieces are allocated and left unset
+// (models::UninitializedPlacement), for a checkpoint to fill.
 models::ParamStore InitPlacedParams(BasePartitioner& partitioner,
-                                   const models::BaseTransformerModel& model, uint64_t seed);
+                                   const models::BaseTransformerModel& model, uint64_t seed,
+                                   bool uninitialized = false);
 
 // The rows for `params` ("target/" + path), then for the optimizer state
 // arrays `slots` ("state/" + path), from the pieces this process holds on

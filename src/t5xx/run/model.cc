@@ -25,10 +25,11 @@ std::unique_ptr<models::BaseTransformerModel> CreateModel(const ModelConfig& m) 
 }
 
 models::ParamStore InitParams(const models::BaseTransformerModel& model, uint64_t seed,
-                              partitioning::BasePartitioner* partitioner) {
+                              partitioning::BasePartitioner* partitioner, bool uninitialized) {
   try {
-    if (partitioner) return partitioning::InitPlacedParams(*partitioner, model, seed);
-    return model.InitParams(seed);
+    if (partitioner) return partitioning::InitPlacedParams(*partitioner, model, seed, uninitialized);
+    const models::UninitializedPlacement unset;
+    return model.InitParams(seed, uninitialized ? &unset : nullptr);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {  // e.g. libtorch's allocation failure

@@ -22,7 +22,10 @@ std::unique_ptr<models::BaseTransformerModel> CreateModel(const ModelConfig& con
 // partitioner only this process's pieces of it (partitioning::
 // InitPlacedParams: never more than one whole parameter at a time); an
 // allocation failure is a t5xx::Error that says to use a smaller model.
+// uninitialized: allocated, values left unset (for a checkpoint to fill:
+// models::UninitializedPlacement).
 models::ParamStore InitParams(const models::BaseTransformerModel& model, uint64_t seed,
-                              partitioning::BasePartitioner* partitioner = nullptr);
+                              partitioning::BasePartitioner* partitioner = nullptr,
+                              bool uninitialized = false);
 
 }  // namespace t5xx::run

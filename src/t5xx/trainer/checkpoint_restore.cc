@@ -423,6 +423,12 @@ RestoreReport RestoreTrainState(const std::string& checkpoint_dir, models::Param
                    " --output_dir=DIR --scan_layers=" + (options.scan ? "true" : "false") + "`");
   }
   ThrowIfMismatched(checkpoint_dir, rules, bad);
+  if (!options.scan) {  // the parameters' wants come first, in the store's order
+    report.unrestored_params.emplace();
+    for (size_t i = 0; i < params.params().size(); ++i) {
+      if (wants[i].source.empty()) report.unrestored_params->push_back(params.params()[i].name);
+    }
+  }
   // Only now, with every key and shape checked, are live tensors replaced,
   // so a refused restore leaves the fresh state untouched.
   ReadWants(reader, wants, options, report);

@@ -64,6 +64,10 @@ struct RestoreReport {
   // when the checkpoint holds one.
   std::optional<std::string> dataset_state;
   double bytes_read = 0;
+  // The parameters (ParamStore names) the checkpoint did not fill, which
+  // keep the values they came with (fallback_to_scratch, assignment_map
+  // None); not computed (nullopt) with options.scan.
+  std::optional<std::vector<std::string>> unrestored_params;
 };
 
 // The owned_slice of a process on the layout `layout` (every parameter and

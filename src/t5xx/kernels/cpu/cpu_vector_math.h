@@ -81,4 +81,28 @@ inline float DotLanes(const float* a, const float* b, int64_t n) {
   return total;
 }
 
+// x[i] = ExpApprox(x[i] - shift) for i < n, returning their sum in
+// kSumLanes interleaved partial sums added in a fixed order (a softmax's
+// numerators and denominator). Inline, so a T5XX_CPU_CLONES caller compiles
+// it for its own instruction set.
+inline float ExpShiftedSum(float* x, int64_t n, float shift) {
+  float acc[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (int j = 0; j < kSumLanes; ++j) {
+      const float e = ExpApprox(x[i + j] - shift);
+      x[i + j] = e;
+      acc[j] += e;
+    }
+  }
+  for (int j = 0; i < n; ++i, ++j) {
+    const float e = ExpApprox(x[i] - shift);
+    x[i] = e;
+    acc[j] += e;
+  }
+  float sum = 0.0f;
+  for (int j = 0; j < kSumLanes; ++j) sum += acc[j];
+  return sum;
+}
+
 }  // namespace t5xx::device

@@ -13,9 +13,11 @@
 #include "t5xx/kernels/attention_matmul.h"
 #include "t5xx/kernels/attention_softmax.h"
 #include "t5xx/kernels/bf16_matmul.h"
+#include "t5xx/kernels/decode_attention.h"
 #include "t5xx/kernels/fused_rms_norm.h"
 #include "t5xx/kernels/gated_gelu.h"
 #include "t5xx/kernels/index_select_columns.h"
+#include "t5xx/kernels/skinny_matmul.h"
 #include "t5xx/models/networks/remat.h"
 #include "t5xx/kernels/dropout_mask.h"
 #include "t5xx/util/error.h"
@@ -174,6 +176,8 @@ at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dty
 }
 
 static at::Tensor MatmulInDtype(const at::Tensor& ad, const at::Tensor& bd, at::ScalarType dtype) {
+  // A decode step's few rows: one stream over the weights (skinny_matmul.h).
+  if (dtype == at::kFloat && SkinnyMatmulFused(ad, bd)) return SkinnyMatmul(ad, bd);
   if (dtype == at::kFloat || !ad.is_cpu() ||
       (dtype == at::kBFloat16 && NativeCpuBf16MatmulFor(ad, bd))) {
     return at::matmul(ad, bd);  // float32, a GPU, or bf16_matmul.h's native CPU path
@@ -320,6 +324,12 @@ at::Tensor AttentionHeads(const at::Tensor& q_in, const at::Tensor& k_in, const 
     return FusedAttention(q, k, v, bias, dropout_rate, train, rng, dtype, float32_logits, slice)
         .transpose(1, 2)
         .reshape({b, lq, hd});
+  }
+  if (!train && lq == 1 && dtype == at::kFloat) {  // a decode step: one pass per head
+    const at::Tensor bias32 = bias.defined() ? bias.to(at::kFloat) : bias;
+    if (DecodeAttentionFused(q, k, v, bias32)) {
+      return DecodeAttention(q, k, v, bias32).view({b, lq, hd});
+    }
   }
   // dot_product_attention(float32_logits=True) casts q and k to float32.
   const at::ScalarType logits_dtype = float32_logits ? at::kFloat : dtype;

@@ -35,7 +35,12 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
   out.model = CreateModel(config);
   out.model->set_eos_id(eos_id);
   const bool sharded = partitioner && partitioner->mesh().size() > 1;
-  out.params = InitParams(*out.model, init_seed, sharded ? partitioner : nullptr);
+  // The checkpoint fills the parameters: t5x's initialisers (most of the
+  // start-up: a truncated normal per kernel) run only for those it lacks,
+  // below. scalable_t5's scanned layout is read through other keys: there
+  // every parameter is initialised first, as before.
+  const bool deferred = !config.scan_layout().has_value();
+  out.params = InitParams(*out.model, init_seed, sharded ? partitioner : nullptr, deferred);
   out.params.To(device);
   // t5x's eval and infer restore the parameters only (strict=False): the
   // optimizer state in the checkpoint is not read.
@@ -46,6 +51,16 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
   }
   const trainer::RestoreReport report =
       trainer::RestoreTrainState(checkpoint_dir, out.params, /*optimizer=*/nullptr, options);
+  if (deferred && !report.unrestored_params->empty()) {
+    // fallback_to_scratch or assignment_map None: their fresh values, as a
+    // model initialised before the restore would have kept them.
+    models::ParamStore fresh = InitParams(*out.model, init_seed, sharded ? partitioner : nullptr);
+    fresh.To(device);
+    const at::NoGradGuard no_grad;
+    for (const std::string& name : *report.unrestored_params) {
+      out.params.GetParam(name).value.copy_(fresh.Get(name));
+    }
+  }
   out.step = report.step;
   out.checkpoint_dir = checkpoint_dir;
   log << "[restore] " << WithUrls(checkpoint_dir) << ": step " << report.step << ", parameters only, "

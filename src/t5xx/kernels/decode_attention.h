@@ -1,0 +1,42 @@
+// Attention of one query position over keys and values read in place: t5x's
+// dot_product_attention for a decode step (queries of length 1; the keys
+// and values of the key/value cache or of the encoder output), one pass per
+// (row, head) on float32 CPU tensors, inference only.
+//
+// Why (issue 54): as attention_matmul.h's batched sgemm, attention_softmax.h
+// and a second batched sgemm, a decode step paid three kernel launches (an
+// OpenMP region each, a sgemm call per head) per attention for products of
+// 1 x D x N: for T5.1.1 small decoding greedily at batch 1 that was 10% of
+// the decode time, spent on work of a few microseconds.
+//
+// Per (row b, head h): l_j = q . k_j + bias_j over the N keys, p = exp(l -
+// max l) / sum, out = sum_j p_j v_j; exp is device::ExpApprox (exactly 0
+// where a -1e10 mask bias pushes l_j - max below -87.3, as
+// attention_softmax.h), the dot products and sums use kSumLanes interleaved
+// partial sums in a fixed order: results do not depend on the thread count.
+// They differ from the three-kernel path by float rounding only (the
+// products are summed in another order).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace t5xx::models {
+
+// Whether DecodeAttention applies: q [B, H, 1, D], k and v [Bkv, H, N, D]
+// with B a multiple of Bkv (row r of q attends to row r / (B / Bkv) of k
+// and v: an example's beams share its encoder output's keys and values),
+// float32 CPU tensors with unit stride along D (any other strides: the
+// heads' views of [B, L, H*D] projections and caches), none requiring
+// gradients while grad mode is on; bias undefined or a float32 CPU tensor
+// broadcastable to [Bkv, H, 1, N] whose last size is N (its rows are k's).
+bool DecodeAttentionFused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          const at::Tensor& bias);
+
+// softmax(q k^T + bias) v for the shapes DecodeAttentionFused takes, as
+// float32 [B, 1, H, D] contiguous (the heads inner: [B, 1, H*D] as a view).
+// Throws std::invalid_argument when DecodeAttentionFused is false. No
+// autograd.
+at::Tensor DecodeAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                           const at::Tensor& bias);
+
+}  // namespace t5xx::models

@@ -1,0 +1,42 @@
+// x @ w for a few rows of x (a decode step at a small batch: the
+// projections and the logits of one position per row) on float32 CPU
+// tensors, inference only, as one stream over the weights.
+//
+// Why (issue 54): at batch 1 a decode step is matrix-vector products whose
+// cost is reading the weights (T5.1.1 small: ~100 MB per token with the
+// demo vocabulary). ATen's mm (sgemm with M = 1) read them at 12 GB/s on a
+// 2-core machine whose memory gives ~50 GB/s; greedy decoding spent 68% of
+// its time there.
+//
+// Method: w [K, N] row-major (a kernel as stored): each thread owns a block
+// of output columns and streams w's rows through it, out[m, block] +=
+// x[m, k] * w[k, block] for k = 0..K-1, every row of x at once (w is read
+// once for all of them). w given as the transpose of a row-major [N, K]
+// (t5x's logits through the embedding): out[m, n] = dot(x[m], w^T[n]) in
+// kSumLanes interleaved partial sums. Each output is summed in a fixed
+// order, so results do not depend on the thread count; they differ from
+// sgemm's by float rounding only.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace t5xx::models {
+
+// The most rows (the product of x's leading dimensions) SkinnyMatmul takes;
+// beyond it sgemm's blocking wins.
+inline constexpr int64_t kSkinnyMatmulMaxRows = 8;
+
+// Whether SkinnyMatmul applies: x float32 CPU [..., K] (any strides: its
+// few rows are copied when they are not a [rows, K] block) with at most
+// kSkinnyMatmulMaxRows rows; w float32 CPU [K, N],
+// row-major or the transpose of a row-major [N, K]; none requiring
+// gradients while grad mode is on.
+bool SkinnyMatmulFused(const at::Tensor& x, const at::Tensor& w);
+
+// x @ w as float32 [..., N] (x's leading shape), contiguous. Throws
+// std::invalid_argument when SkinnyMatmulFused is false. No autograd.
+at::Tensor SkinnyMatmul(const at::Tensor& x, const at::Tensor& w);
+
+}  // namespace t5xx::models
