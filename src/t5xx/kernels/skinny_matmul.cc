@@ -85,7 +85,7 @@ bool SkinnyMatmulFused(const at::Tensor& x, const at::Tensor& w) {
   if (!IsCpuFloat(x) || !IsCpuFloat(w) || x.dim() < 1 || w.dim() != 2) return false;
   const int64_t k = w.size(0), n = w.size(1);
   if (x.size(-1) != k || k == 0 || n == 0) return false;
-  const int64_t rows = k == 0 ? 0 : x.numel() / k;
+  const int64_t rows = x.numel() / k;
   if (rows < 1 || rows > kSkinnyMatmulMaxRows) return false;
   const bool row_major = w.stride(1) == 1 && w.stride(0) == n;
   const bool transposed = w.stride(0) == 1 && w.stride(1) == k;

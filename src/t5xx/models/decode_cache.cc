@@ -160,9 +160,9 @@ at::Tensor CachedCrossAttentionSublayer(const ParamStore& p, const std::string& 
       return t.view({t.size(0), t.size(1), heads, head_dim}).transpose(1, 2);
     };
     const at::Tensor bias32 = bias.defined() ? bias.to(at::kFloat) : bias;
-    if (DecodeAttentionFused(heads_of(q), heads_of(key), heads_of(value), bias32)) {
-      out = DecodeAttention(heads_of(q), heads_of(key), heads_of(value), bias32)
-                .view({q.size(0), 1, q.size(-1)});
+    const at::Tensor qh = heads_of(q), kh = heads_of(key), vh = heads_of(value);
+    if (DecodeAttentionFused(qh, kh, vh, bias32)) {
+      out = DecodeAttention(qh, kh, vh, bias32).view({q.size(0), 1, q.size(-1)});
     }
   }
   if (!out.defined()) {
