@@ -15,7 +15,7 @@ order, round after round, on the machine's intra-op threads:
   * the cases: greedy at batch 1 and 32, beam search with 4 beams at batch
     16, at most --max_decode tokens per output;
   * the engines: `t5xx infer` (float32: network dtype and restore dtype),
-    CTranslate2 float32 and int8 (compute_type), Transformers eager
+    `t5xx infer --int8_weights=true` (t5xx_int8), CTranslate2 float32 and int8 (compute_type), Transformers eager
     (float32, generate()); with --t5xx_baseline, another t5xx binary (an
     earlier commit's build) as one more engine.
 
@@ -28,9 +28,10 @@ Reported per engine and case (medians over --rounds):
                 less the chunk time; the others: imports and model load
                 in the worker process);
   ratio         tokens_per_s over t5xx's in the same round.
-It also checks that the greedy outputs of t5xx, CTranslate2 float32 and
-Transformers are the same ids, and reports int8's token agreement with
-float32. Nothing it makes goes into the repository (--work).
+It also counts the greedy outputs of every engine that are the same ids as
+t5xx float32's (CTranslate2 float32 and Transformers differ from it by float
+rounding only; the int8 engines by quantization), and the share of output
+tokens that agree position by position. Nothing it makes goes into the repository (--work).
 """
 import argparse
 import json
@@ -41,7 +42,7 @@ import sys
 import time
 
 CASES = {"greedy1": ("greedy", 1), "greedy32": ("greedy", 32), "beam4": ("beam", 16)}
-ENGINES = ["t5xx", "ct2_float32", "ct2_int8", "transformers"]
+ENGINES = ["t5xx", "t5xx_int8", "ct2_float32", "ct2_int8", "transformers"]
 
 TASK_GIN = """
 from __gin__ import dynamic_registration
@@ -158,7 +159,7 @@ def prepare(a):
   return ckpt, examples, task, worker
 
 
-def run_t5xx(a, ckpt, task, mode, batch, out_dir, binary):
+def run_t5xx(a, ckpt, task, mode, batch, out_dir, binary, extra=()):
   decode = (["--gin.models.EncoderDecoderModel.decode_fn=@decoding.temperature_sample"]
             if mode == "greedy" else
             ["--gin.models.EncoderDecoderModel.decode_fn=@decoding.beam_search",
@@ -171,7 +172,7 @@ def run_t5xx(a, ckpt, task, mode, batch, out_dir, binary):
          "--gin.utils.DatasetConfig.batch_size=%d" % batch,
          "--gin.network.T5Config.dtype='float32'",
          "--gin.utils.RestoreCheckpointConfig.dtype='float32'",
-         "--gin.write_inferences_to_file.output_ids=True", *decode]
+         "--gin.write_inferences_to_file.output_ids=True", *decode, *extra]
   t0 = time.time()
   r = run(cmd)
   wall = time.time() - t0
@@ -211,10 +212,11 @@ def main():
       mode, batch = CASES[case]
       order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]  # alternate
       for engine in order:
-        if engine in ("t5xx", "t5xx_baseline"):
+        if engine.startswith("t5xx"):
           r = run_t5xx(a, ckpt, task, mode, batch,
                        os.path.join(a.work, "infer", engine, case, str(rnd)),
-                       a.t5xx if engine == "t5xx" else a.t5xx_baseline)
+                       a.t5xx_baseline if engine == "t5xx_baseline" else a.t5xx,
+                       ["--int8_weights=true"] if engine == "t5xx_int8" else [])
         else:
           r = json.loads(run([os.path.join(a.venv, "bin", "python3"), worker, repr(time.time()),
                               engine, os.path.join(a.work, "peers"), examples, mode, str(batch),
@@ -245,8 +247,12 @@ def main():
       for engine in engines[1:]:
         got = results[(case, engine)][0]["outputs"]
         same = sum(strip(x) == strip(y) for x, y in zip(ref, got))
-        print("  %s: %d of %d outputs equal to %s's" % (engine, same, len(ref), engines[0]))
+        pos = sum(len(strip(x)) for x in ref)
+        agree = sum(sum(u == v for u, v in zip(strip(x), strip(y))) for x, y in zip(ref, got))
+        print("  %s: %d of %d outputs equal to %s's; %.1f%% of its tokens agree by position" % (
+            engine, same, len(ref), engines[0], 100.0 * agree / max(pos, 1)))
         summary["%s/%s" % (case, engine)]["outputs_equal_to_" + engines[0]] = same
+        summary["%s/%s" % (case, engine)]["token_agreement"] = agree / max(pos, 1)
   if a.json_out:
     with open(a.json_out, "w") as f:
       json.dump(summary, f, indent=1)

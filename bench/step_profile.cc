@@ -5,7 +5,7 @@
 //   build/bin/t5xx_step_profile [--config=tiny|small|base] [--dtype=float32|bfloat16]
 //       [--batch=N] [--lengths=INPUTS,TARGETS | --lengths=TARGETS]
 //       [--warmup=N] [--steps=N] [--top=N] [--decode=greedy|beam4] [--json_out=FILE]
-//       [--intra_op_threads=N]
+//       [--intra_op_threads=N] [--int8]
 //
 // Defaults: --config=tiny, --dtype=float32, the config's BenchConfigs shape
 // (tiny 32 x (128 + 32), small 8 x (128 + 32), base 2 x 512; --lengths takes
@@ -35,7 +35,8 @@
 // --decode=greedy|beam4 profiles decoding instead (T5.1.1 only): a "step"
 // is one predict_batch_with_aux of the batch (the encoder, then TARGETS
 // cached decoder steps, greedy temperature_sample or beam_search with 4
-// beams), with the same report.
+// beams), with the same report; --int8 decodes with int8 kernels
+// (`t5xx infer --int8_weights`, models/networks/int8_weights.h).
 // --json_out=FILE writes the same figures (all rows, not only --top) as JSON.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -62,6 +63,7 @@
 #include "op_profiler.h"
 #include "t5xx/device/cpu_runtime.h"
 #include "t5xx/decoding/decoding.h"
+#include "t5xx/models/networks/int8_weights.h"
 #include "t5xx/device/openmp_wait.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
@@ -171,8 +173,11 @@ int Run(std::vector<std::string> args) {
   const std::string cpu_line = t5xx::device::ConfigureCpuRuntime(cpu);
   std::string config = "tiny", dtype = "float32", lengths, json_out, decode;
   int batch = 0, warmup = 1, steps = 3, top = 30;
+  bool int8 = false;
   for (const std::string& a : args) {
-    if (a.rfind("--config=", 0) == 0) {
+    if (a == "--int8") {
+      int8 = true;
+    } else if (a.rfind("--config=", 0) == 0) {
       config = a.substr(9);
     } else if (a.rfind("--dtype=", 0) == 0) {
       dtype = a.substr(8);
@@ -195,7 +200,7 @@ int Run(std::vector<std::string> args) {
     } else {
       Fail("unknown argument '" + a + "' (flags: --config=tiny|small|base "
            "--dtype=float32|bfloat16 --batch=N --lengths=INPUTS,TARGETS --warmup=N --steps=N "
-           "--top=N --decode=greedy|beam4 --json_out=FILE --intra_op_threads=N)");
+           "--top=N --decode=greedy|beam4 --int8 --json_out=FILE --intra_op_threads=N)");
     }
   }
   const t5xx::bench::BenchConfig* found = t5xx::bench::FindBenchConfig(config);
@@ -216,6 +221,9 @@ int Run(std::vector<std::string> args) {
   std::function<void()> step;
   std::unique_ptr<t5xx::trainer::Trainer> trainer;
   t5xx::models::ParamStore decode_params;
+  std::unique_ptr<t5xx::models::Int8Weights> int8_weights;
+  std::unique_ptr<t5xx::models::Int8WeightsScope> int8_scope;
+  if (int8 && decode.empty()) Fail("--int8 is for --decode=greedy|beam4");
   if (decode.empty()) {
     trainer = std::make_unique<t5xx::trainer::Trainer>(
         *bm.model, bm.model->InitParams(0), t5xx::optim::Adafactor({}),
@@ -231,6 +239,10 @@ int Run(std::vector<std::string> args) {
     bm.model->set_decode_fn(fn);
     decode_params = bm.model->InitParams(0);
     decode_params.SetRequiresGrad(false);
+    if (int8) {
+      int8_weights = std::make_unique<t5xx::models::Int8Weights>(decode_params);
+      int8_scope = std::make_unique<t5xx::models::Int8WeightsScope>(int8_weights.get());
+    }
     b["decoder_input_tokens"] = at::zeros_like(b["decoder_input_tokens"]);
     step = [&] {
       bm.model->PredictBatchWithAux(decode_params, b, nullptr, false, decode == "beam4" ? 4 : 1);
@@ -240,7 +252,7 @@ int Run(std::vector<std::string> args) {
                             (c.in_len > 0 ? " inputs " + std::to_string(c.in_len) : "") +
                             " targets " + std::to_string(c.tg_len);
   std::printf("%s %s %s%s; CPU: %s\n", bm.name.c_str(), dtype.c_str(), shape.c_str(),
-              decode.empty() ? "" : (" decode " + decode).c_str(), cpu_line.c_str());
+              decode.empty() ? "" : (" decode " + decode + (int8 ? " int8" : "")).c_str(), cpu_line.c_str());
   std::fflush(stdout);
 
   for (int i = 0; i < warmup; ++i) step();

@@ -97,6 +97,26 @@ for r in rows:
 "
 show=""
 
+# --- --int8_weights (issue 54): int8 kernels, a setting the outputs record:
+# a rerun in float32 over the int8 output is refused, naming the flag.
+t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/int8'" --int8_weights=true \
+  >"$work/int8.log" 2>&1
+check "infer --int8_weights=true exits 0 and says so" grep -q "int8_weights: kernels quantized" "$work/int8.log"
+show="$work/int8.log"
+check "int8: one prediction per validation example" "$PY" -c "
+import json
+rows=[json.loads(l) for l in open('$work/int8/$TASK-predict.jsonl-00000-of-00001')]
+assert len(rows)==$nval and all(isinstance(r['prediction'], str) for r in rows), len(rows)
+"
+show=""
+expect_error "a float32 rerun over an int8 output is refused" \
+  "was written with --int8_weights = True; this run has none; this run would write other results there" -- \
+  t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/int8'"
+expect_error "--int8_weights takes true or false" "t5xx infer: --int8_weights must be true or false, got 'yes'" -- \
+  t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/int8b'" --int8_weights=yes
+expect_error "train has no --int8_weights" "t5xx train: unknown flag '--int8_weights'" -- \
+  t5xx train "${model[@]}" --int8_weights=true
+
 # --- resume by chunk: 2-batch chunks, chunk files kept (no merge); one
 # chunk's marker removed; the rerun recomputes that chunk only and the merged
 # file equals the one-shot run's.

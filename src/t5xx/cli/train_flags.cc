@@ -32,9 +32,12 @@ run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& 
   run::LoadedTrainConfig loaded = run::NewTrainConfig();
   std::vector<std::string> rest = gin::ParseGinFlags(args, *loaded.config);
   TakeCacheDirFlags(rest, command);  // seqio's global cache directories
-  std::map<std::string, std::string> flags =
-      ParseFlags(rest, {"data_dir", "skip_bad_records", "device", "allow_tf32", "peak_flops_per_s"},
-                 command);
+  std::vector<std::string> known = {"data_dir", "skip_bad_records", "device", "allow_tf32",
+                                    "peak_flops_per_s"};
+  // `t5xx config` checks an infer or eval command line as it stands.
+  const bool inference = command == "infer" || command == "eval" || command == "config";
+  if (inference) known.push_back("int8_weights");
+  std::map<std::string, std::string> flags = ParseFlags(rest, known, command);
   run::RunOptions options;
   options.data_dir = flags.count("data_dir") ? flags["data_dir"] : seqio::DefaultDataDir();
   if (auto it = flags.find("skip_bad_records"); it != flags.end()) {
@@ -48,6 +51,12 @@ run::LoadedTrainConfig LoadTrainConfigFromFlags(const std::vector<std::string>& 
                "t5xx " + command + ": --allow_tf32 must be true or false, got '" + it->second +
                    "'");
     options.allow_tf32 = it->second == "true";
+  }
+  if (auto it = flags.find("int8_weights"); it != flags.end()) {
+    T5XX_CHECK(it->second == "true" || it->second == "false",
+               "t5xx " + command + ": --int8_weights must be true or false, got '" + it->second +
+                   "'");
+    options.int8_weights = it->second == "true";
   }
   if (auto it = flags.find("peak_flops_per_s"); it != flags.end()) {
     char* end = nullptr;

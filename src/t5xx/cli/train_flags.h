@@ -15,7 +15,8 @@ namespace t5xx::cli {
 // every configurable registered, adds the task cache directories of
 // --seqio_additional_cache_dirs / --cache_dir (cache_dir_flags.h), parses
 // --data_dir, --skip_bad_records, --device, --allow_tf32 and
-// --peak_flops_per_s (the only other flags these commands take; a bad
+// --peak_flops_per_s, and for infer and eval --int8_weights (the only
+// other flags these commands take; a bad
 // --device is refused first), refuses a bad $T5XX_BF16_MATMUL
 // (kernels/bf16_matmul.h), then run::LoadTrainConfig.
 // Throws t5xx::Error naming the flag or binding.

@@ -37,6 +37,11 @@ at::Tensor ShardingHooks::Embed(const Param& table, const at::Tensor& tokens) co
 }
 
 at::Tensor ShardingHooks::Attend(const at::Tensor& x, const Param& table) const {
+  // float32 through MatmulIn (its decode-step and --int8_weights paths);
+  // other dtypes as they were.
+  if (x.scalar_type() == at::kFloat && table.value.scalar_type() == at::kFloat) {
+    return MatmulIn(x, table.value.t(), at::kFloat);
+  }
   return at::matmul(x, table.value.t());
 }
 

@@ -45,6 +45,9 @@ struct RunOptions {
   // timing/mfu divides by; 0 = a GPU's data-sheet peak, else the best
   // measured matmul peak (trainer/matmul_peak_cache.h).
   double peak_flops_per_s = 0;
+  // --int8_weights (infer and eval): float32 kernels multiplied as int8
+  // with per-output-column scales (models/networks/int8_weights.h).
+  bool int8_weights = false;
   // seqio's --module_import (t5xx data, cache_tasks): modules whose tasks to
   // register; t5.data.mixtures / t5.data.tasks register t5's catalog
   // (catalog/t5_catalog.h), as importing them in a gin file or binding

@@ -17,7 +17,9 @@
 #include "t5xx/kernels/fused_rms_norm.h"
 #include "t5xx/kernels/gated_gelu.h"
 #include "t5xx/kernels/index_select_columns.h"
+#include "t5xx/kernels/int8_matmul.h"
 #include "t5xx/kernels/skinny_matmul.h"
+#include "t5xx/models/networks/int8_weights.h"
 #include "t5xx/models/networks/remat.h"
 #include "t5xx/kernels/dropout_mask.h"
 #include "t5xx/util/error.h"
@@ -176,8 +178,15 @@ at::Tensor MatmulIn(const at::Tensor& a, const at::Tensor& b, at::ScalarType dty
 }
 
 static at::Tensor MatmulInDtype(const at::Tensor& ad, const at::Tensor& bd, at::ScalarType dtype) {
-  // A decode step's few rows: one stream over the weights (skinny_matmul.h).
-  if (dtype == at::kFloat && SkinnyMatmulFused(ad, bd)) return SkinnyMatmul(ad, bd);
+  if (dtype == at::kFloat) {
+    // --int8_weights (int8_weights.h): a parameter's int8 copy, inference only.
+    if (Int8Weights* int8 = ActiveInt8Weights();
+        int8 && !(at::GradMode::is_enabled() && (ad.requires_grad() || bd.requires_grad()))) {
+      if (const Int8Weight* q = int8->Find(bd)) return Int8Matmul(ad, *q);
+    }
+    // A decode step's few rows: one stream over the weights (skinny_matmul.h).
+    if (SkinnyMatmulFused(ad, bd)) return SkinnyMatmul(ad, bd);
+  }
   if (dtype == at::kFloat || !ad.is_cpu() ||
       (dtype == at::kBFloat16 && NativeCpuBf16MatmulFor(ad, bd))) {
     return at::matmul(ad, bd);  // float32, a GPU, or bf16_matmul.h's native CPU path

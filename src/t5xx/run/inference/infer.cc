@@ -301,6 +301,8 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options,
                                         log, device, partitioner.get(),
                                         static_cast<uint64_t>(s.fallback_init_rng.value_or(0)));
+  const std::unique_ptr<models::Int8Weights> int8 = Int8WeightsFor(loaded.options, m, log);
+  const models::Int8WeightsScope int8_scope(int8.get());
   const InferContext c{loaded,      mode, vocab, m, dirs.back(), log, partitioner->communicator(),
                        ReplicasOf(*partitioner)};
   InferResult result;

@@ -68,6 +68,20 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
   return out;
 }
 
+std::unique_ptr<models::Int8Weights> Int8WeightsFor(const RunOptions& options,
+                                                    const InferenceModel& m, std::ostream& log) {
+  if (!options.int8_weights) return nullptr;
+  for (const models::Param& p : m.params.params()) {
+    T5XX_CHECK(!p.value.defined() || p.value.is_cpu(),
+               "--int8_weights: the int8 kernels run on the CPU, and parameter '" + p.name +
+                   "' is on " + p.value.device().str() + "; use --device=cpu or drop the flag");
+  }
+  log << "[restore] --int8_weights: kernels quantized to int8 per output column on first use, "
+         "activations per row (docs/inference_eval.md)"
+      << std::endl;
+  return std::make_unique<models::Int8Weights>(m.params);
+}
+
 std::vector<std::string> CheckpointsToRestore(const RestoreCheckpointConfig& r) {
   std::vector<std::string> dirs;
   if (r.mode == "specific") {

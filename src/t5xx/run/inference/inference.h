@@ -17,6 +17,7 @@
 #include "t5xx/data/pipeline/utils.h"
 #include "t5xx/data/vocabularies/vocabulary.h"
 #include "t5xx/models/base_model.h"
+#include "t5xx/models/networks/int8_weights.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/run/inference/replicas.h"
 #include "t5xx/run/train_config.h"
@@ -64,6 +65,14 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   at::Device device = at::kCPU,
                                   partitioning::PjitPartitioner* partitioner = nullptr,
                                   uint64_t init_seed = 0);
+
+// --int8_weights (RunOptions::int8_weights): the int8 copies MatmulIn uses
+// for m's parameters while an Int8WeightsScope holds them
+// (models/networks/int8_weights.h), with a "[restore] ..." line to `log`;
+// nullptr without the flag. Throws t5xx::Error when the parameters are not
+// on the CPU (the int8 kernels are CPU kernels).
+std::unique_ptr<models::Int8Weights> Int8WeightsFor(const RunOptions& options,
+                                                    const InferenceModel& m, std::ostream& log);
 
 // Runs `mode` on `examples` (task examples holding the features `lengths`
 // names; lengths as the feature converter takes them) in batches of

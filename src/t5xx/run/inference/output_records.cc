@@ -98,6 +98,8 @@ std::map<std::string, std::string> OutputSettings(const LoadedTrainConfig& loade
     if (!skipped) out[k] = v;
   }
   out["--data_dir"] = "'" + loaded.options.data_dir + "'";
+  // int8 kernels change the outputs; float32 runs record nothing (as before).
+  if (loaded.options.int8_weights) out["--int8_weights"] = "True";
   return out;
 }
 
