@@ -151,11 +151,11 @@ cmake --build build-cuda -j"$(nproc)" "${targets[@]}"
 
 # The t5xx binary must really link libtorch_cuda (and this wheel's torch, not
 # another libtorch on the system such as Debian's 1.13).
-needed="$(readelf -d build-cuda/bin/t5xx | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p')"
+needed="$(readelf -d build-cuda/bin/t5xx_main | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p')"
 if ! grep -qx 'libtorch_cuda.so' <<<"$needed"; then
-  log "FAILED: build-cuda/bin/t5xx does not link libtorch_cuda.so"; exit 1
+  log "FAILED: build-cuda/bin/t5xx_main does not link libtorch_cuda.so"; exit 1
 fi
 if grep -q '^lib\(torch\|c10\).*\.so\.[0-9]' <<<"$needed"; then
-  log "FAILED: build-cuda/bin/t5xx links a versioned (system) libtorch: $(tr '\n' ' ' <<<"$needed")"; exit 1
+  log "FAILED: build-cuda/bin/t5xx_main links a versioned (system) libtorch: $(tr '\n' ' ' <<<"$needed")"; exit 1
 fi
 log "OK: t5xx built against $(basename "$wheel") with CUDA (libtorch_cuda, USE_C10D_NCCL)"

@@ -21,6 +21,22 @@ expect_error missing_gin_file "nosuch.gin" -- \
 expect_error unknown_flag "unknown flag '--stepz'" -- \
   "$T5XX" train "${demo[@]}" --stepz=3
 expect_error unknown_command "unknown command 'trian'" -- "$T5XX" trian
+# The launcher (src/t5xx/cli/launcher/): t5xx runs t5xx_main once, with
+# GOMP_SPINCOUNT set, and t5xx_main does not start itself again; without
+# t5xx_main beside it, one error line.
+if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null; then
+  env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY -u T5XX_OPENMP_RESTART \
+    strace -f -v -s 300 -e trace=execve -o "$work/execs" "$T5XX" trian >/dev/null 2>&1
+  if [ "$(grep -c ' execve(' "$work/execs")" = 2 ] &&
+     grep ' execve(' "$work/execs" | tail -1 | grep -q '/t5xx_main", \["[^"]*t5xx", "trian"\].*"GOMP_SPINCOUNT=1000"'; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL launcher: wanted two execve calls, the second of t5xx_main with GOMP_SPINCOUNT=1000:"
+    cat "$work/execs"; failures=$((failures + 1))
+  fi
+fi
+mkdir "$work/lonely" && cp "$(dirname "$(realpath "$T5XX")")/t5xx" "$work/lonely/t5xx"
+expect_error launcher_alone "the t5xx launcher needs t5xx_main beside it" -- "$work/lonely/t5xx" train
 expect_error bad_vocab_size "--vocab_size must be an integer in [260, 1000000], got 'lots'" -- \
   "$T5XX" build_corpus --data_dir="$work/data" --vocab_size=lots
 expect_error vocab_size_overflow "--vocab_size must be an integer in [260, 1000000], got '4294967297'" -- \

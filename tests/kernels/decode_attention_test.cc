@@ -2,11 +2,13 @@
 // keys and values read in place from [B, L, H*D] caches and projections,
 // against softmax(q k^T + bias) v in float64 through ATen, with t5x's
 // biases (position bias shared over rows, -1e10 padding masks, a fully
-// masked row), beams sharing their example's keys and values, on one thread
+// masked row, masked keys and values never read), beams sharing their example's keys and values, on one thread
 // and on several (the same bits); which inputs it takes.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "t5xx/kernels/decode_attention.h"
 
@@ -70,6 +72,39 @@ TEST(DecodeAttention, MaskedKeysGetNoWeightAndAFullyMaskedRowAveragesAll) {
   EXPECT_TRUE(at::equal(out[0][0], in.v[0].select(1, 0)));
   // Row 2: every logit shifted alike, as ATen's softmax: the mean of the values.
   EXPECT_TRUE(at::allclose(out[2][0], in.v[2].mean(1), 1e-5, 1e-6));
+}
+
+// Masked keys are skipped, not computed: NaN keys and values there change
+// nothing (and the padding's -1e10 plus a position bias still counts as
+// masked).
+TEST(DecodeAttention, MaskedKeysAndValuesAreNotRead) {
+  const int64_t n = 30;
+  const Inputs in = Make(n);
+  at::Tensor bias = at::randn({1, kHeads, 1, n}) + at::zeros({kRows, 1, 1, 1});
+  bias.index_put_({at::indexing::Slice(), at::indexing::Slice(), 0, at::indexing::Slice(17, n)},
+                  bias.index({at::indexing::Slice(), at::indexing::Slice(), 0,
+                              at::indexing::Slice(17, n)}) - 1e10);
+  const at::Tensor want = DecodeAttention(in.q, in.k, in.v, bias);
+  at::Tensor k = in.k.clone(), v = in.v.clone();
+  k.narrow(2, 17, n - 17).fill_(std::numeric_limits<float>::quiet_NaN());
+  v.narrow(2, 17, n - 17).fill_(std::numeric_limits<float>::quiet_NaN());
+  const at::Tensor got = DecodeAttention(in.q, k, v, bias);
+  EXPECT_TRUE(at::equal(got, want));
+  EXPECT_TRUE(at::allclose(want, Reference(in.q, in.k, in.v, bias).to(at::kFloat), 1e-5, 1e-6));
+}
+
+// A row gives the same bits alone as in a batch (one head at a time, or a
+// row's heads together).
+TEST(DecodeAttention, SameBitsForARowAloneAndInABatch) {
+  const int64_t n = 37;
+  const Inputs in = Make(n);
+  const at::Tensor bias = at::randn({1, kHeads, 1, n});
+  const at::Tensor all = DecodeAttention(in.q, in.k, in.v, bias);
+  for (int64_t r = 0; r < kRows; ++r) {
+    const at::Tensor one = DecodeAttention(in.q.narrow(0, r, 1), in.k.narrow(0, r, 1),
+                                           in.v.narrow(0, r, 1), bias);
+    EXPECT_TRUE(at::equal(one[0], all[r])) << "row " << r;
+  }
 }
 
 TEST(DecodeAttention, SameBitsOnOneThreadAndOnSeveral) {

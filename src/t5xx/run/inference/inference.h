@@ -21,6 +21,7 @@
 #include "t5xx/partitioning/pjit_partitioner.h"
 #include "t5xx/run/inference/replicas.h"
 #include "t5xx/run/train_config.h"
+#include "t5xx/run/train_setup.h"
 #include "t5xx/trainer/checkpoint_restore.h"
 
 namespace t5xx::run {
