@@ -36,6 +36,7 @@ tokens that agree position by position. Nothing it makes goes into the repositor
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -173,6 +174,7 @@ def run_t5xx(a, ckpt, task, mode, batch, out_dir, binary, extra=()):
          "--gin.network.T5Config.dtype='float32'",
          "--gin.utils.RestoreCheckpointConfig.dtype='float32'",
          "--gin.write_inferences_to_file.output_ids=True", *decode, *extra]
+  shutil.rmtree(out_dir, ignore_errors=True)  # else infer skips a finished task
   t0 = time.time()
   r = run(cmd)
   wall = time.time() - t0
