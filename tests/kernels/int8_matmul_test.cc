@@ -1,10 +1,12 @@
 // Tests Int8Matmul (int8_matmul.h): the weight's quantization (per-column
 // scales, round to nearest even, the packed layout), x @ w equal bit for bit to
 // the rule's integer arithmetic done here in float64 from int8_matmul.h's
-// formulas (rows 1..42, K not a multiple of 64, N not a multiple of the
+// formulas (rows 1..42, the VNNI and the portable kernel alike, K not a multiple of 64, N not a multiple of the
 // 16-column blocks or of the 4-block tiles, rows not a multiple of 4, w as a
 // kernel and as a transposed embedding), its distance from float32's x @ w,
 // thread-count independence, zero and NaN rows, and what it refuses.
+#include "t5xx/kernels/int8_matmul.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
@@ -12,22 +14,19 @@
 #include <cmath>
 #include <limits>
 
-#include "t5xx/kernels/int8_matmul.h"
-
 namespace t5xx::models {
 namespace {
 
 // int8_matmul.h's rule for one row: scale max|v| / 127, q = round(v * 127 /
 // max).
-std::pair<at::Tensor, float> QuantizeRowRef(const at::Tensor &row) {
+std::pair<at::Tensor, float> QuantizeRowRef(const at::Tensor& row) {
   const float amax = row.abs().max().item<float>();
-  if (amax == 0.0f)
-    return {at::zeros(row.sizes(), at::kDouble), 0.0f};
+  if (amax == 0.0f) return {at::zeros(row.sizes(), at::kDouble), 0.0f};
   const at::Tensor q = at::clamp(at::round(row * (127.0f / amax)), -127, 127);
   return {q.to(at::kDouble), amax / 127.0f};
 }
 
-at::Tensor Int8MatmulRef(const at::Tensor &x2, const at::Tensor &w) {
+at::Tensor Int8MatmulRef(const at::Tensor& x2, const at::Tensor& w) {
   const int64_t rows = x2.size(0), n = w.size(1);
   at::Tensor out = at::empty({rows, n});
   const at::Tensor wt = w.t().contiguous();
@@ -41,7 +40,7 @@ at::Tensor Int8MatmulRef(const at::Tensor &x2, const at::Tensor &w) {
   for (int64_t m = 0; m < rows; ++m) {
     auto [qx, sx] = QuantizeRowRef(x2[m].contiguous());
     for (int64_t c = 0; c < n; ++c) {
-      const double dot = (qx * qw[c]).sum().item<double>(); // an exact integer
+      const double dot = (qx * qw[c]).sum().item<double>();  // an exact integer
       out[m][c] = static_cast<float>(dot) * (sx * sw[c]);
     }
   }
@@ -50,8 +49,8 @@ at::Tensor Int8MatmulRef(const at::Tensor &x2, const at::Tensor &w) {
 
 TEST(Int8Matmul, QuantizesEachOutputColumn) {
   at::Tensor w = at::zeros({3, 2});
-  w[0][0] = 1.0f, w[1][0] = -0.5f, w[2][0] = 0.25f; // column 0: max 1
-  w[0][1] = 127.0f, w[1][1] = 0.5f, w[2][1] = 1.5f; // column 1: scale 1
+  w[0][0] = 1.0f, w[1][0] = -0.5f, w[2][0] = 0.25f;  // column 0: max 1
+  w[0][1] = 127.0f, w[1][1] = 0.5f, w[2][1] = 1.5f;  // column 1: scale 1
   const Int8Weight q = QuantizeInt8Weight(w);
   EXPECT_EQ(q.k, 3);
   EXPECT_EQ(q.k_padded, 64);
@@ -62,7 +61,7 @@ TEST(Int8Matmul, QuantizesEachOutputColumn) {
   EXPECT_EQ(q.packed[0][0][1][0].item<int>(), 127);
   EXPECT_EQ(q.packed[0][0][1][2].item<int>(), 2);
   EXPECT_EQ(q.packed.abs().sum().item<int>(),
-            127 + 64 + 32 + 127 + 2); // zeros elsewhere
+            127 + 64 + 32 + 127 + 2);  // zeros elsewhere
   const at::Tensor rows = Int8WeightRows(q);
   ASSERT_EQ(rows.sizes(), (at::IntArrayRef{2, 3}));
   EXPECT_FLOAT_EQ(q.scale[0].item<float>(), 1.0f / 127.0f);
@@ -72,8 +71,8 @@ TEST(Int8Matmul, QuantizesEachOutputColumn) {
   EXPECT_EQ(rows[0][1].item<int>(), -64);
   EXPECT_EQ(rows[0][2].item<int>(), 32);
   EXPECT_EQ(rows[1][0].item<int>(), 127);
-  EXPECT_EQ(rows[1][1].item<int>(), 0); // 0.5 -> 0 (even)
-  EXPECT_EQ(rows[1][2].item<int>(), 2); // 1.5 -> 2 (even)
+  EXPECT_EQ(rows[1][1].item<int>(), 0);  // 0.5 -> 0 (even)
+  EXPECT_EQ(rows[1][2].item<int>(), 2);  // 1.5 -> 2 (even)
   EXPECT_EQ(q.q_sums[0].item<int>(), 127 - 64 + 32);
   EXPECT_EQ(q.q_sums[1].item<int>(), 129);
   const at::Tensor back = DequantizeInt8Weight(q);
@@ -82,19 +81,29 @@ TEST(Int8Matmul, QuantizesEachOutputColumn) {
 
 TEST(Int8Matmul, EqualsTheIntegerRule) {
   at::manual_seed(54);
-  const at::Tensor w = at::randn(
-      {100, 203}); // K padded to 128; 13 blocks of 16 (3 tiles of 4 + 1)
-  const at::Tensor table =
-      at::randn({70, 100}); // an embedding [vocab, emb], read transposed
-  for (int64_t rows : {1, 3, 42}) { // 42: ten tiles of 4 rows + 2
+  const at::Tensor w =
+      at::randn({100, 203});  // K padded to 128; 13 blocks of 16 (3 tiles of 4 + 1)
+  const at::Tensor table = at::randn({70, 100});  // an embedding [vocab, emb], read transposed
+  for (int64_t rows : {1, 3, 42}) {               // 42: ten tiles of 4 rows + 2
     const at::Tensor x = at::randn({rows, 1, 100});
     const at::Tensor out = Int8Matmul(x, QuantizeInt8Weight(w));
     ASSERT_EQ(out.sizes(), (at::IntArrayRef{rows, 1, 203}));
-    EXPECT_TRUE(at::equal(out.reshape({rows, 203}),
-                          Int8MatmulRef(x.reshape({rows, 100}), w)));
+    EXPECT_TRUE(at::equal(out.reshape({rows, 203}), Int8MatmulRef(x.reshape({rows, 100}), w)));
     const at::Tensor logits = Int8Matmul(x, QuantizeInt8Weight(table.t()));
-    EXPECT_TRUE(at::equal(logits.reshape({rows, 70}),
-                          Int8MatmulRef(x.reshape({rows, 100}), table.t())));
+    EXPECT_TRUE(
+        at::equal(logits.reshape({rows, 70}), Int8MatmulRef(x.reshape({rows, 100}), table.t())));
+  }
+}
+
+// The portable kernel and the best one (AVX512-VNNI's where the CPU has it)
+// sum the same integers: the same bits.
+TEST(Int8Matmul, PortableKernelGivesTheSameBits) {
+  at::manual_seed(9);
+  const Int8Weight w = QuantizeInt8Weight(at::randn({300, 200}));
+  for (int64_t rows : {1, 5, 33}) {
+    const at::Tensor x = at::randn({rows, 300});
+    EXPECT_TRUE(at::equal(Int8Matmul(x, w), Int8Matmul(x, w, Int8Kernel::kPortable)))
+        << rows << " rows";
   }
 }
 
@@ -107,7 +116,7 @@ TEST(Int8Matmul, IsCloseToFloat32) {
   // Two 8-bit roundings of Gaussian rows: ~1% of the output's scale.
   const double rel = ((got - want).norm() / want.norm()).item<double>();
   EXPECT_LT(rel, 0.02);
-  EXPECT_GT(rel, 1e-4); // it is int8, not float32 again
+  EXPECT_GT(rel, 1e-4);  // it is int8, not float32 again
 }
 
 TEST(Int8Matmul, SameBitsOnOneThreadAndOnSeveral) {
@@ -136,13 +145,11 @@ TEST(Int8Matmul, ZeroRowsGiveZerosAndNaNRowsNaN) {
 
 TEST(Int8Matmul, RefusesWhatItCannotTake) {
   EXPECT_THROW(QuantizeInt8Weight(at::randn({4})), std::invalid_argument);
-  EXPECT_THROW(QuantizeInt8Weight(at::randn({4, 4}).to(at::kDouble)),
-               std::invalid_argument);
+  EXPECT_THROW(QuantizeInt8Weight(at::randn({4, 4}).to(at::kDouble)), std::invalid_argument);
   const Int8Weight w = QuantizeInt8Weight(at::randn({16, 8}));
   EXPECT_THROW(Int8Matmul(at::randn({2, 15}), w), std::invalid_argument);
-  EXPECT_THROW(Int8Matmul(at::randn({2, 16}).to(at::kDouble), w),
-               std::invalid_argument);
+  EXPECT_THROW(Int8Matmul(at::randn({2, 16}).to(at::kDouble), w), std::invalid_argument);
 }
 
-} // namespace
-} // namespace t5xx::models
+}  // namespace
+}  // namespace t5xx::models

@@ -34,31 +34,36 @@ namespace t5xx::models {
 // group j is 64 bytes, q_w[16 b + c, 4 j + t] at byte 4 c + t (zeros beyond
 // K and N).
 struct Int8Weight {
-  at::Tensor packed;    // int8 [n_padded / 16, k_padded / 4, 16, 4]
-  at::Tensor scale;     // float32 [n_padded]: s_w (0 beyond N)
-  at::Tensor q_sums;    // int32 [n_padded]: sum_k q_w[n, k]
-  int64_t k = 0;        // K
-  int64_t k_padded = 0; // K rounded up to a multiple of 64
-  int64_t n = 0;        // N
-  int64_t n_padded = 0; // N rounded up to a multiple of 16
+  at::Tensor packed;     // int8 [n_padded / 16, k_padded / 4, 16, 4]
+  at::Tensor scale;      // float32 [n_padded]: s_w (0 beyond N)
+  at::Tensor q_sums;     // int32 [n_padded]: sum_k q_w[n, k]
+  int64_t k = 0;         // K
+  int64_t k_padded = 0;  // K rounded up to a multiple of 64
+  int64_t n = 0;         // N
+  int64_t n_padded = 0;  // N rounded up to a multiple of 16
 };
 
 // w: float32 CPU [K, N], any strides (a kernel, or an embedding [N, K]
 // transposed for the logits), K in [1, 65535]. Throws std::invalid_argument
 // otherwise. Does not keep w.
-Int8Weight QuantizeInt8Weight(const at::Tensor &w);
+Int8Weight QuantizeInt8Weight(const at::Tensor& w);
+
+// Which integer kernel: the best this CPU has (AVX512-VNNI's where it has
+// it), or the portable C++ one (for tests: both give the same bits).
+enum class Int8Kernel { kBest, kPortable };
 
 // x @ w as float32 [..., N] (x's leading shape), contiguous: x float32 CPU
 // [..., K] (any strides). No autograd (inference only); throws
 // std::invalid_argument when x is not float32 on the CPU or its last size
 // is not w.k.
-at::Tensor Int8Matmul(const at::Tensor &x, const Int8Weight &w);
+at::Tensor Int8Matmul(const at::Tensor& x, const Int8Weight& w,
+                      Int8Kernel kernel = Int8Kernel::kBest);
 
 // q_w as int8 [N, K] (row n: column n of w), unpacked: for tests.
-at::Tensor Int8WeightRows(const Int8Weight &w);
+at::Tensor Int8WeightRows(const Int8Weight& w);
 
 // The float32 [K, N] that w stands for (s_w[n] * q_w[n, k]): for tests and
 // for measuring the quantization error.
-at::Tensor DequantizeInt8Weight(const Int8Weight &w);
+at::Tensor DequantizeInt8Weight(const Int8Weight& w);
 
-} // namespace t5xx::models
+}  // namespace t5xx::models

@@ -18,28 +18,25 @@ namespace {
 ParamStore Store() {
   at::manual_seed(54);
   ParamStore store;
-  store.Add("decoder.layers_0.mlp.wi.kernel", at::randn({64, 96}),
-            {"embed", "mlp"});
-  store.Add("token_embedder.embedding", at::randn({80, 64}),
-            {"vocab", "embed"});
-  store.Add("relpos_bias.rel_embedding", at::randn({6, 32}),
-            {"heads", "relpos_buckets"});
+  store.Add("decoder.layers_0.mlp.wi.kernel", at::randn({64, 96}), {"embed", "mlp"});
+  store.Add("token_embedder.embedding", at::randn({80, 64}), {"vocab", "embed"});
+  store.Add("relpos_bias.rel_embedding", at::randn({6, 32}), {"heads", "relpos_buckets"});
   return store;
 }
 
 TEST(Int8Weights, QuantizesParametersOnceAsTheyAreMultiplied) {
   const ParamStore store = Store();
   Int8Weights weights(store);
-  const at::Tensor &kernel = store.Get("decoder.layers_0.mlp.wi.kernel");
-  const at::Tensor &table = store.Get("token_embedder.embedding");
-  const Int8Weight *k1 = weights.Find(kernel);
+  const at::Tensor& kernel = store.Get("decoder.layers_0.mlp.wi.kernel");
+  const at::Tensor& table = store.Get("token_embedder.embedding");
+  const Int8Weight* k1 = weights.Find(kernel);
   ASSERT_NE(k1, nullptr);
   EXPECT_EQ(k1->k, 64);
   EXPECT_EQ(k1->n, 96);
-  EXPECT_EQ(weights.Find(kernel), k1); // kept, not quantized again
-  const Int8Weight *logits = weights.Find(table.t());
+  EXPECT_EQ(weights.Find(kernel), k1);  // kept, not quantized again
+  const Int8Weight* logits = weights.Find(table.t());
   ASSERT_NE(logits, nullptr);
-  EXPECT_EQ(logits->n, 80); // one scale per vocabulary row
+  EXPECT_EQ(logits->n, 80);  // one scale per vocabulary row
   EXPECT_EQ(weights.quantized(), 2);
   EXPECT_EQ(weights.quantized_bytes(), 64 * 96 + 8 * 96 + 64 * 80 + 8 * 80);
   // Not parameters, or too small, or a slice of one: none.
@@ -50,7 +47,7 @@ TEST(Int8Weights, QuantizesParametersOnceAsTheyAreMultiplied) {
 
 TEST(Int8Weights, MatmulInUsesThemOnlyInsideAScope) {
   const ParamStore store = Store();
-  const at::Tensor &kernel = store.Get("decoder.layers_0.mlp.wi.kernel");
+  const at::Tensor& kernel = store.Get("decoder.layers_0.mlp.wi.kernel");
   const at::Tensor x = at::randn({2, 5, 64});
   const at::Tensor want_int8 = Int8Matmul(x, QuantizeInt8Weight(kernel));
   const at::Tensor want_float = at::matmul(x, kernel);
@@ -61,12 +58,10 @@ TEST(Int8Weights, MatmulInUsesThemOnlyInsideAScope) {
     EXPECT_TRUE(at::equal(MatmulIn(x, kernel, at::kFloat), want_int8));
     // Activations times activations stay float32.
     const at::Tensor y = at::randn({64, 96});
-    EXPECT_TRUE(
-        at::allclose(MatmulIn(x, y, at::kFloat), at::matmul(x, y), 1e-5, 1e-5));
+    EXPECT_TRUE(at::allclose(MatmulIn(x, y, at::kFloat), at::matmul(x, y), 1e-5, 1e-5));
     {
       const Int8WeightsScope none(nullptr);
-      EXPECT_TRUE(at::allclose(MatmulIn(x, kernel, at::kFloat), want_float,
-                               1e-5, 1e-5));
+      EXPECT_TRUE(at::allclose(MatmulIn(x, kernel, at::kFloat), want_float, 1e-5, 1e-5));
     }
     EXPECT_EQ(ActiveInt8Weights(), &weights);
     // A parameter being trained keeps float32 and its gradient.
@@ -78,9 +73,8 @@ TEST(Int8Weights, MatmulInUsesThemOnlyInsideAScope) {
     EXPECT_TRUE(at::allclose(out, want_float, 1e-5, 1e-5));
   }
   EXPECT_EQ(ActiveInt8Weights(), nullptr);
-  EXPECT_TRUE(
-      at::allclose(MatmulIn(x, kernel, at::kFloat), want_float, 1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(MatmulIn(x, kernel, at::kFloat), want_float, 1e-5, 1e-5));
 }
 
-} // namespace
-} // namespace t5xx::models
+}  // namespace
+}  // namespace t5xx::models

@@ -20,11 +20,10 @@
 
 #include "t5xx/device/openmp_wait.h"
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   (void)argc;
-  const char *restart = std::getenv("T5XX_OPENMP_RESTART");
-  if (std::getenv("GOMP_SPINCOUNT") == nullptr &&
-      std::getenv("OMP_WAIT_POLICY") == nullptr &&
+  const char* restart = std::getenv("T5XX_OPENMP_RESTART");
+  if (std::getenv("GOMP_SPINCOUNT") == nullptr && std::getenv("OMP_WAIT_POLICY") == nullptr &&
       !(restart != nullptr && std::strcmp(restart, "0") == 0)) {
     setenv("GOMP_SPINCOUNT", t5xx::device::kDefaultGompSpinCount,
            /*overwrite=*/0);

@@ -5,23 +5,21 @@
 
 namespace t5xx::models {
 namespace {
-thread_local Int8Weights *active_int8_weights = nullptr;
-} // namespace
+thread_local Int8Weights* active_int8_weights = nullptr;
+}  // namespace
 
-Int8Weights::Int8Weights(const ParamStore &params) {
-  for (const Param &p : params.params()) {
-    const at::Tensor &v = p.value;
-    if (v.defined() && v.is_cpu() && v.scalar_type() == at::kFloat &&
-        v.dim() >= 2) {
+Int8Weights::Int8Weights(const ParamStore& params) {
+  for (const Param& p : params.params()) {
+    const at::Tensor& v = p.value;
+    if (v.defined() && v.is_cpu() && v.scalar_type() == at::kFloat && v.dim() >= 2) {
       params_.insert(v.data_ptr());
     }
   }
 }
 
-const Int8Weight *Int8Weights::Find(const at::Tensor &w) {
-  if (!w.defined() || w.dim() != 2 || !w.is_cpu() ||
-      w.scalar_type() != at::kFloat || w.size(0) < kInt8MinSize ||
-      w.size(1) < kInt8MinSize || w.size(0) > 65535 ||
+const Int8Weight* Int8Weights::Find(const at::Tensor& w) {
+  if (!w.defined() || w.dim() != 2 || !w.is_cpu() || w.scalar_type() != at::kFloat ||
+      w.size(0) < kInt8MinSize || w.size(1) < kInt8MinSize || w.size(0) > 65535 ||
       params_.count(w.data_ptr()) == 0) {
     return nullptr;
   }
@@ -29,9 +27,7 @@ const Int8Weight *Int8Weights::Find(const at::Tensor &w) {
   const std::lock_guard<std::mutex> lock(mu_);
   auto it = views_.find(key);
   if (it == views_.end()) {
-    it =
-        views_.emplace(key, std::make_unique<Int8Weight>(QuantizeInt8Weight(w)))
-            .first;
+    it = views_.emplace(key, std::make_unique<Int8Weight>(QuantizeInt8Weight(w))).first;
   }
   return it->second.get();
 }
@@ -44,18 +40,16 @@ int64_t Int8Weights::quantized() const {
 int64_t Int8Weights::quantized_bytes() const {
   const std::lock_guard<std::mutex> lock(mu_);
   int64_t bytes = 0;
-  for (const auto &[key, q] : views_)
-    bytes += q->packed.numel() + 8 * q->n_padded;
+  for (const auto& [key, q] : views_) bytes += q->packed.numel() + 8 * q->n_padded;
   return bytes;
 }
 
-Int8WeightsScope::Int8WeightsScope(Int8Weights *weights)
-    : previous_(active_int8_weights) {
+Int8WeightsScope::Int8WeightsScope(Int8Weights* weights) : previous_(active_int8_weights) {
   active_int8_weights = weights;
 }
 
 Int8WeightsScope::~Int8WeightsScope() { active_int8_weights = previous_; }
 
-Int8Weights *ActiveInt8Weights() { return active_int8_weights; }
+Int8Weights* ActiveInt8Weights() { return active_int8_weights; }
 
-} // namespace t5xx::models
+}  // namespace t5xx::models

@@ -33,23 +33,23 @@ namespace t5xx::models {
 inline constexpr int64_t kInt8MinSize = 16;
 
 class Int8Weights {
-public:
+ public:
   // Remembers the float32 CPU parameters of `params` (their data pointers);
   // quantizes nothing yet.
-  explicit Int8Weights(const ParamStore &params);
+  explicit Int8Weights(const ParamStore& params);
 
   // The int8 form of w (a view [K, N] of one of the parameters, any
   // strides), quantized now if this is its first use; nullptr when w is
   // not such a view (or K or N is below kInt8MinSize). Thread-safe.
-  const Int8Weight *Find(const at::Tensor &w);
+  const Int8Weight* Find(const at::Tensor& w);
 
   // How many views were quantized, and their int8 bytes.
   int64_t quantized() const;
   int64_t quantized_bytes() const;
 
-private:
-  using Key = std::tuple<const void *, int64_t, int64_t, int64_t, int64_t>;
-  std::set<const void *> params_;
+ private:
+  using Key = std::tuple<const void*, int64_t, int64_t, int64_t, int64_t>;
+  std::set<const void*> params_;
   mutable std::mutex mu_;
   std::map<Key, std::unique_ptr<Int8Weight>> views_;
 };
@@ -57,17 +57,17 @@ private:
 // While alive, MatmulIn on this thread uses `weights` (nullptr: none).
 // Scopes nest; each restores the one before it.
 class Int8WeightsScope {
-public:
-  explicit Int8WeightsScope(Int8Weights *weights);
+ public:
+  explicit Int8WeightsScope(Int8Weights* weights);
   ~Int8WeightsScope();
-  Int8WeightsScope(const Int8WeightsScope &) = delete;
-  Int8WeightsScope &operator=(const Int8WeightsScope &) = delete;
+  Int8WeightsScope(const Int8WeightsScope&) = delete;
+  Int8WeightsScope& operator=(const Int8WeightsScope&) = delete;
 
-private:
-  Int8Weights *previous_;
+ private:
+  Int8Weights* previous_;
 };
 
 // The innermost open scope's weights on this thread, or nullptr.
-Int8Weights *ActiveInt8Weights();
+Int8Weights* ActiveInt8Weights();
 
-} // namespace t5xx::models
+}  // namespace t5xx::models
