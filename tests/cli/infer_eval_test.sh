@@ -102,6 +102,8 @@ show=""
 t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/int8'" --int8_weights=true \
   >"$work/int8.log" 2>&1
 check "infer --int8_weights=true exits 0 and says so" grep -q "int8_weights: kernels quantized" "$work/int8.log"
+check "int8: the run names the kernels it multiplied in int8" \
+  grep -qE "^\[infer\] --int8_weights: [1-9][0-9]* kernels multiplied in int8" "$work/int8.log"
 show="$work/int8.log"
 check "int8: one prediction per validation example" "$PY" -c "
 import json
@@ -112,6 +114,10 @@ show=""
 expect_error "a float32 rerun over an int8 output is refused" \
   "was written with --int8_weights = True; this run has none; this run would write other results there" -- \
   t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/int8'"
+expect_error "--int8_weights needs a float32 network" \
+  "--int8_weights replaces float32 matmuls, and network.T5Config.dtype is 'bfloat16'; set it to 'float32' or drop the flag" -- \
+  t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/int8c'" --int8_weights=true \
+  --gin.network.T5Config.dtype="'bfloat16'"
 expect_error "--int8_weights takes true or false" "t5xx infer: --int8_weights must be true or false, got 'yes'" -- \
   t5xx infer "${model[@]}" "${infer[@]}" --gin.INFER_OUTPUT_DIR="'$work/int8b'" --int8_weights=yes
 expect_error "train has no --int8_weights" "t5xx train: unknown flag '--int8_weights'" -- \

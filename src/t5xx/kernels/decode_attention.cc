@@ -142,6 +142,7 @@ at::Tensor DecodeAttention(const at::Tensor& q, const at::Tensor& k, const at::T
     bo = {b.data_ptr<float>(), b.stride(0), b.stride(1), b.stride(3)};
   }
   float* po = out.data_ptr<float>();
+  if (out.numel() == 0) return out;
   // One piece per row (all its heads), or per head when there is one row.
   const int64_t per_piece = rows == 1 ? 1 : heads;
   const int64_t pieces = rows * heads / per_piece;

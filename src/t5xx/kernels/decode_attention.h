@@ -13,8 +13,8 @@
 // max l) / sum, out = sum_j p_j v_j; a row's heads go together, keys in
 // order and heads inside (a cache [L, H, D] read as one stream), and keys
 // whose bias is <= -1e9 (t5x's -1e10 masks: the cache beyond the decoded
-// position, the inputs' padding) are neither read nor summed (their exp is
-// exactly 0 either way); exp is device::ExpApprox (exactly 0
+// position, the inputs' padding) are not read and, when some key is not
+// masked, add nothing (their exp is exactly 0 either way); exp is device::ExpApprox (exactly 0
 // where a -1e10 mask bias pushes l_j - max below -87.3, as
 // attention_softmax.h), the dot products and sums use kSumLanes interleaved
 // partial sums in a fixed order: results do not depend on the thread count.

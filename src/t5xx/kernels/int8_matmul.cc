@@ -62,21 +62,29 @@ inline int32_t QuantizeValue(float v, float inv) {
 
 // src's scale (max |src| / 127; 0 for all zeros, NaN when some value is
 // infinite or NaN, so that the outputs it enters are NaN as float32
-// arithmetic would make them) and 127 / max |src| (0 where the scale is
-// not positive: every quotient is then 0).
+// arithmetic would make them) and 127 / max |src|, or 0 when no value is to
+// be quantized (all zeros, a NaN or infinity, or max |src| so small that
+// its inverse overflows: below ~3.7e-37, where every quotient is taken as
+// 0). Callers write zeros for a row whose inverse is 0, so that nothing
+// non-finite reaches an integer conversion.
 std::pair<float, float> RowScale(const float* src, int64_t n) {
   const uint32_t bits = AbsMaxBits(src, n);
   if (bits >= 0x7f800000u) return {std::nanf(""), 0.0f};
   float amax;
   std::memcpy(&amax, &bits, 4);
   if (amax == 0.0f) return {0.0f, 0.0f};
-  return {amax / 127.0f, 127.0f / amax};
+  const float inv = 127.0f / amax;
+  return {amax / 127.0f, std::isfinite(inv) ? inv : 0.0f};
 }
 
 // dst[c] = q_x[c] + 128 for one activation row.
 T5XX_CPU_CLONES
 void QuantizeActivationRow(const float* __restrict src, int64_t n, float inv,
                            uint8_t* __restrict dst) {
+  if (inv == 0.0f) {
+    std::memset(dst, kActivationOffset, static_cast<size_t>(n));
+    return;
+  }
   for (int64_t c = 0; c < n; ++c) dst[c] = static_cast<uint8_t>(QuantizeValue(src[c], inv) + 128);
 }
 
@@ -245,7 +253,7 @@ Int8Weight QuantizeInt8Weight(const at::Tensor& w) {
       const auto [s, inv] = RowScale(row, k_dim);
       int32_t sum = 0;
       for (int64_t k = 0; k < k_dim; ++k) {
-        const int32_t v = QuantizeValue(row[k], inv);
+        const int32_t v = inv == 0.0f ? 0 : QuantizeValue(row[k], inv);
         packed[PackedOffset(n, k, kp)] = static_cast<int8_t>(v);
         sum += v;
       }

@@ -9,6 +9,15 @@
 namespace t5xx::partitioning {
 namespace {
 
+// x @ w^T for tied-embedding logits: float32 through MatmulIn (its few-row
+// and --int8_weights paths, as on one process), other dtypes as before.
+at::Tensor AttendProduct(const at::Tensor& x, const at::Tensor& w) {
+  if (x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat) {
+    return models::MatmulIn(x, w.t(), at::kFloat);
+  }
+  return at::matmul(x, w.t());
+}
+
 bool EndsWith(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -189,18 +198,18 @@ at::Tensor PartitionedHooks::Attend(const at::Tensor& x, const models::Param& ta
   const Communicator& model = *model_group_;
   if (OnModel(spec, 1)) {  // the embedding dimension split: row-parallel
     const at::Tensor piece = x.size(-1) == w.size(1) ? x : ScatterReplicated(x, -1, model);
-    const at::Tensor logits = at::matmul(piece, w.t());
+    const at::Tensor logits = AttendProduct(piece, w);
     return OnModel(spec, 0) ? logits : ReduceFromGroup(logits, model);
   }
   const bool split_in = split_embed_ && x.size(-1) != w.size(1);
   if (OnModel(spec, 0)) {  // vocabulary slice
-    if (!split_in) return at::matmul(CopyToGroup(x, model), w.t());
+    if (!split_in) return AttendProduct(CopyToGroup(x, model), w);
     const at::Tensor whole = GatherFromSplit(x, -1, model);
-    const at::Tensor logits = at::matmul(whole, w.t());
+    const at::Tensor logits = AttendProduct(whole, w);
     ReleaseUntilBackward(whole, x, {logits}, model_group_);
     return logits;
   }
-  return at::matmul(split_in ? GatherReplicated(x, -1, model) : x, w.t());
+  return AttendProduct(split_in ? GatherReplicated(x, -1, model) : x, w);
 }
 
 std::vector<int64_t> PartitionedHooks::GlobalShape(const models::Param& p) const {

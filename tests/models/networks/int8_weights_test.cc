@@ -1,7 +1,8 @@
 // Tests Int8Weights and Int8WeightsScope (int8_weights.h): which right
 // operands of MatmulIn get an int8 copy (parameters of the store, as a
 // kernel or transposed, not activations, not small tables, not while they
-// require gradients), that the copy is made once per view, that MatmulIn
+// require gradients), that the copy is made once per view and again after
+// an in-place change, that MatmulIn
 // inside a scope is exactly Int8Matmul and outside it float32 again, and
 // that scopes nest.
 #include "t5xx/models/networks/int8_weights.h"
@@ -43,6 +44,17 @@ TEST(Int8Weights, QuantizesParametersOnceAsTheyAreMultiplied) {
   EXPECT_EQ(weights.Find(kernel.clone()), nullptr);
   EXPECT_EQ(weights.Find(store.Get("relpos_bias.rel_embedding")), nullptr);
   EXPECT_EQ(weights.Find(kernel.narrow(0, 16, 32)), nullptr);
+}
+
+TEST(Int8Weights, AParameterChangedInPlaceIsQuantizedAgain) {
+  ParamStore store = Store();
+  Int8Weights weights(store);
+  at::Tensor kernel = store.Get("decoder.layers_0.mlp.wi.kernel");
+  const at::Tensor before = DequantizeInt8Weight(*weights.Find(kernel));
+  kernel.mul_(2.0);
+  const at::Tensor after = DequantizeInt8Weight(*weights.Find(kernel));
+  EXPECT_TRUE(at::allclose(after, before * 2.0, 1e-6, 1e-6));
+  EXPECT_EQ(weights.quantized(), 1);
 }
 
 TEST(Int8Weights, MatmulInUsesThemOnlyInsideAScope) {

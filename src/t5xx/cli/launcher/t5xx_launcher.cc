@@ -28,14 +28,25 @@ int main(int argc, char** argv) {
     setenv("GOMP_SPINCOUNT", t5xx::device::kDefaultGompSpinCount,
            /*overwrite=*/0);
   }
+  // t5xx_main's directory: this executable's (/proc/self/exe), else argv[0]'s
+  // when it names a path; with neither, the error below.
+  std::string dir;
   char exe[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  std::string program = "t5xx_main";
-  if (n > 0) {
-    exe[n] = '\0';
-    std::string dir(exe);
-    dir.erase(dir.rfind('/') + 1);
-    program = dir + program;
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe));
+  if (n > 0 && n < static_cast<ssize_t>(sizeof(exe))) {
+    dir.assign(exe, static_cast<size_t>(n));
+  } else if (argv[0] != nullptr && std::strchr(argv[0], '/') != nullptr) {
+    dir = argv[0];
+  }
+  const size_t slash = dir.rfind('/');
+  const std::string program =
+      slash == std::string::npos ? "" : dir.substr(0, slash + 1) + "t5xx_main";
+  if (program.empty()) {
+    std::fprintf(stderr,
+                 "t5xx: error: cannot tell where t5xx_main is (no /proc/self/exe and argv[0] "
+                 "'%s' names no directory); run t5xx by its path, e.g. build/bin/t5xx\n",
+                 argv[0] ? argv[0] : "");
+    return 2;
   }
   execv(program.c_str(), argv);
   std::fprintf(stderr,

@@ -15,10 +15,18 @@ namespace t5xx::device {
 
 void IntraOpParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) {
   if (n <= 0) return;
-  if (n == 1 || at::get_num_threads() <= 1 || at::in_parallel_region()) {
+  // Calls from inside fn on this thread (depth > 0) run serially, also where
+  // in_parallel_region() cannot tell (a team of one): the cache below is
+  // this thread's and in use.
+  thread_local int depth = 0;
+  if (n == 1 || at::get_num_threads() <= 1 || at::in_parallel_region() || depth > 0) {
     fn(0, n);
     return;
   }
+  struct Depth {
+    Depth() { ++depth; }
+    ~Depth() { --depth; }
+  } const in_loop;
   // One byte per index; only the addresses are used: the loop's data
   // pointer minus the base is the first index of its range. Building the
   // iterator costs ~5 us (measured on a 2-core AMD EPYC: 6.0 us a call
@@ -31,12 +39,10 @@ void IntraOpParallelFor(int64_t n, const std::function<void(int64_t begin, int64
     at::TensorIterator iter;
   };
   thread_local std::unordered_map<int64_t, std::unique_ptr<IndexIterator>> cache;
+  // None of them is in use here (this is the thread's outermost call).
+  if (cache.size() >= kIteratorCacheSize && cache.count(n) == 0) cache.clear();
   std::unique_ptr<IndexIterator>& slot = cache[n];
   if (!slot) {
-    if (cache.size() > kIteratorCacheSize) {
-      cache.clear();
-      return IntraOpParallelFor(n, fn);
-    }
     slot = std::make_unique<IndexIterator>();
     slot->index = at::empty({n}, at::TensorOptions().dtype(at::kByte));
     slot->iter = at::TensorIteratorConfig()

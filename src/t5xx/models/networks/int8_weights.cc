@@ -25,11 +25,13 @@ const Int8Weight* Int8Weights::Find(const at::Tensor& w) {
   }
   const Key key{w.data_ptr(), w.size(0), w.size(1), w.stride(0), w.stride(1)};
   const std::lock_guard<std::mutex> lock(mu_);
-  auto it = views_.find(key);
-  if (it == views_.end()) {
-    it = views_.emplace(key, std::make_unique<Int8Weight>(QuantizeInt8Weight(w))).first;
+  const uint32_t version = w._version();
+  Copy& copy = views_[key];
+  if (!copy.weight || copy.version != version) {
+    copy.weight = std::make_unique<Int8Weight>(QuantizeInt8Weight(w));
+    copy.version = version;
   }
-  return it->second.get();
+  return copy.weight.get();
 }
 
 int64_t Int8Weights::quantized() const {
@@ -40,7 +42,9 @@ int64_t Int8Weights::quantized() const {
 int64_t Int8Weights::quantized_bytes() const {
   const std::lock_guard<std::mutex> lock(mu_);
   int64_t bytes = 0;
-  for (const auto& [key, q] : views_) bytes += q->packed.numel() + 8 * q->n_padded;
+  for (const auto& [key, copy] : views_) {
+    bytes += copy.weight->packed.numel() + 8 * copy.weight->n_padded;
+  }
   return bytes;
 }
 

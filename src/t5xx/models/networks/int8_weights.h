@@ -10,8 +10,8 @@
 // each such view is quantized the first time it is used, per output
 // column, and kept for the scope's life. Activations times activations
 // (attention's q k^T and probabilities v) stay float32, as does anything
-// requiring gradients. The parameters must not change while the scope is
-// open (infer and eval only read them).
+// requiring gradients. A parameter changed in place since its copy was made
+// (its version counter moved) is quantized again.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -51,7 +51,11 @@ class Int8Weights {
   using Key = std::tuple<const void*, int64_t, int64_t, int64_t, int64_t>;
   std::set<const void*> params_;
   mutable std::mutex mu_;
-  std::map<Key, std::unique_ptr<Int8Weight>> views_;
+  struct Copy {
+    std::unique_ptr<Int8Weight> weight;
+    uint32_t version = 0;  // the parameter's _version() when quantized
+  };
+  std::map<Key, Copy> views_;
 };
 
 // While alive, MatmulIn on this thread uses `weights` (nullptr: none).

@@ -112,10 +112,12 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
     InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dir, s.restore.options, log,
                                           device, partitioner.get(),
                                           static_cast<uint64_t>(s.fallback_init_rng.value_or(0)));
-    const std::unique_ptr<models::Int8Weights> int8 = Int8WeightsFor(loaded.options, m, log);
+    const std::unique_ptr<models::Int8Weights> int8 =
+        Int8WeightsFor(loaded.options, s.model, m, log);
     const models::Int8WeightsScope int8_scope(int8.get());
     result.evaluated.emplace_back(m.step, evaluator.Evaluate(m.step, *m.model, m.params, s.model,
                                                              log, ReplicasOf(*partitioner)));
+    LogInt8Weights(int8.get(), "eval", log);
     if (chief && s.restore.mode == "all") {
       std::ofstream f(done_path, std::ios::app);
       f << dir << "\n";

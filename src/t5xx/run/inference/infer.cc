@@ -301,7 +301,8 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options,
                                         log, device, partitioner.get(),
                                         static_cast<uint64_t>(s.fallback_init_rng.value_or(0)));
-  const std::unique_ptr<models::Int8Weights> int8 = Int8WeightsFor(loaded.options, m, log);
+  const std::unique_ptr<models::Int8Weights> int8 =
+      Int8WeightsFor(loaded.options, s.model, m, log);
   const models::Int8WeightsScope int8_scope(int8.get());
   const InferContext c{loaded,      mode, vocab, m, dirs.back(), log, partitioner->communicator(),
                        ReplicasOf(*partitioner)};
@@ -311,6 +312,7 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
        seqio::GetMixtureOrTask(s.dataset.mixture_or_task_name)->tasks()) {
     InferTask(c, *task, result);
   }
+  LogInt8Weights(int8.get(), "infer", log);
   return result;
 }
 

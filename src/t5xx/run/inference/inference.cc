@@ -69,17 +69,38 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
 }
 
 std::unique_ptr<models::Int8Weights> Int8WeightsFor(const RunOptions& options,
+                                                    const ModelConfig& config,
                                                     const InferenceModel& m, std::ostream& log) {
   if (!options.int8_weights) return nullptr;
+  const bool encoder_decoder = config.kind == ModelKind::kEncoderDecoder;
+  const std::string& dtype =
+      encoder_decoder ? config.t5_config.dtype : config.decoder_only_config.dtype;
+  T5XX_CHECK(dtype == "float32",
+             std::string("--int8_weights replaces float32 matmuls, and ") +
+                 (encoder_decoder ? "network.T5Config.dtype" : "network.TransformerConfig.dtype") +
+                 " is '" + dtype + "'; set it to 'float32' or drop the flag");
   for (const models::Param& p : m.params.params()) {
-    T5XX_CHECK(!p.value.defined() || p.value.is_cpu(),
+    if (!p.value.defined()) continue;
+    T5XX_CHECK(p.value.is_cpu(),
                "--int8_weights: the int8 kernels run on the CPU, and parameter '" + p.name +
                    "' is on " + p.value.device().str() + "; use --device=cpu or drop the flag");
+    T5XX_CHECK(p.value.scalar_type() == at::kFloat,
+               "--int8_weights quantizes float32 parameters, and '" + p.name + "' is " +
+                   std::string(c10::toString(p.value.scalar_type())) +
+                   "; restore it as float32 (utils.RestoreCheckpointConfig.dtype = 'float32') "
+                   "or drop the flag");
   }
   log << "[restore] --int8_weights: kernels quantized to int8 per output column on first use, "
          "activations per row (docs/inference_eval.md)"
       << std::endl;
   return std::make_unique<models::Int8Weights>(m.params);
+}
+
+void LogInt8Weights(const models::Int8Weights* int8, const std::string& scope, std::ostream& log) {
+  if (!int8) return;
+  log << "[" << scope << "] --int8_weights: " << int8->quantized()
+      << " kernels multiplied in int8 (" << int8->quantized_bytes() / (1024.0 * 1024.0) << " MiB)"
+      << std::endl;
 }
 
 std::vector<std::string> CheckpointsToRestore(const RestoreCheckpointConfig& r) {

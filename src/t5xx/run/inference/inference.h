@@ -71,9 +71,15 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
 // for m's parameters while an Int8WeightsScope holds them
 // (models/networks/int8_weights.h), with a "[restore] ..." line to `log`;
 // nullptr without the flag. Throws t5xx::Error when the parameters are not
-// on the CPU (the int8 kernels are CPU kernels).
+// float32 on the CPU or config's network dtype is not float32 (the int8
+// kernels replace float32 CPU matmuls only: the flag would do nothing).
 std::unique_ptr<models::Int8Weights> Int8WeightsFor(const RunOptions& options,
+                                                    const ModelConfig& config,
                                                     const InferenceModel& m, std::ostream& log);
+
+// "[<scope>] --int8_weights: N kernels multiplied in int8 (M MiB)" to `log`
+// (nothing when int8 is null).
+void LogInt8Weights(const models::Int8Weights* int8, const std::string& scope, std::ostream& log);
 
 // Runs `mode` on `examples` (task examples holding the features `lengths`
 // names; lengths as the feature converter takes them) in batches of
