@@ -8,11 +8,7 @@
 namespace t5xx::device {
 
 void ApplyOpenMpWaitDefaults(char** argv) {
-  if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) {
-    return;
-  }
-  const char* restart = std::getenv("T5XX_OPENMP_RESTART");
-  if (restart != nullptr && std::strcmp(restart, "0") == 0) return;
+  if (!WantsDefaultGompSpinCount()) return;
   if (setenv("GOMP_SPINCOUNT", kDefaultGompSpinCount, /*overwrite=*/0) != 0) return;
   execv("/proc/self/exe", argv);
   // Still here: the restart failed (no /proc, say). Run on as started; the

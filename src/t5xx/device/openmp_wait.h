@@ -25,6 +25,8 @@
 // them is to start itself again with them set.
 #pragma once
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace t5xx::device {
@@ -32,6 +34,16 @@ namespace t5xx::device {
 // The GOMP_SPINCOUNT t5xx runs with unless the user set it or
 // OMP_WAIT_POLICY.
 constexpr const char* kDefaultGompSpinCount = "1000";
+
+// Whether t5xx sets GOMP_SPINCOUNT=kDefaultGompSpinCount for libgomp: when
+// neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set and T5XX_OPENMP_RESTART
+// is not "0". Header-only: the launcher (cli/launcher/) links no t5xx
+// library.
+inline bool WantsDefaultGompSpinCount() {
+  const char* restart = std::getenv("T5XX_OPENMP_RESTART");
+  return std::getenv("GOMP_SPINCOUNT") == nullptr && std::getenv("OMP_WAIT_POLICY") == nullptr &&
+         !(restart != nullptr && std::strcmp(restart, "0") == 0);
+}
 
 // Call first thing in main. When neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY
 // is set, sets GOMP_SPINCOUNT=kDefaultGompSpinCount and replaces the process

@@ -155,11 +155,8 @@ at::Tensor DecodeAttention(const at::Tensor& q, const at::Tensor& k, const at::T
                   h0 + per_piece, n, d, scratch.data(), po + (r * heads + h0) * d);
     }
   };
-  if (rows * heads * n * d >= kDecodeAttentionParallelWork) {
-    device::IntraOpParallelFor(pieces, run);
-  } else {
-    run(0, pieces);
-  }
+  device::IntraOpParallelForIfWorth(pieces, rows * heads * n * d, kDecodeAttentionParallelWork,
+                                    run);
   return out;
 }
 

@@ -313,11 +313,7 @@ at::Tensor Int8Matmul(const at::Tensor& x, const Int8Weight& w, Int8Kernel kerne
     ColumnBlock(a.data(), a_scale.data(), rows, w, first * kInt8ColumnBlock,
                 std::min(n, last * kInt8ColumnBlock), vnni, po);
   };
-  if (rows * k * n >= kInt8ParallelWork) {
-    device::IntraOpParallelFor(blocks, run);
-  } else {
-    run(0, blocks);
-  }
+  device::IntraOpParallelForIfWorth(blocks, rows * k * n, kInt8ParallelWork, run);
   return out;
 }
 

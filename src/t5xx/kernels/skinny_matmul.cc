@@ -123,11 +123,7 @@ at::Tensor SkinnyMatmul(const at::Tensor& x, const at::Tensor& w) {
       }
     }
   };
-  if (rows * k * n >= kSkinnyParallelWork) {
-    device::IntraOpParallelFor(blocks, run);
-  } else {
-    run(0, blocks);
-  }
+  device::IntraOpParallelForIfWorth(blocks, rows * k * n, kSkinnyParallelWork, run);
   return out;
 }
 

@@ -22,11 +22,8 @@
 
 int main(int argc, char** argv) {
   (void)argc;
-  const char* restart = std::getenv("T5XX_OPENMP_RESTART");
-  if (std::getenv("GOMP_SPINCOUNT") == nullptr && std::getenv("OMP_WAIT_POLICY") == nullptr &&
-      !(restart != nullptr && std::strcmp(restart, "0") == 0)) {
-    setenv("GOMP_SPINCOUNT", t5xx::device::kDefaultGompSpinCount,
-           /*overwrite=*/0);
+  if (t5xx::device::WantsDefaultGompSpinCount()) {
+    setenv("GOMP_SPINCOUNT", t5xx::device::kDefaultGompSpinCount, /*overwrite=*/0);
   }
   // t5xx_main's directory: this executable's (/proc/self/exe), else argv[0]'s
   // when it names a path; with neither, the error below.

@@ -32,6 +32,20 @@ namespace t5xx::device {
 // calls nothing.
 void IntraOpParallelFor(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
 
+// IntraOpParallelFor(n, fn) when `work` (the caller's measure of the whole
+// range's cost, e.g. multiply-adds) is at least `min_work`, else fn(0, n) on
+// the calling thread (a parallel region costs about a microsecond: below
+// min_work it costs more than it saves). n <= 0 calls nothing.
+inline void IntraOpParallelForIfWorth(int64_t n, int64_t work, int64_t min_work,
+                                      const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  if (work >= min_work) {
+    IntraOpParallelFor(n, fn);
+  } else {
+    fn(0, n);
+  }
+}
+
 // How many pieces of `chunk` (> 0) cover [0, n): ceil(n / chunk), 0 for n <= 0.
 inline int64_t ChunkCount(int64_t n, int64_t chunk) { return n <= 0 ? 0 : (n + chunk - 1) / chunk; }
 
