@@ -2,7 +2,7 @@
 // ATen, w row-major and as the transpose of a row-major table (t5x's logits
 // through the embedding), x of several leading shapes and strides, widths
 // that are not multiples of the column block; the same bits on one thread
-// and several; which inputs it takes.
+// and several, and for both layouts; which inputs it takes.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
@@ -51,6 +51,26 @@ TEST(SkinnyMatmul, SameBitsOnOneThreadAndOnSeveral) {
   at::set_num_threads(threads);
   EXPECT_TRUE(at::equal(one, several));
   EXPECT_TRUE(at::equal(one_t, several_t));
+}
+
+// A kernel stored transposed (StoreKernelsTransposed, for inference) gives
+// the bits of the row-major one: every row count, K not a multiple of the
+// lanes, N not a multiple of a block.
+TEST(SkinnyMatmul, BothLayoutsGiveTheSameBits) {
+  at::manual_seed(11);
+  for (int64_t rows : {1, 3, 8}) {
+    for (auto [k, n] : {std::pair<int64_t, int64_t>{512, 384}, {37, 1000}, {1024, 64}, {5, 7}}) {
+      SCOPED_TRACE(std::to_string(rows) + " rows, K " + std::to_string(k) + ", N " +
+                   std::to_string(n));
+      const at::Tensor x = at::randn({rows, k});
+      const at::Tensor w = at::randn({k, n});
+      const at::Tensor row_major = SkinnyMatmul(x, w);
+      const at::Tensor transposed = SkinnyMatmul(x, w.t().contiguous().t());
+      EXPECT_TRUE(at::equal(row_major, transposed))
+          << (row_major - transposed).abs().max().item<double>();
+      ExpectMatchesFloat64(x, w);
+    }
+  }
 }
 
 TEST(SkinnyMatmul, TakesFewFloat32RowsWithoutGradients) {

@@ -18,15 +18,9 @@ namespace {
 
 // (rows x heads) x keys x head dim below which one thread does it all: an
 // OpenMP region costs more than the work.
-constexpr int64_t kDecodeAttentionParallelWork = 1 << 16;
+constexpr int64_t kDecodeAttentionParallelWork = 1 << 14;
 
-// Strides (in floats) of one [B, H, X, D] operand, D contiguous.
-struct DecodeOperand {
-  const float* data;
-  int64_t b, h, j;
-};
-
-DecodeOperand HeadStrides(const at::Tensor& t) {
+DecodeAttentionOperand HeadStrides(const at::Tensor& t) {
   return {t.data_ptr<float>(), t.stride(0), t.stride(1), t.stride(2)};
 }
 
@@ -130,19 +124,26 @@ at::Tensor DecodeAttention(const at::Tensor& q, const at::Tensor& k, const at::T
         "D] (D "
         "contiguous) and a bias broadcastable to [B, H, 1, N]");
   }
-  RECORD_USER_SCOPE("t5xx::decode_attention");  // a row in bench/step_profile's per-op profile
   const int64_t rows = q.size(0), heads = q.size(1), n = k.size(2), d = q.size(3);
-  const int64_t group = rows / k.size(0);  // q's rows per row of k and v
   at::Tensor out = at::empty({rows, 1, heads, d}, q.options());
-  const DecodeOperand qo = HeadStrides(q), ko = HeadStrides(k), vo = HeadStrides(v);
+  if (out.numel() == 0) return out;
   at::Tensor b;
-  DecodeOperand bo{nullptr, 0, 0, 0};
+  DecodeAttentionOperand bo;
   if (bias.defined()) {
     b = bias.expand({k.size(0), heads, 1, n});
     bo = {b.data_ptr<float>(), b.stride(0), b.stride(1), b.stride(3)};
   }
-  float* po = out.data_ptr<float>();
-  if (out.numel() == 0) return out;
+  DecodeAttentionInto(HeadStrides(q), HeadStrides(k), HeadStrides(v), bo, rows,
+                      rows / k.size(0), heads, n, d, out.data_ptr<float>());
+  return out;
+}
+
+void DecodeAttentionInto(const DecodeAttentionOperand& qo, const DecodeAttentionOperand& ko,
+                         const DecodeAttentionOperand& vo, const DecodeAttentionOperand& bo,
+                         int64_t rows, int64_t group, int64_t heads, int64_t n, int64_t d,
+                         float* po) {
+  if (rows * heads * d == 0) return;
+  RECORD_USER_SCOPE("t5xx::decode_attention");  // a row in bench/step_profile's per-op profile
   // One piece per row (all its heads), or per head when there is one row.
   const int64_t per_piece = rows == 1 ? 1 : heads;
   const int64_t pieces = rows * heads / per_piece;
@@ -157,7 +158,6 @@ at::Tensor DecodeAttention(const at::Tensor& q, const at::Tensor& k, const at::T
   };
   device::IntraOpParallelForIfWorth(pieces, rows * heads * n * d, kDecodeAttentionParallelWork,
                                     run);
-  return out;
 }
 
 }  // namespace t5xx::models

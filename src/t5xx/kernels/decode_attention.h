@@ -43,4 +43,22 @@ bool DecodeAttentionFused(const at::Tensor& q, const at::Tensor& k, const at::Te
 at::Tensor DecodeAttention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                            const at::Tensor& bias);
 
+// One operand of DecodeAttentionInto: float32 data with D contiguous and the
+// strides, in floats, of its row (b), head (h) and key position (j; unused
+// for q). A bias operand's data may be null (no bias); its strides are
+// those of a [Bkv, H, 1, N] view (0 where it broadcasts).
+struct DecodeAttentionOperand {
+  const float* data = nullptr;
+  int64_t b = 0, h = 0, j = 0;
+};
+
+// DecodeAttention on raw data (the same bits): out [rows, H, D] contiguous
+// from q [rows, H, D], k, v and bias over n keys, with rows / group rows of
+// k, v and bias (row r reads row r / group). For a caller that holds the
+// data (a fused decode step, few_row_decoder.h).
+void DecodeAttentionInto(const DecodeAttentionOperand& q, const DecodeAttentionOperand& k,
+                         const DecodeAttentionOperand& v, const DecodeAttentionOperand& bias,
+                         int64_t rows, int64_t group, int64_t heads, int64_t n, int64_t d,
+                         float* out);
+
 }  // namespace t5xx::models

@@ -31,6 +31,15 @@ void ScaleRow(const float* x, float r, const float* scale, float* y, int64_t n) 
 }
 
 // gs = g * scale; dx = r (gs - x r c); dscale_part += g x r.
+// One row's forward: y = (x * r) * scale with r = rsqrt(mean(x^2) + eps),
+// each step rounded to float32 as t5x's; returns r.
+inline float ForwardRow(const float* xr, int64_t e, const float* scale, float eps, float* yr) {
+  const float mean2 = Dot(xr, xr, e) / static_cast<float>(e);
+  const float r = 1.0f / std::sqrt(mean2 + eps);
+  ScaleRow(xr, r, scale, yr, e);
+  return r;
+}
+
 T5XX_CPU_CLONES
 void BackwardRow(const float* x, const float* g, const float* scale, float r, float c,
                  float* dx, float* dscale_part, int64_t n) {
@@ -63,12 +72,7 @@ class FusedRmsNormFunction : public torch::autograd::Function<FusedRmsNormFuncti
     const float eps = static_cast<float>(epsilon);
     device::IntraOpParallelForChunks(rows, kRowsPerBlock, [&](int64_t, int64_t first, int64_t last) {
       for (int64_t row = first; row < last; ++row) {
-        const float* xr = px + row * e;
-        // rsqrt(mean(x^2) + eps), each step rounded to float32 as t5x's.
-        const float mean2 = Dot(xr, xr, e) / static_cast<float>(e);
-        const float r = 1.0f / std::sqrt(mean2 + eps);
-        pr[row] = r;
-        ScaleRow(xr, r, ps, py + row * e, e);
+        pr[row] = ForwardRow(px + row * e, e, ps, eps, py + row * e);
       }
     });
     ctx->save_for_backward({x, scale, rstd});
@@ -122,6 +126,12 @@ at::Tensor FusedRmsNorm(const at::Tensor& x, const at::Tensor& scale, double eps
   T5XX_CHECK(FusedRmsNormApplies(x, scale),
              "FusedRmsNorm takes a float32 CPU x [..., E] and a float32 CPU scale [E]");
   return FusedRmsNormFunction::apply(x, scale, epsilon);
+}
+
+void RmsNormRowsInto(const float* x, int64_t rows, int64_t e, const float* scale,
+                     double epsilon, float* y) {
+  const float eps = static_cast<float>(epsilon);
+  for (int64_t row = 0; row < rows; ++row) ForwardRow(x + row * e, e, scale, eps, y + row * e);
 }
 
 }  // namespace t5xx::models

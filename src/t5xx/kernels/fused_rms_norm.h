@@ -28,4 +28,10 @@ bool FusedRmsNormApplies(const at::Tensor& x, const at::Tensor& scale);
 // rounding. Throws t5xx::Error where FusedRmsNormApplies is false.
 at::Tensor FusedRmsNorm(const at::Tensor& x, const at::Tensor& scale, double epsilon);
 
+// FusedRmsNorm's forward on raw float32 data, on the calling thread (the
+// same bits): y [rows, e] from x [rows, e] and scale [e], all contiguous.
+// For a caller holding a few rows (a fused decode step, few_row_decoder.h).
+void RmsNormRowsInto(const float* x, int64_t rows, int64_t e, const float* scale,
+                     double epsilon, float* y);
+
 }  // namespace t5xx::models

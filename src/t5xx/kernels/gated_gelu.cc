@@ -95,4 +95,8 @@ at::Tensor GatedGelu(const at::Tensor& a0, const at::Tensor& a1) {
   return GatedGeluFunction::apply(a0, a1);
 }
 
+void GatedGeluInto(const float* a0, const float* a1, float* h, int64_t n) {
+  ForwardLoop(a0, a1, h, n);
+}
+
 }  // namespace t5xx::models

@@ -29,4 +29,8 @@ bool GatedGeluFused(const at::Tensor& a0, const at::Tensor& a1);
 // (float32 rounding and ExpApprox), independent of the thread count.
 at::Tensor GatedGelu(const at::Tensor& a0, const at::Tensor& a1);
 
+// GatedGelu's forward on raw float32 data, on the calling thread (the same
+// bits): h[i] = gelu_tanh(a0[i]) * a1[i] for i < n.
+void GatedGeluInto(const float* a0, const float* a1, float* h, int64_t n);
+
 }  // namespace t5xx::models

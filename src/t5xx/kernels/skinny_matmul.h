@@ -8,14 +8,18 @@
 // 2-core machine whose memory gives ~50 GB/s; greedy decoding spent 68% of
 // its time there.
 //
-// Method: w [K, N] row-major (a kernel as stored): each thread owns a block
-// of output columns and streams w's rows through it, out[m, block] +=
-// x[m, k] * w[k, block] for k = 0..K-1, every row of x at once (w is read
-// once for all of them). w given as the transpose of a row-major [N, K]
-// (t5x's logits through the embedding): out[m, n] = dot(x[m], w^T[n]) in
-// kSumLanes interleaved partial sums. Each output is summed in a fixed
-// order, so results do not depend on the thread count; they differ from
-// sgemm's by float rounding only.
+// Method: each thread owns blocks of output columns. w [K, N] row-major (a
+// kernel as stored): w's rows stream through the block, out[m, block] +=
+// x[m, k] * w[k, block] into kSumLanes partial sums per output (lane k mod
+// kSumLanes), every row of x at once (w is read once for all of them). w
+// given as the transpose of a row-major [N, K] (t5x's logits through the
+// embedding; kernels StoreKernelsTransposed laid out for inference, whose
+// matrix-vector products stream ~10% faster): out[m, n] = dot(x[m], w^T[n])
+// with the same kSumLanes partial sums (DotLanes). Both layouts add the
+// same products in the same order, so they give the same bits, on any
+// thread count (a run whose parameters are laid out one way decodes as one
+// laid out the other: `t5xx eval` as train's inference evaluation, one
+// process as several); results differ from sgemm's by float rounding only.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -38,5 +42,14 @@ bool SkinnyMatmulFused(const at::Tensor& x, const at::Tensor& w);
 // x @ w as float32 [..., N] (x's leading shape), contiguous. Throws
 // std::invalid_argument when SkinnyMatmulFused is false. No autograd.
 at::Tensor SkinnyMatmul(const at::Tensor& x, const at::Tensor& w);
+
+// SkinnyMatmul on raw float32 data: out [rows, n] = x [rows, k] @ w, w
+// row-major [k, n] or (w_transposed) row-major [n, k] read as its transpose,
+// all contiguous, rows in [1, kSkinnyMatmulMaxRows] (the same bits as
+// SkinnyMatmul). For a caller that already holds the data (a fused decode
+// step, few_row_decoder.h). No checks beyond the row count (throws
+// std::invalid_argument).
+void SkinnyMatmulInto(const float* x, int64_t rows, int64_t k, const float* w, int64_t n,
+                      bool w_transposed, float* out);
 
 }  // namespace t5xx::models

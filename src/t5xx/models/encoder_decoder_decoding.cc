@@ -7,6 +7,7 @@
 #include <string>
 
 #include "t5xx/models/decode_cache.h"
+#include "t5xx/models/few_row_decoder.h"
 #include "t5xx/models/networks/layers.h"
 #include "t5xx/util/error.h"
 
@@ -83,8 +84,17 @@ at::Tensor StepWithCache(const Transformer& net, const ParamStore& p,
         p.hooks().Weight(p.GetParam(table)), index, n, length, c.relative_attention_num_buckets,
         c.relative_attention_max_distance, /*clamp_past_end=*/true, ActivationDtype(c.dtype)));
   }
-  at::Tensor logits =
-      CachedDecoder(net, p, cur_token.reshape({-1, 1}), index.unsqueeze(1), n, self_bias, cache);
+  const at::Tensor tokens = cur_token.reshape({-1, 1});
+  at::Tensor logits;
+  if (FewRowDecoderApplies(c, p, tokens, cache)) {
+    // A few rows: the layers as plain loops (few_row_decoder.h), the same bits.
+    const at::Tensor x = FewRowDecoderLayers(c, p, tokens, index, n, self_bias, cache);
+    logits = DecoderLogits(p, x, "decoder.decoder_norm.scale",
+                           c.logits_via_embedding ? "" : "decoder.logits_dense.kernel",
+                           "token_embedder.embedding", at::kFloat);
+  } else {
+    logits = CachedDecoder(net, p, tokens, index.unsqueeze(1), n, self_bias, cache);
+  }
   index = index + 1;
   return logits.squeeze(1);
 }

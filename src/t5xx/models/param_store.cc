@@ -78,4 +78,22 @@ void ParamStore::To(at::Device device) {
   }
 }
 
+int64_t StoreKernelsTransposed(ParamStore& params,
+                               const std::function<bool(const Param&)>& which) {
+  int64_t changed = 0;
+  for (Param& p : params.params()) {
+    const at::Tensor& v = p.value;
+    if (!which(p) || !v.defined() || v.dim() != 2 || !v.is_cpu() || v.scalar_type() != at::kFloat ||
+        v.requires_grad() || v.size(0) < 2 || v.size(1) < 2 ||
+        (v.stride(0) == 1 && v.stride(1) == v.size(0))) {
+      continue;
+    }
+    // A partitioner's piece keeps the partitioner's layout.
+    if (params.hooks_ptr() && params.hooks().GlobalShape(p) != v.sizes().vec()) continue;
+    p.value = v.t().contiguous().t();  // [K, N] with strides {1, K}
+    ++changed;
+  }
+  return changed;
+}
+
 }  // namespace t5xx::models

@@ -104,4 +104,16 @@ class ParamStore {
   std::shared_ptr<const ShardingHooks> hooks_;
 };
 
+// Stores every float32 CPU parameter of two dimensions that `which`
+// selects (a kernel [K, N]) as the transpose of a row-major [N, K]: the
+// same shape and values, strides {1, K}. For inference (`t5xx infer|eval`
+// decoding a few rows): a decode step's matrix-vector products then read
+// each output column's weights as one contiguous row (skinny_matmul.h,
+// which gives the same bits for both layouts), faster than streaming
+// [K, N] row by row. Parameters that require gradients, are already so laid
+// out, or are a partitioner's pieces (a local shape other than the hooks'
+// GlobalShape) are left alone. Returns how many were re-laid out.
+int64_t StoreKernelsTransposed(ParamStore& params,
+                               const std::function<bool(const Param&)>& which);
+
 }  // namespace t5xx::models

@@ -300,7 +300,8 @@ InferResult RunInfer(const LoadedTrainConfig& loaded, std::ostream& log) {
   CreateOutputDir(s.output_dir, "infer.output_dir (INFER_OUTPUT_DIR)");
   InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dirs.back(), s.restore.options,
                                         log, device, partitioner.get(),
-                                        static_cast<uint64_t>(s.fallback_init_rng.value_or(0)));
+                                        static_cast<uint64_t>(s.fallback_init_rng.value_or(0)),
+                                        mode == InferMode::kScore ? 0 : s.dataset.batch_size);
   const std::unique_ptr<models::Int8Weights> int8 =
       Int8WeightsFor(loaded.options, s.model, m, log);
   const models::Int8WeightsScope int8_scope(int8.get());

@@ -10,6 +10,8 @@
 #include "t5xx/checkpoints/t5x/checkpoints.h"
 #include "t5xx/data/dataset_providers/mixture.h"
 #include "t5xx/device/device.h"
+#include "t5xx/kernels/skinny_matmul.h"
+#include "t5xx/models/few_row_decoder.h"
 #include "t5xx/run/model.h"
 #include "t5xx/run/restore.h"
 #include "t5xx/storage/remote_copy.h"
@@ -30,7 +32,8 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   const std::string& checkpoint_dir,
                                   trainer::RestoreOptions options, std::ostream& log,
                                   at::Device device,
-                                  partitioning::PjitPartitioner* partitioner, uint64_t init_seed) {
+                                  partitioning::PjitPartitioner* partitioner, uint64_t init_seed,
+                                  int64_t decode_batch_size) {
   InferenceModel out;
   out.model = CreateModel(config);
   out.model->set_eos_id(eos_id);
@@ -60,6 +63,15 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
     for (const std::string& name : *report.unrestored_params) {
       out.params.GetParam(name).value.copy_(fresh.Get(name));
     }
+  }
+  const int64_t rows = decode_batch_size * config.num_decodes;
+  if (device.is_cpu() && rows >= 1 && rows <= models::kSkinnyMatmulMaxRows) {
+    // A decode step's few-row products stream the decoder's kernels faster
+    // transposed (models::StoreKernelsTransposed). Only those kernels, only
+    // when every step decodes few rows: skinny_matmul.h gives the same bits
+    // for both layouts, sgemm need not. Whole kernels, on every process
+    // alike.
+    models::StoreKernelsTransposed(out.params, models::DecodeStepKernel);
   }
   out.step = report.step;
   out.checkpoint_dir = checkpoint_dir;

@@ -60,12 +60,16 @@ struct InferenceModel {
 // With a `partitioner` of several processes, each process makes and reads
 // only its pieces of the parameters (its boxes on that mesh, whatever mesh
 // wrote the checkpoint) and computes through the partitioner's hooks.
+// decode_batch_size: the rows of the batches the run decodes (0: it does
+// not decode, e.g. infer.mode 'score'); when batch x config.num_decodes is
+// at most kSkinnyMatmulMaxRows, the decode step's kernels are stored
+// transposed on the CPU (models::DecodeStepKernel; the same results).
 InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   const std::string& checkpoint_dir,
                                   trainer::RestoreOptions options, std::ostream& log,
                                   at::Device device = at::kCPU,
                                   partitioning::PjitPartitioner* partitioner = nullptr,
-                                  uint64_t init_seed = 0);
+                                  uint64_t init_seed = 0, int64_t decode_batch_size = 0);
 
 // --int8_weights (RunOptions::int8_weights): the int8 copies MatmulIn uses
 // for m's parameters while an Int8WeightsScope holds them
