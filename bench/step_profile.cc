@@ -36,7 +36,8 @@
 // is one predict_batch_with_aux of the batch (the encoder, then TARGETS
 // cached decoder steps, greedy temperature_sample or beam_search with 4
 // beams), with the same report; --int8 decodes with int8 kernels
-// (`t5xx infer --int8_weights`, models/networks/int8_weights.h).
+// (`t5xx infer --int8_weights`, models/networks/int8_weights.h). At most 8
+// rows store the decode step's kernels transposed, as `t5xx infer` does.
 // --json_out=FILE writes the same figures (all rows, not only --top) as JSON.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -64,6 +65,8 @@
 #include "t5xx/device/cpu_runtime.h"
 #include "t5xx/decoding/decoding.h"
 #include "t5xx/models/networks/int8_weights.h"
+#include "t5xx/models/few_row_decoder.h"
+#include "t5xx/kernels/skinny_matmul.h"
 #include "t5xx/device/openmp_wait.h"
 #include "t5xx/optim/adafactor.h"
 #include "t5xx/partitioning/pjit_partitioner.h"
@@ -239,6 +242,11 @@ int Run(std::vector<std::string> args) {
     bm.model->set_decode_fn(fn);
     decode_params = bm.model->InitParams(0);
     decode_params.SetRequiresGrad(false);
+    if (c.batch * (decode == "beam4" ? 4 : 1) <= t5xx::models::kSkinnyMatmulMaxRows) {
+      // As `t5xx infer|eval` lays out a few-row decode's kernels
+      // (run/inference/inference.h's LoadInferenceModel).
+      t5xx::models::StoreKernelsTransposed(decode_params, t5xx::models::DecodeStepKernel);
+    }
     if (int8) {
       int8_weights = std::make_unique<t5xx::models::Int8Weights>(decode_params);
       int8_scope = std::make_unique<t5xx::models::Int8WeightsScope>(int8_weights.get());
