@@ -17,6 +17,7 @@
 #include "t5xx/models/decode_cache.h"
 #include "t5xx/models/encoder_decoder_decoding.h"
 #include "t5xx/models/networks/int8_weights.h"
+#include "t5xx/models/networks/layers.h"
 #include "t5xx/models/networks/network.h"
 #include "t5xx/models/networks/param_blocks.h"
 
@@ -142,33 +143,61 @@ TEST(FewRowDecoderTest, LayersAreTheSublayersBits) {
   ExpectSameBits(false, true, false, 2);
 }
 
+// A cache for `examples` examples with `beams` rows each.
+decoding::Cache CacheOf(const Transformer& net, const ParamStore& p, int64_t examples,
+                        int64_t beams) {
+  const at::Tensor enc =
+      at::arange(1, examples + 1, at::kLong).view({examples, 1}).expand({examples, 4}).contiguous();
+  decoding::Cache cache =
+      InitEncoderDecoderCache(net, p, net.Encode(p, enc, at::Tensor(), false), enc, 4, true);
+  for (auto& [name, t] : cache) {
+    if (name.find(decoding::kPerExampleSuffix) == std::string::npos) {
+      t = t.repeat_interleave(beams, 0);
+    }
+  }
+  return cache;
+}
+
 TEST(FewRowDecoderTest, AppliesOnlyWhereItComputesTheSame) {
   const T5Config c = Config(true, false);
   Transformer net(c);
   const ParamStore p = net.InitParams(5);
   const at::NoGradGuard no_grad;
-  const at::Tensor enc = at::arange(1, 10, at::kLong).view({9, 1}).expand({9, 4}).contiguous();
-  const decoding::Cache cache =
-      InitEncoderDecoderCache(net, p, net.Encode(p, enc, at::Tensor(), false), enc, 4, true);
-  const at::Tensor nine = at::ones({9, 1}, at::kLong);
-  EXPECT_FALSE(FewRowDecoderApplies(c, p, nine, cache));  // more rows than kSkinnyMatmulMaxRows
-  EXPECT_TRUE(FewRowDecoderApplies(c, p, nine.narrow(0, 0, 8), cache));
-  EXPECT_FALSE(FewRowDecoderApplies(c, p, at::ones({1, 2}, at::kLong), cache));  // 2 positions
+  const at::Tensor one = at::ones({1, 1}, at::kLong);
+  const decoding::Cache cache = CacheOf(net, p, 1, 1);
+  ASSERT_TRUE(FewRowDecoderApplies(c, p, one, cache));
+  EXPECT_TRUE(FewRowDecoderApplies(c, p, at::ones({8, 1}, at::kLong), CacheOf(net, p, 2, 4)));
+  // More rows than kSkinnyMatmulMaxRows; two positions a row.
+  EXPECT_FALSE(FewRowDecoderApplies(c, p, at::ones({9, 1}, at::kLong), CacheOf(net, p, 9, 1)));
+  EXPECT_FALSE(FewRowDecoderApplies(c, p, at::ones({1, 2}, at::kLong), cache));
+  // Caches whose rows do not fit the step's: 3 rows over 2 examples' keys,
+  // self caches of 2 rows for 1.
+  EXPECT_FALSE(FewRowDecoderApplies(c, p, at::ones({3, 1}, at::kLong), [&] {
+    decoding::Cache three = CacheOf(net, p, 2, 2);
+    for (auto& [name, t] : three) {
+      if (name.find(decoding::kPerExampleSuffix) == std::string::npos) t = t.narrow(0, 0, 3);
+    }
+    return three;
+  }()));
+  EXPECT_FALSE(FewRowDecoderApplies(c, p, one, CacheOf(net, p, 1, 2)));
   T5Config bf16 = c;
   bf16.dtype = "bfloat16";
-  EXPECT_FALSE(FewRowDecoderApplies(bf16, p, nine.narrow(0, 0, 1), cache));
+  EXPECT_FALSE(FewRowDecoderApplies(bf16, p, one, cache));
   T5Config swish = c;
   swish.mlp_activations = {"swish", "linear"};
-  EXPECT_FALSE(FewRowDecoderApplies(swish, p, nine.narrow(0, 0, 1), cache));
+  EXPECT_FALSE(FewRowDecoderApplies(swish, p, one, cache));
   {
     Int8Weights int8(p);
     const Int8WeightsScope scope(&int8);  // --int8_weights: MatmulIn's int8 path instead
-    EXPECT_FALSE(FewRowDecoderApplies(c, p, nine.narrow(0, 0, 1), cache));
+    EXPECT_FALSE(FewRowDecoderApplies(c, p, one, cache));
   }
+  SetAttentionKernel(AttentionKernel::kFused);  // libtorch's attention kernel instead
+  EXPECT_FALSE(FewRowDecoderApplies(c, p, one, cache));
+  SetAttentionKernel(AttentionKernel::kAuto);
   decoding::Cache no_cross = cache;
   no_cross.erase(CachedKeyName("decoder.layers_1.encoder_decoder_attention") +
                  decoding::kPerExampleSuffix);
-  EXPECT_FALSE(FewRowDecoderApplies(c, p, nine.narrow(0, 0, 1), no_cross));
+  EXPECT_FALSE(FewRowDecoderApplies(c, p, one, no_cross));
 }
 
 TEST(FewRowDecoderTest, StoreKernelsTransposedKeepsValuesAndShapes) {

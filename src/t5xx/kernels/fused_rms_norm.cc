@@ -30,7 +30,6 @@ void ScaleRow(const float* x, float r, const float* scale, float* y, int64_t n) 
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] * r) * scale[i];
 }
 
-// gs = g * scale; dx = r (gs - x r c); dscale_part += g x r.
 // One row's forward: y = (x * r) * scale with r = rsqrt(mean(x^2) + eps),
 // each step rounded to float32 as t5x's; returns r.
 inline float ForwardRow(const float* xr, int64_t e, const float* scale, float eps, float* yr) {
@@ -40,6 +39,7 @@ inline float ForwardRow(const float* xr, int64_t e, const float* scale, float ep
   return r;
 }
 
+// gs = g * scale; dx = r (gs - x r c); dscale_part += g x r.
 T5XX_CPU_CLONES
 void BackwardRow(const float* x, const float* g, const float* scale, float r, float c,
                  float* dx, float* dscale_part, int64_t n) {

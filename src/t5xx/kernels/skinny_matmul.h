@@ -17,9 +17,8 @@
 // matrix-vector products stream ~10% faster): out[m, n] = dot(x[m], w^T[n])
 // with the same kSumLanes partial sums (DotLanes). Both layouts add the
 // same products in the same order, so they give the same bits, on any
-// thread count (a run whose parameters are laid out one way decodes as one
-// laid out the other: `t5xx eval` as train's inference evaluation, one
-// process as several); results differ from sgemm's by float rounding only.
+// thread count (where only these products read a kernel, its layout
+// changes no result); results differ from sgemm's by float rounding only.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -113,7 +113,9 @@ bool DecodeStepKernel(const Param& p) {
 
 bool FewRowDecoderApplies(const T5Config& c, const ParamStore& p, const at::Tensor& tokens,
                           const decoding::Cache& cache) {
-  if (p.hooks_ptr() || ActiveInt8Weights() || ActivationDtype(c.dtype) != at::kFloat) {
+  // (AttentionKernel::kFused sends attention to libtorch's kernel instead.)
+  if (p.hooks_ptr() || ActiveInt8Weights() || ActivationDtype(c.dtype) != at::kFloat ||
+      attention_kernel() == AttentionKernel::kFused) {
     return false;
   }
   if (tokens.dim() != 2 || tokens.size(1) != 1 || tokens.size(0) < 1 ||
@@ -122,19 +124,57 @@ bool FewRowDecoderApplies(const T5Config& c, const ParamStore& p, const at::Tens
   }
   const bool gated = GatedGeluActivations(c.mlp_activations);
   if (!gated && !ReluActivation(c.mlp_activations)) return false;
-  if (!IsFloat32Cpu(p.Get("token_embedder.embedding"))) return false;
+  const at::Tensor& table = p.Get("token_embedder.embedding");
+  if (!IsFloat32Cpu(table) || table.dim() != 2) return false;
+  const int64_t rows = tokens.size(0), e = table.size(1);
   for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
     const LayerNames names(i, gated);
     for (const std::string& w : names.Kernels()) {
       if (!p.Contains(w) || !KernelLayout(p.Get(w))) return false;
     }
     for (const std::string* s : {&names.self_norm, &names.cross_norm, &names.mlp_norm}) {
-      if (!p.Contains(*s) || !IsFloat32Cpu(p.Get(*s)) || !p.Get(*s).is_contiguous()) return false;
+      if (!p.Contains(*s) || !IsFloat32Cpu(p.Get(*s)) || !p.Get(*s).is_contiguous() ||
+          p.Get(*s).numel() != e) {
+        return false;
+      }
     }
-    for (const std::string& name : {CachedKeyName(names.self), CachedValueName(names.self),
-                                    CachedKeyName(names.cross) + decoding::kPerExampleSuffix,
-                                    CachedValueName(names.cross) + decoding::kPerExampleSuffix}) {
-      if (!LastDimContiguous(Find(cache, name), 3)) return false;
+    // The shapes the loops assume: [E, H*D] projections in, [H*D, E] out,
+    // [E, F] / [F, E] MLP kernels; caches of this step's rows (self) and of
+    // a divisor of them (cross: an example's beams share its row).
+    const at::Tensor& q = p.Get(names.self + ".query.kernel");
+    const at::Tensor& cq = p.Get(names.cross + ".query.kernel");
+    const at::Tensor& wi = p.Get(names.wi0);
+    const int64_t hd = q.size(1), chd = cq.size(1), f = wi.size(1);
+    if (q.size(0) != e || hd % c.num_heads != 0 || cq.size(0) != e || chd % c.num_heads != 0 ||
+        wi.size(0) != e || p.Get(names.wo).size(0) != f || p.Get(names.wo).size(1) != e) {
+      return false;
+    }
+    for (const char* w : {".key.kernel", ".value.kernel"}) {
+      if (p.Get(names.self + w).sizes() != q.sizes()) return false;
+    }
+    if (p.Get(names.self + ".out.kernel").sizes() != at::IntArrayRef{hd, e} ||
+        p.Get(names.cross + ".out.kernel").sizes() != at::IntArrayRef{chd, e} ||
+        (gated && p.Get(names.wi1).sizes() != wi.sizes())) {
+      return false;
+    }
+    const at::Tensor ck = Find(cache, CachedKeyName(names.self));
+    const at::Tensor ek = Find(cache, CachedKeyName(names.cross) + decoding::kPerExampleSuffix);
+    if (!ck.defined() || !ek.defined() || ck.dim() != 3 || ek.dim() != 3 || ck.size(0) != rows ||
+        ck.size(2) != hd || ek.size(0) < 1 || ek.size(0) > rows || rows % ek.size(0) != 0 ||
+        ek.size(2) != chd) {
+      return false;
+    }
+    const at::Tensor cv = Find(cache, CachedValueName(names.self));
+    const at::Tensor ev = Find(cache, CachedValueName(names.cross) + decoding::kPerExampleSuffix);
+    if (!LastDimContiguous(ck, 3) || !LastDimContiguous(cv, 3) || cv.sizes() != ck.sizes() ||
+        !LastDimContiguous(ek, 3) || !LastDimContiguous(ev, 3) || ev.sizes() != ek.sizes()) {
+      return false;
+    }
+    // The cross-attention's mask: one row per row of its keys.
+    const at::Tensor mask = Find(cache, kEncoderDecoderMask);
+    if (!mask.defined() || mask.dim() != 2 || mask.size(0) != ek.size(0) ||
+        mask.size(1) != ek.size(1)) {
+      return false;
     }
   }
   return true;
@@ -186,8 +226,11 @@ at::Tensor FewRowDecoderLayers(const T5Config& c, const ParamStore& p, const at:
       std::memcpy(pv + (r * length + at_pos) * hd, v.data() + r * hd, sizeof(float) * hd);
     }
     const at::Tensor& sb = self_bias32[self_bias32.size() == 1 ? 0 : i];
-    const DecodeAttentionOperand sbias{sb.data_ptr<float>(), sb.size(0) == 1 ? 0 : heads * n,
-                                       sb.size(1) == 1 ? 0 : n, 1};
+    T5XX_CHECK(sb.dim() == 4 && (sb.size(0) == 1 || sb.size(0) == rows) &&
+                   (sb.size(1) == 1 || sb.size(1) == heads) && sb.size(2) == 1 && sb.size(3) == n,
+               "FewRowDecoderLayers: a self-attention bias [R or 1, H or 1, 1, n] is needed");
+    const DecodeAttentionOperand sbias{sb.data_ptr<float>(), sb.size(0) == 1 ? 0 : sb.stride(0),
+                                       sb.size(1) == 1 ? 0 : sb.stride(1), sb.stride(3)};
     DecodeAttentionInto({q.data(), hd, d, 0}, {pk, length * hd, d, hd}, {pv, length * hd, d, hd},
                         sbias, rows, 1, heads, n, d, attn.data());
     Project(attn.data(), rows, KernelOf(p, names.self + ".out.kernel"), part.data());

@@ -112,7 +112,7 @@ EvalResult RunEval(const LoadedTrainConfig& loaded, std::ostream& log) {
     InferenceModel m = LoadInferenceModel(s.model, vocab->eos_id(), dir, s.restore.options, log,
                                           device, partitioner.get(),
                                           static_cast<uint64_t>(s.fallback_init_rng.value_or(0)),
-                                          s.dataset.batch_size);
+                                          evaluator.scores() ? 0 : s.dataset.batch_size);
     const std::unique_ptr<models::Int8Weights> int8 =
         Int8WeightsFor(loaded.options, s.model, m, log);
     const models::Int8WeightsScope int8_scope(int8.get());

@@ -123,6 +123,13 @@ InferenceEvaluator::InferenceEvaluator(const DatasetConfig& d, const std::string
 
 InferenceEvaluator::~InferenceEvaluator() = default;
 
+bool InferenceEvaluator::scores() const {
+  for (const TaskData& t : tasks_) {
+    if (!t.task->score_metric_fns().empty()) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> InferenceEvaluator::task_names() const {
   std::vector<std::string> names;
   for (const TaskData& t : tasks_) names.push_back(t.task->name());

@@ -56,6 +56,8 @@ class InferenceEvaluator {
 
   // Whether no task is evaluated, and why (for a message).
   bool empty() const { return tasks_.empty(); }
+  // Whether some task has score_metric_fns (Evaluate then scores too).
+  bool scores() const;
   const std::string& no_tasks_reason() const { return no_tasks_reason_; }
 
   // The evaluated tasks, in order.

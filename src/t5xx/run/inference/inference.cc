@@ -64,13 +64,18 @@ InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
       out.params.GetParam(name).value.copy_(fresh.Get(name));
     }
   }
+  // A decode step's few-row products stream the decoder's kernels faster
+  // transposed (models::StoreKernelsTransposed). skinny_matmul.h gives the
+  // same bits for both layouts, sgemm need not: so only where nothing but
+  // those products reads them, i.e. encoder-decoder decoding over the cache
+  // with at most kSkinnyMatmulMaxRows rows a step and no beam search past
+  // the targets' length (its extra rows rerun the decoder through sgemm).
+  // Whole kernels, on every process alike.
   const int64_t rows = decode_batch_size * config.num_decodes;
-  if (device.is_cpu() && rows >= 1 && rows <= models::kSkinnyMatmulMaxRows) {
-    // A decode step's few-row products stream the decoder's kernels faster
-    // transposed (models::StoreKernelsTransposed). Only those kernels, only
-    // when every step decodes few rows: skinny_matmul.h gives the same bits
-    // for both layouts, sgemm need not. Whole kernels, on every process
-    // alike.
+  const bool past_length = config.decode_fn.kind == decoding::DecodeFnConfig::Kind::kBeamSearch &&
+                           config.decode_fn.beam_search.max_decode_len > 0;
+  if (device.is_cpu() && config.kind == ModelKind::kEncoderDecoder && rows >= 1 &&
+      rows <= models::kSkinnyMatmulMaxRows && !past_length) {
     models::StoreKernelsTransposed(out.params, models::DecodeStepKernel);
   }
   out.step = report.step;

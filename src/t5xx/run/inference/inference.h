@@ -60,10 +60,12 @@ struct InferenceModel {
 // With a `partitioner` of several processes, each process makes and reads
 // only its pieces of the parameters (its boxes on that mesh, whatever mesh
 // wrote the checkpoint) and computes through the partitioner's hooks.
-// decode_batch_size: the rows of the batches the run decodes (0: it does
-// not decode, e.g. infer.mode 'score'); when batch x config.num_decodes is
-// at most kSkinnyMatmulMaxRows, the decode step's kernels are stored
-// transposed on the CPU (models::DecodeStepKernel; the same results).
+// decode_batch_size: the rows of the batches the run decodes, 0 when it
+// also scores or does not decode (infer.mode 'score', a task with
+// score_metric_fns): when batch x config.num_decodes is at most
+// kSkinnyMatmulMaxRows, an encoder-decoder model's decode-step kernels are
+// stored transposed on the CPU (models::DecodeStepKernel), which only the
+// few-row products read (the same bits in either layout).
 InferenceModel LoadInferenceModel(const ModelConfig& config, int32_t eos_id,
                                   const std::string& checkpoint_dir,
                                   trainer::RestoreOptions options, std::ostream& log,
