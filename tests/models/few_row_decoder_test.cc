@@ -40,15 +40,6 @@ T5Config Config(bool gated, bool per_layer) {
   return c;
 }
 
-std::vector<std::string> RelTables(const T5Config& c) {
-  if (!c.relpos_per_layer) return {kDecoderRelEmbedding};
-  std::vector<std::string> out;
-  for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
-    out.push_back(DecoderLayerPrefix(i) + ".relpos_bias.rel_embedding");
-  }
-  return out;
-}
-
 decoding::Cache Clone(const decoding::Cache& cache) {
   decoding::Cache out;
   for (const auto& [name, t] : cache) out[name] = t.clone();
@@ -117,7 +108,7 @@ void ExpectSameBits(bool gated, bool per_layer, bool transposed, int64_t beams) 
     tensor_path.at(kCacheIndex).copy_(index);
     const int64_t n = AttendLength(index, length);
     std::vector<at::Tensor> bias;
-    for (const std::string& table : RelTables(c)) {
+    for (const std::string& table : DecoderRelEmbeddings(c)) {
       bias.push_back(DecodeSelfAttentionBias(p.Get(table), index, n, length,
                                              c.relative_attention_num_buckets,
                                              c.relative_attention_max_distance, true, at::kFloat));

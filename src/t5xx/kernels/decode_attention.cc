@@ -12,6 +12,7 @@
 #include "t5xx/kernels/cpu/cpu_row_max.h"
 #include "t5xx/kernels/cpu/cpu_vector_math.h"
 #include "t5xx/kernels/cpu/intra_op_parallel.h"
+#include "t5xx/kernels/cpu/tensor_offsets.h"
 
 namespace t5xx::models {
 namespace {
@@ -86,15 +87,12 @@ void DecodeHeads(const float* q, int64_t q_h, const float* k, int64_t k_h, int64
   }
 }
 
-bool IsFloat32Cpu(const at::Tensor& t) {
-  return t.defined() && t.is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided;
-}
-
 }  // namespace
 
 bool DecodeAttentionFused(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           const at::Tensor& bias) {
-  if (!IsFloat32Cpu(q) || !IsFloat32Cpu(k) || !IsFloat32Cpu(v)) return false;
+  using device::IsFloat32CpuStrided;
+  if (!IsFloat32CpuStrided(q) || !IsFloat32CpuStrided(k) || !IsFloat32CpuStrided(v)) return false;
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || q.size(2) != 1) return false;
   for (int d : {1, 3}) {
     if (k.size(d) != q.size(d) || v.size(d) != q.size(d)) return false;
@@ -107,7 +105,7 @@ bool DecodeAttentionFused(const at::Tensor& q, const at::Tensor& k, const at::Te
     return false;
   }
   if (!bias.defined()) return true;
-  if (!IsFloat32Cpu(bias) || bias.dim() > 4 || bias.size(-1) != k.size(2)) return false;
+  if (!IsFloat32CpuStrided(bias) || bias.dim() > 4 || bias.size(-1) != k.size(2)) return false;
   const std::vector<int64_t> want = {k.size(0), q.size(1), 1, k.size(2)};
   for (int64_t i = 1; i <= bias.dim(); ++i) {
     const int64_t s = bias.size(-i);

@@ -13,6 +13,7 @@
 
 #include "t5xx/kernels/cpu/cpu_vector_math.h"
 #include "t5xx/kernels/cpu/intra_op_parallel.h"
+#include "t5xx/kernels/cpu/tensor_offsets.h"
 
 namespace t5xx::models {
 namespace {
@@ -108,21 +109,22 @@ void TransposedBlock(const float* x, int64_t rows, int64_t k_dim, const float* w
   }
 }
 
-bool IsCpuFloat(const at::Tensor& t) {
-  return t.defined() && t.is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided;
-}
-
 }  // namespace
 
+SkinnyLayout SkinnyLayoutOf(const at::Tensor& w) {
+  if (!device::IsFloat32CpuStrided(w) || w.dim() != 2) return SkinnyLayout::kNeither;
+  if (w.stride(1) == 1 && w.stride(0) == w.size(1)) return SkinnyLayout::kRowMajor;
+  if (w.stride(0) == 1 && w.stride(1) == w.size(0)) return SkinnyLayout::kTransposed;
+  return SkinnyLayout::kNeither;
+}
+
 bool SkinnyMatmulFused(const at::Tensor& x, const at::Tensor& w) {
-  if (!IsCpuFloat(x) || !IsCpuFloat(w) || x.dim() < 1 || w.dim() != 2) return false;
+  if (!device::IsFloat32CpuStrided(x) || x.dim() < 1) return false;
+  if (SkinnyLayoutOf(w) == SkinnyLayout::kNeither) return false;
   const int64_t k = w.size(0), n = w.size(1);
   if (x.size(-1) != k || k == 0 || n == 0) return false;
   const int64_t rows = x.numel() / k;
   if (rows < 1 || rows > kSkinnyMatmulMaxRows) return false;
-  const bool row_major = w.stride(1) == 1 && w.stride(0) == n;
-  const bool transposed = w.stride(0) == 1 && w.stride(1) == k;
-  if (!row_major && !transposed) return false;
   return !(at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad()));
 }
 
@@ -137,9 +139,8 @@ at::Tensor SkinnyMatmul(const at::Tensor& x, const at::Tensor& w) {
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = n;
   at::Tensor out = at::empty(shape, x.options());
-  const bool row_major = w.stride(1) == 1 && w.stride(0) == n;
-  SkinnyMatmulInto(xr.data_ptr<float>(), rows, k, w.data_ptr<float>(), n, !row_major,
-                   out.data_ptr<float>());
+  SkinnyMatmulInto(xr.data_ptr<float>(), rows, k, w.data_ptr<float>(), n,
+                   SkinnyLayoutOf(w) == SkinnyLayout::kTransposed, out.data_ptr<float>());
   return out;
 }
 

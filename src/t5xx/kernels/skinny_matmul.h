@@ -31,6 +31,13 @@ namespace t5xx::models {
 // beyond it sgemm's blocking wins.
 inline constexpr int64_t kSkinnyMatmulMaxRows = 8;
 
+// How SkinnyMatmul reads a float32 CPU kernel w [K, N]: row-major, as the
+// transpose of a row-major [N, K] (StoreKernelsTransposed's layout), or
+// neither (then it does not apply). A w of one row or column is both; it
+// reads as row-major.
+enum class SkinnyLayout { kNeither, kRowMajor, kTransposed };
+SkinnyLayout SkinnyLayoutOf(const at::Tensor& w);
+
 // Whether SkinnyMatmul applies: x float32 CPU [..., K] (any strides: its
 // few rows are copied when they are not a [rows, K] block) with at most
 // kSkinnyMatmulMaxRows rows; w float32 CPU [K, N],

@@ -19,17 +19,6 @@ constexpr char kDecoderInputTokens[] = "decoder_input_tokens";
 constexpr char kEncoded[] = "encoded";
 constexpr char kEncoderTokens[] = "encoder_input_tokens";
 
-// The decoder's relative position tables: the stack's one, or one per
-// layer (T5Config::relpos_per_layer, t5x's scalable_t5).
-std::vector<std::string> DecoderRelEmbeddings(const T5Config& c) {
-  if (!c.relpos_per_layer) return {kDecoderRelEmbedding};
-  std::vector<std::string> out;
-  for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
-    out.push_back(DecoderLayerPrefix(i) + ".relpos_bias.rel_embedding");
-  }
-  return out;
-}
-
 // The cache's names of the encoder output's cross-attention keys and values
 // of the attention `cross`: the same for an example's beams, never reordered
 // (decoding.h's kPerExampleSuffix).
@@ -38,6 +27,15 @@ std::string CrossKeyName(const std::string& cross) {
 }
 std::string CrossValueName(const std::string& cross) {
   return CachedValueName(cross) + decoding::kPerExampleSuffix;
+}
+
+// The decoder's output head over its last layer's x [R, Lq, E]: float32
+// logits [R, Lq, vocab] (decode_cache.h's DecoderLogits with this
+// network's names).
+at::Tensor DecoderHead(const T5Config& c, const ParamStore& p, const at::Tensor& x) {
+  return DecoderLogits(p, x, "decoder.decoder_norm.scale",
+                       c.logits_via_embedding ? "" : "decoder.logits_dense.kernel",
+                       "token_embedder.embedding", ActivationDtype(c.dtype));
 }
 
 // The decoder over the key/value cache: tokens int64 [R, Lq] enter at
@@ -67,9 +65,7 @@ at::Tensor CachedDecoder(const Transformer& net, const ParamStore& p, const at::
                                      CacheEntry(cache, CrossValueName(cross)), cross_bias, s);
     x = MlpSublayer(p, pre + ".pre_mlp_layer_norm.scale", pre + ".mlp", x, s);
   }
-  return DecoderLogits(p, x, "decoder.decoder_norm.scale",
-                       c.logits_via_embedding ? "" : "decoder.logits_dense.kernel",
-                       "token_embedder.embedding", dt);
+  return DecoderHead(c, p, x);
 }
 
 at::Tensor StepWithCache(const Transformer& net, const ParamStore& p,
@@ -85,16 +81,11 @@ at::Tensor StepWithCache(const Transformer& net, const ParamStore& p,
         c.relative_attention_max_distance, /*clamp_past_end=*/true, ActivationDtype(c.dtype)));
   }
   const at::Tensor tokens = cur_token.reshape({-1, 1});
-  at::Tensor logits;
-  if (FewRowDecoderApplies(c, p, tokens, cache)) {
-    // A few rows: the layers as plain loops (few_row_decoder.h), the same bits.
-    const at::Tensor x = FewRowDecoderLayers(c, p, tokens, index, n, self_bias, cache);
-    logits = DecoderLogits(p, x, "decoder.decoder_norm.scale",
-                           c.logits_via_embedding ? "" : "decoder.logits_dense.kernel",
-                           "token_embedder.embedding", at::kFloat);
-  } else {
-    logits = CachedDecoder(net, p, tokens, index.unsqueeze(1), n, self_bias, cache);
-  }
+  // A few rows: the layers as plain loops (few_row_decoder.h), the same bits.
+  const at::Tensor x = FewRowDecoderLayers(c, p, tokens, index, n, self_bias, cache);
+  const at::Tensor logits =
+      x.defined() ? DecoderHead(c, p, x)
+                  : CachedDecoder(net, p, tokens, index.unsqueeze(1), n, self_bias, cache);
   index = index + 1;
   return logits.squeeze(1);
 }
@@ -137,6 +128,15 @@ at::Tensor StepWithoutCache(const Transformer& net, const ParamStore& p,
 }
 
 }  // namespace
+
+std::vector<std::string> DecoderRelEmbeddings(const T5Config& c) {
+  if (!c.relpos_per_layer) return {kDecoderRelEmbedding};
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
+    out.push_back(DecoderLayerPrefix(i) + ".relpos_bias.rel_embedding");
+  }
+  return out;
+}
 
 decoding::Cache InitEncoderDecoderCache(const Transformer& net, const ParamStore& p,
                                         const at::Tensor& encoded,

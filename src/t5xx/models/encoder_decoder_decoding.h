@@ -20,12 +20,20 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "t5xx/decoding/decoding.h"
 #include "t5xx/models/networks/network.h"
 #include "t5xx/models/param_store.h"
 
 namespace t5xx::models {
+
+// The names of the decoder's relative position tables (t5x's parameter
+// paths): decoder.relpos_bias.rel_embedding, or one per layer,
+// decoder.layers_<i>.relpos_bias.rel_embedding, with
+// T5Config::relpos_per_layer (t5x's scalable_t5).
+std::vector<std::string> DecoderRelEmbeddings(const T5Config& c);
 
 // The cache of B rows for decoding max_decode_length positions after the
 // encoder output `encoded` [B, Le, E] (Transformer::Encode) of

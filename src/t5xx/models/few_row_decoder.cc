@@ -4,10 +4,14 @@
 
 #include <ATen/ATen.h>
 
-#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 
+#include "t5xx/kernels/cpu/tensor_offsets.h"
 #include "t5xx/kernels/decode_attention.h"
 #include "t5xx/kernels/fused_rms_norm.h"
 #include "t5xx/kernels/gated_gelu.h"
@@ -16,6 +20,7 @@
 #include "t5xx/models/networks/int8_weights.h"
 #include "t5xx/models/networks/layers.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::models {
 namespace {
@@ -29,22 +34,6 @@ struct Kernel {
   int64_t k = 0, n = 0;
   bool transposed = false;
 };
-
-bool IsFloat32Cpu(const at::Tensor& t) {
-  return t.defined() && t.is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided;
-}
-
-bool KernelLayout(const at::Tensor& w) {
-  if (!IsFloat32Cpu(w) || w.dim() != 2) return false;
-  return (w.stride(1) == 1 && w.stride(0) == w.size(1)) ||
-         (w.stride(0) == 1 && w.stride(1) == w.size(0));
-}
-
-Kernel KernelOf(const ParamStore& p, const std::string& name) {
-  const at::Tensor& w = p.Get(name);
-  return {w.data_ptr<float>(), w.size(0), w.size(1),
-          !(w.stride(1) == 1 && w.stride(0) == w.size(1))};
-}
 
 // out [rows, w.n] = x [rows, w.k] @ w.
 void Project(const float* x, int64_t rows, const Kernel& w, float* out) {
@@ -61,32 +50,40 @@ bool GatedGeluActivations(const std::vector<std::string>& a) {
 }
 bool ReluActivation(const std::vector<std::string>& a) { return a.size() == 1 && a[0] == "relu"; }
 
-// The names one decoder layer reads.
-struct LayerNames {
-  std::string self, cross, self_norm, cross_norm, mlp_norm, wi0, wi1, wo;
-  LayerNames(int64_t i, bool gated) {
-    const std::string pre = DecoderLayerPrefix(i);
-    self = pre + ".self_attention";
-    cross = pre + ".encoder_decoder_attention";
-    self_norm = pre + ".pre_self_attention_layer_norm.scale";
-    cross_norm = pre + ".pre_cross_attention_layer_norm.scale";
-    mlp_norm = pre + ".pre_mlp_layer_norm.scale";
-    wi0 = pre + (gated ? ".mlp.wi_0.kernel" : ".mlp.wi.kernel");
-    wi1 = gated ? pre + ".mlp.wi_1.kernel" : "";
-    wo = pre + ".mlp.wo.kernel";
+// The parameters by name, for one step's lookups (ParamStore::Get scans
+// its list; a step looks up ~15 names a layer).
+class ParamIndex {
+ public:
+  explicit ParamIndex(const ParamStore& p) {
+    for (const Param& q : p.params()) by_name_.emplace(q.name, &q.value);
   }
-  std::vector<std::string> Kernels() const {
-    std::vector<std::string> out;
-    for (const char* w : {".query.kernel", ".key.kernel", ".value.kernel", ".out.kernel"}) {
-      out.push_back(self + w);
+  // The parameter `name`, or null.
+  const at::Tensor* Find(const std::string& name) const {
+    const auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+  // The kernel `name` when SkinnyMatmulInto reads it and it is [k, n]
+  // (n < 0: any width).
+  std::optional<Kernel> KernelOf(const std::string& name, int64_t k, int64_t n) const {
+    const at::Tensor* w = Find(name);
+    if (!w) return std::nullopt;
+    const SkinnyLayout layout = SkinnyLayoutOf(*w);
+    if (layout == SkinnyLayout::kNeither || w->size(0) != k || (n >= 0 && w->size(1) != n)) {
+      return std::nullopt;
     }
-    out.push_back(cross + ".query.kernel");
-    out.push_back(cross + ".out.kernel");
-    out.push_back(wi0);
-    if (!wi1.empty()) out.push_back(wi1);
-    out.push_back(wo);
-    return out;
+    return Kernel{w->data_ptr<float>(), k, w->size(1), layout == SkinnyLayout::kTransposed};
   }
+  // The norm scale `name` when it is float32 [e], contiguous, on the CPU.
+  const float* ScaleOf(const std::string& name, int64_t e) const {
+    const at::Tensor* s = Find(name);
+    if (!s || !device::IsFloat32CpuStrided(*s) || !s->is_contiguous() || s->numel() != e) {
+      return nullptr;
+    }
+    return s->data_ptr<float>();
+  }
+
+ private:
+  std::unordered_map<std::string_view, const at::Tensor*> by_name_;
 };
 
 // The cache's tensor `name`, or an undefined one.
@@ -95,96 +92,113 @@ at::Tensor Find(const decoding::Cache& cache, const std::string& name) {
   return it == cache.end() ? at::Tensor() : it->second;
 }
 
-bool LastDimContiguous(const at::Tensor& t, int64_t dim) {
-  return IsFloat32Cpu(t) && t.dim() == dim && t.stride(dim - 1) == 1;
+// Whether t is a float32 CPU [rows, L, width] with its last dimension
+// contiguous.
+bool CacheOf(const at::Tensor& t, int64_t rows, int64_t width) {
+  return device::IsFloat32CpuStrided(t) && t.dim() == 3 && t.size(0) == rows &&
+         t.size(2) == width && t.stride(2) == 1;
+}
+
+// One decoder layer of a step: its kernels ([E, H*D] projections in, [H*D,
+// E] out, [E, F] / [F, E] MLP kernels), its norm scales [E] and its cache
+// entries (self: this step's rows; cross: a divisor of them, an example's
+// beams sharing its row).
+struct LayerPlan {
+  Kernel q, k, v, o, cq, co, wi0, wi1, wo;  // wi1 only for a gated MLP
+  const float* self_norm = nullptr;
+  const float* cross_norm = nullptr;
+  const float* mlp_norm = nullptr;
+  std::string self_key, self_value;  // written in place: by name (WritableCacheEntry)
+  at::Tensor cross_key, cross_value;
+};
+
+// Every layer's plan when the few-row loops compute this step as the tensor
+// path would (FewRowDecoderApplies), else nullopt.
+std::optional<std::vector<LayerPlan>> PlanLayers(const T5Config& c, const ParamStore& p,
+                                                 const at::Tensor& tokens,
+                                                 const decoding::Cache& cache) {
+  // (AttentionKernel::kFused sends attention to libtorch's kernel instead.)
+  if (p.hooks_ptr() || ActiveInt8Weights() || ActivationDtype(c.dtype) != at::kFloat ||
+      attention_kernel() == AttentionKernel::kFused) {
+    return std::nullopt;
+  }
+  if (tokens.dim() != 2 || tokens.size(1) != 1 || tokens.size(0) < 1 ||
+      tokens.size(0) > kSkinnyMatmulMaxRows) {
+    return std::nullopt;
+  }
+  const bool gated = GatedGeluActivations(c.mlp_activations);
+  if (!gated && !ReluActivation(c.mlp_activations)) return std::nullopt;
+  const ParamIndex params(p);
+  const at::Tensor* table = params.Find("token_embedder.embedding");
+  if (!table || !device::IsFloat32CpuStrided(*table) || table->dim() != 2) return std::nullopt;
+  const int64_t rows = tokens.size(0), e = table->size(1);
+  const at::Tensor mask = Find(cache, kEncoderDecoderMask);
+  std::vector<LayerPlan> layers;
+  for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
+    const std::string pre = DecoderLayerPrefix(i);
+    const std::string self = pre + ".self_attention", cross = pre + ".encoder_decoder_attention";
+    LayerPlan l;
+    const auto q = params.KernelOf(self + ".query.kernel", e, -1);
+    const auto cq = params.KernelOf(cross + ".query.kernel", e, -1);
+    const auto wi0 = params.KernelOf(pre + (gated ? ".mlp.wi_0.kernel" : ".mlp.wi.kernel"), e, -1);
+    if (!q || !cq || !wi0 || q->n % c.num_heads != 0 || cq->n % c.num_heads != 0) {
+      return std::nullopt;
+    }
+    const int64_t hd = q->n, chd = cq->n, f = wi0->n;
+    const auto k = params.KernelOf(self + ".key.kernel", e, hd);
+    const auto v = params.KernelOf(self + ".value.kernel", e, hd);
+    const auto o = params.KernelOf(self + ".out.kernel", hd, e);
+    const auto co = params.KernelOf(cross + ".out.kernel", chd, e);
+    const auto wo = params.KernelOf(pre + ".mlp.wo.kernel", f, e);
+    std::optional<Kernel> wi1 = Kernel{};  // none without a gated MLP
+    if (gated) wi1 = params.KernelOf(pre + ".mlp.wi_1.kernel", e, f);
+    if (!k || !v || !o || !co || !wo || !wi1) return std::nullopt;
+    l.q = *q, l.k = *k, l.v = *v, l.o = *o, l.cq = *cq, l.co = *co;
+    l.wi0 = *wi0, l.wi1 = *wi1, l.wo = *wo;
+    l.self_norm = params.ScaleOf(pre + ".pre_self_attention_layer_norm.scale", e);
+    l.cross_norm = params.ScaleOf(pre + ".pre_cross_attention_layer_norm.scale", e);
+    l.mlp_norm = params.ScaleOf(pre + ".pre_mlp_layer_norm.scale", e);
+    if (!l.self_norm || !l.cross_norm || !l.mlp_norm) return std::nullopt;
+    l.self_key = CachedKeyName(self);
+    l.self_value = CachedValueName(self);
+    const at::Tensor ck = Find(cache, l.self_key), cv = Find(cache, l.self_value);
+    l.cross_key = Find(cache, CachedKeyName(cross) + decoding::kPerExampleSuffix);
+    l.cross_value = Find(cache, CachedValueName(cross) + decoding::kPerExampleSuffix);
+    const int64_t examples = l.cross_key.defined() ? l.cross_key.size(0) : 0;
+    if (!CacheOf(ck, rows, hd) || !CacheOf(cv, rows, hd) || cv.sizes() != ck.sizes() ||
+        examples < 1 || rows % examples != 0 || !CacheOf(l.cross_key, examples, chd) ||
+        !CacheOf(l.cross_value, examples, chd) || l.cross_value.sizes() != l.cross_key.sizes()) {
+      return std::nullopt;
+    }
+    // The cross-attention's mask: one row per row of its keys.
+    if (!mask.defined() || mask.dim() != 2 || mask.size(0) != examples ||
+        mask.size(1) != l.cross_key.size(1)) {
+      return std::nullopt;
+    }
+    layers.push_back(std::move(l));
+  }
+  return layers;
 }
 
 }  // namespace
 
 bool DecodeStepKernel(const Param& p) {
-  const auto ends_with = [&](const std::string& suffix) {
-    return p.name.size() >= suffix.size() &&
-           p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return p.name.rfind("decoder.", 0) == 0 && ends_with(".kernel") &&
-         !ends_with(".encoder_decoder_attention.key.kernel") &&
-         !ends_with(".encoder_decoder_attention.value.kernel");
+  return p.name.rfind("decoder.", 0) == 0 && EndsWith(p.name, ".kernel") &&
+         !EndsWith(p.name, ".encoder_decoder_attention.key.kernel") &&
+         !EndsWith(p.name, ".encoder_decoder_attention.value.kernel");
 }
 
 bool FewRowDecoderApplies(const T5Config& c, const ParamStore& p, const at::Tensor& tokens,
                           const decoding::Cache& cache) {
-  // (AttentionKernel::kFused sends attention to libtorch's kernel instead.)
-  if (p.hooks_ptr() || ActiveInt8Weights() || ActivationDtype(c.dtype) != at::kFloat ||
-      attention_kernel() == AttentionKernel::kFused) {
-    return false;
-  }
-  if (tokens.dim() != 2 || tokens.size(1) != 1 || tokens.size(0) < 1 ||
-      tokens.size(0) > kSkinnyMatmulMaxRows) {
-    return false;
-  }
-  const bool gated = GatedGeluActivations(c.mlp_activations);
-  if (!gated && !ReluActivation(c.mlp_activations)) return false;
-  const at::Tensor& table = p.Get("token_embedder.embedding");
-  if (!IsFloat32Cpu(table) || table.dim() != 2) return false;
-  const int64_t rows = tokens.size(0), e = table.size(1);
-  for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
-    const LayerNames names(i, gated);
-    for (const std::string& w : names.Kernels()) {
-      if (!p.Contains(w) || !KernelLayout(p.Get(w))) return false;
-    }
-    for (const std::string* s : {&names.self_norm, &names.cross_norm, &names.mlp_norm}) {
-      if (!p.Contains(*s) || !IsFloat32Cpu(p.Get(*s)) || !p.Get(*s).is_contiguous() ||
-          p.Get(*s).numel() != e) {
-        return false;
-      }
-    }
-    // The shapes the loops assume: [E, H*D] projections in, [H*D, E] out,
-    // [E, F] / [F, E] MLP kernels; caches of this step's rows (self) and of
-    // a divisor of them (cross: an example's beams share its row).
-    const at::Tensor& q = p.Get(names.self + ".query.kernel");
-    const at::Tensor& cq = p.Get(names.cross + ".query.kernel");
-    const at::Tensor& wi = p.Get(names.wi0);
-    const int64_t hd = q.size(1), chd = cq.size(1), f = wi.size(1);
-    if (q.size(0) != e || hd % c.num_heads != 0 || cq.size(0) != e || chd % c.num_heads != 0 ||
-        wi.size(0) != e || p.Get(names.wo).size(0) != f || p.Get(names.wo).size(1) != e) {
-      return false;
-    }
-    for (const char* w : {".key.kernel", ".value.kernel"}) {
-      if (p.Get(names.self + w).sizes() != q.sizes()) return false;
-    }
-    if (p.Get(names.self + ".out.kernel").sizes() != at::IntArrayRef{hd, e} ||
-        p.Get(names.cross + ".out.kernel").sizes() != at::IntArrayRef{chd, e} ||
-        (gated && p.Get(names.wi1).sizes() != wi.sizes())) {
-      return false;
-    }
-    const at::Tensor ck = Find(cache, CachedKeyName(names.self));
-    const at::Tensor ek = Find(cache, CachedKeyName(names.cross) + decoding::kPerExampleSuffix);
-    if (!ck.defined() || !ek.defined() || ck.dim() != 3 || ek.dim() != 3 || ck.size(0) != rows ||
-        ck.size(2) != hd || ek.size(0) < 1 || ek.size(0) > rows || rows % ek.size(0) != 0 ||
-        ek.size(2) != chd) {
-      return false;
-    }
-    const at::Tensor cv = Find(cache, CachedValueName(names.self));
-    const at::Tensor ev = Find(cache, CachedValueName(names.cross) + decoding::kPerExampleSuffix);
-    if (!LastDimContiguous(ck, 3) || !LastDimContiguous(cv, 3) || cv.sizes() != ck.sizes() ||
-        !LastDimContiguous(ek, 3) || !LastDimContiguous(ev, 3) || ev.sizes() != ek.sizes()) {
-      return false;
-    }
-    // The cross-attention's mask: one row per row of its keys.
-    const at::Tensor mask = Find(cache, kEncoderDecoderMask);
-    if (!mask.defined() || mask.dim() != 2 || mask.size(0) != ek.size(0) ||
-        mask.size(1) != ek.size(1)) {
-      return false;
-    }
-  }
-  return true;
+  return PlanLayers(c, p, tokens, cache).has_value();
 }
 
 at::Tensor FewRowDecoderLayers(const T5Config& c, const ParamStore& p, const at::Tensor& tokens,
                                const at::Tensor& index, int64_t n,
                                const std::vector<at::Tensor>& self_bias, decoding::Cache& cache) {
-  const bool gated = GatedGeluActivations(c.mlp_activations);
-  const int64_t rows = tokens.size(0);
+  const std::optional<std::vector<LayerPlan>> layers = PlanLayers(c, p, tokens, cache);
+  if (!layers) return at::Tensor();
+  const int64_t rows = tokens.size(0), heads = c.num_heads;
   const at::Tensor table = p.Get("token_embedder.embedding").contiguous();
   const int64_t e = table.size(1);
   // x: the rows' embeddings (at::embedding's rows, float32 already).
@@ -204,18 +218,17 @@ at::Tensor FewRowDecoderLayers(const T5Config& c, const ParamStore& p, const at:
   std::vector<at::Tensor> self_bias32;
   for (const at::Tensor& b : self_bias) self_bias32.push_back(b.to(at::kFloat).contiguous());
   std::vector<float> y(rows * e), part(rows * e), q, k, v, attn, h0, h1, act;
-  for (int64_t i = 0; i < c.num_decoder_layers; ++i) {
-    const LayerNames names(i, gated);
+  for (size_t i = 0; i < layers->size(); ++i) {
+    const LayerPlan& l = (*layers)[i];
     // Self-attention over the cache.
-    const Kernel wq = KernelOf(p, names.self + ".query.kernel");
-    const int64_t hd = wq.n, heads = c.num_heads, d = hd / heads;
+    const int64_t hd = l.q.n, d = hd / heads;
     q.resize(rows * hd), k.resize(rows * hd), v.resize(rows * hd), attn.resize(rows * hd);
-    RmsNormRowsInto(x, rows, e, p.Get(names.self_norm).data_ptr<float>(), kNormEpsilon, y.data());
-    Project(y.data(), rows, wq, q.data());
-    Project(y.data(), rows, KernelOf(p, names.self + ".key.kernel"), k.data());
-    Project(y.data(), rows, KernelOf(p, names.self + ".value.kernel"), v.data());
-    at::Tensor& ck = WritableCacheEntry(cache, CachedKeyName(names.self));
-    at::Tensor& cv = WritableCacheEntry(cache, CachedValueName(names.self));
+    RmsNormRowsInto(x, rows, e, l.self_norm, kNormEpsilon, y.data());
+    Project(y.data(), rows, l.q, q.data());
+    Project(y.data(), rows, l.k, k.data());
+    Project(y.data(), rows, l.v, v.data());
+    at::Tensor& ck = WritableCacheEntry(cache, l.self_key);
+    at::Tensor& cv = WritableCacheEntry(cache, l.self_value);
     const int64_t length = ck.size(1);
     float* pk = ck.data_ptr<float>();
     float* pv = cv.data_ptr<float>();
@@ -233,40 +246,35 @@ at::Tensor FewRowDecoderLayers(const T5Config& c, const ParamStore& p, const at:
                                        sb.size(1) == 1 ? 0 : sb.stride(1), sb.stride(3)};
     DecodeAttentionInto({q.data(), hd, d, 0}, {pk, length * hd, d, hd}, {pv, length * hd, d, hd},
                         sbias, rows, 1, heads, n, d, attn.data());
-    Project(attn.data(), rows, KernelOf(p, names.self + ".out.kernel"), part.data());
+    Project(attn.data(), rows, l.o, part.data());
     AddInPlace(x, part.data(), rows * e);
     // Cross-attention over the encoder output's keys and values.
-    RmsNormRowsInto(x, rows, e, p.Get(names.cross_norm).data_ptr<float>(), kNormEpsilon, y.data());
-    const Kernel cq = KernelOf(p, names.cross + ".query.kernel");
-    const int64_t chd = cq.n, cd = chd / heads;
+    RmsNormRowsInto(x, rows, e, l.cross_norm, kNormEpsilon, y.data());
+    const int64_t chd = l.cq.n, cd = chd / heads;
     q.resize(rows * chd), attn.resize(rows * chd);
-    Project(y.data(), rows, cq, q.data());
-    const at::Tensor& ek =
-        CacheEntry(cache, CachedKeyName(names.cross) + decoding::kPerExampleSuffix);
-    const at::Tensor& ev =
-        CacheEntry(cache, CachedValueName(names.cross) + decoding::kPerExampleSuffix);
+    Project(y.data(), rows, l.cq, q.data());
+    const at::Tensor &ek = l.cross_key, &ev = l.cross_value;
     const int64_t le = ek.size(1);
     DecodeAttentionInto({q.data(), chd, cd, 0},
                         {ek.data_ptr<float>(), ek.stride(0), cd, ek.stride(1)},
                         {ev.data_ptr<float>(), ev.stride(0), cd, ev.stride(1)},
                         {cross_bias.data_ptr<float>(), le, 0, 1}, rows, rows / ek.size(0), heads,
                         le, cd, attn.data());
-    Project(attn.data(), rows, KernelOf(p, names.cross + ".out.kernel"), part.data());
+    Project(attn.data(), rows, l.co, part.data());
     AddInPlace(x, part.data(), rows * e);
     // The MLP.
-    RmsNormRowsInto(x, rows, e, p.Get(names.mlp_norm).data_ptr<float>(), kNormEpsilon, y.data());
-    const Kernel wi0 = KernelOf(p, names.wi0);
-    h0.resize(rows * wi0.n);
-    Project(y.data(), rows, wi0, h0.data());
-    if (gated) {
-      h1.resize(rows * wi0.n), act.resize(rows * wi0.n);
-      Project(y.data(), rows, KernelOf(p, names.wi1), h1.data());
-      GatedGeluInto(h0.data(), h1.data(), act.data(), rows * wi0.n);
+    RmsNormRowsInto(x, rows, e, l.mlp_norm, kNormEpsilon, y.data());
+    const int64_t f = l.wi0.n;
+    h0.resize(rows * f), act.resize(rows * f);
+    Project(y.data(), rows, l.wi0, h0.data());
+    if (l.wi1.data) {
+      h1.resize(rows * f);
+      Project(y.data(), rows, l.wi1, h1.data());
+      GatedGeluInto(h0.data(), h1.data(), act.data(), rows * f);
     } else {
-      act.resize(rows * wi0.n);
-      for (int64_t j = 0; j < rows * wi0.n; ++j) act[j] = h0[j] < 0.0f ? 0.0f : h0[j];  // relu
+      for (int64_t j = 0; j < rows * f; ++j) act[j] = h0[j] < 0.0f ? 0.0f : h0[j];  // relu
     }
-    Project(act.data(), rows, KernelOf(p, names.wo), part.data());
+    Project(act.data(), rows, l.wo, part.data());
     AddInPlace(x, part.data(), rows * e);
   }
   return out;

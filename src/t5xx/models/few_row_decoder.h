@@ -39,8 +39,10 @@ bool FewRowDecoderApplies(const T5Config& c, const ParamStore& p, const at::Tens
 // position >= the cache length), attending over cached positions [0, n)
 // with self_bias (float32 [R, H, 1, n]: one, or one per layer) and over
 // the encoder output with the cache's encoder_decoder_mask. Returns the
-// last layer's output, float32 [R, 1, E]. Call only when
-// FewRowDecoderApplies.
+// last layer's output, float32 [R, 1, E], or an undefined tensor, having
+// written nothing, where FewRowDecoderApplies is false (then the tensor
+// path runs the step). Throws t5xx::Error for a token id outside the
+// embedding or a self_bias of another shape.
 at::Tensor FewRowDecoderLayers(const T5Config& c, const ParamStore& p, const at::Tensor& tokens,
                                const at::Tensor& index, int64_t n,
                                const std::vector<at::Tensor>& self_bias, decoding::Cache& cache);

@@ -4,6 +4,9 @@
 
 #include <stdexcept>
 
+#include "t5xx/kernels/cpu/tensor_offsets.h"
+#include "t5xx/kernels/skinny_matmul.h"
+
 namespace t5xx::models {
 
 Param& ParamStore::Add(std::string name, at::Tensor value,
@@ -83,9 +86,8 @@ int64_t StoreKernelsTransposed(ParamStore& params,
   int64_t changed = 0;
   for (Param& p : params.params()) {
     const at::Tensor& v = p.value;
-    if (!which(p) || !v.defined() || v.dim() != 2 || !v.is_cpu() || v.scalar_type() != at::kFloat ||
-        v.requires_grad() || v.size(0) < 2 || v.size(1) < 2 ||
-        (v.stride(0) == 1 && v.stride(1) == v.size(0))) {
+    if (!which(p) || !device::IsFloat32CpuStrided(v) || v.dim() != 2 || v.requires_grad() ||
+        v.size(0) < 2 || v.size(1) < 2 || SkinnyLayoutOf(v) == SkinnyLayout::kTransposed) {
       continue;
     }
     // A partitioner's piece keeps the partitioner's layout.

@@ -5,6 +5,7 @@
 #include "t5xx/partitioning/collectives/differentiable_collectives.h"
 #include "t5xx/partitioning/split_activations.h"
 #include "t5xx/util/error.h"
+#include "t5xx/util/names.h"
 
 namespace t5xx::partitioning {
 namespace {
@@ -18,9 +19,6 @@ at::Tensor AttendProduct(const at::Tensor& x, const at::Tensor& w) {
   return at::matmul(x, w.t());
 }
 
-bool EndsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 }  // namespace
 

@@ -17,6 +17,13 @@ namespace t5xx {
 std::string JoinName(const std::string& prefix, const std::string& name,
                      char separator = '/');
 
+// Whether `name` ends with `tail` (a parameter path's last parts:
+// EndsWith("decoder.layers_0.mlp.wo.kernel", ".kernel")).
+inline bool EndsWith(const std::string& name, const std::string& tail) {
+  return name.size() >= tail.size() &&
+         name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 // The parts of a hierarchical name, the inverse of JoinName:
 // SplitName("a.b.c") == {"a", "b", "c"}; an empty part is kept
 // (SplitName("a..b") == {"a", "", "b"}, SplitName("") == {""}).
